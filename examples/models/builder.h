@@ -1,0 +1,59 @@
+// A small helper for building models in code: names values, draws deterministic random
+// weights, and keeps the first error so model code reads as a plain sequence of layers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "taso/graph.h"
+#include "taso/onnx_io.h"
+#include "taso/rng.h"
+
+namespace taso::models {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(uint64_t seed) : rng_(seed) {}
+
+  ValueId Input(const std::string& name, Shape shape);
+  // Uniform in [-bound, bound].
+  ValueId Weight(const std::string& hint, Shape shape, double bound);
+  // Uniform in [lo, hi).
+  ValueId WeightRange(const std::string& hint, Shape shape, double lo, double hi);
+  ValueId Scalar(const std::string& hint, float value);
+  ValueId Int64s(const std::string& hint, std::vector<int64_t> values);
+  // A library operator with one output (or the first of several).
+  ValueId Op(const std::string& op, Params params, std::vector<ValueId> inputs, const std::string& hint = "");
+  std::vector<ValueId> OpN(const std::string& op, Params params, std::vector<ValueId> inputs,
+                           const std::string& hint = "");
+
+  // Conv2D with a He-scaled random kernel; pads are [top, left, bottom, right].
+  ValueId Conv(ValueId x, int64_t out_channels, int64_t kh, int64_t kw, int64_t stride,
+               std::vector<int64_t> pads, int64_t group = 1, bool relu = false, bool bias = false);
+  // BatchNormalization with random statistics around the identity.
+  ValueId BatchNorm(ValueId x, double epsilon = 1e-5);
+  ValueId Relu(ValueId x) { return Op("Relu", {}, {x}); }
+  ValueId Add(ValueId a, ValueId b) { return Op("Add", {}, {a, b}); }
+  ValueId Mul(ValueId a, ValueId b) { return Op("Mul", {}, {a, b}); }
+  ValueId MaxPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads);
+  ValueId AvgPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads, bool count_include_pad);
+  ValueId Concat(std::vector<ValueId> xs, int64_t axis);
+  // Global average pool, flatten and a fully connected layer (Gemm).
+  ValueId Classifier(ValueId x, int64_t classes);
+
+  const Shape& shape(ValueId v) const;
+  // Explicit pads of TensorFlow-style "same" padding for a k x k window (SAME_UPPER).
+  std::vector<int64_t> SamePads(ValueId x, int64_t k, int64_t stride) const;
+
+  absl::StatusOr<OnnxModel> Finish(std::vector<ValueId> outputs, const std::string& name);
+
+ private:
+  std::string Name(const std::string& hint);
+  Graph graph_;
+  Rng rng_;
+  absl::Status status_;
+  int counter_ = 0;
+};
+
+}  // namespace taso::models

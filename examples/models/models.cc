@@ -1,0 +1,29 @@
+#include "models/models.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace taso::models {
+
+const std::vector<ModelInfo>& AllModels() {
+  static const std::vector<ModelInfo> kModels = {
+      {"resnet50", "ResNet-50, 224x224, batch 1", BuildResNet50},
+      {"resnext50", "ResNeXt-50 32x4d (32 groups), 224x224, batch 1", BuildResNeXt50},
+      {"nasnet_a", "NasNet-A (TASO's cells), 224x224, batch 1", BuildNasNetA},
+      {"nasrnn", "NasRNN, hidden 512, 5 steps", BuildNasRnn},
+      {"bert", "BERT encoder (8 layers), sequence 64, hidden 1024, 16 heads", BuildBert},
+      {"inception_v3", "Inception-v3, 299x299, batch 1", BuildInceptionV3},
+  };
+  return kModels;
+}
+
+absl::StatusOr<OnnxModel> BuildModel(const std::string& name, const ModelOptions& options) {
+  std::vector<std::string> names;
+  for (const ModelInfo& m : AllModels()) {
+    if (m.name == name) return m.build(options);
+    names.push_back(m.name);
+  }
+  return absl::NotFoundError(absl::StrCat("unknown model '", name, "' (known: ", absl::StrJoin(names, ", "), ")"));
+}
+
+}  // namespace taso::models

@@ -1,0 +1,31 @@
+// The reference executor: runs a graph with the operators' reference kernels.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "taso/graph.h"
+
+namespace taso {
+
+using TensorMap = std::map<std::string, Tensor<float>>;
+
+// Runs `graph` on the given inputs (by input name) and returns its outputs by name.
+// Fails with a clear error on a missing or mis-shaped input or an opaque node.
+absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs);
+
+// Runs one operator on numeric inputs in domain S (float or uint32): checks and infers
+// the output types, then runs the reference kernel.
+template <typename S>
+absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
+                                             const std::vector<const Tensor<S>*>& inputs);
+
+// Deterministic random inputs in [-1, 1] for every run-time input of a graph.
+TensorMap RandomInputs(const Graph& graph, uint64_t seed);
+
+// Largest absolute difference between two sets of outputs (infinity on a mismatch of
+// names or shapes, or a NaN).
+double MaxAbsDifference(const TensorMap& a, const TensorMap& b);
+
+}  // namespace taso

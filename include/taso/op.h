@@ -1,0 +1,130 @@
+// Operator definitions and the registry. Everything specific to one operator lives in
+// its own file under ops/; generic code reaches operators only through this interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "taso/params.h"
+#include "taso/tensor.h"
+
+namespace taso {
+
+class OnnxImportNode;
+class OnnxExportNode;
+
+// What shape inference knows about one input.
+struct InputInfo {
+  bool present = true;  // false for an absent optional input
+  DataType dtype = DataType::kFloat32;
+  Shape shape;
+  bool shape_known = true;
+  const TensorData* constant = nullptr;  // set when the value is known ahead of time
+};
+
+// The inferred type of one output.
+struct OutputType {
+  DataType dtype = DataType::kFloat32;
+  Shape shape;
+  bool shape_known = true;
+};
+
+// Inputs and outputs of one kernel invocation in scalar domain S.
+template <typename S>
+struct KernelArgs {
+  std::vector<const Tensor<S>*> in;        // nullptr for absent or non-numeric inputs
+  std::vector<const TensorData*> constant;  // per input: its constant data, or nullptr
+  std::vector<Tensor<S>*> out;              // allocated with the inferred shapes
+};
+
+// Work done by one operator instance, for the analytic cost model.
+struct OpMetrics {
+  double flops = 0;
+  double bytes = 0;  // bytes read plus bytes written
+};
+
+class OpDef {
+ public:
+  virtual ~OpDef() = default;
+
+  // Unique name within the library, e.g. "Conv2D".
+  virtual absl::string_view name() const = 0;
+  // Opaque nodes carry an ONNX node the library does not model.
+  virtual bool is_opaque() const { return false; }
+
+  // Checks parameters and input types; returns the output types or a clear error.
+  virtual absl::StatusOr<std::vector<OutputType>> InferTypes(
+      const Params& params, absl::Span<const InputInfo> inputs) const = 0;
+
+  // The output's value when it is known without running anything (Constant), else null.
+  virtual const TensorData* ConstantOutput(const Params& params) const { return nullptr; }
+
+  // The reference kernel in the float and in the wrapping uint32 domain.
+  virtual absl::Status RunFloat(const Params& params, KernelArgs<float>& args) const = 0;
+  virtual absl::Status RunUint32(const Params& params, KernelArgs<uint32_t>& args) const = 0;
+
+  // FLOPs and bytes moved (defaults: one FLOP per output element, every tensor once).
+  virtual OpMetrics Metrics(const Params& params, absl::Span<const InputInfo> inputs,
+                            absl::Span<const OutputType> outputs) const;
+
+  // ONNX mapping. `onnx_op_types` lists the ONNX op types (default domain) this operator
+  // may represent. `FromOnnx` returns the parameters, or nullopt when this node has a
+  // meaning the operator cannot represent exactly (it is then kept opaque).
+  virtual std::vector<std::string> onnx_op_types() const { return {}; }
+  // Among operators claiming the same ONNX op type, higher priority is tried first.
+  virtual int onnx_import_priority() const { return 0; }
+  virtual absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const {
+    return std::nullopt;
+  }
+  virtual absl::Status ToOnnx(const Params& params, OnnxExportNode& node) const;
+};
+
+// Implements the two kernel entry points from one template `Impl::Compute<S>`.
+template <typename Impl>
+class KernelOp : public OpDef {
+ public:
+  absl::Status RunFloat(const Params& p, KernelArgs<float>& a) const override {
+    return Impl::template Compute<float>(p, a);
+  }
+  absl::Status RunUint32(const Params& p, KernelArgs<uint32_t>& a) const override {
+    return Impl::template Compute<uint32_t>(p, a);
+  }
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+  // Registration happens from static initializers in ops/*.cc.
+  const OpDef* Register(std::unique_ptr<OpDef> op);
+  const OpDef* Find(absl::string_view name) const;
+  absl::StatusOr<const OpDef*> Get(absl::string_view name) const;
+  // Library operators that may represent an ONNX op type, in registration order.
+  std::vector<const OpDef*> ForOnnxType(absl::string_view op_type) const;
+  std::vector<const OpDef*> All() const;
+  const OpDef* Opaque() const;
+
+ private:
+  std::vector<std::unique_ptr<OpDef>> ops_;
+};
+
+namespace internal {
+struct OpRegistrar {
+  explicit OpRegistrar(std::unique_ptr<OpDef> op) { OpRegistry::Global().Register(std::move(op)); }
+};
+}  // namespace internal
+
+#define TASO_REGISTER_OP(Class)                                                    \
+  static const ::taso::internal::OpRegistrar TASO_CONCAT_REG(taso_registrar_, __LINE__)( \
+      std::make_unique<Class>())
+#define TASO_CONCAT_REG_INNER(a, b) a##b
+#define TASO_CONCAT_REG(a, b) TASO_CONCAT_REG_INNER(a, b)
+
+}  // namespace taso

@@ -1,0 +1,44 @@
+// Typed operator parameters: a small sorted map from name to value, so generic code
+// (hashing, printing, the rule database) can handle every operator's parameters alike.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <variant>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "taso/tensor.h"
+
+namespace taso {
+
+using ParamValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
+                                std::vector<double>, TensorDataPtr>;
+
+class Params {
+ public:
+  Params& Set(absl::string_view name, ParamValue v);
+  bool Has(absl::string_view name) const;
+  void Erase(absl::string_view name);
+
+  // Typed getters: the default is returned when the parameter is absent.
+  int64_t Int(absl::string_view name, int64_t def = 0) const;
+  double Float(absl::string_view name, double def = 0) const;
+  std::string Str(absl::string_view name, absl::string_view def = "") const;
+  std::vector<int64_t> Ints(absl::string_view name, std::vector<int64_t> def = {}) const;
+  std::vector<double> Floats(absl::string_view name) const;
+  TensorDataPtr Tensor(absl::string_view name) const;
+
+  const std::map<std::string, ParamValue, std::less<>>& entries() const { return values_; }
+  uint64_t Hash() const;
+  std::string ToString() const;
+  bool operator==(const Params& o) const;
+
+ private:
+  std::map<std::string, ParamValue, std::less<>> values_;
+};
+
+}  // namespace taso

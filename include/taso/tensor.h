@@ -1,0 +1,85 @@
+// Tensors: element types, shapes, layouts, constant data and typed buffers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
+
+namespace taso {
+
+// Element types, numbered as ONNX numbers them (TensorProto.DataType) so values map 1:1.
+enum class DataType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kInt32 = 6,
+  kInt64 = 7,
+  kBool = 9,
+};
+// Any ONNX element type can be carried by an opaque tensor; these are the ones we compute on.
+std::string DataTypeName(DataType t);
+
+using Shape = absl::InlinedVector<int64_t, 6>;
+
+int64_t NumElements(absl::Span<const int64_t> shape);
+std::string ShapeToString(absl::Span<const int64_t> shape);
+// Row-major strides of a shape.
+Shape RowMajorStrides(absl::Span<const int64_t> shape);
+
+// A data layout: the order in which dimensions are laid out in memory, outermost first.
+// Empty means the default row-major order (0, 1, ..., rank-1).
+struct Layout {
+  absl::InlinedVector<int8_t, 6> order;
+  bool is_default() const;
+  std::string ToString() const;
+  bool operator==(const Layout& o) const = default;
+};
+
+// Constant tensor data (weights, initializers, shape arguments). Immutable once built and
+// shared between graphs, so copying a graph never copies weights.
+class TensorData {
+ public:
+  static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
+  static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);
+  // Data of another element type, kept as the serialized ONNX TensorProto so it survives.
+  static std::shared_ptr<const TensorData> Raw(DataType dtype, Shape shape, std::string onnx_tensor_proto);
+
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return NumElements(shape_); }
+  absl::Span<const float> floats() const { return f32_; }
+  absl::Span<const int64_t> ints() const { return i64_; }
+  const std::string& raw_proto() const { return raw_; }
+  // Content hash (element type, shape, values); computed once.
+  uint64_t ContentHash() const;
+  bool SameContent(const TensorData& o) const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  std::vector<float> f32_;
+  std::vector<int64_t> i64_;
+  std::string raw_;
+  mutable uint64_t hash_ = 0;
+  mutable bool hashed_ = false;
+};
+using TensorDataPtr = std::shared_ptr<const TensorData>;
+
+// A dense row-major buffer over a scalar domain S (float, wrapping uint32, symbolic).
+template <typename S>
+struct Tensor {
+  Shape shape;
+  std::vector<S> data;
+
+  Tensor() = default;
+  explicit Tensor(Shape s) : shape(std::move(s)), data(NumElements(shape)) {}
+  Tensor(Shape s, std::vector<S> d) : shape(std::move(s)), data(std::move(d)) {}
+  int64_t numel() const { return static_cast<int64_t>(data.size()); }
+  int64_t dim(int i) const { return shape[i]; }
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+}  // namespace taso

@@ -1,0 +1,16 @@
+// Add: Element-wise addition with ONNX broadcasting.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct AddFn {
+  static constexpr const char* kName = "Add";
+  static constexpr const char* kOnnx = "Add";
+  template <typename S> static S Apply(S a, S b) { return a + b; }
+};
+
+TASO_REGISTER_OP(BinaryOp<AddFn>);
+
+}  // namespace
+}  // namespace taso::ops

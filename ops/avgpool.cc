@@ -1,0 +1,56 @@
+// AveragePool: 2-D average pooling; count_include_pad chooses whether padded positions
+// count in the divisor (TASO's pooling-as-convolution identity needs them counted).
+#include "pool_util.h"
+
+namespace taso::ops {
+namespace {
+
+class AveragePool : public KernelOp<AveragePool> {
+ public:
+  absl::string_view name() const override { return "AveragePool"; }
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    if (p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return Bad("average pooling has no dilations");
+    return PoolTypes(p, in);
+  }
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    auto k = p.Ints("kernel");
+    ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
+    const bool include_pad = p.Int("count_include_pad", 0) != 0;
+    Pool2D<S>(*a.in[0], *a.out[0], w, Domain<S>::Zero(), [](S acc, S v) { return acc + v; },
+              [include_pad](S acc, int64_t inside, int64_t padded) {
+                return acc * Domain<S>::InverseCount(include_pad ? padded : inside);
+              });
+    return absl::OkStatus();
+  }
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    auto k = p.Ints("kernel");
+    m.flops *= static_cast<double>(k[0] * k[1]);
+    return m;
+  }
+  std::vector<std::string> onnx_op_types() const override { return {"AveragePool"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    auto ks = node.Ints("kernel_shape");
+    if (ks.size() != 2) return std::nullopt;
+    Params p;
+    ASSIGN_OR_RETURN(bool ok, ReadOnnxWindow(node, node.inputs()[0].shape, ks[0], ks[1], p));
+    if (!ok || p.Ints("dilations") != std::vector<int64_t>{1, 1}) return std::nullopt;
+    p.Erase("dilations");
+    p.Set("kernel", ks).Set("ceil_mode", node.Int("ceil_mode", 0));
+    p.Set("count_include_pad", node.Int("count_include_pad", 0));
+    return p;
+  }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    onnx::NodeProto* n = EmitSame(e, "AveragePool");
+    WriteOnnxWindow(p, n, true);
+    OnnxExportNode::SetInt(n, "ceil_mode", p.Int("ceil_mode", 0));
+    OnnxExportNode::SetInt(n, "count_include_pad", p.Int("count_include_pad", 0));
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(AveragePool);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,68 @@
+// Concat: joins tensors along an axis.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class Concat : public KernelOp<Concat> {
+ public:
+  absl::string_view name() const override { return "Concat"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    if (in.empty()) return Bad("expects at least one input");
+    for (const InputInfo& i : in) RETURN_IF_ERROR(ExpectFloat(i, "of Concat"));
+    const int rank = static_cast<int>(in[0].shape.size());
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), rank));
+    Shape out = in[0].shape;
+    for (size_t k = 1; k < in.size(); ++k) {
+      const Shape& s = in[k].shape;
+      bool agree = static_cast<int>(s.size()) == rank;
+      for (int d = 0; agree && d < rank; ++d) agree = d == axis || s[d] == out[d];
+      if (!agree)
+        return Bad(absl::StrCat("input shapes ", ShapeToString(in[0].shape), " and ", ShapeToString(s),
+                                " do not agree outside axis ", axis));
+      out[axis] += s[axis];
+    }
+    return std::vector<OutputType>{{DataType::kFloat32, out}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    Tensor<S>& y = *a.out[0];
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), y.rank()));
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= y.shape[d];
+    for (int d = axis + 1; d < y.rank(); ++d) inner *= y.shape[d];
+    const int64_t out_row = y.shape[axis] * inner;
+    int64_t offset = 0;
+    for (const Tensor<S>* x : a.in) {
+      const int64_t row = x->shape[axis] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        std::copy_n(x->data.data() + o * row, row, y.data.data() + o * out_row + offset);
+      offset += row;
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    m.flops = 0;
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Concat"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    for (const InputInfo& i : node.inputs())
+      if (!i.present) return std::nullopt;
+    return Params().Set("axis", node.Int("axis", 0));
+  }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    OnnxExportNode::SetInt(EmitSame(e, "Concat"), "axis", p.Int("axis", 0));
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Concat);
+
+}  // namespace
+}  // namespace taso::ops

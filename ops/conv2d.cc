@@ -1,0 +1,138 @@
+// Conv2D: grouped 2-D convolution with strides, explicit pads, dilations, an optional
+// bias and a fused activation (none or relu). Kernel size comes from the weight input.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct ConvGeometry {
+  int64_t n, c, h, w, o, cg, oh, ow, group;
+  Window2D win;
+};
+
+absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Shape& w) {
+  if (x.size() != 4) return Bad(absl::StrCat("input X must have rank 4 (NCHW), got ", ShapeToString(x)));
+  if (w.size() != 4) return Bad(absl::StrCat("weight W must have rank 4 (OIHW), got ", ShapeToString(w)));
+  ConvGeometry g;
+  g.n = x[0];
+  g.c = x[1];
+  g.h = x[2];
+  g.w = x[3];
+  g.o = w[0];
+  g.cg = w[1];
+  g.group = p.Int("group", 1);
+  if (g.group < 1) return Bad("group must be positive");
+  if (g.c % g.group != 0 || g.o % g.group != 0)
+    return Bad(absl::StrCat("group ", g.group, " does not divide input channels ", g.c, " and output channels ", g.o));
+  if (g.c / g.group != g.cg)
+    return Bad(absl::StrCat("input has ", g.c / g.group, " channels per group (", g.c, " in ", g.group,
+                            " groups) but weight ", ShapeToString(w), " expects ", g.cg, " per group"));
+  ASSIGN_OR_RETURN(g.win, ReadWindow(p, w[2], w[3]));
+  g.oh = WindowOutputSize(g.h, g.win.kh, g.win.sh, g.win.pt, g.win.pb, g.win.dh, false);
+  g.ow = WindowOutputSize(g.w, g.win.kw, g.win.sw, g.win.pl, g.win.pr, g.win.dw, false);
+  if (g.oh < 1 || g.ow < 1) return Bad(absl::StrCat("kernel ", ShapeToString(w), " is larger than the padded input ", ShapeToString(x)));
+  const std::string act = p.Str("activation", "none");
+  if (act != "none" && act != "relu") return Bad(absl::StrCat("unknown activation '", act, "'"));
+  return g;
+}
+
+class Conv2D : public KernelOp<Conv2D> {
+ public:
+  absl::string_view name() const override { return "Conv2D"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 2, 3));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
+    RETURN_IF_ERROR(ExpectFloat(in[1], "W"));
+    ASSIGN_OR_RETURN(ConvGeometry g, Geometry(p, in[0].shape, in[1].shape));
+    if (in.size() == 3 && in[2].present) {
+      RETURN_IF_ERROR(ExpectFloat(in[2], "B"));
+      if (in[2].shape != Shape{g.o})
+        return Bad(absl::StrCat("bias must have shape [", g.o, "], got ", ShapeToString(in[2].shape)));
+    }
+    return std::vector<OutputType>{{DataType::kFloat32, Shape{g.n, g.o, g.oh, g.ow}}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    const Tensor<S>& x = *a.in[0];
+    const Tensor<S>& w = *a.in[1];
+    const Tensor<S>* bias = a.in.size() == 3 ? a.in[2] : nullptr;
+    Tensor<S>& y = *a.out[0];
+    ASSIGN_OR_RETURN(ConvGeometry g, Geometry(p, x.shape, w.shape));
+    const Window2D& k = g.win;
+    const int64_t og = g.o / g.group;
+    for (int64_t n = 0; n < g.n; ++n) {
+      for (int64_t o = 0; o < g.o; ++o) {
+        S* out = y.data.data() + ((n * g.o + o) * g.oh) * g.ow;
+        const S init = bias ? bias->data[o] : Domain<S>::Zero();
+        std::fill(out, out + g.oh * g.ow, init);
+        const int64_t grp = o / og;
+        for (int64_t ci = 0; ci < g.cg; ++ci) {
+          const int64_t c = grp * g.cg + ci;
+          const S* in = x.data.data() + ((n * g.c + c) * g.h) * g.w;
+          for (int64_t ky = 0; ky < k.kh; ++ky) {
+            for (int64_t kx = 0; kx < k.kw; ++kx) {
+              const S wv = w.data[((o * g.cg + ci) * k.kh + ky) * k.kw + kx];
+              // Output columns whose input column lies inside the image.
+              const int64_t off_x = kx * k.dw - k.pl;
+              int64_t ox_lo = off_x >= 0 ? 0 : (-off_x + k.sw - 1) / k.sw;
+              int64_t ox_hi = g.w - off_x <= 0 ? 0 : std::min(g.ow, (g.w - off_x + k.sw - 1) / k.sw);
+              for (int64_t oy = 0; oy < g.oh; ++oy) {
+                const int64_t iy = oy * k.sh - k.pt + ky * k.dh;
+                if (iy < 0 || iy >= g.h) continue;
+                const S* row = in + iy * g.w;
+                S* orow = out + oy * g.ow;
+                if (k.sw == 1) {
+                  for (int64_t ox = ox_lo; ox < ox_hi; ++ox) orow[ox] += wv * row[ox + off_x];
+                } else {
+                  for (int64_t ox = ox_lo; ox < ox_hi; ++ox) orow[ox] += wv * row[ox * k.sw + off_x];
+                }
+              }
+            }
+          }
+        }
+        if (p.Str("activation", "none") == "relu")
+          for (int64_t i = 0; i < g.oh * g.ow; ++i) out[i] = Domain<S>::Relu(out[i]);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    const Shape& w = in[1].shape;
+    m.flops = 2.0 * static_cast<double>(NumElements(out[0].shape)) * static_cast<double>(w[1] * w[2] * w[3]);
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Conv"}; }
+
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    const auto& in = node.inputs();
+    if (in.size() < 2 || in[0].shape.size() != 4 || in[1].shape.size() != 4) return std::nullopt;
+    Params p;
+    ASSIGN_OR_RETURN(bool ok, ReadOnnxWindow(node, in[0].shape, in[1].shape[2], in[1].shape[3], p));
+    if (!ok) return std::nullopt;
+    p.Set("group", node.Int("group", 1));
+    return p;
+  }
+
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    const bool relu = p.Str("activation", "none") == "relu";
+    const std::string conv_out = relu ? e.NewName(e.output(0) + "_prerelu") : e.output(0);
+    onnx::NodeProto* conv = e.AddNode("Conv", e.inputs(), {conv_out});
+    const Shape& w = e.input_info(1).shape;
+    OnnxExportNode::SetInts(conv, "kernel_shape", {w[2], w[3]});
+    WriteOnnxWindow(p, conv, false);
+    OnnxExportNode::SetInts(conv, "dilations", p.Ints("dilations", {1, 1}));
+    OnnxExportNode::SetInt(conv, "group", p.Int("group", 1));
+    if (relu) e.AddNode("Relu", {conv_out}, {e.output(0)});
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Conv2D);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,53 @@
+// Enlarge: pads a convolution kernel [O, I, kh, kw] with zeros, centred, to the larger
+// kernel size given by the "kernel" parameter (TASO's enlarge). Exported as an ONNX Pad.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class Enlarge : public KernelOp<Enlarge> {
+ public:
+  absl::string_view name() const override { return "Enlarge"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "W"));
+    RETURN_IF_ERROR(ExpectRank(in[0], 4, "W"));
+    auto k = p.Ints("kernel");
+    if (k.size() != 2) return Bad("kernel needs 2 values");
+    const Shape& w = in[0].shape;
+    for (int i = 0; i < 2; ++i)
+      if (k[i] < w[2 + i] || (k[i] - w[2 + i]) % 2 != 0)
+        return Bad(absl::StrCat("cannot enlarge kernel ", ShapeToString(w), " to ", k[0], "x", k[1],
+                                " (needs a larger size of the same parity)"));
+    return std::vector<OutputType>{{DataType::kFloat32, Shape{w[0], w[1], k[0], k[1]}}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params&, KernelArgs<S>& a) {
+    const Tensor<S>& x = *a.in[0];
+    Tensor<S>& y = *a.out[0];
+    const int64_t kh = x.shape[2], kw = x.shape[3], KH = y.shape[2], KW = y.shape[3];
+    const int64_t oy = (KH - kh) / 2, ox = (KW - kw) / 2;
+    std::fill(y.data.begin(), y.data.end(), Domain<S>::Zero());
+    for (int64_t plane = 0; plane < x.shape[0] * x.shape[1]; ++plane)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) y.data[(plane * KH + i + oy) * KW + j + ox] = x.data[(plane * kh + i) * kw + j];
+    return absl::OkStatus();
+  }
+
+  absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
+    const Shape& w = e.input_info(0).shape;
+    const Shape& out = e.output_type(0).shape;
+    const int64_t ph = (out[2] - w[2]) / 2, pw = (out[3] - w[3]) / 2;
+    std::vector<int64_t> pads = {0, 0, ph, pw, 0, 0, ph, pw};
+    std::string pads_name = e.AddInitializer(e.node_name() + "_pads", *TensorData::Int64({8}, pads));
+    e.AddNode("Pad", {e.input(0), pads_name}, e.outputs());
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Enlarge);
+
+}  // namespace
+}  // namespace taso::ops

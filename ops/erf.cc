@@ -1,0 +1,17 @@
+// Erf: the error function element-wise (GELU is built from it). The scalar function is defined per domain (scalar_domain.h).
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct ErfFn {
+  static constexpr const char* kName = "Erf";
+  static constexpr const char* kOnnx = "Erf";
+  static constexpr double kFlopsPerElement = 4;
+  template <typename S> static S Apply(S x) { return Domain<S>::Erf(x); }
+};
+
+TASO_REGISTER_OP(UnaryOp<ErfFn>);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,92 @@
+// Gemm: Y = alpha * A' * B' + beta * C, with A' and B' optionally transposed and C
+// broadcast to [M, N]. Represented exactly (alpha, beta and the transposes are kept).
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class Gemm : public KernelOp<Gemm> {
+ public:
+  absl::string_view name() const override { return "Gemm"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 2, 3));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "A"));
+    RETURN_IF_ERROR(ExpectFloat(in[1], "B"));
+    RETURN_IF_ERROR(ExpectRank(in[0], 2, "A"));
+    RETURN_IF_ERROR(ExpectRank(in[1], 2, "B"));
+    const bool ta = p.Int("transA", 0) != 0, tb = p.Int("transB", 0) != 0;
+    const int64_t m = ta ? in[0].shape[1] : in[0].shape[0], k = ta ? in[0].shape[0] : in[0].shape[1];
+    const int64_t kb = tb ? in[1].shape[1] : in[1].shape[0], n = tb ? in[1].shape[0] : in[1].shape[1];
+    if (k != kb)
+      return Bad(absl::StrCat("inner dimensions differ: A ", ShapeToString(in[0].shape), " B ",
+                              ShapeToString(in[1].shape), " (transA=", ta, ", transB=", tb, ")"));
+    if (in.size() == 3 && in[2].present) {
+      RETURN_IF_ERROR(ExpectFloat(in[2], "C"));
+      ASSIGN_OR_RETURN(Shape s, BroadcastShapes(in[2].shape, Shape{m, n}));
+      if (s != Shape{m, n})
+        return Bad(absl::StrCat("C ", ShapeToString(in[2].shape), " does not broadcast to [", m, ",", n, "]"));
+    }
+    return std::vector<OutputType>{{DataType::kFloat32, Shape{m, n}}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& args) {
+    const Tensor<S>& a = *args.in[0];
+    const Tensor<S>& b = *args.in[1];
+    Tensor<S>& y = *args.out[0];
+    const bool ta = p.Int("transA", 0) != 0, tb = p.Int("transB", 0) != 0;
+    const int64_t m = y.shape[0], n = y.shape[1], k = ta ? a.shape[0] : a.shape[1];
+    const S alpha = Domain<S>::FromDouble(p.Float("alpha", 1.0));
+    const S beta = Domain<S>::FromDouble(p.Float("beta", 1.0));
+    std::vector<S> acc(n);
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), Domain<S>::Zero());
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const S av = ta ? a.data[kk * m + i] : a.data[i * k + kk];
+        if (tb) {
+          for (int64_t j = 0; j < n; ++j) acc[j] += av * b.data[j * k + kk];
+        } else {
+          const S* brow = b.data.data() + kk * n;
+          for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
+        }
+      }
+      for (int64_t j = 0; j < n; ++j) y.data[i * n + j] = alpha * acc[j];
+    }
+    if (args.in.size() == 3 && args.in[2] != nullptr) {
+      Tensor<S> c(y.shape);
+      BroadcastBinary(*args.in[2], y, c, [beta](S cv, S) { return beta * cv; });
+      for (int64_t i = 0; i < y.numel(); ++i) y.data[i] += c.data[i];
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    const int64_t k = p.Int("transA", 0) ? in[0].shape[0] : in[0].shape[1];
+    m.flops = 2.0 * static_cast<double>(NumElements(out[0].shape)) * static_cast<double>(k);
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Gemm"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    return Params()
+        .Set("alpha", node.Float("alpha", 1.0))
+        .Set("beta", node.Float("beta", 1.0))
+        .Set("transA", node.Int("transA", 0))
+        .Set("transB", node.Int("transB", 0));
+  }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    onnx::NodeProto* n = EmitSame(e, "Gemm");
+    OnnxExportNode::SetFloat(n, "alpha", p.Float("alpha", 1.0));
+    OnnxExportNode::SetFloat(n, "beta", p.Float("beta", 1.0));
+    OnnxExportNode::SetInt(n, "transA", p.Int("transA", 0));
+    OnnxExportNode::SetInt(n, "transB", p.Int("transB", 0));
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Gemm);
+
+}  // namespace
+}  // namespace taso::ops

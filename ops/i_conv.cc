@@ -1,0 +1,25 @@
+// I_conv: the identity convolution kernel, shape [C, C, kh, kw] (odd kh, kw), one at the
+// centre of the diagonal channel pairs and zero elsewhere.
+#include "constant_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct IConv {
+  static constexpr const char* kName = "I_conv";
+  static absl::Status CheckShape(const Shape& s) {
+    if (s.size() != 4 || s[0] != s[1] || s[2] % 2 == 0 || s[3] % 2 == 0)
+      return Bad(absl::StrCat("I_conv shape must be [C,C,kh,kw] with odd kh and kw, got ", ShapeToString(s)));
+    return absl::OkStatus();
+  }
+  template <typename S>
+  static void Fill(Tensor<S>& t) {
+    const int64_t c = t.shape[0], kh = t.shape[2], kw = t.shape[3];
+    for (int64_t i = 0; i < c; ++i) t.data[((i * c + i) * kh + kh / 2) * kw + kw / 2] = Domain<S>::One();
+  }
+};
+
+TASO_REGISTER_OP(ConstantTensorOp<IConv>);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,30 @@
+// Identity: passes its input on unchanged.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class Identity : public KernelOp<Identity> {
+ public:
+  absl::string_view name() const override { return "Identity"; }
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "input"));
+    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+  }
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    return CopyFirstInput::Compute(p, a);
+  }
+  std::vector<std::string> onnx_op_types() const override { return {"Identity"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode&) const override { return Params(); }
+  absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
+    EmitSame(e, "Identity");
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Identity);
+
+}  // namespace
+}  // namespace taso::ops

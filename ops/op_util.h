@@ -1,0 +1,180 @@
+// Helpers shared by several operator files: axis and broadcast rules, window arithmetic,
+// the element-wise kernel templates, and ONNX attribute plumbing.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx_pb.h"
+#include "taso/onnx_io.h"
+#include "taso/op.h"
+#include "taso/scalar_domain.h"
+#include "taso/status_macros.h"
+
+namespace taso::ops {
+
+inline absl::Status Bad(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
+
+// Maps a possibly negative axis into [0, rank).
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank);
+
+// ONNX (numpy) multidirectional broadcasting.
+absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b);
+
+// Checks the number of inputs and that the required ones are present float tensors.
+absl::Status ExpectInputs(absl::Span<const InputInfo> in, int min, int max);
+absl::Status ExpectFloat(const InputInfo& in, absl::string_view what);
+absl::Status ExpectRank(const InputInfo& in, int rank, absl::string_view what);
+
+// Integer values of a constant int64 input (Reshape's shape, Pad's pads, ...).
+absl::StatusOr<std::vector<int64_t>> ConstantInts(const InputInfo& in, absl::string_view what);
+
+// Output size of a sliding window along one dimension.
+int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                         int64_t dilation, bool ceil_mode);
+
+// Parameters of a 2-D sliding window (convolution and pooling).
+struct Window2D {
+  int64_t kh, kw, sh, sw, dh, dw;
+  int64_t pt, pl, pb, pr;  // pads: top, left, bottom, right
+  bool ceil_mode = false;
+};
+absl::StatusOr<Window2D> ReadWindow(const Params& p, int64_t kh, int64_t kw);
+
+// Reads ONNX's kernel/strides/pads/dilations/auto_pad attributes of a 2-D window op into
+// params (auto_pad resolved to explicit pads from the static input shape). Returns false
+// when the node uses something the library does not represent.
+absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw,
+                                    Params& params);
+void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, bool with_kernel_shape);
+
+// Writes one ONNX node of `op_type` with the node's own inputs and outputs.
+onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type);
+
+// Applies f elementwise with broadcasting: out = f(a, b).
+template <typename S, typename F>
+void BroadcastBinary(const Tensor<S>& a, const Tensor<S>& b, Tensor<S>& out, F f) {
+  const int64_t n = out.numel();
+  if (a.shape == out.shape && b.shape == out.shape) {
+    for (int64_t i = 0; i < n; ++i) out.data[i] = f(a.data[i], b.data[i]);
+    return;
+  }
+  if (a.shape == out.shape && b.numel() == 1) {
+    for (int64_t i = 0; i < n; ++i) out.data[i] = f(a.data[i], b.data[0]);
+    return;
+  }
+  const int rank = out.rank();
+  // Strides of a and b aligned to out's dimensions (0 where broadcast).
+  Shape sa(rank, 0), sb(rank, 0);
+  auto align = [rank](const Shape& s, Shape& strides) {
+    Shape rs = RowMajorStrides(s);
+    const int off = rank - static_cast<int>(s.size());
+    for (int i = 0; i < static_cast<int>(s.size()); ++i) strides[off + i] = s[i] == 1 ? 0 : rs[i];
+  };
+  align(a.shape, sa);
+  align(b.shape, sb);
+  if (rank == 0) {
+    out.data[0] = f(a.data[0], b.data[0]);
+    return;
+  }
+  const int64_t inner = out.shape[rank - 1];
+  const int64_t ia = sa[rank - 1], ib = sb[rank - 1];
+  Shape idx(rank, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t o = 0; o < n; o += inner) {
+    S* dst = out.data.data() + o;
+    const S* pa = a.data.data() + oa;
+    const S* pb = b.data.data() + ob;
+    for (int64_t j = 0; j < inner; ++j) dst[j] = f(pa[j * ia], pb[j * ib]);
+    for (int d = rank - 2; d >= 0; --d) {  // odometer over the outer dimensions
+      oa += sa[d];
+      ob += sb[d];
+      if (++idx[d] < out.shape[d]) break;
+      oa -= sa[d] * out.shape[d];
+      ob -= sb[d] * out.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// An element-wise binary operator with broadcasting; Fn gives its name, ONNX type and
+// scalar function.
+template <typename Fn>
+class BinaryOp : public KernelOp<BinaryOp<Fn>> {
+ public:
+  absl::string_view name() const override { return Fn::kName; }
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
+                                                     absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 2, 2));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "A"));
+    RETURN_IF_ERROR(ExpectFloat(in[1], "B"));
+    ASSIGN_OR_RETURN(Shape s, BroadcastShapes(in[0].shape, in[1].shape));
+    return std::vector<OutputType>{{DataType::kFloat32, s}};
+  }
+  template <typename S>
+  static absl::Status Compute(const Params&, KernelArgs<S>& a) {
+    BroadcastBinary(*a.in[0], *a.in[1], *a.out[0], [](S x, S y) { return Fn::template Apply<S>(x, y); });
+    return absl::OkStatus();
+  }
+  std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    return Params();
+  }
+  absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
+    EmitSame(e, Fn::kOnnx);
+    return absl::OkStatus();
+  }
+};
+
+// An element-wise unary operator.
+template <typename Fn>
+class UnaryOp : public KernelOp<UnaryOp<Fn>> {
+ public:
+  absl::string_view name() const override { return Fn::kName; }
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
+                                                     absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
+    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+  }
+  template <typename S>
+  static absl::Status Compute(const Params&, KernelArgs<S>& a) {
+    const auto& x = a.in[0]->data;
+    auto& y = a.out[0]->data;
+    for (size_t i = 0; i < x.size(); ++i) y[i] = Fn::template Apply<S>(x[i]);
+    return absl::OkStatus();
+  }
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in,
+                    absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    m.flops *= Fn::kFlopsPerElement;
+    return m;
+  }
+  std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode&) const override { return Params(); }
+  absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
+    EmitSame(e, Fn::kOnnx);
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace taso::ops
+
+namespace taso::ops {
+
+// The kernel of operators that only reinterpret or pass on their first input (Reshape,
+// Flatten, Identity, Dropout at inference).
+struct CopyFirstInput {
+  template <typename S>
+  static absl::Status Compute(const Params&, KernelArgs<S>& a) {
+    a.out[0]->data = a.in[0]->data;
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace taso::ops

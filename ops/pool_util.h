@@ -1,0 +1,41 @@
+// The sliding-window loop shared by MaxPool, AveragePool and GlobalAveragePool.
+#pragma once
+
+#include "op_util.h"
+
+namespace taso::ops {
+
+absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<const InputInfo> in);
+
+// For every output position: folds the in-bounds input values with `step` starting from
+// `init`, then writes finish(acc, in_bounds_count, window_count_clipped_to_pads).
+template <typename S, typename Step, typename Finish>
+void Pool2D(const Tensor<S>& x, Tensor<S>& y, const Window2D& w, S init, Step step, Finish finish) {
+  const int64_t nc = x.shape[0] * x.shape[1], h = x.shape[2], wd = x.shape[3];
+  const int64_t oh = y.shape[2], ow = y.shape[3];
+  for (int64_t plane = 0; plane < nc; ++plane) {
+    const S* in = x.data.data() + plane * h * wd;
+    S* out = y.data.data() + plane * oh * ow;
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        S acc = init;
+        int64_t inside = 0, padded = 0;
+        for (int64_t ky = 0; ky < w.kh; ++ky) {
+          const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
+          if (iy >= h + w.pb) continue;  // beyond the padding (ceil mode)
+          for (int64_t kx = 0; kx < w.kw; ++kx) {
+            const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
+            if (ix >= wd + w.pr) continue;
+            ++padded;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+            acc = step(acc, in[iy * wd + ix]);
+            ++inside;
+          }
+        }
+        out[oy * ow + ox] = finish(acc, inside, padded);
+      }
+    }
+  }
+}
+
+}  // namespace taso::ops

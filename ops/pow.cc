@@ -1,0 +1,16 @@
+// Pow: Element-wise power with ONNX broadcasting.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct PowFn {
+  static constexpr const char* kName = "Pow";
+  static constexpr const char* kOnnx = "Pow";
+  template <typename S> static S Apply(S a, S b) { return Domain<S>::Pow(a, b); }
+};
+
+TASO_REGISTER_OP(BinaryOp<PowFn>);
+
+}  // namespace
+}  // namespace taso::ops

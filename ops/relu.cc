@@ -1,0 +1,17 @@
+// Relu: max(0, x) element-wise. The scalar function is defined per domain (scalar_domain.h).
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+struct ReluFn {
+  static constexpr const char* kName = "Relu";
+  static constexpr const char* kOnnx = "Relu";
+  static constexpr double kFlopsPerElement = 1;
+  template <typename S> static S Apply(S x) { return Domain<S>::Relu(x); }
+};
+
+TASO_REGISTER_OP(UnaryOp<ReluFn>);
+
+}  // namespace
+}  // namespace taso::ops

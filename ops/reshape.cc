@@ -1,0 +1,74 @@
+// Reshape: a new shape from a constant int64 shape input (0 copies the input dimension
+// unless allowzero, -1 is inferred), as ONNX defines it.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class Reshape : public KernelOp<Reshape> {
+ public:
+  absl::string_view name() const override { return "Reshape"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 2, 2));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "data"));
+    ASSIGN_OR_RETURN(auto target, ConstantInts(in[1], "shape"));
+    const bool allowzero = p.Int("allowzero", 0) != 0;
+    Shape out;
+    int infer = -1;
+    int64_t known = 1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      int64_t d = target[i];
+      if (d == 0 && !allowzero) {
+        if (i >= in[0].shape.size()) return Bad("shape has a 0 beyond the input's rank");
+        d = in[0].shape[i];
+      }
+      if (d == -1) {
+        if (infer >= 0) return Bad("shape has more than one -1");
+        infer = static_cast<int>(i);
+        out.push_back(1);
+        continue;
+      }
+      if (d < 0) return Bad(absl::StrCat("shape has a negative dimension ", d));
+      known *= d;
+      out.push_back(d);
+    }
+    const int64_t total = NumElements(in[0].shape);
+    if (infer >= 0) {
+      if (known == 0 || total % known != 0)
+        return Bad(absl::StrCat("cannot reshape ", ShapeToString(in[0].shape), " to ", ShapeToString(target)));
+      out[infer] = total / known;
+    }
+    if (NumElements(out) != total)
+      return Bad(absl::StrCat("cannot reshape ", ShapeToString(in[0].shape), " (", total, " elements) to ",
+                              ShapeToString(out)));
+    return std::vector<OutputType>{{DataType::kFloat32, out}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    return CopyFirstInput::Compute(p, a);
+  }
+  OpMetrics Metrics(const Params&, absl::Span<const InputInfo>, absl::Span<const OutputType>) const override {
+    return OpMetrics{};  // a view: no data moves
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Reshape"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    const auto& in = node.inputs();
+    if (in.size() != 2 || in[1].constant == nullptr) return std::nullopt;  // shape known only at run time
+    Params p;
+    if (node.Int("allowzero", 0) != 0) p.Set("allowzero", int64_t{1});
+    return p;
+  }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    onnx::NodeProto* n = EmitSame(e, "Reshape");
+    if (p.Int("allowzero", 0) != 0) OnnxExportNode::SetInt(n, "allowzero", 1);
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Reshape);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,111 @@
+// Split: cuts a tensor along an axis into pieces of stated sizes. The sizes are a
+// parameter, or (ONNX opset 13+) a constant second input; they are always explicit, so a
+// rule can state them in terms of its inputs' dimensions.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+absl::StatusOr<std::vector<int64_t>> Sizes(const Params& p, absl::Span<const InputInfo> in) {
+  if (in.size() == 2 && in[1].present) return ConstantInts(in[1], "split sizes");
+  if (!p.Has("sizes")) return Bad("split sizes are not given");
+  return p.Ints("sizes");
+}
+
+class Split : public KernelOp<Split> {
+ public:
+  absl::string_view name() const override { return "Split"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 2));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), static_cast<int>(in[0].shape.size())));
+    ASSIGN_OR_RETURN(auto sizes, Sizes(p, in));
+    if (sizes.empty()) return Bad("split into zero pieces");
+    int64_t total = 0;
+    std::vector<OutputType> out;
+    for (int64_t s : sizes) {
+      if (s < 0) return Bad("split sizes must not be negative");
+      total += s;
+      Shape shape = in[0].shape;
+      shape[axis] = s;
+      out.push_back({DataType::kFloat32, shape});
+    }
+    if (total != in[0].shape[axis])
+      return Bad(absl::StrCat("split sizes add up to ", total, " but axis ", axis, " of ",
+                              ShapeToString(in[0].shape), " has ", in[0].shape[axis]));
+    return out;
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    const Tensor<S>& x = *a.in[0];
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), x.rank()));
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis; ++d) outer *= x.shape[d];
+    for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const int64_t in_row = x.shape[axis] * inner;
+    int64_t offset = 0;
+    for (Tensor<S>* y : a.out) {
+      const int64_t row = y->shape[axis] * inner;
+      for (int64_t o = 0; o < outer; ++o)
+        std::copy_n(x.data.data() + o * in_row + offset, row, y->data.data() + o * row);
+      offset += row;
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in.subspan(0, 1), out);
+    m.flops = 0;
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Split"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    const auto& in = node.inputs();
+    if (in.empty() || in[0].shape.empty()) return std::nullopt;
+    Params p;
+    const int64_t axis = node.Int("axis", 0);
+    p.Set("axis", axis);
+    const bool sizes_input = in.size() == 2 && in[1].present;
+    if (sizes_input) {
+      if (in[1].constant == nullptr) return std::nullopt;  // sizes known only at run time
+      return p;
+    }
+    std::vector<int64_t> sizes = node.Ints("split");
+    if (sizes.empty()) {  // equal pieces, one per output
+      auto ax = NormalizeAxis(axis, static_cast<int>(in[0].shape.size()));
+      if (!ax.ok()) return ax.status();
+      const int64_t n = node.num_outputs(), dim = in[0].shape[*ax];
+      if (n < 1 || dim % n != 0) return std::nullopt;
+      sizes.assign(n, dim / n);
+    }
+    p.Set("sizes", sizes);
+    return p;
+  }
+
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    std::vector<std::string> inputs = {e.input(0)};
+    const bool has_sizes_input = e.num_inputs() == 2 && !e.input(1).empty();
+    std::vector<int64_t> sizes = p.Ints("sizes");
+    if (e.opset() >= 13) {
+      if (has_sizes_input) inputs.push_back(e.input(1));
+      else inputs.push_back(e.AddInitializer(e.node_name() + "_split",
+                                             *TensorData::Int64({static_cast<int64_t>(sizes.size())}, sizes)));
+    } else if (has_sizes_input) {
+      const TensorData* c = e.input_info(1).constant;
+      if (c == nullptr) return absl::InvalidArgumentError("Split sizes must be constant before opset 13");
+      sizes.assign(c->ints().begin(), c->ints().end());
+    }
+    onnx::NodeProto* n = e.AddNode("Split", inputs, e.outputs());
+    OnnxExportNode::SetInt(n, "axis", p.Int("axis", 0));
+    if (e.opset() < 13) OnnxExportNode::SetInts(n, "split", sizes);
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Split);
+
+}  // namespace
+}  // namespace taso::ops

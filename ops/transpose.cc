@@ -1,0 +1,84 @@
+// Transpose: permutes dimensions (default: reverses them).
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+absl::StatusOr<std::vector<int64_t>> Perm(const Params& p, int rank) {
+  std::vector<int64_t> perm = p.Ints("perm");
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int>(perm.size()) != rank)
+    return Bad(absl::StrCat("perm has ", perm.size(), " entries for rank ", rank));
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : perm) {
+    if (d < 0 || d >= rank || seen[d]) return Bad("perm is not a permutation");
+    seen[d] = true;
+  }
+  return perm;
+}
+
+class Transpose : public KernelOp<Transpose> {
+ public:
+  absl::string_view name() const override { return "Transpose"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
+    ASSIGN_OR_RETURN(auto perm, Perm(p, static_cast<int>(in[0].shape.size())));
+    Shape out;
+    for (int64_t d : perm) out.push_back(in[0].shape[d]);
+    return std::vector<OutputType>{{DataType::kFloat32, out}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    const Tensor<S>& x = *a.in[0];
+    Tensor<S>& y = *a.out[0];
+    const int rank = x.rank();
+    ASSIGN_OR_RETURN(auto perm, Perm(p, rank));
+    if (rank == 0) {
+      y.data = x.data;
+      return absl::OkStatus();
+    }
+    Shape in_strides = RowMajorStrides(x.shape);
+    Shape src_stride(rank);  // input stride of each output dimension
+    for (int d = 0; d < rank; ++d) src_stride[d] = in_strides[perm[d]];
+    Shape idx(rank, 0);
+    int64_t src = 0;
+    const int64_t inner = y.shape[rank - 1], inner_stride = src_stride[rank - 1];
+    for (int64_t o = 0; o < y.numel(); o += inner) {
+      for (int64_t j = 0; j < inner; ++j) y.data[o + j] = x.data[src + j * inner_stride];
+      for (int d = rank - 2; d >= 0; --d) {
+        src += src_stride[d];
+        if (++idx[d] < y.shape[d]) break;
+        src -= src_stride[d] * y.shape[d];
+        idx[d] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    m.flops = 0;
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Transpose"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    Params p;
+    if (node.Has("perm")) p.Set("perm", node.Ints("perm"));
+    return p;
+  }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    onnx::NodeProto* n = EmitSame(e, "Transpose");
+    if (p.Has("perm")) OnnxExportNode::SetInts(n, "perm", p.Ints("perm"));
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Transpose);
+
+}  // namespace
+}  // namespace taso::ops

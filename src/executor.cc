@@ -1,0 +1,130 @@
+#include "taso/executor.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/onnx_pb.h"
+#include "taso/rng.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs) {
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
+  std::vector<Tensor<float>> values(graph.num_values());
+  std::vector<bool> ready(graph.num_values(), false);
+
+  for (ValueId id : graph.inputs()) {
+    const Value& v = graph.value(id);
+    if (v.is_weight() && !inputs.contains(v.name)) continue;  // an initializer with a default
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
+    if (it->second.shape != v.shape)
+      return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
+                                                     ", the graph expects ", ShapeToString(v.shape)));
+    values[id] = it->second;
+    ready[id] = true;
+  }
+  for (ValueId id : graph.weights()) {
+    if (ready[id]) continue;
+    const TensorData& d = *graph.value(id).data;
+    if (d.dtype() == DataType::kFloat32)
+      values[id] = Tensor<float>(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end()));
+    ready[id] = true;  // non-float weights are read through KernelArgs::constant
+  }
+
+  // Free each intermediate tensor after its last reader.
+  std::vector<int> readers_left(graph.num_values(), 0);
+  for (NodeId n : order)
+    for (ValueId v : graph.node(n).inputs)
+      if (v != kNoValue) ++readers_left[v];
+  std::vector<bool> keep(graph.num_values(), false);
+  for (ValueId v : graph.outputs()) keep[v] = true;
+
+  for (NodeId n : order) {
+    const Node& node = graph.node(n);
+    if (node.op->is_opaque())
+      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name, "': ONNX operator ",
+                                                   node.onnx_node ? node.onnx_node->op_type() : "?",
+                                                   " is not in the operator library"));
+    KernelArgs<float> args;
+    for (ValueId v : node.inputs) {
+      const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32;
+      args.in.push_back(numeric ? &values[v] : nullptr);
+      args.constant.push_back(graph.ConstantData(v));
+    }
+    for (ValueId v : node.outputs) {
+      values[v] = Tensor<float>(graph.value(v).shape);
+      args.out.push_back(&values[v]);
+    }
+    absl::Status s = node.op->RunFloat(node.params, args);
+    if (!s.ok())
+      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && --readers_left[v] == 0 && !keep[v] && graph.value(v).producer != kNoNode)
+        values[v] = Tensor<float>();
+  }
+
+  TensorMap out;
+  for (ValueId v : graph.outputs()) out[graph.value(v).name] = values[v];
+  return out;
+}
+
+template <typename S>
+absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
+                                             const std::vector<const Tensor<S>*>& inputs) {
+  std::vector<InputInfo> infos;
+  for (const Tensor<S>* t : inputs) {
+    InputInfo info;
+    info.present = t != nullptr;
+    if (t) info.shape = t->shape;
+    infos.push_back(info);
+  }
+  ASSIGN_OR_RETURN(std::vector<OutputType> types, op.InferTypes(params, infos));
+  std::vector<Tensor<S>> outputs;
+  for (const OutputType& t : types) outputs.emplace_back(t.shape);
+  KernelArgs<S> args;
+  args.in = inputs;
+  args.constant.assign(inputs.size(), nullptr);
+  for (Tensor<S>& t : outputs) args.out.push_back(&t);
+  if constexpr (std::is_same_v<S, float>) RETURN_IF_ERROR(op.RunFloat(params, args));
+  else RETURN_IF_ERROR(op.RunUint32(params, args));
+  return outputs;
+}
+
+template absl::StatusOr<std::vector<Tensor<float>>> RunOp(const OpDef&, const Params&,
+                                                          const std::vector<const Tensor<float>*>&);
+template absl::StatusOr<std::vector<Tensor<uint32_t>>> RunOp(const OpDef&, const Params&,
+                                                             const std::vector<const Tensor<uint32_t>*>&);
+
+TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
+  Rng rng(seed);
+  TensorMap m;
+  for (ValueId id : graph.inputs()) {
+    const Value& v = graph.value(id);
+    if (v.is_weight() || v.dtype != DataType::kFloat32) continue;
+    Tensor<float> t(v.shape);
+    for (float& x : t.data) x = static_cast<float>(rng.Uniform(-1.0, 1.0));
+    m[v.name] = std::move(t);
+  }
+  return m;
+}
+
+double MaxAbsDifference(const TensorMap& a, const TensorMap& b) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size()) return inf;
+  double worst = 0;
+  for (const auto& [name, ta] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second.shape != ta.shape) return inf;
+    for (size_t i = 0; i < ta.data.size(); ++i) {
+      double d = std::fabs(static_cast<double>(ta.data[i]) - it->second.data[i]);
+      if (std::isnan(d)) return inf;
+      worst = std::max(worst, d);
+    }
+  }
+  return worst;
+}
+
+}  // namespace taso

@@ -1,0 +1,307 @@
+#include "taso/graph.h"
+
+#include <algorithm>
+#include <queue>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "onnx/onnx_pb.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+absl::Status Graph::CheckNewName(const std::string& name) const {
+  if (name.empty()) return absl::InvalidArgumentError("tensor name is empty");
+  if (by_name_.contains(name))
+    return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' is defined twice"));
+  return absl::OkStatus();
+}
+
+std::string Graph::UniqueName(absl::string_view hint) {
+  std::string name;
+  do {
+    name = absl::StrCat(hint, "_", name_counter_++);
+  } while (by_name_.contains(name));
+  return name;
+}
+
+absl::StatusOr<ValueId> Graph::AddInput(std::string name, DataType dtype, Shape shape) {
+  RETURN_IF_ERROR(CheckNewName(name));
+  for (int64_t d : shape)
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has a negative dimension"));
+  Value v;
+  v.name = std::move(name);
+  v.dtype = dtype;
+  v.shape = std::move(shape);
+  v.is_graph_input = true;
+  ValueId id = num_values();
+  by_name_[v.name] = id;
+  values_.push_back(std::move(v));
+  inputs_.push_back(id);
+  return id;
+}
+
+absl::StatusOr<ValueId> Graph::AddWeight(std::string name, TensorDataPtr data) {
+  RETURN_IF_ERROR(CheckNewName(name));
+  if (data == nullptr) return absl::InvalidArgumentError(absl::StrCat("weight '", name, "' has no data"));
+  Value v;
+  v.name = std::move(name);
+  v.dtype = data->dtype();
+  v.shape = data->shape();
+  v.data = std::move(data);
+  ValueId id = num_values();
+  by_name_[v.name] = id;
+  values_.push_back(std::move(v));
+  return id;
+}
+
+const TensorData* Graph::ConstantData(ValueId v) const {
+  if (v == kNoValue) return nullptr;
+  const Value& val = values_[v];
+  if (val.data) return val.data.get();
+  if (val.producer == kNoNode) return nullptr;
+  const Node& n = nodes_[val.producer];
+  return n.op->ConstantOutput(n.params);
+}
+
+std::vector<InputInfo> Graph::InputInfos(const Node& n) const {
+  std::vector<InputInfo> infos;
+  infos.reserve(n.inputs.size());
+  for (ValueId id : n.inputs) {
+    InputInfo info;
+    if (id == kNoValue) {
+      info.present = false;
+      info.dtype = DataType::kUndefined;
+    } else {
+      const Value& v = values_[id];
+      info.dtype = v.dtype;
+      info.shape = v.shape;
+      info.shape_known = v.shape_known;
+      info.constant = ConstantData(id);
+    }
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params params,
+                                                    std::vector<ValueId> inputs, std::string name,
+                                                    std::vector<std::string> output_names) {
+  if (op == nullptr) return absl::InvalidArgumentError("null operator");
+  for (ValueId id : inputs)
+    if (id != kNoValue && (id < 0 || id >= num_values()))
+      return absl::InvalidArgumentError(absl::StrCat("node '", name, "' reads an unknown value"));
+  Node node;
+  node.op = op;
+  node.params = std::move(params);
+  node.inputs = std::move(inputs);
+  if (name.empty()) name = absl::StrCat(op->name(), "_", nodes_.size());
+  node.name = std::move(name);
+  auto types = op->InferTypes(node.params, InputInfos(node));
+  if (!types.ok())
+    return absl::Status(types.status().code(),
+                        absl::StrCat("node '", node.name, "' (", op->name(), "): ", types.status().message()));
+  if (!output_names.empty() && output_names.size() != types->size())
+    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ",
+                                                   types->size(), " outputs, ", output_names.size(),
+                                                   " names given"));
+  for (size_t i = 0; i < output_names.size(); ++i) RETURN_IF_ERROR(CheckNewName(output_names[i]));
+  NodeId nid = num_nodes();
+  for (size_t i = 0; i < types->size(); ++i) {
+    Value v;
+    v.name = output_names.empty() ? UniqueName(node.name) : output_names[i];
+    v.dtype = (*types)[i].dtype;
+    v.shape = (*types)[i].shape;
+    v.producer = nid;
+    v.producer_output = static_cast<int>(i);
+    ValueId id = num_values();
+    by_name_[v.name] = id;
+    values_.push_back(std::move(v));
+    node.outputs.push_back(id);
+  }
+  nodes_.push_back(std::move(node));
+  return nodes_.back().outputs;
+}
+
+absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> proto,
+                                                          std::vector<ValueId> inputs,
+                                                          std::vector<std::string> output_names,
+                                                          std::vector<OutputType> output_types) {
+  const OpDef* opaque = OpRegistry::Global().Opaque();
+  if (opaque == nullptr) return absl::InternalError("opaque operator not registered");
+  if (output_names.size() != output_types.size())
+    return absl::InvalidArgumentError("opaque node: output names and types differ in number");
+  for (const std::string& n : output_names)
+    if (!n.empty()) RETURN_IF_ERROR(CheckNewName(n));
+  Node node;
+  node.op = opaque;
+  node.name = proto->name();
+  node.inputs = std::move(inputs);
+  node.onnx_node = std::move(proto);
+  NodeId nid = num_nodes();
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    if (output_names[i].empty()) {  // an absent optional output
+      node.outputs.push_back(kNoValue);
+      continue;
+    }
+    Value v;
+    v.name = output_names[i];
+    v.dtype = output_types[i].dtype;
+    v.shape = output_types[i].shape;
+    v.shape_known = output_types[i].shape_known;
+    v.producer = nid;
+    v.producer_output = static_cast<int>(i);
+    ValueId id = num_values();
+    by_name_[v.name] = id;
+    values_.push_back(std::move(v));
+    node.outputs.push_back(id);
+  }
+  nodes_.push_back(std::move(node));
+  return nodes_.back().outputs;
+}
+
+absl::Status Graph::AddOutput(ValueId v) {
+  if (v < 0 || v >= num_values()) return absl::InvalidArgumentError("graph output is not a value");
+  outputs_.push_back(v);
+  return absl::OkStatus();
+}
+
+absl::Status Graph::MarkWeightAsInput(ValueId v) {
+  if (v < 0 || v >= num_values() || !values_[v].is_weight())
+    return absl::InvalidArgumentError("only a weight can be marked as an input");
+  if (!values_[v].is_graph_input) {
+    values_[v].is_graph_input = true;
+    inputs_.push_back(v);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<ValueId> Graph::weights() const {
+  std::vector<ValueId> w;
+  for (ValueId i = 0; i < num_values(); ++i)
+    if (values_[i].is_weight()) w.push_back(i);
+  return w;
+}
+
+ValueId Graph::FindValue(absl::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? kNoValue : it->second;
+}
+
+std::vector<std::vector<NodeId>> Graph::Consumers() const {
+  std::vector<std::vector<NodeId>> consumers(values_.size());
+  for (NodeId n = 0; n < num_nodes(); ++n)
+    for (ValueId v : nodes_[n].inputs)
+      if (v != kNoValue && (consumers[v].empty() || consumers[v].back() != n)) consumers[v].push_back(n);
+  return consumers;
+}
+
+absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
+  // Kahn's algorithm; a min-heap on node ids keeps the order deterministic.
+  std::vector<int> pending(nodes_.size(), 0);
+  auto consumers = Consumers();
+  for (NodeId n = 0; n < num_nodes(); ++n)
+    for (ValueId v : nodes_[n].inputs)
+      if (v != kNoValue && values_[v].producer != kNoNode) ++pending[n];
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (NodeId n = 0; n < num_nodes(); ++n)
+    if (pending[n] == 0) ready.push(n);
+  std::vector<NodeId> order;
+  order.reserve(nodes_.size());
+  while (!ready.empty()) {
+    NodeId n = ready.top();
+    ready.pop();
+    order.push_back(n);
+    for (ValueId out : nodes_[n].outputs) {
+      if (out == kNoValue) continue;
+      for (NodeId c : consumers[out])
+        for (ValueId in : nodes_[c].inputs)
+          if (in == out && --pending[c] == 0) ready.push(c);
+    }
+  }
+  if (order.size() != nodes_.size()) {
+    for (NodeId n = 0; n < num_nodes(); ++n)
+      if (pending[n] > 0)
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph has a cycle through node '", nodes_[n].name, "'"));
+  }
+  return order;
+}
+
+absl::Status Graph::Validate() const {
+  for (NodeId n = 0; n < num_nodes(); ++n) {
+    const Node& node = nodes_[n];
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && (v < 0 || v >= num_values()))
+        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads an unknown value"));
+    for (ValueId v : node.outputs)
+      if (v != kNoValue && values_[v].producer != n)
+        return absl::InternalError(absl::StrCat("node '", node.name, "' output bookkeeping is broken"));
+  }
+  RETURN_IF_ERROR(TopologicalOrder().status());
+  if (outputs_.empty()) return absl::InvalidArgumentError("graph has no outputs");
+  return absl::OkStatus();
+}
+
+uint64_t Graph::StructuralHash() const {
+  auto order = TopologicalOrder();
+  if (!order.ok()) return 0;
+  std::vector<uint64_t> h(values_.size(), 0);
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    h[inputs_[i]] = absl::HashOf(absl::string_view("input"), i, static_cast<int>(values_[inputs_[i]].dtype),
+                                 std::vector<int64_t>(values_[inputs_[i]].shape.begin(), values_[inputs_[i]].shape.end()));
+  for (ValueId v = 0; v < num_values(); ++v)
+    if (values_[v].is_weight() && !values_[v].is_graph_input)
+      h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
+  uint64_t node_sum = 0;  // a symmetric sum over all nodes, so dead ends count too
+  for (NodeId n : *order) {
+    const Node& node = nodes_[n];
+    uint64_t nh = absl::HashOf(node.op->name(), node.params.Hash());
+    if (node.onnx_node) nh = absl::HashOf(nh, node.onnx_node->SerializeAsString());
+    for (ValueId in : node.inputs) nh = absl::HashOf(nh, in == kNoValue ? 0 : h[in]);
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      ValueId out = node.outputs[i];
+      if (out == kNoValue) continue;
+      h[out] = absl::HashOf(nh, i, static_cast<int>(values_[out].layout.order.size()),
+                            values_[out].layout.ToString());
+    }
+    node_sum += nh;
+  }
+  uint64_t g = absl::HashOf(node_sum);
+  for (ValueId out : outputs_) g = absl::HashOf(g, h[out]);
+  return g;
+}
+
+std::string Graph::DebugString() const {
+  std::string s;
+  auto describe = [&](ValueId v) {
+    if (v == kNoValue) return std::string("<absent>");
+    const Value& val = values_[v];
+    return absl::StrCat(val.name, ":", DataTypeName(val.dtype), val.shape_known ? ShapeToString(val.shape) : "[?]",
+                        val.layout.is_default() ? "" : absl::StrCat("@", val.layout.ToString()));
+  };
+  for (ValueId v : inputs_) absl::StrAppend(&s, "input ", describe(v), "\n");
+  for (ValueId v = 0; v < num_values(); ++v)
+    if (values_[v].is_weight())
+      absl::StrAppend(&s, "weight ", describe(v), values_[v].is_graph_input ? " (also input)" : "", " #",
+                      values_[v].data->ContentHash(), "\n");
+  auto order = TopologicalOrder();
+  std::vector<NodeId> nodes;
+  if (order.ok()) nodes = *order;
+  else for (NodeId n = 0; n < num_nodes(); ++n) nodes.push_back(n);
+  for (NodeId n : nodes) {
+    const Node& node = nodes_[n];
+    std::vector<std::string> ins, outs;
+    for (ValueId v : node.inputs) ins.push_back(describe(v));
+    for (ValueId v : node.outputs) outs.push_back(describe(v));
+    absl::StrAppend(&s, "node ", node.name, " = ", node.op->name(),
+                    node.onnx_node ? absl::StrCat("<", node.onnx_node->op_type(), ">") : "", "{",
+                    node.params.ToString(), "}(", absl::StrJoin(ins, ", "), ") -> ",
+                    absl::StrJoin(outs, ", "), "\n");
+  }
+  for (ValueId v : outputs_) absl::StrAppend(&s, "output ", describe(v), "\n");
+  return s;
+}
+
+}  // namespace taso

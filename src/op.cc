@@ -1,0 +1,71 @@
+#include "taso/op.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "taso/onnx_io.h"
+
+namespace taso {
+
+OpMetrics OpDef::Metrics(const Params&, absl::Span<const InputInfo> inputs,
+                         absl::Span<const OutputType> outputs) const {
+  OpMetrics m;
+  for (const InputInfo& in : inputs)
+    if (in.present) m.bytes += 4.0 * static_cast<double>(NumElements(in.shape));
+  for (const OutputType& out : outputs) {
+    m.bytes += 4.0 * static_cast<double>(NumElements(out.shape));
+    m.flops += static_cast<double>(NumElements(out.shape));
+  }
+  return m;
+}
+
+absl::Status OpDef::ToOnnx(const Params&, OnnxExportNode&) const {
+  return absl::UnimplementedError(absl::StrCat("operator ", name(), " has no ONNX form"));
+}
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* registry = new OpRegistry();
+  return *registry;
+}
+
+const OpDef* OpRegistry::Register(std::unique_ptr<OpDef> op) {
+  ops_.push_back(std::move(op));
+  return ops_.back().get();
+}
+
+const OpDef* OpRegistry::Find(absl::string_view name) const {
+  for (const auto& op : ops_)
+    if (op->name() == name) return op.get();
+  return nullptr;
+}
+
+absl::StatusOr<const OpDef*> OpRegistry::Get(absl::string_view name) const {
+  const OpDef* op = Find(name);
+  if (op == nullptr) return absl::NotFoundError(absl::StrCat("unknown operator '", name, "'"));
+  return op;
+}
+
+std::vector<const OpDef*> OpRegistry::ForOnnxType(absl::string_view op_type) const {
+  std::vector<const OpDef*> out;
+  for (const auto& op : ops_)
+    for (const std::string& t : op->onnx_op_types())
+      if (t == op_type) out.push_back(op.get());
+  std::stable_sort(out.begin(), out.end(), [](const OpDef* a, const OpDef* b) {
+    return a->onnx_import_priority() > b->onnx_import_priority();
+  });
+  return out;
+}
+
+std::vector<const OpDef*> OpRegistry::All() const {
+  std::vector<const OpDef*> out;
+  for (const auto& op : ops_) out.push_back(op.get());
+  return out;
+}
+
+const OpDef* OpRegistry::Opaque() const {
+  for (const auto& op : ops_)
+    if (op->is_opaque()) return op.get();
+  return nullptr;
+}
+
+}  // namespace taso

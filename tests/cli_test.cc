@@ -1,0 +1,65 @@
+// The command-line tools: bad input gives one clear line, a non-zero exit and no file.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+
+#include "test_util.h"
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result RunTool(const std::string& args) {
+  const std::string cmd = std::string(TASO_BINARY_DIR) + "/" + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("taso-models writes a model and rejects bad requests") {
+  auto dir = taso::testing::TempDir("cli_models");
+  const std::string out = (dir / "nasrnn.onnx").string();
+  Result ok = RunTool("taso-models nasrnn -o " + out);
+  CHECK(ok.code == 0);
+  CHECK(std::filesystem::exists(out));
+
+  Result unknown = RunTool("taso-models alexnet -o " + (dir / "a.onnx").string());
+  CHECK(unknown.code != 0);
+  CHECK_THAT(unknown.output, Catch::Contains("unknown model 'alexnet'"));
+  CHECK_FALSE(std::filesystem::exists(dir / "a.onnx"));
+
+  Result unwritable = RunTool("taso-models nasrnn -o " + (dir / "missing-dir" / "x.onnx").string());
+  CHECK(unwritable.code != 0);
+  CHECK_THAT(unwritable.output, Catch::Contains("cannot write"));
+
+  Result no_output = RunTool("taso-models nasrnn");
+  CHECK(no_output.code != 0);
+  CHECK_THAT(no_output.output, Catch::Contains("no output file"));
+}
+
+TEST_CASE("taso-run runs a model and reports bad files in one line") {
+  auto dir = taso::testing::TempDir("cli_run");
+  const std::string model = (dir / "nasrnn.onnx").string();
+  REQUIRE(RunTool("taso-models nasrnn -o " + model).code == 0);
+  Result ok = RunTool("taso-run --roundtrip " + model);
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.output, Catch::Contains("max |difference| of outputs = 0"));
+
+  taso::testing::WriteFile(dir / "junk.onnx", "not a model at all");
+  for (const std::string& bad : {(dir / "junk.onnx").string(), (dir / "absent.onnx").string(), dir.string()}) {
+    Result r = RunTool("taso-run " + bad);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Catch::StartsWith("taso-run: error: "));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+}

@@ -1,0 +1,280 @@
+// ONNX import and export: bad inputs get one clear error; what the model holds survives
+// a round trip; nodes in any order are accepted; operators outside the library pass
+// through opaque.
+#include <catch2/catch.hpp>
+
+#include "test_util.h"
+
+using namespace taso;
+using namespace taso::testing;
+
+namespace {
+
+std::string ImportError(const onnx::ModelProto& m) {
+  auto r = ImportOnnx(m);
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+// x[1,3,8,8] -> Conv(w) -> Relu -> y
+onnx::ModelProto ConvReluModel(int opset = 13) {
+  auto m = NewModel(opset);
+  AddInput(m, "x", {1, 3, 8, 8});
+  AddFloatInit(m, "w", {4, 3, 3, 3});
+  auto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
+  SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("Bad files are rejected with one clear line") {
+  auto dir = TempDir("bad_files");
+  auto err = [](const std::string& path) {
+    auto r = ImportOnnxFile(path);
+    REQUIRE_FALSE(r.ok());
+    return std::string(r.status().message());
+  };
+  CHECK_THAT(err((dir / "missing.onnx").string()), Catch::Contains("cannot open"));
+  CHECK_THAT(err(dir.string()), Catch::Contains("is a directory"));
+  WriteFile(dir / "text.onnx", "this is not a protobuf, it is a text file\n");
+  CHECK_THAT(err((dir / "text.onnx").string()), Catch::Contains("not an ONNX model"));
+  WriteFile(dir / "empty.onnx", "");
+  CHECK_THAT(err((dir / "empty.onnx").string()), Catch::Contains("empty"));
+  // A real model cut short at many points: every prefix is refused.
+  const std::string bytes = ConvReluModel().SerializeAsString();
+  for (size_t cut : {size_t{7}, bytes.size() / 3, bytes.size() / 2, bytes.size() - 5}) {
+    WriteFile(dir / "truncated.onnx", bytes.substr(0, cut));
+    CHECK_THAT(err((dir / "truncated.onnx").string()), Catch::Contains("ONNX model"));
+  }
+}
+
+TEST_CASE("Graphs with a cycle, an undefined input or disagreeing shapes are rejected") {
+  {
+    auto m = NewModel();
+    AddInput(m, "x", {2, 2});
+    AddNode(m, "Add", {"x", "b"}, {"a"}, "first");
+    AddNode(m, "Relu", {"a"}, {"b"}, "second");
+    AddOutput(m, "b");
+    CHECK_THAT(ImportError(m), Catch::Contains("cycle"));
+  }
+  {
+    auto m = NewModel();
+    AddInput(m, "x", {2, 2});
+    AddNode(m, "Add", {"x", "ghost"}, {"y"}, "add");
+    AddOutput(m, "y");
+    CHECK_THAT(ImportError(m), Catch::Contains("reads 'ghost', which no node, graph input or initializer produces"));
+  }
+  {
+    auto m = NewModel();
+    AddInput(m, "x", {2, 3});
+    AddInput(m, "z", {4, 5});
+    AddNode(m, "Add", {"x", "z"}, {"y"}, "add");
+    AddOutput(m, "y");
+    CHECK_THAT(ImportError(m), Catch::Contains("node 'add' (Add)") && Catch::Contains("do not broadcast"));
+  }
+  {
+    auto m = ConvReluModel();
+    m.mutable_graph()->mutable_initializer(0)->clear_dims();  // re-declare w as [4,5,3,3]
+    for (int64_t d : {4, 5, 3, 3}) m.mutable_graph()->mutable_initializer(0)->add_dims(d);
+    m.mutable_graph()->mutable_initializer(0)->clear_float_data();
+    for (int i = 0; i < 4 * 5 * 9; ++i) m.mutable_graph()->mutable_initializer(0)->add_float_data(0.1f);
+    CHECK_THAT(ImportError(m), Catch::Contains("node 'conv' (Conv)") && Catch::Contains("per group"));
+  }
+  {
+    auto m = ConvReluModel();
+    auto* vi = m.mutable_graph()->add_value_info();  // declares c with the wrong shape
+    vi->set_name("c");
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 4, 6, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    CHECK_THAT(ImportError(m), Catch::Contains("declares 'c' with shape [1,4,6,6] but its inputs give [1,4,8,8]"));
+  }
+  {
+    auto m = ConvReluModel();
+    AddOutput(m, "nowhere");
+    CHECK_THAT(ImportError(m), Catch::Contains("graph output 'nowhere' is not produced"));
+  }
+}
+
+TEST_CASE("Only opsets 11 to 17 are accepted") {
+  CHECK_THAT(ImportError(ConvReluModel(9)), Catch::Contains("unsupported opset 9 (supported: 11 to 17)"));
+  CHECK_THAT(ImportError(ConvReluModel(18)), Catch::Contains("unsupported opset 18"));
+  auto m = ConvReluModel();
+  m.clear_opset_import();
+  CHECK_THAT(ImportError(m), Catch::Contains("does not import the default ONNX opset"));
+  for (int opset = 11; opset <= 17; ++opset) CHECK(ImportOnnx(ConvReluModel(opset)).ok());
+}
+
+TEST_CASE("Dynamic input shapes are refused clearly") {
+  auto m = ConvReluModel();
+  auto* dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("batch");
+  CHECK_THAT(ImportError(m), Catch::Contains("dynamic dimension 'batch'"));
+}
+
+TEST_CASE("Nodes in any order are accepted and sorted") {
+  auto m = ConvReluModel();
+  m.mutable_graph()->mutable_node()->SwapElements(0, 1);  // Relu before the Conv it reads
+  auto r = ImportOnnx(m);
+  REQUIRE(r.ok());
+  auto order = r->graph.TopologicalOrder();
+  REQUIRE(order.ok());
+  REQUIRE(r->graph.node((*order)[0]).op->name() == "Conv2D");
+  REQUIRE(r->graph.node((*order)[1]).op->name() == "Relu");
+}
+
+TEST_CASE("A round trip keeps names, initializers, metadata, opaque nodes and value_info") {
+  auto m = ConvReluModel(13);
+  m.set_doc_string("a model for tests");
+  m.set_model_version(42);
+  auto* meta = m.add_metadata_props();
+  meta->set_key("author");
+  meta->set_value("taso tests");
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  // An operator from another domain, with attributes of several kinds: kept opaque.
+  auto* op = AddNode(m, "FancyOp", {"y", "w"}, {"z"}, "fancy");
+  op->set_domain("com.example");
+  SetIntAttr(op, "alpha", 3);
+  SetIntsAttr(op, "dims", {1, 2, 3});
+  op->set_doc_string("does something fancy");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("z");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 8, 8}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  AddOutput(m, "z");
+  // An unused initializer that is also listed as a graph input, and a Constant feeding a Reshape.
+  AddFloatInit(m, "unused", {3});
+  AddInput(m, "unused", {3});
+  auto* k = AddNode(m, "Constant", {}, {"shape"}, "const_shape");
+  auto* attr = k->add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto::TENSOR);
+  attr->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  attr->mutable_t()->add_dims(2);
+  attr->mutable_t()->add_int64_data(4);
+  attr->mutable_t()->add_int64_data(-1);
+  AddNode(m, "Reshape", {"y", "shape"}, {"flat"}, "reshape");
+  AddOutput(m, "flat");
+
+  auto first = ImportOnnx(m);
+  REQUIRE(first.ok());
+  const Graph& g = first->graph;
+  REQUIRE(g.value(g.FindValue("flat")).shape == Shape{4, 64});
+  NodeId fancy = g.value(g.FindValue("z")).producer;
+  REQUIRE(g.node(fancy).op->is_opaque());
+  REQUIRE(g.value(g.FindValue("z")).shape == Shape{1, 4, 8, 8});  // from the model's value_info
+
+  auto exported = ExportOnnx(*first);
+  REQUIRE(exported.ok());
+  CHECK(exported->doc_string() == "a model for tests");
+  CHECK(exported->model_version() == 42);
+  REQUIRE(exported->metadata_props_size() == 1);
+  CHECK(exported->metadata_props(0).value() == "taso tests");
+  CHECK(exported->opset_import_size() == 2);
+  const auto& eg = exported->graph();
+  CHECK(eg.input_size() == 2);
+  CHECK(eg.input(1).name() == "unused");
+  CHECK(eg.initializer_size() == 2);
+  CHECK(eg.output_size() == 3);
+  bool found_fancy = false;
+  for (const auto& n : eg.node())
+    if (n.name() == "fancy") {
+      found_fancy = true;
+      CHECK(n.SerializeAsString() == op->SerializeAsString());
+    }
+  CHECK(found_fancy);
+  std::set<std::string> names;
+  for (const auto& n : eg.node()) names.insert(n.name());
+  CHECK(names == std::set<std::string>{"conv", "relu", "fancy", "const_shape", "reshape"});
+
+  auto second = ImportOnnx(*exported);
+  REQUIRE(second.ok());
+  CHECK(second->graph.DebugString() == g.DebugString());
+  CHECK(second->graph.StructuralHash() == g.StructuralHash());
+}
+
+TEST_CASE("Split sizes round-trip as an attribute before opset 13 and as an input from 13") {
+  for (int opset : {11, 13, 17}) {
+    auto m = NewModel(opset);
+    AddInput(m, "x", {6, 4});
+    onnx::NodeProto* split;
+    if (opset < 13) {
+      split = AddNode(m, "Split", {"x"}, {"a", "b"}, "split");
+      SetIntsAttr(split, "split", {2, 4});
+    } else {
+      AddInt64Init(m, "sizes", {2, 4});
+      split = AddNode(m, "Split", {"x", "sizes"}, {"a", "b"}, "split");
+    }
+    SetIntAttr(split, "axis", 0);
+    AddOutput(m, "a");
+    AddOutput(m, "b");
+    auto first = ImportOnnx(m);
+    REQUIRE(first.ok());
+    REQUIRE(first->graph.value(first->graph.FindValue("b")).shape == Shape{4, 4});
+    REQUIRE_FALSE(first->graph.node(0).op->is_opaque());
+    auto exported = ExportOnnx(*first);
+    REQUIRE(exported.ok());
+    auto second = ImportOnnx(*exported);
+    REQUIRE(second.ok());
+    CHECK(second->graph.DebugString() == first->graph.DebugString());
+  }
+}
+
+TEST_CASE("Meanings the library cannot represent exactly keep a node opaque") {
+  auto m = NewModel(11);
+  AddInput(m, "x", {2, 3, 4});
+  SetIntAttr(AddNode(m, "Softmax", {"x"}, {"s"}, "softmax"), "axis", 1);  // opset-11 Softmax flattens axes 1..2
+  AddInput(m, "img", {1, 1, 4, 4});
+  auto* pool = AddNode(m, "MaxPool", {"img"}, {"p"}, "pool");
+  SetIntsAttr(pool, "kernel_shape", {2, 2});
+  SetIntAttr(pool, "storage_order", 1);
+  AddOutput(m, "s");
+  AddOutput(m, "p");
+  auto r = ImportOnnx(m);
+  REQUIRE(r.ok());
+  for (NodeId n = 0; n < r->graph.num_nodes(); ++n) CHECK(r->graph.node(n).op->is_opaque());
+  CHECK(r->graph.value(r->graph.FindValue("p")).shape == Shape{1, 1, 3, 3});  // from ONNX shape inference
+  auto exported = ExportOnnx(*r);
+  REQUIRE(exported.ok());
+  for (int i = 0; i < 2; ++i) CHECK(exported->graph().node(i).SerializeAsString() == m.graph().node(i).SerializeAsString());
+
+  auto invalid = ConvReluModel();
+  SetIntAttr(invalid.mutable_graph()->mutable_node(1), "unheard_of", 1);  // not valid ONNX
+  auto kept = ImportOnnx(invalid);
+  REQUIRE(kept.ok());
+  auto refused = ExportOnnx(*kept);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("fails the ONNX checker"));
+}
+
+TEST_CASE("auto_pad is resolved to the explicit pads it means") {
+  auto m = NewModel(13);
+  AddInput(m, "x", {1, 2, 7, 7});
+  auto* pool = AddNode(m, "MaxPool", {"x"}, {"y"}, "pool");
+  SetIntsAttr(pool, "kernel_shape", {3, 3});
+  SetIntsAttr(pool, "strides", {2, 2});
+  auto* a = pool->add_attribute();
+  a->set_name("auto_pad");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("SAME_UPPER");
+  AddOutput(m, "y");
+  auto r = ImportOnnx(m);
+  REQUIRE(r.ok());
+  CHECK(r->graph.value(r->graph.FindValue("y")).shape == Shape{1, 2, 4, 4});
+  CHECK(r->graph.node(0).params.Ints("pads") == std::vector<int64_t>{1, 1, 1, 1});
+}
+
+TEST_CASE("Exported files are written whole or not at all") {
+  auto dir = TempDir("export_file");
+  auto r = ImportOnnx(ConvReluModel());
+  REQUIRE(r.ok());
+  REQUIRE(ExportOnnxFile(*r, (dir / "ok.onnx").string()).ok());
+  REQUIRE(ImportOnnxFile((dir / "ok.onnx").string()).ok());
+  auto bad = ExportOnnxFile(*r, (dir / "no-such-dir" / "x.onnx").string());
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.message()), Catch::Contains("cannot write"));
+  CHECK_FALSE(std::filesystem::exists(dir / "no-such-dir"));
+}

@@ -1,0 +1,318 @@
+// Operator library: reference kernels against naive formulas written independently here,
+// algebraic identities in both scalar domains, and the shape errors.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "taso/executor.h"
+#include "taso/rng.h"
+#include "taso/scalar_domain.h"
+#include "test_util.h"
+
+using namespace taso;
+using taso::testing::Op;
+using taso::testing::RandomTensor;
+
+namespace {
+
+Tensor<uint32_t> RandomU32(Shape shape, uint64_t seed) {
+  Rng rng(seed);
+  Tensor<uint32_t> t(std::move(shape));
+  for (auto& v : t.data) v = rng.NextU32();
+  return t;
+}
+
+template <typename S>
+std::vector<Tensor<S>> Run(const std::string& op, const Params& p, std::vector<const Tensor<S>*> in) {
+  auto out = RunOp<S>(*Op(op), p, in);
+  INFO(op << ": " << out.status().ToString());
+  REQUIRE(out.ok());
+  return *out;
+}
+
+std::string ErrorOf(const std::string& op, const Params& p, std::vector<Shape> shapes) {
+  std::vector<InputInfo> in;
+  for (auto& s : shapes) in.push_back(InputInfo{true, DataType::kFloat32, s});
+  auto r = Op(op)->InferTypes(p, in);
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+// Direct definition of grouped, strided, padded, dilated convolution.
+template <typename S>
+Tensor<S> NaiveConv(const Tensor<S>& x, const Tensor<S>& w, int64_t group, std::vector<int64_t> s,
+                    std::vector<int64_t> pads, std::vector<int64_t> d) {
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t O = w.shape[0], CG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  const int64_t OH = (H + pads[0] + pads[2] - d[0] * (KH - 1) - 1) / s[0] + 1;
+  const int64_t OW = (W + pads[1] + pads[3] - d[1] * (KW - 1) - 1) / s[1] + 1;
+  Tensor<S> y(Shape{N, O, OH, OW});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          S acc = Domain<S>::Zero();
+          for (int64_t ci = 0; ci < CG; ++ci)
+            for (int64_t ky = 0; ky < KH; ++ky)
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                const int64_t iy = oy * s[0] - pads[0] + ky * d[0], ix = ox * s[1] - pads[1] + kx * d[1];
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                const int64_t c = (o / (O / group)) * CG + ci;
+                acc += x.data[((n * C + c) * H + iy) * W + ix] * w.data[((o * CG + ci) * KH + ky) * KW + kx];
+              }
+          y.data[((n * O + o) * OH + oy) * OW + ox] = acc;
+        }
+  (void)C;
+  return y;
+}
+
+void RequireClose(const Tensor<float>& a, const Tensor<float>& b, double tol = 1e-4) {
+  REQUIRE(a.shape == b.shape);
+  for (size_t i = 0; i < a.data.size(); ++i) REQUIRE(std::fabs(a.data[i] - b.data[i]) <= tol);
+}
+
+Params ConvParams(std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t group,
+                  std::vector<int64_t> dil = {1, 1}) {
+  return Params().Set("strides", strides).Set("pads", pads).Set("group", group).Set("dilations", dil);
+}
+
+}  // namespace
+
+TEST_CASE("Conv2D matches the direct definition in both domains") {
+  struct Case {
+    Shape x, w;
+    int64_t group;
+    std::vector<int64_t> s, pads, d;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 7, 7}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{2, 4, 9, 8}, {6, 2, 3, 1}, 2, {2, 1}, {0, 1, 2, 0}, {1, 1}},
+      {{1, 4, 10, 10}, {4, 1, 3, 3}, 4, {1, 2}, {2, 2, 2, 2}, {2, 2}},
+      {{1, 2, 5, 6}, {3, 2, 5, 5}, 1, {3, 3}, {2, 2, 2, 2}, {1, 1}},
+  };
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    const Params p = ConvParams(c.s, c.pads, c.group, c.d);
+    auto xf = RandomTensor(c.x, seed++), wf = RandomTensor(c.w, seed++);
+    RequireClose(Run<float>("Conv2D", p, {&xf, &wf})[0], NaiveConv(xf, wf, c.group, c.s, c.pads, c.d));
+    auto xu = RandomU32(c.x, seed++), wu = RandomU32(c.w, seed++);
+    REQUIRE(Run<uint32_t>("Conv2D", p, {&xu, &wu})[0].data == NaiveConv(xu, wu, c.group, c.s, c.pads, c.d).data);
+  }
+}
+
+TEST_CASE("Conv2D bias and relu activation") {
+  auto x = RandomTensor({1, 2, 5, 5}, 3), w = RandomTensor({3, 2, 3, 3}, 4), b = RandomTensor({3}, 5);
+  Params p = ConvParams({1, 1}, {1, 1, 1, 1}, 1);
+  auto plain = Run<float>("Conv2D", p, {&x, &w})[0];
+  auto biased = Run<float>("Conv2D", p, {&x, &w, &b})[0];
+  for (int64_t i = 0; i < biased.numel(); ++i) REQUIRE(biased.data[i] == Approx(plain.data[i] + b.data[i / 25]));
+  p.Set("activation", "relu");
+  auto relu = Run<float>("Conv2D", p, {&x, &w})[0];
+  auto relu_of = Run<float>("Relu", {}, {&plain})[0];
+  REQUIRE(relu.data == relu_of.data);
+}
+
+TEST_CASE("MatMul broadcasts batch dimensions") {
+  auto a = RandomTensor({2, 1, 3, 4}, 1), b = RandomTensor({3, 4, 5}, 2);
+  auto c = Run<float>("MatMul", {}, {&a, &b})[0];
+  REQUIRE(c.shape == Shape{2, 3, 3, 5});
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t m = 0; m < 3; ++m)
+        for (int64_t n = 0; n < 5; ++n) {
+          double acc = 0;
+          for (int64_t k = 0; k < 4; ++k) acc += a.data[(i * 3 + m) * 4 + k] * b.data[(j * 4 + k) * 5 + n];
+          REQUIRE(c.data[((i * 3 + j) * 3 + m) * 5 + n] == Approx(acc).margin(1e-5));
+        }
+}
+
+TEST_CASE("Element-wise operators broadcast as ONNX does") {
+  auto a = RandomTensor({2, 3, 4}, 1), b = RandomTensor({3, 1}, 2);
+  auto sum = Run<float>("Add", {}, {&a, &b})[0];
+  auto diff = Run<float>("Sub", {}, {&a, &b})[0];
+  REQUIRE(sum.shape == Shape{2, 3, 4});
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k) {
+        REQUIRE(sum.data[(i * 3 + j) * 4 + k] == a.data[(i * 3 + j) * 4 + k] + b.data[j]);
+        REQUIRE(diff.data[(i * 3 + j) * 4 + k] == a.data[(i * 3 + j) * 4 + k] - b.data[j]);
+      }
+  REQUIRE(ErrorOf("Mul", {}, {{2, 3}, {4, 3}}).find("do not broadcast") != std::string::npos);
+}
+
+TEST_CASE("Transpose, Concat and Split move elements where they belong") {
+  auto x = RandomTensor({2, 3, 4}, 1);
+  auto t = Run<float>("Transpose", Params().Set("perm", std::vector<int64_t>{2, 0, 1}), {&x})[0];
+  REQUIRE(t.shape == Shape{4, 2, 3});
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k) REQUIRE(t.data[(k * 2 + i) * 3 + j] == x.data[(i * 3 + j) * 4 + k]);
+
+  auto y = RandomTensor({2, 5, 4}, 2);
+  auto cat = Run<float>("Concat", Params().Set("axis", int64_t{1}), {&x, &y})[0];
+  REQUIRE(cat.shape == Shape{2, 8, 4});
+  auto parts = Run<float>("Split", Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {&cat});
+  REQUIRE(parts.size() == 2);
+  REQUIRE(parts[0].data == x.data);
+  REQUIRE(parts[1].data == y.data);
+}
+
+TEST_CASE("Pooling matches the direct definition, with and without counting padding") {
+  auto x = RandomTensor({1, 2, 6, 7}, 9);
+  Params p;
+  p.Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto mx = Run<float>("MaxPool", p, {&x})[0];
+  auto avg_ex = Run<float>("AveragePool", p, {&x})[0];
+  auto avg_in = Run<float>("AveragePool", Params(p).Set("count_include_pad", int64_t{1}), {&x})[0];
+  REQUIRE(mx.shape == Shape{1, 2, 3, 4});
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t oy = 0; oy < 3; ++oy)
+      for (int64_t ox = 0; ox < 4; ++ox) {
+        float best = -1e30f, sum = 0;
+        int inside = 0;
+        for (int64_t ky = 0; ky < 3; ++ky)
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            int64_t iy = oy * 2 - 1 + ky, ix = ox * 2 - 1 + kx;
+            if (iy < 0 || iy >= 6 || ix < 0 || ix >= 7) continue;
+            float v = x.data[(c * 6 + iy) * 7 + ix];
+            best = std::max(best, v);
+            sum += v;
+            ++inside;
+          }
+        const int64_t o = (c * 3 + oy) * 4 + ox;
+        REQUIRE(mx.data[o] == best);
+        REQUIRE(avg_ex.data[o] == Approx(sum / inside));
+        REQUIRE(avg_in.data[o] == Approx(sum / 9));
+      }
+}
+
+TEST_CASE("Identities behind TASO's constant tensors hold in both domains") {
+  // Average pooling counting padding == depth-wise convolution with C_pool.
+  auto pool_vs_conv = [](auto x) {
+    using S = std::decay_t<decltype(x.data[0])>;
+    Params pool;
+    pool.Set("kernel", std::vector<int64_t>{3, 3}).Set("pads", std::vector<int64_t>{1, 1, 1, 1}).Set("count_include_pad", int64_t{1});
+    auto pooled = Run<S>("AveragePool", pool, {&x})[0];
+    auto cpool = Run<S>("C_pool", Params().Set("shape", std::vector<int64_t>{x.shape[1], 1, 3, 3}), {})[0];
+    auto conv = Run<S>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, x.shape[1]), {&x, &cpool})[0];
+    return std::make_pair(pooled, conv);
+  };
+  auto [pu, cu] = pool_vs_conv(RandomU32({1, 3, 5, 5}, 1));
+  REQUIRE(pu.data == cu.data);
+  auto [pf, cf] = pool_vs_conv(RandomTensor({1, 3, 5, 5}, 1));
+  RequireClose(pf, cf, 1e-5);
+
+  // Convolution with I_conv, matmul with I_matmul and ewmul with I_ewmul are identities.
+  auto xu = RandomU32({1, 4, 5, 5}, 2);
+  auto iconv = Run<uint32_t>("I_conv", Params().Set("shape", std::vector<int64_t>{4, 4, 3, 3}), {})[0];
+  REQUIRE(Run<uint32_t>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &iconv})[0].data == xu.data);
+  auto mu = RandomU32({3, 6}, 3);
+  auto imm = Run<uint32_t>("I_matmul", Params().Set("shape", std::vector<int64_t>{6, 6}), {})[0];
+  REQUIRE(Run<uint32_t>("MatMul", {}, {&mu, &imm})[0].data == mu.data);
+  auto ones = Run<uint32_t>("I_ewmul", Params().Set("shape", std::vector<int64_t>{3, 6}), {})[0];
+  REQUIRE(Run<uint32_t>("Mul", {}, {&mu, &ones})[0].data == mu.data);
+
+  // Enlarging a kernel (with the padding grown to match) does not change a convolution.
+  auto w = RandomU32({5, 4, 1, 3}, 4);
+  auto big = Run<uint32_t>("Enlarge", Params().Set("kernel", std::vector<int64_t>{3, 3}), {&w})[0];
+  REQUIRE(big.shape == Shape{5, 4, 3, 3});
+  auto small = Run<uint32_t>("Conv2D", ConvParams({1, 1}, {0, 1, 0, 1}, 1), {&xu, &w})[0];
+  auto large = Run<uint32_t>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &big})[0];
+  REQUIRE(small.data == large.data);
+}
+
+TEST_CASE("The uint32 domain keeps relu and max monotone and idempotent, without linearity") {
+  auto x = RandomU32({64}, 7);
+  auto r = Run<uint32_t>("Relu", {}, {&x})[0];
+  REQUIRE(Run<uint32_t>("Relu", {}, {&r})[0].data == r.data);
+  // relu(a + b) != relu(a) + relu(b) somewhere: relu is not linear in this domain.
+  auto y = RandomU32({64}, 8);
+  auto sum = Run<uint32_t>("Add", {}, {&x, &y})[0];
+  auto relu_sum = Run<uint32_t>("Relu", {}, {&sum})[0];
+  auto ry = Run<uint32_t>("Relu", {}, {&y})[0];
+  auto sum_relu = Run<uint32_t>("Add", {}, {&r, &ry})[0];
+  REQUIRE(relu_sum.data != sum_relu.data);
+  for (uint32_t a : {3u, 9u, 25u, 12345u}) REQUIRE(a * Domain<uint32_t>::OddInverse(a) == 1u);
+}
+
+TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm and Clip") {
+  auto x = RandomTensor({2, 3, 4}, 1);
+  auto shape = TensorData::Int64({2}, {-1, 4});
+  {
+    std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}, {true, DataType::kInt64, {2}, true, shape.get()}};
+    auto t = Op("Reshape")->InferTypes({}, in);
+    REQUIRE(t.ok());
+    REQUIRE((*t)[0].shape == Shape{6, 4});
+  }
+  REQUIRE(Run<float>("Flatten", Params().Set("axis", int64_t{2}), {&x})[0].shape == Shape{6, 4});
+
+  auto mean = Run<float>("ReduceMean", Params().Set("axes", std::vector<int64_t>{-1}), {&x})[0];
+  REQUIRE(mean.shape == Shape{2, 3, 1});
+  REQUIRE(mean.data[0] == Approx((x.data[0] + x.data[1] + x.data[2] + x.data[3]) / 4));
+
+  auto sm = Run<float>("Softmax", Params().Set("axis", int64_t{1}), {&x})[0];
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t k = 0; k < 4; ++k) {
+      double s = 0;
+      for (int64_t j = 0; j < 3; ++j) s += sm.data[(i * 3 + j) * 4 + k];
+      REQUIRE(s == Approx(1.0));
+    }
+
+  auto img = RandomTensor({1, 2, 2, 2}, 3);
+  Tensor<float> scale({2}, {2.f, 1.f}), bias({2}, {0.5f, 0.f}), mu({2}, {0.f, 1.f}), var({2}, {1.f, 4.f});
+  auto bn = Run<float>("BatchNormalization", Params().Set("epsilon", 0.0), {&img, &scale, &bias, &mu, &var})[0];
+  REQUIRE(bn.data[0] == Approx(img.data[0] * 2 + 0.5));
+  REQUIRE(bn.data[4] == Approx((img.data[4] - 1) / 2));
+
+  auto a = RandomTensor({3, 2}, 4), b = RandomTensor({4, 3}, 5), c = RandomTensor({4}, 6);
+  auto g = Run<float>("Gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 2.0).Set("beta", 0.5),
+                      {&a, &b, &c})[0];
+  REQUIRE(g.shape == Shape{2, 4});
+  double expect = 0;
+  for (int k = 0; k < 3; ++k) expect += a.data[k * 2 + 1] * b.data[2 * 3 + k];
+  REQUIRE(g.data[1 * 4 + 2] == Approx(2 * expect + 0.5 * c.data[2]));
+
+  Tensor<float> lo({}, {0.f}), hi({}, {0.25f});
+  auto clipped = Run<float>("Clip", {}, {&x, &lo, &hi})[0];
+  for (size_t i = 0; i < x.data.size(); ++i) REQUIRE(clipped.data[i] == std::min(std::max(x.data[i], 0.f), 0.25f));
+}
+
+TEST_CASE("Bad shapes and parameters get clear errors") {
+  const Params conv = ConvParams({1, 1}, {0, 0, 0, 0}, 1);
+  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 8, 8}, {4, 2, 3, 3}}), Catch::Contains("input has 3 channels per group") && Catch::Contains("expects 2 per group"));
+  CHECK_THAT(ErrorOf("Conv2D", ConvParams({1, 1}, {0, 0, 0, 0}, 2), {{1, 3, 8, 8}, {4, 1, 3, 3}}),
+             Catch::Contains("does not divide"));
+  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 2, 2}, {4, 3, 3, 3}}), Catch::Contains("larger than the padded input"));
+  CHECK_THAT(ErrorOf("Conv2D", conv, {{3, 8, 8}, {4, 3, 3, 3}}), Catch::Contains("rank 4"));
+  CHECK_THAT(ErrorOf("MatMul", {}, {{2, 3}, {4, 5}}), Catch::Contains("inner dimensions differ"));
+  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{2, 3}, {2, 4}}), Catch::Contains("do not agree"));
+  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{5}), {{2, 3}, {2, 3}}), Catch::Contains("out of range"));
+  CHECK_THAT(ErrorOf("Split", Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}), Catch::Contains("add up to"));
+  CHECK_THAT(ErrorOf("Transpose", Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}), Catch::Contains("not a permutation"));
+  CHECK_THAT(ErrorOf("Enlarge", Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}), Catch::Contains("cannot enlarge"));
+  CHECK_THAT(ErrorOf("I_conv", Params().Set("shape", std::vector<int64_t>{2, 2, 2, 2}), {}), Catch::Contains("odd"));
+  CHECK_THAT(ErrorOf("BatchNormalization", {}, {{1, 3, 2, 2}, {3}, {3}, {3}, {4}}), Catch::Contains("var must have shape [3]"));
+  CHECK_THAT(ErrorOf("Relu", {}, {}), Catch::Contains("expects 1 inputs"));
+  CHECK_THAT(ErrorOf("Conv2D", Params(conv).Set("activation", "gelu"), {{1, 3, 8, 8}, {4, 3, 3, 3}}),
+             Catch::Contains("unknown activation"));
+}
+
+TEST_CASE("Cost metrics count the work") {
+  std::vector<InputInfo> in = {{true, DataType::kFloat32, {1, 8, 10, 10}}, {true, DataType::kFloat32, {16, 4, 3, 3}}};
+  const Params p = ConvParams({1, 1}, {1, 1, 1, 1}, 2);
+  auto out = Op("Conv2D")->InferTypes(p, in);
+  REQUIRE(out.ok());
+  auto m = Op("Conv2D")->Metrics(p, in, *out);
+  REQUIRE(m.flops == 2.0 * 16 * 10 * 10 * 4 * 9);
+  REQUIRE(m.bytes == 4.0 * (800 + 16 * 4 * 9 + 1600));
+}
+
+TEST_CASE("Every library operator is registered once, with a name and a kernel") {
+  std::set<std::string> names;
+  for (const OpDef* op : OpRegistry::Global().All()) REQUIRE(names.insert(std::string(op->name())).second);
+  for (const char* required : {"Conv2D", "MatMul", "Add", "Mul", "ScalarMul", "Relu", "Sigmoid", "Tanh", "Transpose",
+                               "Concat", "Split", "MaxPool", "AveragePool", "Enlarge", "C_pool", "I_conv", "I_matmul",
+                               "I_ewmul", "BatchNormalization", "Gemm", "Reshape", "Flatten", "Softmax",
+                               "GlobalAveragePool", "Pad", "Sub", "Div", "Pow", "Sqrt", "Erf", "ReduceMean",
+                               "Identity", "Dropout", "Constant"})
+    CHECK(names.count(required) == 1);
+}

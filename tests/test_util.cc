@@ -1,0 +1,106 @@
+#include "test_util.h"
+
+#include <fstream>
+
+#include "taso/rng.h"
+
+namespace taso::testing {
+
+onnx::ModelProto NewModel(int opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("taso-tests");
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(opset);
+  m.mutable_graph()->set_name("test");
+  return m;
+}
+
+namespace {
+void FillType(onnx::ValueInfoProto* vi, const std::vector<int64_t>& shape, int elem_type) {
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  auto* s = tt->mutable_shape();
+  for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+}
+}  // namespace
+
+void AddInput(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> shape, int elem_type) {
+  auto* vi = m.mutable_graph()->add_input();
+  vi->set_name(name);
+  FillType(vi, shape, elem_type);
+}
+
+void AddOutput(onnx::ModelProto& m, const std::string& name) {
+  auto* vi = m.mutable_graph()->add_output();
+  vi->set_name(name);
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+void AddFloatInit(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> shape, float fill) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i) t->add_float_data(fill + 0.01f * static_cast<float>(i % 7));
+}
+
+void AddInt64Init(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> values) {
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  t->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t->add_int64_data(v);
+}
+
+onnx::NodeProto* AddNode(onnx::ModelProto& m, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name) {
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type(op_type);
+  n->set_name(name.empty() ? op_type + "_" + outputs[0] : name);
+  for (const auto& i : inputs) n->add_input(i);
+  for (const auto& o : outputs) n->add_output(o);
+  return n;
+}
+
+void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+std::filesystem::path TempDir(const std::string& name) {
+  auto dir = std::filesystem::path(TASO_BINARY_DIR) / "test-tmp" / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+void WriteFile(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream f(p, std::ios::binary);
+  f << bytes;
+}
+
+const OpDef* Op(const std::string& name) { return OpRegistry::Global().Find(name); }
+
+Tensor<float> RandomTensor(Shape shape, uint64_t seed) {
+  Rng rng(seed);
+  Tensor<float> t(std::move(shape));
+  for (float& v : t.data) v = static_cast<float>(rng.Uniform(-1, 1));
+  return t;
+}
+
+}  // namespace taso::testing

@@ -1,0 +1,35 @@
+// Helpers for tests: small ONNX models written by hand, temporary files.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+#include "taso/executor.h"
+#include "taso/graph.h"
+#include "taso/onnx_io.h"
+
+namespace taso::testing {
+
+// A model with the default opset at `opset` and an empty graph.
+onnx::ModelProto NewModel(int opset = 13);
+void AddInput(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> shape,
+              int elem_type = onnx::TensorProto::FLOAT);
+void AddOutput(onnx::ModelProto& m, const std::string& name);
+void AddFloatInit(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> shape, float fill = 0.5f);
+void AddInt64Init(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> values);
+onnx::NodeProto* AddNode(onnx::ModelProto& m, const std::string& op_type, std::vector<std::string> inputs,
+                         std::vector<std::string> outputs, const std::string& name = "");
+void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v);
+void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v);
+
+// A fresh directory under the build tree for this test's files.
+std::filesystem::path TempDir(const std::string& name);
+void WriteFile(const std::filesystem::path& p, const std::string& bytes);
+
+// A graph built from library operators.
+const OpDef* Op(const std::string& name);
+Tensor<float> RandomTensor(Shape shape, uint64_t seed);
+
+}  // namespace taso::testing

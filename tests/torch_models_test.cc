@@ -1,0 +1,116 @@
+// ONNX files exported by PyTorch (torchvision models and a TransformerEncoderLayer):
+// they import, round-trip with nothing lost, and where every node is in the library the
+// reference executor reproduces PyTorch's output.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "onnx_tensor.h"
+#include "taso/executor.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+const std::filesystem::path& ExportDir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::path(TASO_BINARY_DIR) / "torch-models";
+    const std::string cmd = "/usr/bin/python3 " + std::string(TASO_SOURCE_DIR) +
+                            "/tests/python/export_torch_models.py " + d.string() + " > " + d.string() + ".log 2>&1";
+    std::filesystem::create_directories(d);
+    if (std::system(cmd.c_str()) != 0) FAIL("exporting the PyTorch models failed; see " << d.string() << ".log");
+    return d;
+  }();
+  return dir;
+}
+
+std::vector<float> ReadFloats(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::vector<float> v(std::filesystem::file_size(p) / sizeof(float));
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  return v;
+}
+
+// Nothing of the original model is missing from the exported one.
+void CheckNothingLost(const onnx::ModelProto& original, const onnx::ModelProto& exported) {
+  const auto& a = original.graph();
+  const auto& b = exported.graph();
+  REQUIRE(a.input_size() == b.input_size());
+  for (int i = 0; i < a.input_size(); ++i) CHECK(a.input(i).SerializeAsString() == b.input(i).SerializeAsString());
+  REQUIRE(a.output_size() == b.output_size());
+  for (int i = 0; i < a.output_size(); ++i) CHECK(a.output(i).name() == b.output(i).name());
+  CHECK(original.opset_import_size() == exported.opset_import_size());
+  CHECK(original.producer_name() == exported.producer_name());
+
+  std::map<std::string, const onnx::TensorProto*> inits;
+  for (const auto& t : b.initializer()) inits[t.name()] = &t;
+  REQUIRE(a.initializer_size() == b.initializer_size());
+  for (const auto& t : a.initializer()) {
+    auto it = inits.find(t.name());
+    REQUIRE(it != inits.end());
+    auto x = TensorFromProto(t), y = TensorFromProto(*it->second);
+    REQUIRE((x.ok() && y.ok()));
+    CHECK((*x)->SameContent(**y));
+  }
+  std::map<std::string, const onnx::NodeProto*> nodes;
+  for (const auto& n : b.node()) nodes[n.name()] = &n;
+  REQUIRE(a.node_size() == b.node_size());
+  for (const auto& n : a.node()) {
+    auto it = nodes.find(n.name());
+    REQUIRE(it != nodes.end());
+    const onnx::NodeProto& m = *it->second;
+    CHECK(m.op_type() == n.op_type());
+    CHECK(std::vector<std::string>(m.input().begin(), m.input().end()) ==
+          std::vector<std::string>(n.input().begin(), n.input().end()));
+    CHECK(std::vector<std::string>(m.output().begin(), m.output().end()) ==
+          std::vector<std::string>(n.output().begin(), n.output().end()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("PyTorch exports import, round-trip and match PyTorch") {
+  struct Case {
+    const char* name;
+    bool executable;  // every node is in the operator library
+  };
+  for (Case c : {Case{"resnet50", true}, Case{"resnext50", true}, Case{"inception_v3", true},
+                 Case{"mobilenet_v2", true}, Case{"squeezenet", true}, Case{"densenet121", true},
+                 Case{"transformer_layer", false}}) {
+    SECTION(c.name) {
+      const auto base = ExportDir() / c.name;
+      auto original = ReadModelFile(base.string() + ".onnx");
+      REQUIRE(original.ok());
+      auto imported = ImportOnnx(*original);
+      INFO(imported.status().ToString());
+      REQUIRE(imported.ok());
+      auto exported = ExportOnnx(*imported);
+      REQUIRE(exported.ok());
+      CheckNothingLost(*original, *exported);
+      auto again = ImportOnnx(*exported);
+      REQUIRE(again.ok());
+      CHECK(again->graph.DebugString() == imported->graph.DebugString());
+      if (!c.executable) {
+        int opaque = 0;
+        for (NodeId n = 0; n < imported->graph.num_nodes(); ++n) opaque += imported->graph.node(n).op->is_opaque();
+        CHECK(opaque > 0);
+        CHECK(opaque < imported->graph.num_nodes());
+        continue;
+      }
+      const Value& in = imported->graph.value(imported->graph.inputs()[0]);
+      TensorMap inputs;
+      inputs[in.name] = Tensor<float>(in.shape, ReadFloats(base.string() + ".input.bin"));
+      auto ours = RunReference(imported->graph, inputs);
+      INFO(ours.status().ToString());
+      REQUIRE(ours.ok());
+      const std::vector<float> theirs = ReadFloats(base.string() + ".output.bin");
+      const Tensor<float>& y = ours->begin()->second;
+      REQUIRE(y.data.size() == theirs.size());
+      float scale = 0;
+      for (float v : theirs) scale = std::max(scale, std::fabs(v));
+      for (size_t i = 0; i < theirs.size(); ++i) REQUIRE(std::fabs(y.data[i] - theirs[i]) <= 1e-3f * (1 + scale));
+    }
+  }
+}
