@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/checker.h"
+#include "onnx/shape_inference/implementation.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_tensor.h"
 #include "taso/onnx_io.h"
@@ -108,6 +109,12 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
     onnx::checker::check_model(out);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
+  }
+  try {  // strict: every type ONNX infers must agree with what we wrote
+    onnx::shape_inference::InferShapes(out, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, false));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
   }
   return out;
 }

@@ -20,7 +20,10 @@ inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
 
 // Prints "<tool>: error: <message>" and returns the exit code for it.
 inline int Fail(const char* tool, const absl::Status& s) {
-  std::fprintf(stderr, "%s: error: %s\n", tool, std::string(s.message()).c_str());
+  std::string message(s.message());
+  for (char& c : message)
+    if (c == '\n' || c == '\r') c = ' ';  // always one line
+  std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
   return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ? 2 : 1;
 }
 

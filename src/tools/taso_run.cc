@@ -7,11 +7,13 @@
 
 #include "absl/flags/flag.h"
 #include "cli.h"
+#include "taso/backends.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
 
 ABSL_FLAG(uint64_t, seed, 7, "seed of the random inputs");
 ABSL_FLAG(bool, roundtrip, false, "also export, re-import and compare");
+ABSL_FLAG(bool, backends, false, "list the kernel backends of this build and exit");
 
 namespace {
 
@@ -35,7 +37,13 @@ void PrintOutputs(const taso::TensorMap& outputs) {
 
 int main(int argc, char** argv) {
   constexpr const char* kTool = "taso-run";
-  auto args = taso::cli::Init(argc, argv, "taso-run MODEL.onnx [--roundtrip] [--seed N]");
+  auto args = taso::cli::Init(argc, argv, "taso-run MODEL.onnx [--roundtrip] [--seed N] | --backends");
+  if (absl::GetFlag(FLAGS_backends)) {
+    for (const auto& b : taso::AvailableBackends())
+      std::printf("%-9s %-13s %s\n", b.name.c_str(), b.usable ? "usable" : (b.compiled ? "compiled" : "not built"),
+                  b.detail.c_str());
+    return 0;
+  }
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX file");
   auto start = std::chrono::steady_clock::now();
   auto model = taso::ImportOnnxFile(args[0]);
