@@ -6,6 +6,7 @@ namespace {
 
 struct AddFn {
   static constexpr const char* kName = "Add";
+  static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Add";
   template <typename S> static S Apply(S a, S b) { return a + b; }
 };

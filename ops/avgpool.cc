@@ -29,6 +29,16 @@ class AveragePool : public KernelOp<AveragePool> {
     m.flops *= static_cast<double>(k[0] * k[1]);
     return m;
   }
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
+                              absl::Span<const OutputType>) const override {
+    auto k = p.Ints("kernel");
+    auto w = ReadWindow(p, k[0], k[1]);
+    return w.ok() ? WindowSources(*w, 0, 1) : DimSources{std::vector<DimSource>(4)};
+  }
+  // Counting padding, so pooling equals a depth-wise convolution with C_pool.
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    return PoolGeneratorVariants(Params().Set("count_include_pad", int64_t{1}));
+  }
   std::vector<std::string> onnx_op_types() const override { return {"AveragePool"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     auto ks = node.Ints("kernel_shape");
@@ -43,7 +53,7 @@ class AveragePool : public KernelOp<AveragePool> {
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
     onnx::NodeProto* n = EmitSame(e, "AveragePool");
-    WriteOnnxWindow(p, n, true);
+    WriteOnnxWindow(p, n, p.Ints("kernel")[0], p.Ints("kernel")[1]);
     OnnxExportNode::SetInt(n, "ceil_mode", p.Int("ceil_mode", 0));
     OnnxExportNode::SetInt(n, "count_include_pad", p.Int("count_include_pad", 0));
     return absl::OkStatus();

@@ -50,6 +50,23 @@ class Concat : public KernelOp<Concat> {
     return m;
   }
 
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    const int rank = static_cast<int>(out[0].shape.size());
+    auto axis = NormalizeAxis(p.Int("axis", 0), rank);
+    std::vector<DimSource> d(rank);
+    for (int i = 0; i < rank; ++i) d[i] = DimSource::Copy(0, i);
+    if (axis.ok()) d[*axis] = DimSource{DimSource::kConcat, 0, *axis};
+    return {d};
+  }
+
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    std::vector<GeneratorVariant> out;
+    for (int64_t axis : {0, 1})
+      out.push_back(
+          {.label = absl::StrCat("axis", axis), .params = Params().Set("axis", axis), .arity = 2, .same_kind = true});
+    return out;
+  }
   std::vector<std::string> onnx_op_types() const override { return {"Concat"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     for (const InputInfo& i : node.inputs())

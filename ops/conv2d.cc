@@ -20,7 +20,10 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   g.w = x[3];
   g.o = w[0];
   g.cg = w[1];
-  g.group = p.Int("group", 1);
+  // Without a "group" parameter the grouping follows from the shapes (C / weight dim 1),
+  // which keeps rules free of concrete channel counts.
+  if (!p.Has("group") && g.cg > 0 && g.c % g.cg == 0) g.group = g.c / g.cg;
+  else g.group = p.Int("group", 1);
   if (g.group < 1) return Bad("group must be positive");
   if (g.c % g.group != 0 || g.o % g.group != 0)
     return Bad(absl::StrCat("group ", g.group, " does not divide input channels ", g.c, " and output channels ", g.o));
@@ -106,6 +109,29 @@ class Conv2D : public KernelOp<Conv2D> {
     return m;
   }
 
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType>) const override {
+    auto g = Geometry(p, in[0].shape, in[1].shape);
+    return g.ok() ? WindowSources(g->win, 1, 0) : DimSources{std::vector<DimSource>(4)};
+  }
+
+  // TASO's set: strides 1 and 2, same and valid padding, no activation or relu; the kernel
+  // size comes from the weight input and the grouping from the shapes.
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    std::vector<GeneratorVariant> out;
+    for (int64_t s : {1, 2})
+      for (const char* pad : {"same", "valid"})
+        for (const char* act : {"none", "relu"}) {
+          GeneratorVariant v;
+          v.label = absl::StrCat("s", s, ",", pad, ",", act);
+          v.params.Set("strides", std::vector<int64_t>{s, s}).Set("padding", pad).Set("activation", act);
+          v.arity = 2;
+          v.roles = {GenRole::kActivation, GenRole::kWeight};
+          out.push_back(v);
+        }
+    return out;
+  }
+
   std::vector<std::string> onnx_op_types() const override { return {"Conv"}; }
 
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
@@ -124,9 +150,10 @@ class Conv2D : public KernelOp<Conv2D> {
     onnx::NodeProto* conv = e.AddNode("Conv", e.inputs(), {conv_out});
     const Shape& w = e.input_info(1).shape;
     OnnxExportNode::SetInts(conv, "kernel_shape", {w[2], w[3]});
-    WriteOnnxWindow(p, conv, false);
+    WriteOnnxWindow(p, conv, w[2], w[3]);
     OnnxExportNode::SetInts(conv, "dilations", p.Ints("dilations", {1, 1}));
-    OnnxExportNode::SetInt(conv, "group", p.Int("group", 1));
+    auto g = Geometry(p, e.input_info(0).shape, w);
+    OnnxExportNode::SetInt(conv, "group", g.ok() ? g->group : p.Int("group", 1));
     if (relu) e.AddNode("Relu", {conv_out}, {e.output(0)});
     return absl::OkStatus();
   }

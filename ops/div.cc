@@ -6,6 +6,7 @@ namespace {
 
 struct DivFn {
   static constexpr const char* kName = "Div";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Div";
   template <typename S> static S Apply(S a, S b) { return Domain<S>::Div(a, b); }
 };

@@ -1,25 +1,36 @@
-// Enlarge: pads a convolution kernel [O, I, kh, kw] with zeros, centred, to the larger
-// kernel size given by the "kernel" parameter (TASO's enlarge). Exported as an ONNX Pad.
+// Enlarge: pads a convolution kernel [O, I, kh, kw] with zeros, centred, to a larger
+// kernel size: that of a second (reference) kernel input, or the "kernel" parameter
+// (TASO's enlarge). Exported as an ONNX Pad.
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
+
+absl::StatusOr<std::vector<int64_t>> TargetKernel(const Params& p, absl::Span<const InputInfo> in) {
+  if (in.size() == 2) {
+    if (in[1].shape.size() != 4) return Bad("the reference kernel must have rank 4");
+    return std::vector<int64_t>{in[1].shape[2], in[1].shape[3]};
+  }
+  auto k = p.Ints("kernel");
+  if (k.size() != 2) return Bad("kernel needs 2 values");
+  return k;
+}
 
 class Enlarge : public KernelOp<Enlarge> {
  public:
   absl::string_view name() const override { return "Enlarge"; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
-    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 2));
     RETURN_IF_ERROR(ExpectFloat(in[0], "W"));
     RETURN_IF_ERROR(ExpectRank(in[0], 4, "W"));
-    auto k = p.Ints("kernel");
-    if (k.size() != 2) return Bad("kernel needs 2 values");
+    ASSIGN_OR_RETURN(auto k, TargetKernel(p, in));
     const Shape& w = in[0].shape;
     for (int i = 0; i < 2; ++i)
       if (k[i] < w[2 + i] || (k[i] - w[2 + i]) % 2 != 0)
         return Bad(absl::StrCat("cannot enlarge kernel ", ShapeToString(w), " to ", k[0], "x", k[1],
                                 " (needs a larger size of the same parity)"));
+    if (k[0] == w[2] && k[1] == w[3]) return Bad(absl::StrCat("kernel ", ShapeToString(w), " already has that size"));
     return std::vector<OutputType>{{DataType::kFloat32, Shape{w[0], w[1], k[0], k[1]}}};
   }
 
@@ -34,6 +45,22 @@ class Enlarge : public KernelOp<Enlarge> {
       for (int64_t i = 0; i < kh; ++i)
         for (int64_t j = 0; j < kw; ++j) y.data[(plane * KH + i + oy) * KW + j + ox] = x.data[(plane * kh + i) * kw + j];
     return absl::OkStatus();
+  }
+
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType>) const override {
+    std::vector<DimSource> d = {DimSource::Copy(0, 0), DimSource::Copy(0, 1), {}, {}};
+    if (in.size() == 2) {
+      d[2] = DimSource::Copy(1, 2);
+      d[3] = DimSource::Copy(1, 3);
+    }
+    return {d};
+  }
+
+  // Enlarges a weight to the kernel size of another weight.
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    return {GeneratorVariant{
+        .arity = 2, .roles = {GenRole::kWeight, GenRole::kWeight}, .inputs_only = true, .shape_only_inputs = 0b10}};
   }
 
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {

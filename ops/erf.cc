@@ -6,6 +6,7 @@ namespace {
 
 struct ErfFn {
   static constexpr const char* kName = "Erf";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Erf";
   static constexpr double kFlopsPerElement = 4;
   template <typename S> static S Apply(S x) { return Domain<S>::Erf(x); }

@@ -1,5 +1,5 @@
 // I_conv: the identity convolution kernel, shape [C, C, kh, kw] (odd kh, kw), one at the
-// centre of the diagonal channel pairs and zero elsewhere.
+// centre of the diagonal channel pairs and zero elsewhere; C from its source input.
 #include "constant_util.h"
 
 namespace taso::ops {
@@ -7,11 +7,18 @@ namespace {
 
 struct IConv {
   static constexpr const char* kName = "I_conv";
+  static absl::StatusOr<Shape> FromSource(const Params& p, const Shape& src) {
+    if (src.size() != 4) return Bad("I_conv's source must have rank 4 (NCHW)");
+    ASSIGN_OR_RETURN(auto k, KernelParam(p));
+    return Shape{src[1], src[1], k[0], k[1]};
+  }
   static absl::Status CheckShape(const Shape& s) {
     if (s.size() != 4 || s[0] != s[1] || s[2] % 2 == 0 || s[3] % 2 == 0)
       return Bad(absl::StrCat("I_conv shape must be [C,C,kh,kw] with odd kh and kw, got ", ShapeToString(s)));
     return absl::OkStatus();
   }
+  static std::vector<DimSource> Sources(int) { return {DimSource::Copy(0, 1), DimSource::Copy(0, 1), {}, {}}; }
+  static GeneratorVariant Generated() { return GeneratorVariant{.label = "3x3", .params = Params().Set("kernel", std::vector<int64_t>{3, 3}), .roles = {GenRole::kActivation}}; }
   template <typename S>
   static void Fill(Tensor<S>& t) {
     const int64_t c = t.shape[0], kh = t.shape[2], kw = t.shape[3];

@@ -76,6 +76,16 @@ class MatMul : public KernelOp<MatMul> {
     return m;
   }
 
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    DimSources d = ElementwiseSources(in, out);  // the batch dimensions
+    const int r = static_cast<int>(out[0].shape.size());
+    d[0][r - 2] = DimSource::Copy(0, static_cast<int>(in[0].shape.size()) - 2);
+    d[0][r - 1] = DimSource::Copy(1, static_cast<int>(in[1].shape.size()) - 1);
+    return d;
+  }
+
+  std::vector<GeneratorVariant> GeneratorVariants() const override { return {GeneratorVariant{.arity = 2, .rank = 2}}; }
   std::vector<std::string> onnx_op_types() const override { return {"MatMul"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     for (const InputInfo& i : node.inputs())

@@ -24,6 +24,13 @@ class MaxPool : public KernelOp<MaxPool> {
     m.flops *= static_cast<double>(k[0] * k[1]);
     return m;
   }
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
+                              absl::Span<const OutputType>) const override {
+    auto k = p.Ints("kernel");
+    auto w = ReadWindow(p, k[0], k[1]);
+    return w.ok() ? WindowSources(*w, 0, 1) : DimSources{std::vector<DimSource>(4)};
+  }
+  std::vector<GeneratorVariant> GeneratorVariants() const override { return PoolGeneratorVariants({}); }
   std::vector<std::string> onnx_op_types() const override { return {"MaxPool"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     auto ks = node.Ints("kernel_shape");
@@ -36,7 +43,7 @@ class MaxPool : public KernelOp<MaxPool> {
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
     onnx::NodeProto* n = EmitSame(e, "MaxPool");
-    WriteOnnxWindow(p, n, true);
+    WriteOnnxWindow(p, n, p.Ints("kernel")[0], p.Ints("kernel")[1]);
     OnnxExportNode::SetInts(n, "dilations", p.Ints("dilations", {1, 1}));
     OnnxExportNode::SetInt(n, "ceil_mode", p.Int("ceil_mode", 0));
     return absl::OkStatus();

@@ -6,6 +6,7 @@ namespace {
 
 struct MulFn {
   static constexpr const char* kName = "Mul";
+  static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Mul";
   template <typename S> static S Apply(S a, S b) { return a * b; }
 };

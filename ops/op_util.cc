@@ -3,7 +3,7 @@
 namespace taso::ops {
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
-  if (axis < -rank || axis >= std::max(rank, 1))
+  if (rank == 0 || axis < -rank || axis >= rank)
     return Bad(absl::StrCat("axis ", axis, " is out of range for rank ", rank));
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
@@ -60,12 +60,56 @@ int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
   return out;
 }
 
+absl::StatusOr<std::vector<int64_t>> WindowPads(const Params& p, int64_t kh, int64_t kw) {
+  if (!p.Has("padding")) return p.Ints("pads", {0, 0, 0, 0});
+  const std::string mode = p.Str("padding");
+  if (mode == "valid") return std::vector<int64_t>{0, 0, 0, 0};
+  if (mode != "same") return Bad(absl::StrCat("unknown padding mode '", mode, "' (same or valid)"));
+  if (kh % 2 == 0 || kw % 2 == 0) return Bad("same padding needs an odd kernel");
+  return std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2};
+}
+
+bool KeepsSpatialSize(const Window2D& w) {
+  return w.sh == 1 && w.sw == 1 && w.dh == 1 && w.dw == 1 && w.kh % 2 == 1 && w.kw % 2 == 1 &&
+         w.pt == w.kh / 2 && w.pb == w.kh / 2 && w.pl == w.kw / 2 && w.pr == w.kw / 2 && !w.ceil_mode;
+}
+
+DimSources WindowSources(const Window2D& w, int channel_input, int channel_dim) {
+  std::vector<DimSource> d(4);
+  d[0] = DimSource::Copy(0, 0);
+  d[1] = DimSource::Copy(channel_input, channel_dim);
+  if (KeepsSpatialSize(w)) {
+    d[2] = DimSource::Copy(0, 2);
+    d[3] = DimSource::Copy(0, 3);
+  }
+  return {d};
+}
+
+DimSources ElementwiseSources(absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs) {
+  DimSources all;
+  for (const OutputType& out : outputs) {
+    const int rank = static_cast<int>(out.shape.size());
+    std::vector<DimSource> d(rank);
+    for (int j = 0; j < rank; ++j)
+      for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
+        const int r = static_cast<int>(inputs[i].shape.size());
+        const int k = j - (rank - r);
+        if (inputs[i].present && k >= 0 && inputs[i].shape[k] == out.shape[j]) {
+          d[j] = DimSource::Copy(i, k);
+          break;
+        }
+      }
+    all.push_back(std::move(d));
+  }
+  return all;
+}
+
 absl::StatusOr<Window2D> ReadWindow(const Params& p, int64_t kh, int64_t kw) {
   Window2D w;
   w.kh = kh;
   w.kw = kw;
   auto strides = p.Ints("strides", {1, 1});
-  auto pads = p.Ints("pads", {0, 0, 0, 0});
+  ASSIGN_OR_RETURN(auto pads, WindowPads(p, kh, kw));
   auto dil = p.Ints("dilations", {1, 1});
   if (strides.size() != 2 || pads.size() != 4 || dil.size() != 2)
     return Bad("strides and dilations need 2 values, pads 4");
@@ -115,10 +159,11 @@ absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, in
   return true;
 }
 
-void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, bool with_kernel_shape) {
-  if (with_kernel_shape) OnnxExportNode::SetInts(n, "kernel_shape", p.Ints("kernel"));
+void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, int64_t kh, int64_t kw) {
+  if (p.Has("kernel")) OnnxExportNode::SetInts(n, "kernel_shape", p.Ints("kernel"));
   OnnxExportNode::SetInts(n, "strides", p.Ints("strides", {1, 1}));
-  OnnxExportNode::SetInts(n, "pads", p.Ints("pads", {0, 0, 0, 0}));
+  auto pads = WindowPads(p, kh, kw);
+  OnnxExportNode::SetInts(n, "pads", pads.ok() ? *pads : std::vector<int64_t>{0, 0, 0, 0});
 }
 
 onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type) {
@@ -130,6 +175,20 @@ onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type) {
 #include "pool_util.h"
 
 namespace taso::ops {
+
+std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra) {
+  std::vector<GeneratorVariant> out;
+  for (int64_t s : {1, 2})
+    for (const char* pad : {"same", "valid"}) {
+      GeneratorVariant v;
+      v.label = absl::StrCat("3x3,s", s, ",", pad);
+      v.params = extra;
+      v.params.Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{s, s}).Set("padding", pad);
+      v.roles = {GenRole::kActivation};
+      out.push_back(v);
+    }
+  return out;
+}
 
 absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<const InputInfo> in) {
   RETURN_IF_ERROR(ExpectInputs(in, 1, 1));

@@ -51,7 +51,20 @@ absl::StatusOr<Window2D> ReadWindow(const Params& p, int64_t kh, int64_t kw);
 // when the node uses something the library does not represent.
 absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw,
                                     Params& params);
-void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, bool with_kernel_shape);
+void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, int64_t kh, int64_t kw);
+
+// Every output dimension copies the same dimension of one input (element-wise operators);
+// with broadcasting, from an input whose dimension is not broadcast.
+DimSources ElementwiseSources(absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs);
+
+// Explicit pads of a window: the "padding" mode ("same": k/2 on every side, for odd
+// kernels, so the output keeps the input size at stride 1 whatever that size is; "valid":
+// none) when given, else the "pads" parameter.
+absl::StatusOr<std::vector<int64_t>> WindowPads(const Params& p, int64_t kh, int64_t kw);
+// True when the window keeps spatial sizes for every input size (stride 1, same padding).
+bool KeepsSpatialSize(const Window2D& w);
+// N and C copy the input's; H and W too where the window keeps the spatial size.
+DimSources WindowSources(const Window2D& w, int channel_input, int channel_dim);
 
 // Writes one ONNX node of `op_type` with the node's own inputs and outputs.
 onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type);
@@ -116,10 +129,18 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
     ASSIGN_OR_RETURN(Shape s, BroadcastShapes(in[0].shape, in[1].shape));
     return std::vector<OutputType>{{DataType::kFloat32, s}};
   }
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    return ElementwiseSources(in, out);
+  }
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
     BroadcastBinary(*a.in[0], *a.in[1], *a.out[0], [](S x, S y) { return Fn::template Apply<S>(x, y); });
     return absl::OkStatus();
+  }
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    if (!Fn::kInGenerator) return {};
+    return {GeneratorVariant{.arity = 2, .commutative = true, .same_shapes = true}};
   }
   std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
@@ -154,6 +175,14 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
     OpMetrics m = OpDef::Metrics(p, in, out);
     m.flops *= Fn::kFlopsPerElement;
     return m;
+  }
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    return ElementwiseSources(in, out);
+  }
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    if (!Fn::kInGenerator) return {};
+    return {GeneratorVariant{}};
   }
   std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode&) const override { return Params(); }

@@ -7,6 +7,9 @@ namespace taso::ops {
 
 absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<const InputInfo> in);
 
+// taso-gen's pooling choices: 3x3 windows, strides 1 and 2, same and valid padding.
+std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra);
+
 // For every output position: folds the in-bounds input values with `step` starting from
 // `init`, then writes finish(acc, in_bounds_count, window_count_clipped_to_pads).
 template <typename S, typename Step, typename Finish>

@@ -28,6 +28,14 @@ class ScalarMul : public KernelOp<ScalarMul> {
     return absl::OkStatus();
   }
 
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    return ElementwiseSources(in.subspan(0, 1), out);
+  }
+
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    return {GeneratorVariant{.arity = 2, .roles = {GenRole::kTensor, GenRole::kScalar}}};
+  }
   std::vector<std::string> onnx_op_types() const override { return {"Mul"}; }
   int onnx_import_priority() const override { return 1; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {

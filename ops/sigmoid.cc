@@ -6,6 +6,7 @@ namespace {
 
 struct SigmoidFn {
   static constexpr const char* kName = "Sigmoid";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sigmoid";
   static constexpr double kFlopsPerElement = 4;
   template <typename S> static S Apply(S x) { return Domain<S>::Sigmoid(x); }

@@ -61,6 +61,27 @@ class Split : public KernelOp<Split> {
     return m;
   }
 
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    const int rank = static_cast<int>(in[0].shape.size());
+    auto axis = NormalizeAxis(p.Int("axis", 0), rank);
+    DimSources all;
+    for (size_t o = 0; o < out.size(); ++o) {
+      std::vector<DimSource> d(rank);
+      for (int i = 0; i < rank; ++i) d[i] = DimSource::Copy(0, i);
+      if (axis.ok()) d[*axis] = DimSource{DimSource::kSplitPart, 0, *axis};
+      all.push_back(std::move(d));
+    }
+    return all;
+  }
+
+  // Splits undo the most recent concatenation of their axis (TASO's split trees).
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    std::vector<GeneratorVariant> out;
+    for (int64_t axis : {0, 1})
+      out.push_back({.label = absl::StrCat("axis", axis), .params = Params().Set("axis", axis), .split_at_concat = true});
+    return out;
+  }
   std::vector<std::string> onnx_op_types() const override { return {"Split"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     const auto& in = node.inputs();

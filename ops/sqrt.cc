@@ -6,6 +6,7 @@ namespace {
 
 struct SqrtFn {
   static constexpr const char* kName = "Sqrt";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sqrt";
   static constexpr double kFlopsPerElement = 2;
   template <typename S> static S Apply(S x) { return Domain<S>::Sqrt(x); }

@@ -6,6 +6,7 @@ namespace {
 
 struct SubFn {
   static constexpr const char* kName = "Sub";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sub";
   template <typename S> static S Apply(S a, S b) { return a - b; }
 };

@@ -6,6 +6,7 @@ namespace {
 
 struct TanhFn {
   static constexpr const char* kName = "Tanh";
+  static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Tanh";
   static constexpr double kFlopsPerElement = 4;
   template <typename S> static S Apply(S x) { return Domain<S>::Tanh(x); }

@@ -65,6 +65,18 @@ class Transpose : public KernelOp<Transpose> {
     return m;
   }
 
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    auto perm = Perm(p, static_cast<int>(in[0].shape.size()));
+    std::vector<DimSource> d(out[0].shape.size());
+    if (perm.ok())
+      for (size_t i = 0; i < d.size(); ++i) d[i] = DimSource::Copy(0, static_cast<int>((*perm)[i]));
+    return {d};
+  }
+
+  std::vector<GeneratorVariant> GeneratorVariants() const override {  // matrix transpose
+    return {GeneratorVariant{.params = Params().Set("perm", std::vector<int64_t>{1, 0})}};
+  }
   std::vector<std::string> onnx_op_types() const override { return {"Transpose"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     Params p;

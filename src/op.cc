@@ -19,6 +19,13 @@ OpMetrics OpDef::Metrics(const Params&, absl::Span<const InputInfo> inputs,
   return m;
 }
 
+DimSources OpDef::DimensionSources(const Params&, absl::Span<const InputInfo>,
+                                   absl::Span<const OutputType> outputs) const {
+  DimSources d;
+  for (const OutputType& o : outputs) d.emplace_back(o.shape.size());
+  return d;
+}
+
 absl::Status OpDef::ToOnnx(const Params&, OnnxExportNode&) const {
   return absl::UnimplementedError(absl::StrCat("operator ", name(), " has no ONNX form"));
 }

@@ -63,3 +63,21 @@ TEST_CASE("taso-run runs a model and reports bad files in one line") {
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("taso-gen rejects bad requests before doing any work") {
+  auto dir = taso::testing::TempDir("cli_gen");
+  Result unknown = RunTool("taso-gen -k 2 --ops MatMul,Gelu -o " + (dir / "r.pb").string());
+  CHECK(unknown.code != 0);
+  CHECK_THAT(unknown.output, Catch::Contains("unknown operator 'Gelu'"));
+  CHECK_FALSE(std::filesystem::exists(dir / "r.pb"));
+  Result big_k = RunTool("taso-gen -k 7 -o " + (dir / "r.pb").string());
+  CHECK(big_k.code != 0);
+  CHECK_THAT(big_k.output, Catch::Contains("-k 7 is not supported"));
+  Result unwritable = RunTool("taso-gen -k 2 -o " + (dir / "missing" / "r.pb").string());
+  CHECK(unwritable.code != 0);
+  CHECK_THAT(unwritable.output, Catch::Contains("cannot write"));
+  Result ok = RunTool("taso-gen -k 2 --quiet -o " + (dir / "r.pb").string());
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.output, Catch::Contains("after common subgraph"));
+  CHECK(std::filesystem::exists(dir / "r.pb"));
+}

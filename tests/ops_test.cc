@@ -286,6 +286,7 @@ TEST_CASE("Bad shapes and parameters get clear errors") {
   CHECK_THAT(ErrorOf("MatMul", {}, {{2, 3}, {4, 5}}), Catch::Contains("inner dimensions differ"));
   CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{2, 3}, {2, 4}}), Catch::Contains("do not agree"));
   CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{5}), {{2, 3}, {2, 3}}), Catch::Contains("out of range"));
+  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{}, {}}), Catch::Contains("out of range for rank 0"));
   CHECK_THAT(ErrorOf("Split", Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}), Catch::Contains("add up to"));
   CHECK_THAT(ErrorOf("Transpose", Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}), Catch::Contains("not a permutation"));
   CHECK_THAT(ErrorOf("Enlarge", Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}), Catch::Contains("cannot enlarge"));

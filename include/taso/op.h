@@ -2,6 +2,7 @@
 // its own file under ops/; generic code reaches operators only through this interface.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "taso/params.h"
 #include "taso/tensor.h"
@@ -35,6 +37,42 @@ struct OutputType {
   DataType dtype = DataType::kFloat32;
   Shape shape;
   bool shape_known = true;
+};
+
+// Where one output dimension comes from, for tracking concatenation history (TASO's split
+// trees): a copy of an input dimension, the concatenation of the inputs along a dimension,
+// or one part of a concatenated input dimension. kNew: a dimension computed afresh.
+struct DimSource {
+  enum Kind { kNew, kCopy, kConcat, kSplitPart } kind = kNew;
+  int input = 0;  // kCopy, kSplitPart: which input
+  int dim = 0;    // kCopy, kConcat, kSplitPart: which dimension of the input(s)
+  static DimSource Copy(int input, int dim) { return {kCopy, input, dim}; }
+};
+using DimSources = std::vector<std::vector<DimSource>>;  // per output, per dimension
+
+// How taso-gen enumerates an operator: one entry per parameter choice.
+enum class GenRole : uint8_t {
+  kAny,
+  kActivation,  // depends on an activation input (what a convolution or pool reads)
+  kWeight,      // depends only on weights and constants (a convolution kernel)
+  kScalar,      // rank 0
+  kTensor,      // rank 1 or more
+};
+struct GeneratorVariant {
+  std::string label;  // e.g. "s2,same,relu"
+  Params params;
+  int arity = 1;
+  std::array<GenRole, 3> roles{};
+  int rank = -1;                 // every input must have this rank (-1: any)
+  bool commutative = false;      // inputs enumerated in one order only
+  bool same_shapes = false;      // inputs must have equal shapes (no broadcasting)
+  bool same_kind = false;        // inputs all activations or all weights, not mixed
+  bool inputs_only = false;      // reads graph inputs only
+  uint8_t shape_only_inputs = 0; // bit i: only input i's shape matters, not its values
+  // The value depends only on the output's shape, not on the inputs' values (the inputs
+  // only say which shape): the generator then takes the first input giving that shape.
+  bool constant_output = false;
+  bool split_at_concat = false;  // cuts its input where it was concatenated (TASO's split tree)
 };
 
 // Inputs and outputs of one kernel invocation in scalar domain S.
@@ -63,6 +101,13 @@ class OpDef {
   // Checks parameters and input types; returns the output types or a clear error.
   virtual absl::StatusOr<std::vector<OutputType>> InferTypes(
       const Params& params, absl::Span<const InputInfo> inputs) const = 0;
+
+  // How each output dimension relates to the input dimensions (default: all new).
+  virtual DimSources DimensionSources(const Params& params, absl::Span<const InputInfo> inputs,
+                                      absl::Span<const OutputType> outputs) const;
+
+  // The parameter choices taso-gen enumerates; empty: not in the generator's set.
+  virtual std::vector<GeneratorVariant> GeneratorVariants() const { return {}; }
 
   // The output's value when it is known without running anything (Constant), else null.
   virtual const TensorData* ConstantOutput(const Params& params) const { return nullptr; }

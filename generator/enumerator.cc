@@ -1,0 +1,494 @@
+#include "enumerator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "taso/executor.h"
+#include "taso/rng.h"
+#include "taso/status_macros.h"
+
+namespace taso::gen {
+
+uint64_t TensorHash(const Tensor<uint32_t>& t) {
+  uint64_t h = 0xCBF29CE484222325ull ^ t.shape.size();
+  for (int64_t d : t.shape) h = (h ^ static_cast<uint64_t>(d)) * 0x100000001B3ull;
+  for (uint32_t v : t.data) h = (h ^ v) * 0x100000001B3ull;
+  return h;
+}
+
+uint64_t OutputTerm(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  return h ^ (h >> 33);
+}
+
+Enumerator::Enumerator(const OpSet& set, int max_ops, uint64_t seed) : set_(set), max_ops_(max_ops) {
+  Rng rng(seed);
+  for (const GenInput& in : set_.inputs) {
+    Tensor<uint32_t> t(in.shape);
+    for (uint32_t& v : t.data) v = rng.NextU32();
+    inputs_.push_back(std::move(t));
+  }
+}
+
+namespace {
+
+struct SymNode {   // a dimension: a leaf (born in `tensor` at `dim`) or a concatenation
+  int left = -1, right = -1;
+  int tensor = 0, dim = 0;
+};
+
+struct Slot {
+  Tensor<uint32_t> t;
+  int shape_id = 0;
+  uint64_t hash = 0;
+  bool activation = false;
+  bool constant = false;  // its value depends on no input's value (e.g. I_conv(X))
+  int producer = -1;  // operator position, -1 for an input
+  int uses = 0;
+  std::array<int, 4> sym{};
+};
+
+struct MemoKey {
+  int variant, s0, s1, cut0, cut1;
+  bool operator==(const MemoKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const MemoKey& k) {
+    return H::combine(std::move(h), k.variant, k.s0, k.s1, k.cut0, k.cut1);
+  }
+};
+
+struct MemoValue {
+  bool ok = false;
+  std::vector<int> out_shapes;
+  DimSources sources;
+};
+
+}  // namespace
+
+// One thread's depth-first walk.
+class Walker {
+ public:
+  using Sink = std::function<void(uint64_t, const GraphCode&)>;
+
+  Walker(const Enumerator& e, Sink sink) : e_(e), sink_(std::move(sink)) {
+    const auto& inputs = e_.inputs();
+    slots_.reserve(inputs.size() + 2 * kMaxOps + 2);  // no reallocation: kernels hold pointers
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Slot s;
+      s.t = inputs[i];
+      s.shape_id = ShapeId(s.t.shape);
+      s.hash = TensorHash(s.t);
+      s.activation = e_.set_.inputs[i].activation;
+      for (int d = 0; d < static_cast<int>(s.t.shape.size()); ++d) s.sym[d] = NewLeaf(static_cast<int>(i), d);
+      slots_.push_back(std::move(s));
+    }
+  }
+
+  // The valid first operators, in order: the branches threads share out.
+  std::vector<GenOp> FirstOps() {
+    std::vector<GenOp> out;
+    ForEachCandidate([&](const GenOp& op) {
+      if (Apply(op)) {
+        out.push_back(op);
+        Undo();
+      }
+    });
+    return out;
+  }
+
+  // Walks every graph that starts with `first`.
+  void WalkBranch(const GenOp& first, const std::atomic<bool>& stop) {
+    stop_ = &stop;
+    if (Apply(first)) {
+      Walk();
+      Undo();
+    }
+  }
+
+ private:
+  int ShapeId(const Shape& s) {
+    std::vector<int64_t> key(s.begin(), s.end());
+    auto [it, fresh] = shape_ids_.try_emplace(key, static_cast<int>(shapes_.size()));
+    if (fresh) shapes_.push_back(s);
+    return it->second;
+  }
+  int NewLeaf(int tensor, int dim) {
+    SymNode n;
+    n.tensor = tensor;
+    n.dim = dim;
+    sym_.push_back(n);
+    return static_cast<int>(sym_.size()) - 1;
+  }
+  int64_t SymSize(int node) const {
+    const SymNode& n = sym_[node];
+    if (n.left < 0) return slots_[n.tensor].t.shape[n.dim];
+    return SymSize(n.left) + SymSize(n.right);
+  }
+
+  static uint32_t Key(const GenOp& op) {
+    return (uint32_t{op.variant} << 24) | (uint32_t{op.in[0]} << 16) | (uint32_t{op.in[1]} << 8) | op.in[2];
+  }
+
+  template <typename F>
+  void ForEachCandidate(F f) {
+    const int n = static_cast<int>(slots_.size());
+    const auto& variants = e_.set_.variants;
+    for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
+      const GeneratorVariant& spec = variants[v].spec;
+      const int limit = spec.inputs_only ? static_cast<int>(e_.inputs().size()) : n;
+      if (spec.arity == 1) {
+        for (int a = 0; a < limit; ++a) f(GenOp{static_cast<uint8_t>(v), {static_cast<uint8_t>(a), 0, 0}});
+      } else {
+        for (int a = 0; a < limit; ++a)
+          for (int b = spec.commutative ? a : 0; b < limit; ++b)
+            f(GenOp{static_cast<uint8_t>(v), {static_cast<uint8_t>(a), static_cast<uint8_t>(b), 0}});
+      }
+    }
+  }
+
+  bool RoleOk(GenRole role, const Slot& s) const {
+    switch (role) {
+      case GenRole::kAny: return true;
+      case GenRole::kActivation: return s.activation;
+      case GenRole::kWeight: return !s.activation;
+      case GenRole::kScalar: return s.t.shape.empty();
+      case GenRole::kTensor: return !s.t.shape.empty();
+    }
+    return false;
+  }
+
+  // Adds the operator if it is valid here; returns false (changing nothing) otherwise.
+  bool Apply(const GenOp& op) {
+    const Variant& var = e_.set_.variants[op.variant];
+    const GeneratorVariant& spec = var.spec;
+    for (int i = 0; i < spec.arity; ++i) {
+      if (!RoleOk(spec.roles[i], slots_[op.in[i]])) return false;
+      if (spec.rank >= 0 && static_cast<int>(slots_[op.in[i]].t.shape.size()) != spec.rank) return false;
+    }
+    if (spec.same_shapes && slots_[op.in[0]].shape_id != slots_[op.in[1]].shape_id) return false;
+    if (spec.same_kind && spec.arity == 2 && slots_[op.in[0]].activation != slots_[op.in[1]].activation) return false;
+    // Computing on constants alone is constant folding, not a substitution.
+    bool all_constant = !spec.constant_output;
+    for (int i = 0; i < spec.arity; ++i) all_constant &= slots_[op.in[i]].constant;
+    if (all_constant) return false;
+    // An input read only for its shape: the first tensor of that shape stands for all.
+    for (int i = 0; i < spec.arity; ++i)
+      if (spec.shape_only_inputs & (1u << i))
+        for (int j = 0; j < op.in[i]; ++j)
+          if (slots_[j].shape_id == slots_[op.in[i]].shape_id && RoleOk(spec.roles[i], slots_[j])) return false;
+    // No two operators doing the same computation on the same inputs.
+    for (const GenOp& o : ops_)
+      if (Key(o) == Key(op)) return false;
+    // Canonical order: the new operator must come after every operator it could have
+    // preceded (those after its last producer), so each DAG is built once.
+    int last_producer = -1;
+    for (int i = 0; i < spec.arity; ++i) last_producer = std::max(last_producer, slots_[op.in[i]].producer);
+    for (int j = last_producer + 1; j < static_cast<int>(ops_.size()); ++j)
+      if (Key(ops_[j]) > Key(op)) return false;
+
+    int cut[2] = {0, 0};
+    int concat_node = -1;
+    if (spec.split_at_concat) {
+      const Slot& in = slots_[op.in[0]];
+      const int axis = static_cast<int>(spec.params.Int("axis", 0));
+      if (axis >= static_cast<int>(in.t.shape.size())) return false;
+      concat_node = in.sym[axis];
+      if (sym_[concat_node].left < 0) return false;  // not where anything was concatenated
+      cut[0] = static_cast<int>(SymSize(sym_[concat_node].left));
+      cut[1] = static_cast<int>(SymSize(sym_[concat_node].right));
+    }
+    const MemoKey key{op.variant, slots_[op.in[0]].shape_id, spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
+                      cut[0], cut[1]};
+    auto it = memo_.find(key);
+    if (it == memo_.end()) it = memo_.emplace(key, Infer(var, op, cut)).first;
+    const MemoValue& mv = it->second;
+    if (!mv.ok) return false;
+    if (spec.constant_output && !FirstSourceOfShape(op, mv)) return false;
+
+    // Run the kernel into new slots.
+    const int first_out = static_cast<int>(slots_.size());
+    KernelArgs<uint32_t> args;
+    bool activation = false;
+    for (int i = 0; i < spec.arity; ++i) {
+      args.in.push_back(&slots_[op.in[i]].t);
+      args.constant.push_back(nullptr);
+      activation |= slots_[op.in[i]].activation;
+    }
+    for (int s : mv.out_shapes) {
+      slots_.emplace_back();
+      Slot& out = slots_.back();
+      out.shape_id = s;
+      out.t.shape = shapes_[s];
+      out.t.data.assign(NumElements(out.t.shape), 0u);
+    }
+    for (size_t o = 0; o < mv.out_shapes.size(); ++o) args.out.push_back(&slots_[first_out + o].t);
+    Params params = spec.params;
+    if (spec.split_at_concat) params.Set("sizes", std::vector<int64_t>{cut[0], cut[1]});
+    if (!var.op->RunUint32(params, args).ok()) {
+      slots_.resize(first_out);
+      return false;
+    }
+    const size_t sym_mark = sym_.size();
+    const int position = static_cast<int>(ops_.size());
+    for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+      Slot& out = slots_[first_out + o];
+      out.hash = TensorHash(out.t);
+      out.activation = activation && !spec.constant_output;
+      out.constant = spec.constant_output;
+      out.producer = position;
+      for (int d = 0; d < static_cast<int>(out.t.shape.size()); ++d) {
+        const DimSource& src = mv.sources[o][d];
+        switch (src.kind) {
+          case DimSource::kCopy: out.sym[d] = slots_[op.in[src.input]].sym[src.dim]; break;
+          case DimSource::kConcat: {
+            SymNode n;
+            n.left = slots_[op.in[0]].sym[src.dim];
+            n.right = slots_[op.in[1]].sym[src.dim];
+            sym_.push_back(n);
+            out.sym[d] = static_cast<int>(sym_.size()) - 1;
+            break;
+          }
+          case DimSource::kSplitPart:
+            out.sym[d] = o == 0 ? sym_[concat_node].left : sym_[concat_node].right;
+            break;
+          case DimSource::kNew: out.sym[d] = NewLeaf(first_out + static_cast<int>(o), d); break;
+        }
+      }
+    }
+    // Fingerprint: inputs read for the first time stop being outputs; the new ones start.
+    Frame frame{sym_mark, fingerprint_, weight_outputs_, {}};
+    for (int i = 0; i < spec.arity; ++i) {
+      Slot& in = slots_[op.in[i]];
+      if (in.producer >= 0 && in.uses == 0) {
+        fingerprint_ -= OutputTerm(in.hash);
+        weight_outputs_ -= !in.activation;
+      }
+      ++in.uses;
+      frame.used.push_back(op.in[i]);
+    }
+    for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+      fingerprint_ += OutputTerm(slots_[first_out + o].hash);
+      weight_outputs_ += !slots_[first_out + o].activation;
+    }
+    frames_.push_back(std::move(frame));
+    ops_.push_back(op);
+    return true;
+  }
+
+  void Undo() {
+    Frame& f = frames_.back();
+    for (int s : f.used) --slots_[s].uses;
+    fingerprint_ = f.fingerprint;
+    weight_outputs_ = f.weight_outputs;
+    sym_.resize(f.sym_mark);
+    const int first_out = static_cast<int>(slots_.size()) - CountOutputs(ops_.back());
+    slots_.resize(first_out);
+    ops_.pop_back();
+    frames_.pop_back();
+  }
+
+  int CountOutputs(const GenOp& op) const {
+    int n = 0;
+    for (const Slot& s : slots_)
+      if (s.producer == static_cast<int>(ops_.size()) - 1) ++n;
+    return n;
+  }
+
+  // A constant is a function of its shape: of the tensors that would give the same shape,
+  // only the first may be its source, so equal constants are built once.
+  bool FirstSourceOfShape(const GenOp& op, const MemoValue& mv) {
+    const Variant& var = e_.set_.variants[op.variant];
+    for (int j = 0; j < op.in[0]; ++j) {
+      if (!RoleOk(var.spec.roles[0], slots_[j])) continue;
+      const MemoKey key{op.variant, slots_[j].shape_id, -1, 0, 0};
+      auto it = memo_.find(key);
+      if (it == memo_.end()) {
+        GenOp alt = op;
+        alt.in[0] = static_cast<uint8_t>(j);
+        const int no_cut[2] = {0, 0};
+        it = memo_.emplace(key, Infer(var, alt, no_cut)).first;
+      }
+      if (it->second.ok && it->second.out_shapes == mv.out_shapes) return false;
+    }
+    return true;
+  }
+
+  MemoValue Infer(const Variant& var, const GenOp& op, const int cut[2]) {
+    MemoValue mv;
+    std::vector<InputInfo> infos;
+    for (int i = 0; i < var.spec.arity; ++i) infos.push_back({true, DataType::kFloat32, slots_[op.in[i]].t.shape});
+    Params params = var.spec.params;
+    if (var.spec.split_at_concat) params.Set("sizes", std::vector<int64_t>{cut[0], cut[1]});
+    auto types = var.op->InferTypes(params, infos);
+    if (!types.ok()) return mv;
+    for (const OutputType& t : *types) {
+      if (t.shape.size() > 4 || NumElements(t.shape) > 4096) return mv;  // keep tensors small
+      mv.out_shapes.push_back(ShapeId(t.shape));
+    }
+    mv.sources = var.op->DimensionSources(params, infos, *types);
+    mv.ok = !SameAsEarlierVariant(var, params, infos, *types);
+    return mv;
+  }
+
+  // On these shapes, does an earlier variant of the same operator compute the same thing
+  // (e.g. same and valid padding of a 1x1 kernel)? Then this one would only duplicate it.
+  bool SameAsEarlierVariant(const Variant& var, const Params& params, const std::vector<InputInfo>& infos,
+                            const std::vector<OutputType>& types) {
+    std::vector<Tensor<uint32_t>> ins;
+    Rng rng(0xD1CE);
+    for (const InputInfo& i : infos) {
+      Tensor<uint32_t> t(i.shape);
+      for (uint32_t& v : t.data) v = rng.NextU32();
+      ins.push_back(std::move(t));
+    }
+    std::vector<const Tensor<uint32_t>*> ptrs;
+    for (const auto& t : ins) ptrs.push_back(&t);
+    auto mine = RunOp<uint32_t>(*var.op, params, ptrs);
+    if (!mine.ok()) return true;
+    for (const Variant& other : e_.set_.variants) {
+      if (&other == &var) break;
+      if (other.op != var.op || other.spec.split_at_concat) continue;
+      auto theirs = RunOp<uint32_t>(*other.op, other.spec.params, ptrs);
+      if (!theirs.ok() || theirs->size() != mine->size()) continue;
+      bool same = true;
+      for (size_t o = 0; same && o < mine->size(); ++o)
+        same = (*mine)[o].shape == (*theirs)[o].shape && (*mine)[o].data == (*theirs)[o].data;
+      if (same) return true;
+    }
+    return false;
+  }
+
+  void Walk() {
+    if (stop_->load(std::memory_order_relaxed)) return;
+    // A graph with an output computed from weights alone is not recorded: weight-only
+    // subgraphs are folded ahead of time, so no rule about them can matter.
+    if (weight_outputs_ == 0) {
+      GraphCode code;
+      code.num_ops = static_cast<uint8_t>(ops_.size());
+      std::copy(ops_.begin(), ops_.end(), code.ops);
+      sink_(fingerprint_, code);
+    }
+    if (static_cast<int>(ops_.size()) == e_.max_ops()) return;
+    ForEachCandidate([&](const GenOp& op) {
+      if (Apply(op)) {
+        Walk();
+        Undo();
+      }
+    });
+  }
+
+  struct Frame {
+    size_t sym_mark;
+    uint64_t fingerprint;
+    int weight_outputs;
+    std::vector<int> used;
+  };
+
+  const Enumerator& e_;
+  Sink sink_;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::vector<Slot> slots_;
+  std::vector<GenOp> ops_;
+  std::vector<Frame> frames_;
+  std::vector<SymNode> sym_;
+  uint64_t fingerprint_ = 0;
+  int weight_outputs_ = 0;  // outputs computed from weights alone
+  std::vector<Shape> shapes_;
+  absl::flat_hash_map<std::vector<int64_t>, int> shape_ids_;
+  absl::flat_hash_map<MemoKey, MemoValue> memo_;
+};
+
+absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,
+                             const std::function<void(int, uint64_t, const GraphCode&)>& sink) const {
+  const int threads = std::max(1, limits.threads);
+  // The graphs with no operators: each input alone.
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!set_.inputs[i].activation) continue;  // a weight alone: see Walk()
+    GraphCode code;
+    code.lone_input = static_cast<uint8_t>(i);
+    sink(0, OutputTerm(TensorHash(inputs_[i])), code);
+  }
+  if (max_ops_ == 0) return absl::OkStatus();
+  const std::vector<GenOp> branches = Walker(*this, nullptr).FirstOps();
+  std::atomic<size_t> next{0}, done{0};
+  std::atomic<uint64_t> graphs{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      uint64_t local = 0;
+      Walker w(*this, [&, t](uint64_t fp, const GraphCode& c) {
+        sink(t, fp, c);
+        if (++local == 4096) {
+          graphs.fetch_add(local, std::memory_order_relaxed);
+          local = 0;
+        }
+      });
+      for (size_t b; (b = next.fetch_add(1)) < branches.size() && !stop.load();) {
+        w.WalkBranch(branches[b], stop);
+        done.fetch_add(1);
+      }
+      graphs.fetch_add(local);
+    });
+  // The calling thread reports progress and watches the memory budget.
+  auto over_budget = [&] { return graphs.load() * bytes_per_graph > limits.max_bytes; };
+  while (done.load() < branches.size() && !stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (limits.progress) limits.progress(static_cast<double>(done.load()) / branches.size(), graphs.load());
+    if (over_budget()) stop = true;
+  }
+  for (auto& th : pool) th.join();
+  if (limits.progress) limits.progress(1.0, graphs.load());
+  if (stop.load() || over_budget())
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "enumeration stopped after ", graphs.load(), " graphs: it would need more than the memory budget of ",
+        limits.max_bytes >> 20, " MiB (--max-memory-mb); lower -k or raise the budget"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint64_t>> Enumerator::Fingerprints(const EnumerationLimits& limits) const {
+  const int threads = std::max(1, limits.threads);
+  std::vector<std::vector<uint64_t>> per_thread(threads + 1);
+  // Each fingerprint takes 8 bytes, up to twice over while vectors grow and merge.
+  RETURN_IF_ERROR(Run(limits, 2 * sizeof(uint64_t), [&](int t, uint64_t fp, const GraphCode&) {
+    per_thread[t].push_back(fp);
+  }));
+  size_t total = 0;
+  for (auto& v : per_thread) total += v.size();
+  std::vector<uint64_t> all;
+  all.reserve(total);
+  for (auto& v : per_thread) {
+    all.insert(all.end(), v.begin(), v.end());
+    std::vector<uint64_t>().swap(v);
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Collect(const absl::flat_hash_set<uint64_t>& wanted,
+                                                               const EnumerationLimits& limits) const {
+  const int threads = std::max(1, limits.threads);
+  std::vector<std::vector<Fingerprinted>> per_thread(threads + 1);
+  RETURN_IF_ERROR(Run(limits, 0, [&](int t, uint64_t fp, const GraphCode& c) {
+    if (wanted.contains(fp)) per_thread[t].push_back({fp, c});
+  }));
+  std::vector<Fingerprinted> all;
+  for (auto& v : per_thread) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end(), [](const Fingerprinted& a, const Fingerprinted& b) {
+    if (a.fingerprint != b.fingerprint) return a.fingerprint < b.fingerprint;
+    if (a.graph.num_ops != b.graph.num_ops) return a.graph.num_ops < b.graph.num_ops;
+    if (a.graph.lone_input != b.graph.lone_input) return a.graph.lone_input < b.graph.lone_input;
+    return std::memcmp(a.graph.ops, b.graph.ops, sizeof(GenOp) * a.graph.num_ops) < 0;
+  });
+  return all;
+}
+
+}  // namespace taso::gen

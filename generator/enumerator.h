@@ -1,0 +1,75 @@
+// Enumeration of every operator graph with at most K operators over an OpSet (TASO
+// Algorithm 1): depth-first, each DAG once (its canonical operator order), never two
+// operators doing the same computation on the same inputs. Each graph is fingerprinted
+// on fixed random integer inputs in the wrapping uint32 domain.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "op_set.h"
+
+namespace taso::gen {
+
+inline constexpr int kMaxOps = 5;
+
+struct GenOp {
+  uint8_t variant;
+  uint8_t in[3];
+};
+
+// A graph: its operators in canonical order. Tensor ids: the inputs first, then each
+// operator's outputs in order. A graph with no operators stands for one input alone.
+struct GraphCode {
+  uint8_t num_ops = 0;
+  uint8_t lone_input = 0;  // when num_ops == 0
+  GenOp ops[kMaxOps];
+};
+
+struct Fingerprinted {
+  uint64_t fingerprint;
+  GraphCode graph;
+};
+
+struct EnumerationLimits {
+  int threads = 2;
+  uint64_t max_bytes = 12ull << 30;  // memory for fingerprints; past it, stop with an error
+  // Called now and then with the share of branches done and the graphs found so far.
+  std::function<void(double done, uint64_t graphs)> progress;
+};
+
+class Enumerator {
+ public:
+  Enumerator(const OpSet& set, int max_ops, uint64_t seed);
+
+  // Pass 1: the fingerprint of every graph (sorted).
+  absl::StatusOr<std::vector<uint64_t>> Fingerprints(const EnumerationLimits& limits) const;
+  // Pass 2: the graphs whose fingerprint is in `wanted`, sorted by fingerprint then code.
+  absl::StatusOr<std::vector<Fingerprinted>> Collect(const absl::flat_hash_set<uint64_t>& wanted,
+                                                     const EnumerationLimits& limits) const;
+
+  const OpSet& op_set() const { return set_; }
+  int max_ops() const { return max_ops_; }
+  // The integer input tensors fingerprints are computed on.
+  const std::vector<Tensor<uint32_t>>& inputs() const { return inputs_; }
+
+ private:
+  friend class Walker;
+  absl::Status Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,
+                   const std::function<void(int thread, uint64_t fp, const GraphCode&)>& sink) const;
+
+  OpSet set_;
+  int max_ops_;
+  std::vector<Tensor<uint32_t>> inputs_;
+};
+
+// 64-bit hash of a tensor's shape and contents (TASO's hash_1).
+uint64_t TensorHash(const Tensor<uint32_t>& t);
+// The symmetric per-output term of a fingerprint (TASO's hash_2 is their sum).
+uint64_t OutputTerm(uint64_t tensor_hash);
+
+}  // namespace taso::gen

@@ -1,0 +1,99 @@
+#include "generator.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "taso/status_macros.h"
+
+namespace taso::gen {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+uint64_t PeakRssMb() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
+  return 0;
+}
+
+std::string GenerateReport::Table() const {
+  std::string s;
+  auto row = [&](const char* what, uint64_t n, const std::string& note) {
+    absl::StrAppend(&s, absl::StrFormat("  %-28s %12d  %s\n", what, n, note));
+  };
+  row("graphs enumerated", graphs, absl::StrFormat("(%.2f s)", enumerate_s));
+  row("fingerprint collisions", groups, absl::StrFormat("groups of %d graphs (%.2f s)", group_graphs, collect_s));
+  row("candidates", counts.candidates, absl::StrFormat("confirmed on floats (%.2f s)", confirm_s));
+  row("after input renaming", counts.after_renaming, "");
+  row("after the other-sizes check", counts.after_size_check, "");
+  row("after common subgraph", counts.after_common_subgraph, absl::StrFormat("= rules (pruning %.2f s)", prune_s));
+  absl::StrAppend(&s, absl::StrFormat("  wall time %.2f s, peak memory %d MiB\n", total_s, peak_rss_mb));
+  return s;
+}
+
+absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report) {
+  if (options.max_ops < 1 || options.max_ops > kMaxSupportedOps)
+    return absl::InvalidArgumentError(
+        absl::StrCat("-k ", options.max_ops, " is not supported (1 to ", kMaxSupportedOps, ")"));
+  ASSIGN_OR_RETURN(OpSet set, MakeOpSet(options.ops));
+  const auto start = std::chrono::steady_clock::now();
+  report->variants = static_cast<int>(set.variants.size());
+  report->inputs = static_cast<int>(set.inputs.size());
+  Enumerator e(set, options.max_ops, options.seed);
+
+  EnumerationLimits limits;
+  limits.threads = options.threads;
+  limits.max_bytes = options.max_memory_mb << 20;
+  const bool tty = options.progress && isatty(STDERR_FILENO);
+  auto progress_for = [&](const char* phase) {
+    return [tty, phase](double done, uint64_t graphs) {
+      if (tty) std::fprintf(stderr, "\r  %s: %5.1f%% of branches, %llu graphs   ", phase, 100 * done,
+                            static_cast<unsigned long long>(graphs));
+    };
+  };
+  limits.progress = progress_for("pass 1, fingerprints");
+  auto t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(std::vector<uint64_t> fps, e.Fingerprints(limits));
+  report->enumerate_s = Since(t);
+  report->graphs = fps.size();
+  absl::flat_hash_set<uint64_t> wanted;
+  for (size_t i = 1; i < fps.size(); ++i)
+    if (fps[i] == fps[i - 1]) wanted.insert(fps[i]);
+  std::vector<uint64_t>().swap(fps);
+  report->groups = wanted.size();
+
+  t = std::chrono::steady_clock::now();
+  limits.progress = progress_for("pass 2, collisions  ");
+  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, e.Collect(wanted, limits));
+  if (tty) std::fprintf(stderr, "\r%80s\r", "");
+  report->collect_s = Since(t);
+  report->group_graphs = groups.size();
+
+  t = std::chrono::steady_clock::now();
+  std::vector<Candidate> candidates = ConfirmCandidates(e, groups, options.threads);
+  report->confirm_s = Since(t);
+  std::vector<Fingerprinted>().swap(groups);
+
+  t = std::chrono::steady_clock::now();
+  RuleSet rules;
+  rules.max_ops = options.max_ops;
+  rules.operators = set.op_names;
+  rules.rules = MakeRules(e, candidates, &report->counts);
+  report->prune_s = Since(t);
+  report->total_s = Since(start);
+  report->peak_rss_mb = PeakRssMb();
+  return rules;
+}
+
+}  // namespace taso::gen

@@ -1,0 +1,40 @@
+// taso-gen's whole pipeline: enumerate, fingerprint, confirm, prune, write rules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "rule_finder.h"
+#include "taso/rules.h"
+
+namespace taso::gen {
+
+inline constexpr int kMaxSupportedOps = 4;
+
+struct GenerateOptions {
+  int max_ops = 3;
+  std::vector<std::string> ops;  // empty: the whole generator set
+  int threads = 2;
+  uint64_t max_memory_mb = 12 * 1024;
+  uint64_t seed = 1;
+  bool progress = false;  // a progress line on stderr
+};
+
+struct GenerateReport {
+  int variants = 0, inputs = 0;
+  uint64_t graphs = 0;
+  uint64_t groups = 0;        // fingerprints shared by two graphs or more
+  uint64_t group_graphs = 0;  // the graphs in them
+  PruneCounts counts;
+  double enumerate_s = 0, collect_s = 0, confirm_s = 0, prune_s = 0, total_s = 0;
+  uint64_t peak_rss_mb = 0;
+  std::string Table() const;
+};
+
+absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report);
+
+// Peak resident memory of this process so far, in MiB.
+uint64_t PeakRssMb();
+
+}  // namespace taso::gen

@@ -1,0 +1,65 @@
+// Graph substitution rules: what taso-gen writes, taso-verify proves and taso-opt applies.
+// Rules are shape-agnostic: parameters are symbolic where sizes matter (padding modes,
+// split points stated as dimensions of the rule's own tensors).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "taso/graph.h"
+
+namespace taso {
+
+struct DimRef {
+  int tensor = 0;
+  int dim = 0;
+  bool operator==(const DimRef&) const = default;
+  auto operator<=>(const DimRef&) const = default;
+};
+using SymbolicSize = std::vector<DimRef>;  // a sum of dimensions
+
+struct RuleOp {
+  const OpDef* op = nullptr;
+  Params params;
+  std::map<std::string, std::vector<SymbolicSize>> sizes;  // symbolic parameters
+  std::vector<int> inputs;
+  int num_outputs = 1;
+};
+
+struct RuleGraph {
+  std::vector<RuleOp> ops;
+  std::vector<int> outputs;
+};
+
+struct RuleInput {
+  std::string name;
+  Shape example_shape;
+  bool weight = false;
+};
+
+struct Rule {
+  std::string name;
+  std::vector<RuleInput> inputs;
+  RuleGraph source, target;
+};
+
+struct RuleSet {
+  int max_ops = 0;
+  std::vector<std::string> operators;
+  std::string command;
+  std::vector<Rule> rules;
+};
+
+absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path);
+absl::Status WriteRuleSet(const RuleSet& rules, const std::string& path);
+std::string RuleSetText(const RuleSet& rules);
+std::string RuleText(const Rule& rule);
+
+// Builds one side of a rule as a graph on concrete input shapes, resolving the symbolic
+// parameters; fails if a shape rule does not hold for these shapes.
+absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& side,
+                                           const std::vector<Shape>& input_shapes);
+
+}  // namespace taso

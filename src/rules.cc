@@ -1,0 +1,252 @@
+#include "taso/rules.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "rules.pb.h"
+#include "taso/onnx_io.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+namespace {
+
+constexpr int kFormatVersion = 1;
+
+void SizeToProto(const SymbolicSize& s, proto::Size* out) {
+  for (const DimRef& r : s) {
+    auto* t = out->add_terms();
+    t->set_tensor(r.tensor);
+    t->set_dim(r.dim);
+  }
+}
+
+void GraphToProto(const RuleGraph& g, proto::RuleGraph* out) {
+  for (const RuleOp& op : g.ops) {
+    auto* o = out->add_ops();
+    o->set_op(std::string(op.op->name()));
+    for (const auto& [name, value] : op.params.entries()) {
+      auto* p = o->add_params();
+      p->set_name(name);
+      if (auto* i = std::get_if<int64_t>(&value)) p->set_int_value(*i);
+      else if (auto* f = std::get_if<double>(&value)) p->set_float_value(*f);
+      else if (auto* s = std::get_if<std::string>(&value)) p->set_string_value(*s);
+      else if (auto* v = std::get_if<std::vector<int64_t>>(&value))
+        for (int64_t x : *v) p->mutable_ints()->add_values(x);
+    }
+    for (const auto& [name, sizes] : op.sizes) {
+      auto* p = o->add_params();
+      p->set_name(name);
+      auto* list = p->mutable_sizes();
+      for (const SymbolicSize& s : sizes) SizeToProto(s, list->add_sizes());
+    }
+    for (int i : op.inputs) o->add_inputs(i);
+    o->set_num_outputs(op.num_outputs);
+  }
+  for (int i : g.outputs) out->add_outputs(i);
+}
+
+absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph* out) {
+  int tensors = num_inputs;
+  for (const auto& o : g.ops()) {
+    RuleOp op;
+    op.op = OpRegistry::Global().Find(o.op());
+    if (op.op == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown operator '", o.op(), "'"));
+    for (const auto& p : o.params()) {
+      switch (p.value_case()) {
+        case proto::Param::kIntValue: op.params.Set(p.name(), p.int_value()); break;
+        case proto::Param::kFloatValue: op.params.Set(p.name(), p.float_value()); break;
+        case proto::Param::kStringValue: op.params.Set(p.name(), p.string_value()); break;
+        case proto::Param::kInts:
+          op.params.Set(p.name(), std::vector<int64_t>(p.ints().values().begin(), p.ints().values().end()));
+          break;
+        case proto::Param::kSizes: {
+          auto& sizes = op.sizes[p.name()];
+          for (const auto& s : p.sizes().sizes()) {
+            SymbolicSize sum;
+            for (const auto& t : s.terms()) {
+              if (t.tensor() < 0 || t.tensor() >= tensors)
+                return absl::InvalidArgumentError(absl::StrCat("size refers to tensor ", t.tensor(), " before it exists"));
+              sum.push_back({t.tensor(), t.dim()});
+            }
+            sizes.push_back(std::move(sum));
+          }
+          break;
+        }
+        default: return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name(), "' has no value"));
+      }
+    }
+    for (int i : o.inputs()) {
+      if (i < 0 || i >= tensors)
+        return absl::InvalidArgumentError(absl::StrCat(o.op(), " reads tensor ", i, ", which does not exist yet"));
+      op.inputs.push_back(i);
+    }
+    if (o.num_outputs() < 1) return absl::InvalidArgumentError(absl::StrCat(o.op(), " has no outputs"));
+    op.num_outputs = o.num_outputs();
+    tensors += op.num_outputs;
+    out->ops.push_back(std::move(op));
+  }
+  if (g.outputs().empty()) return absl::InvalidArgumentError("a rule graph has no outputs");
+  for (int i : g.outputs()) {
+    if (i < 0 || i >= tensors) return absl::InvalidArgumentError(absl::StrCat("output ", i, " does not exist"));
+    out->outputs.push_back(i);
+  }
+  return absl::OkStatus();
+}
+
+std::string TensorName(const Rule& r, int id) {
+  return id < static_cast<int>(r.inputs.size()) ? r.inputs[id].name : absl::StrCat("t", id);
+}
+
+std::string SizeText(const Rule& r, const SymbolicSize& s) {
+  std::vector<std::string> terms;
+  for (const DimRef& d : s) terms.push_back(absl::StrCat(TensorName(r, d.tensor), ".dim", d.dim));
+  return absl::StrJoin(terms, "+");
+}
+
+std::string GraphText(const Rule& r, const RuleGraph& g) {
+  std::string s;
+  int next = static_cast<int>(r.inputs.size());
+  for (const RuleOp& op : g.ops) {
+    std::vector<std::string> outs, ins, params;
+    for (int i = 0; i < op.num_outputs; ++i) outs.push_back(TensorName(r, next++));
+    for (int i : op.inputs) ins.push_back(TensorName(r, i));
+    if (!op.params.entries().empty()) params.push_back(op.params.ToString());
+    for (const auto& [name, sizes] : op.sizes) {
+      std::vector<std::string> parts;
+      for (const auto& sz : sizes) parts.push_back(SizeText(r, sz));
+      params.push_back(absl::StrCat(name, "=[", absl::StrJoin(parts, ","), "]"));
+    }
+    absl::StrAppend(&s, "    ", absl::StrJoin(outs, ", "), " = ", op.op->name(),
+                    params.empty() ? "" : absl::StrCat("{", absl::StrJoin(params, " "), "}"), "(",
+                    absl::StrJoin(ins, ", "), ")\n");
+  }
+  std::vector<std::string> outs;
+  for (int o : g.outputs) outs.push_back(TensorName(r, o));
+  absl::StrAppend(&s, "    -> ", absl::StrJoin(outs, ", "), "\n");
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat("cannot open rules file '", path, "'"));
+  proto::RuleSet p;
+  if (!p.ParseFromIstream(&f) || p.format_version() != kFormatVersion)
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a taso rules file (format ", kFormatVersion, ")"));
+  RuleSet set;
+  set.max_ops = p.max_ops();
+  set.operators.assign(p.operators().begin(), p.operators().end());
+  set.command = p.command();
+  for (const auto& pr : p.rules()) {
+    Rule r;
+    r.name = pr.name();
+    for (const auto& in : pr.inputs())
+      r.inputs.push_back({in.name(), Shape(in.example_shape().begin(), in.example_shape().end()), in.weight()});
+    const int n = static_cast<int>(r.inputs.size());
+    absl::Status s = GraphFromProto(pr.source(), n, &r.source);
+    if (s.ok()) s = GraphFromProto(pr.target(), n, &r.target);
+    if (s.ok() && r.source.outputs.size() != r.target.outputs.size())
+      s = absl::InvalidArgumentError("source and target have different numbers of outputs");
+    if (!s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
+    set.rules.push_back(std::move(r));
+  }
+  return set;
+}
+
+absl::Status WriteRuleSet(const RuleSet& set, const std::string& path) {
+  proto::RuleSet p;
+  p.set_format_version(kFormatVersion);
+  p.set_max_ops(set.max_ops);
+  for (const auto& o : set.operators) p.add_operators(o);
+  p.set_command(set.command);
+  for (const Rule& r : set.rules) {
+    auto* pr = p.add_rules();
+    pr->set_name(r.name);
+    for (const RuleInput& in : r.inputs) {
+      auto* pi = pr->add_inputs();
+      pi->set_name(in.name);
+      for (int64_t d : in.example_shape) pi->add_example_shape(d);
+      pi->set_weight(in.weight);
+    }
+    GraphToProto(r.source, pr->mutable_source());
+    GraphToProto(r.target, pr->mutable_target());
+  }
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+    // Deterministic bytes: the same rules always give the same file.
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    p.SerializeToCodedStream(&coded);
+    coded.Trim();
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f.flush()) return absl::InternalError(absl::StrCat("failed writing '", path, "'"));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+std::string RuleText(const Rule& r) {
+  std::vector<std::string> ins;
+  for (const RuleInput& in : r.inputs) ins.push_back(absl::StrCat(in.name, ShapeToString(in.example_shape)));
+  return absl::StrCat("rule ", r.name, " (", absl::StrJoin(ins, ", "), ")\n  source:\n", GraphText(r, r.source),
+                      "  target:\n", GraphText(r, r.target));
+}
+
+std::string RuleSetText(const RuleSet& set) {
+  std::string s = absl::StrCat("# taso rules: ", set.rules.size(), " rules, up to ", set.max_ops,
+                               " operators per graph\n# operators: ", absl::StrJoin(set.operators, " "),
+                               "\n# generated by: ", set.command, "\n");
+  for (const Rule& r : set.rules) absl::StrAppend(&s, "\n", RuleText(r));
+  return s;
+}
+
+absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& side,
+                                           const std::vector<Shape>& input_shapes) {
+  if (input_shapes.size() != rule.inputs.size())
+    return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, " has ", rule.inputs.size(), " inputs, ",
+                                                   input_shapes.size(), " shapes given"));
+  Graph g;
+  std::vector<ValueId> tensors;
+  for (size_t i = 0; i < rule.inputs.size(); ++i) {
+    ASSIGN_OR_RETURN(ValueId v, g.AddInput(rule.inputs[i].name, DataType::kFloat32, input_shapes[i]));
+    tensors.push_back(v);
+  }
+  for (const RuleOp& op : side.ops) {
+    Params params = op.params;
+    for (const auto& [name, sizes] : op.sizes) {
+      std::vector<int64_t> values;
+      for (const SymbolicSize& s : sizes) {
+        int64_t v = 0;
+        for (const DimRef& d : s) {
+          const Shape& shape = g.value(tensors[d.tensor]).shape;
+          if (d.dim < 0 || d.dim >= static_cast<int>(shape.size()))
+            return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, ": size refers to a missing dimension"));
+          v += shape[d.dim];
+        }
+        values.push_back(v);
+      }
+      params.Set(name, values);
+    }
+    std::vector<ValueId> ins;
+    for (int i : op.inputs) ins.push_back(tensors[i]);
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs, g.AddNode(op.op, std::move(params), std::move(ins)));
+    if (static_cast<int>(outs.size()) != op.num_outputs)
+      return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, ": ", op.op->name(), " gives ", outs.size(),
+                                                     " outputs, the rule expects ", op.num_outputs));
+    tensors.insert(tensors.end(), outs.begin(), outs.end());
+  }
+  for (int o : side.outputs) RETURN_IF_ERROR(g.AddOutput(tensors[o]));
+  return g;
+}
+
+}  // namespace taso

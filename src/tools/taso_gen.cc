@@ -1,0 +1,62 @@
+// taso-gen -k K -o rules.pb [--ops LIST] [--text]: generates graph substitution rules.
+#include <cstdio>
+#include <fstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "cli.h"
+#include "generator.h"
+
+ABSL_FLAG(int, k, 3, "largest number of operators in a graph (1 to 4)");
+ABSL_FLAG(std::string, o, "", "output rules file");
+ABSL_FLAG(std::string, ops, "", "comma-separated operators to enumerate (default: the whole generator set)");
+ABSL_FLAG(bool, text, false, "write the readable text form instead of the binary database");
+ABSL_FLAG(int, threads, 2, "worker threads");
+ABSL_FLAG(uint64_t, max_memory_mb, 12 * 1024, "memory budget; generation stops with an error beyond it");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the random test inputs");
+ABSL_FLAG(bool, quiet, false, "no progress line");
+
+int main(int argc, char** argv) {
+  constexpr const char* kTool = "taso-gen";
+  auto args = taso::cli::Init(argc, argv, "taso-gen -k K -o rules.pb [--ops LIST] [--text]");
+  if (!args.empty()) return taso::cli::Usage(kTool, "unexpected argument '" + args[0] + "'");
+  const std::string out = absl::GetFlag(FLAGS_o);
+  if (out.empty()) return taso::cli::Usage(kTool, "no output file given (-o rules.pb)");
+  taso::gen::GenerateOptions options;
+  options.max_ops = absl::GetFlag(FLAGS_k);
+  const std::string ops = absl::GetFlag(FLAGS_ops);
+  if (!ops.empty()) options.ops = absl::StrSplit(ops, ',', absl::SkipEmpty());
+  options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
+  options.max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.progress = !absl::GetFlag(FLAGS_quiet);
+  if (options.max_ops < 1 || options.max_ops > taso::gen::kMaxSupportedOps)
+    return taso::cli::Fail(kTool, absl::InvalidArgumentError("-k " + std::to_string(options.max_ops) +
+                                                             " is not supported (1 to 4)"));
+  {  // Find an unwritable output before the long run, not after.
+    std::ofstream probe(out + ".tmp");
+    if (!probe) return taso::cli::Fail(kTool, absl::PermissionDeniedError("cannot write '" + out + "'"));
+    probe.close();
+    std::remove((out + ".tmp").c_str());
+  }
+  taso::gen::GenerateReport report;
+  auto rules = taso::gen::Generate(options, &report);
+  if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
+  std::string command = "taso-gen -k " + std::to_string(options.max_ops);
+  if (!ops.empty()) command += " --ops " + ops;
+  rules->command = command;
+  absl::Status s;
+  if (absl::GetFlag(FLAGS_text)) {
+    std::ofstream f(out, std::ios::trunc);
+    f << taso::RuleSetText(*rules);
+    if (!f.flush()) s = absl::PermissionDeniedError("cannot write '" + out + "'");
+  } else {
+    s = taso::WriteRuleSet(*rules, out);
+  }
+  if (!s.ok()) return taso::cli::Fail(kTool, s);
+  std::printf("taso-gen: K=%d, %d operator variants over %d inputs (%s)\n%s", options.max_ops, report.variants,
+              report.inputs, absl::StrJoin(rules->operators, ",").c_str(), report.Table().c_str());
+  std::printf("wrote %zu rules to %s\n", rules->rules.size(), out.c_str());
+  return 0;
+}

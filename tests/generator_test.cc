@@ -1,0 +1,222 @@
+// taso-gen: the enumeration is canonical, the shipped K=3 database holds the classic
+// substitutions, is what the generator makes today, and every rule in it holds at sizes
+// other than those it was found with.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "enumerator.h"
+#include "generator.h"
+#include "taso/executor.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+const std::string kShipped = std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb";
+
+const RuleSet& Shipped() {
+  static const RuleSet set = [] {
+    auto s = ReadRuleSet(kShipped);
+    REQUIRE(s.ok());
+    return *s;
+  }();
+  return set;
+}
+
+std::multiset<std::string> OpNames(const RuleGraph& g) {
+  std::multiset<std::string> s;
+  for (const RuleOp& op : g.ops) s.insert(std::string(op.op->name()));
+  return s;
+}
+
+// Rules whose sides have these operators (in either direction).
+std::vector<const Rule*> RulesWith(const std::multiset<std::string>& one, const std::multiset<std::string>& other) {
+  std::vector<const Rule*> out;
+  for (const Rule& r : Shipped().rules) {
+    auto s = OpNames(r.source), t = OpNames(r.target);
+    if ((s == one && t == other) || (s == other && t == one)) out.push_back(&r);
+  }
+  return out;
+}
+
+// Instantiates both sides at these shapes; nullopt when they do not type-check there.
+std::optional<double> Difference(const Rule& r, const std::vector<Shape>& shapes, uint64_t seed) {
+  auto a = InstantiateRuleGraph(r, r.source, shapes);
+  auto b = InstantiateRuleGraph(r, r.target, shapes);
+  if (!a.ok() || !b.ok()) return std::nullopt;
+  TensorMap inputs = RandomInputs(*a, seed);
+  auto ya = RunReference(*a, inputs), yb = RunReference(*b, inputs);
+  if (!ya.ok() || !yb.ok()) return std::nullopt;
+  double worst = 0;
+  auto ia = ya->begin();
+  for (size_t i = 0; i < r.source.outputs.size(); ++i) {
+    // Outputs correspond by position; the maps are keyed by name, so compare in order.
+    const Tensor<float>& x = ya->at(a->value(a->outputs()[i]).name);
+    const Tensor<float>& y = yb->at(b->value(b->outputs()[i]).name);
+    if (x.shape != y.shape) return 1e30;
+    float scale = 1;
+    for (float v : x.data) scale = std::max(scale, std::fabs(v));
+    for (size_t k = 0; k < x.data.size(); ++k) worst = std::max(worst, std::fabs(x.data[k] - y.data[k]) / double(scale));
+  }
+  (void)ia;
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("The shipped K=3 database holds the classic substitutions") {
+  REQUIRE(Shipped().max_ops == 3);
+  REQUIRE(Shipped().rules.size() > 100);
+  // Associativity of MatMul: (C B) A = C (B A).
+  bool assoc = false;
+  for (const Rule* r : RulesWith({"MatMul", "MatMul"}, {"MatMul", "MatMul"})) {
+    const auto& s = r->source.ops;
+    const auto& t = r->target.ops;
+    const int n = static_cast<int>(r->inputs.size());
+    assoc |= n == 3 && s[1].inputs[0] == n && t[1].inputs[1] == n;  // left-nested vs right-nested
+    assoc |= n == 3 && s[1].inputs[1] == n && t[1].inputs[0] == n;
+  }
+  CHECK(assoc);
+  // Two MatMuls sharing an input fused with Concat and Split; the same for convolutions.
+  CHECK_FALSE(RulesWith({"MatMul", "MatMul"}, {"Concat", "MatMul", "Split"}).empty());
+  auto conv_fusions = RulesWith({"Conv2D", "Conv2D"}, {"Concat", "Conv2D", "Split"});
+  bool shared_input = false;
+  for (const Rule* r : conv_fusions)
+    shared_input |= r->source.ops[0].inputs[0] == r->source.ops[1].inputs[0];  // same data, two kernels
+  CHECK(shared_input);
+  // Convolution with relu is relu after convolution.
+  bool conv_relu = false;
+  for (const Rule* r : RulesWith({"Conv2D"}, {"Conv2D", "Relu"})) {
+    const RuleGraph& fused = r->source.ops.size() == 1 ? r->source : r->target;
+    conv_relu |= fused.ops[0].params.Str("activation") == "relu";
+  }
+  CHECK(conv_relu);
+  // Average pooling as a depth-wise convolution with C_pool, and kernel enlargement.
+  CHECK_FALSE(RulesWith({"AveragePool"}, {"C_pool", "Conv2D"}).empty());
+  CHECK_FALSE(RulesWith({"Conv2D"}, {"Conv2D", "Enlarge"}).empty());
+}
+
+TEST_CASE("Every shipped rule holds at other tensor sizes") {
+  // Each dimension value is mapped to another (odd stays odd, so kernels stay valid).
+  const std::vector<std::map<int64_t, int64_t>> remaps = {
+      {{1, 1}, {3, 3}, {4, 6}, {5, 7}},
+      {{1, 3}, {3, 5}, {4, 8}, {5, 9}},
+      {{1, 2}, {3, 3}, {4, 2}, {5, 6}},
+  };
+  size_t checked = 0, rules_checked_resized = 0;
+  for (const Rule& r : Shipped().rules) {
+    std::vector<Shape> example;
+    for (const RuleInput& in : r.inputs) example.push_back(in.example_shape);
+    auto base = Difference(r, example, 3);
+    INFO(RuleText(r));
+    REQUIRE(base.has_value());
+    REQUIRE(*base <= 1e-3);
+    bool resized = false;
+    for (size_t m = 0; m < remaps.size(); ++m) {
+      std::vector<Shape> shapes = example;
+      for (Shape& s : shapes)
+        for (int64_t& d : s) d = remaps[m].at(d);
+      auto diff = Difference(r, shapes, 5 + m);
+      if (!diff) continue;  // the rule does not apply at these sizes
+      REQUIRE(*diff <= 1e-3);
+      resized = true;
+      ++checked;
+    }
+    rules_checked_resized += resized;
+  }
+  // Nearly every rule type-checks at some other size (split points and paddings are symbolic).
+  CHECK(rules_checked_resized >= Shipped().rules.size() * 9 / 10);
+  CHECK(checked > 0);
+}
+
+TEST_CASE("Regenerating the K=3 database gives the shipped bytes") {
+  gen::GenerateOptions options;
+  options.max_ops = 3;
+  gen::GenerateReport report;
+  auto rules = gen::Generate(options, &report);
+  REQUIRE(rules.ok());
+  rules->command = Shipped().command;
+  auto dir = testing::TempDir("regenerate");
+  const std::string path = (dir / "k3.pb").string();
+  REQUIRE(WriteRuleSet(*rules, path).ok());
+  std::ifstream a(path, std::ios::binary), b(kShipped, std::ios::binary);
+  std::string x((std::istreambuf_iterator<char>(a)), {}), y((std::istreambuf_iterator<char>(b)), {});
+  CHECK(x == y);
+  // Each pruning stage only removes.
+  CHECK(report.counts.candidates >= report.counts.after_renaming);
+  CHECK(report.counts.after_renaming >= report.counts.after_size_check);
+  CHECK(report.counts.after_size_check >= report.counts.after_common_subgraph);
+  CHECK(report.counts.after_common_subgraph == rules->rules.size());
+}
+
+TEST_CASE("Each DAG is enumerated once and never with duplicated computation") {
+  auto set = gen::MakeOpSet({"MatMul", "Transpose", "Add"});
+  REQUIRE(set.ok());
+  gen::Enumerator e(*set, 2, 1);
+  absl::flat_hash_set<uint64_t> all;
+  gen::EnumerationLimits limits;
+  auto fps = e.Fingerprints(limits);
+  REQUIRE(fps.ok());
+  for (uint64_t f : *fps) all.insert(f);
+  auto graphs = e.Collect(all, limits);
+  REQUIRE(graphs.ok());
+  std::set<std::multiset<std::tuple<int, int, int>>> seen;  // each graph as a set of operators
+  for (const auto& g : *graphs) {
+    std::multiset<std::tuple<int, int, int>> ops;
+    for (int i = 0; i < g.graph.num_ops; ++i) ops.insert({g.graph.ops[i].variant, g.graph.ops[i].in[0], g.graph.ops[i].in[1]});
+    if (g.graph.num_ops == 0) continue;
+    // Independent operators may come in either order: as sets they must still be distinct.
+    CHECK(seen.insert(ops).second);
+    CHECK(std::set<std::tuple<int, int, int>>(ops.begin(), ops.end()).size() == ops.size());
+  }
+  CHECK(seen.size() > 20);
+}
+
+TEST_CASE("Generation with a chosen operator set, and bad requests") {
+  gen::GenerateOptions options;
+  options.max_ops = 3;
+  options.ops = {"MatMul", "Concat", "Split"};
+  gen::GenerateReport report;
+  auto rules = gen::Generate(options, &report);
+  REQUIRE(rules.ok());
+  bool fusion = false;
+  for (const Rule& r : rules->rules)
+    fusion |= OpNames(r.source) == std::multiset<std::string>{"MatMul", "MatMul"} &&
+              OpNames(r.target) == std::multiset<std::string>{"Concat", "MatMul", "Split"};
+  CHECK(fusion);
+
+  options.ops = {"MatMul", "Softmax"};
+  auto unknown = gen::Generate(options, &report);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("unknown operator 'Softmax'"));
+  options.ops = {};
+  for (int k : {0, 5}) {
+    options.max_ops = k;
+    auto bad = gen::Generate(options, &report);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(std::string(bad.status().message()), Catch::Contains("is not supported (1 to 4)"));
+  }
+}
+
+TEST_CASE("A tight memory budget stops generation cleanly") {
+  gen::GenerateOptions options;
+  options.max_ops = 3;
+  options.max_memory_mb = 1;
+  gen::GenerateReport report;
+  auto r = gen::Generate(options, &report);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("memory budget"));
+}
+
+TEST_CASE("Rule files that do not parse are refused") {
+  auto dir = testing::TempDir("bad_rules");
+  testing::WriteFile(dir / "junk.pb", "not a rule set");
+  auto r = ReadRuleSet((dir / "junk.pb").string());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("is not a taso rules file"));
+  CHECK_FALSE(ReadRuleSet((dir / "absent.pb").string()).ok());
+}
