@@ -450,7 +450,7 @@ absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per
   if (stop.load() || over_budget())
     return absl::ResourceExhaustedError(absl::StrCat(
         "enumeration stopped after ", graphs.load(), " graphs: it would need more than the memory budget of ",
-        limits.max_bytes >> 20, " MiB (--max-memory-mb); lower -k or raise the budget"));
+        limits.max_bytes >> 20, " MiB (--max_memory_mb); lower -k or raise the budget"));
   return absl::OkStatus();
 }
 

@@ -55,7 +55,7 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   EnumerationLimits limits;
   limits.threads = options.threads;
   limits.max_bytes = options.max_memory_mb << 20;
-  const bool tty = options.progress && isatty(STDERR_FILENO);
+  const bool tty = options.progress && isatty(STDERR_FILENO);  // the live progress line
   auto progress_for = [&](const char* phase) {
     return [tty, phase](double done, uint64_t graphs) {
       if (tty) std::fprintf(stderr, "\r  %s: %5.1f%% of branches, %llu graphs   ", phase, 100 * done,
@@ -67,6 +67,12 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   ASSIGN_OR_RETURN(std::vector<uint64_t> fps, e.Fingerprints(limits));
   report->enumerate_s = Since(t);
   report->graphs = fps.size();
+  auto phase = [&](const std::string& line) {
+    if (!options.progress) return;
+    if (tty) std::fprintf(stderr, "\r%80s\r", "");
+    std::fprintf(stderr, "  [%.1f s] %s\n", Since(start), line.c_str());
+  };
+  phase(absl::StrCat("pass 1: ", report->graphs, " graphs fingerprinted"));
   absl::flat_hash_set<uint64_t> wanted;
   for (size_t i = 1; i < fps.size(); ++i)
     if (fps[i] == fps[i - 1]) wanted.insert(fps[i]);
@@ -79,11 +85,13 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   if (tty) std::fprintf(stderr, "\r%80s\r", "");
   report->collect_s = Since(t);
   report->group_graphs = groups.size();
+  phase(absl::StrCat("pass 2: ", report->group_graphs, " graphs share ", report->groups, " fingerprints"));
 
   t = std::chrono::steady_clock::now();
   std::vector<Candidate> candidates = ConfirmCandidates(e, groups, options.threads);
   report->confirm_s = Since(t);
   std::vector<Fingerprinted>().swap(groups);
+  phase(absl::StrCat(candidates.size(), " candidates confirmed on floats"));
 
   t = std::chrono::steady_clock::now();
   RuleSet rules;
