@@ -5,12 +5,12 @@
 namespace taso::ops {
 namespace {
 
-class AveragePool : public KernelOp<AveragePool> {
+class AveragePool : public PoolOp<AveragePool> {
  public:
   absl::string_view name() const override { return "AveragePool"; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     if (p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return Bad("average pooling has no dilations");
-    return PoolTypes(p, in);
+    return PoolOp::InferTypes(p, in);
   }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
@@ -23,31 +23,16 @@ class AveragePool : public KernelOp<AveragePool> {
               });
     return absl::OkStatus();
   }
-  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
-    OpMetrics m = OpDef::Metrics(p, in, out);
-    auto k = p.Ints("kernel");
-    m.flops *= static_cast<double>(k[0] * k[1]);
-    return m;
-  }
-  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
-                              absl::Span<const OutputType>) const override {
-    auto k = p.Ints("kernel");
-    auto w = ReadWindow(p, k[0], k[1]);
-    return w.ok() ? WindowSources(*w, 0, 1) : DimSources{std::vector<DimSource>(4)};
-  }
   // Counting padding, so pooling equals a depth-wise convolution with C_pool.
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     return PoolGeneratorVariants(Params().Set("count_include_pad", int64_t{1}));
   }
   std::vector<std::string> onnx_op_types() const override { return {"AveragePool"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    auto ks = node.Ints("kernel_shape");
-    if (ks.size() != 2) return std::nullopt;
     Params p;
-    ASSIGN_OR_RETURN(bool ok, ReadOnnxWindow(node, node.inputs()[0].shape, ks[0], ks[1], p));
+    ASSIGN_OR_RETURN(bool ok, ReadOnnxPool(node, p));
     if (!ok || p.Ints("dilations") != std::vector<int64_t>{1, 1}) return std::nullopt;
     p.Erase("dilations");
-    p.Set("kernel", ks).Set("ceil_mode", node.Int("ceil_mode", 0));
     p.Set("count_include_pad", node.Int("count_include_pad", 0));
     return p;
   }

@@ -4,12 +4,9 @@
 namespace taso::ops {
 namespace {
 
-class MaxPool : public KernelOp<MaxPool> {
+class MaxPool : public PoolOp<MaxPool> {
  public:
   absl::string_view name() const override { return "MaxPool"; }
-  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
-    return PoolTypes(p, in);
-  }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     auto k = p.Ints("kernel");
@@ -18,27 +15,13 @@ class MaxPool : public KernelOp<MaxPool> {
               [](S acc, int64_t, int64_t) { return acc; });
     return absl::OkStatus();
   }
-  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
-    OpMetrics m = OpDef::Metrics(p, in, out);
-    auto k = p.Ints("kernel");
-    m.flops *= static_cast<double>(k[0] * k[1]);
-    return m;
-  }
-  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
-                              absl::Span<const OutputType>) const override {
-    auto k = p.Ints("kernel");
-    auto w = ReadWindow(p, k[0], k[1]);
-    return w.ok() ? WindowSources(*w, 0, 1) : DimSources{std::vector<DimSource>(4)};
-  }
   std::vector<GeneratorVariant> GeneratorVariants() const override { return PoolGeneratorVariants({}); }
   std::vector<std::string> onnx_op_types() const override { return {"MaxPool"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    auto ks = node.Ints("kernel_shape");
-    if (ks.size() != 2 || node.Int("storage_order", 0) != 0) return std::nullopt;
+    if (node.Int("storage_order", 0) != 0) return std::nullopt;
     Params p;
-    ASSIGN_OR_RETURN(bool ok, ReadOnnxWindow(node, node.inputs()[0].shape, ks[0], ks[1], p));
+    ASSIGN_OR_RETURN(bool ok, ReadOnnxPool(node, p));
     if (!ok) return std::nullopt;
-    p.Set("kernel", ks).Set("ceil_mode", node.Int("ceil_mode", 0));
     return p;
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {

@@ -176,6 +176,15 @@ onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type) {
 
 namespace taso::ops {
 
+absl::StatusOr<bool> ReadOnnxPool(OnnxImportNode& node, Params& params) {
+  auto ks = node.Ints("kernel_shape");
+  if (ks.size() != 2 || node.inputs().empty()) return false;
+  ASSIGN_OR_RETURN(bool ok, ReadOnnxWindow(node, node.inputs()[0].shape, ks[0], ks[1], params));
+  if (!ok) return false;
+  params.Set("kernel", ks).Set("ceil_mode", node.Int("ceil_mode", 0));
+  return true;
+}
+
 std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra) {
   std::vector<GeneratorVariant> out;
   for (int64_t s : {1, 2})

@@ -10,6 +10,31 @@ absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<co
 // taso-gen's pooling choices: 3x3 windows, strides 1 and 2, same and valid padding.
 std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra);
 
+// Reads the attributes MaxPool and AveragePool share (kernel, window, ceil_mode) into
+// params; false when the node uses something the library does not represent.
+absl::StatusOr<bool> ReadOnnxPool(OnnxImportNode& node, Params& params);
+
+// What MaxPool and AveragePool share: shape rule, work, dimension sources.
+template <typename Impl>
+class PoolOp : public KernelOp<Impl> {
+ public:
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
+    return PoolTypes(p, in);
+  }
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in, out);
+    auto k = p.Ints("kernel");
+    m.flops *= static_cast<double>(k[0] * k[1]);
+    return m;
+  }
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
+                              absl::Span<const OutputType>) const override {
+    auto k = p.Ints("kernel");
+    auto w = ReadWindow(p, k[0], k[1]);
+    return w.ok() ? WindowSources(*w, 0, 1) : DimSources{std::vector<DimSource>(4)};
+  }
+};
+
 // For every output position: folds the in-bounds input values with `step` starting from
 // `init`, then writes finish(acc, in_bounds_count, window_count_clipped_to_pads).
 template <typename S, typename Step, typename Finish>

@@ -107,21 +107,25 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
                                                    types->size(), " outputs, ", output_names.size(),
                                                    " names given"));
   for (size_t i = 0; i < output_names.size(); ++i) RETURN_IF_ERROR(CheckNewName(output_names[i]));
-  NodeId nid = num_nodes();
-  for (size_t i = 0; i < types->size(); ++i) {
-    Value v;
-    v.name = output_names.empty() ? UniqueName(node.name) : output_names[i];
-    v.dtype = (*types)[i].dtype;
-    v.shape = (*types)[i].shape;
-    v.producer = nid;
-    v.producer_output = static_cast<int>(i);
-    ValueId id = num_values();
-    by_name_[v.name] = id;
-    values_.push_back(std::move(v));
-    node.outputs.push_back(id);
-  }
+  for (size_t i = 0; i < types->size(); ++i)
+    node.outputs.push_back(NewOutput(output_names.empty() ? UniqueName(node.name) : output_names[i], (*types)[i],
+                                     num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
+}
+
+ValueId Graph::NewOutput(std::string name, const OutputType& type, NodeId producer, int index) {
+  Value v;
+  v.name = std::move(name);
+  v.dtype = type.dtype;
+  v.shape = type.shape;
+  v.shape_known = type.shape_known;
+  v.producer = producer;
+  v.producer_output = index;
+  ValueId id = num_values();
+  by_name_[v.name] = id;
+  values_.push_back(std::move(v));
+  return id;
 }
 
 absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> proto,
@@ -139,24 +143,10 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const 
   node.name = proto->name();
   node.inputs = std::move(inputs);
   node.onnx_node = std::move(proto);
-  NodeId nid = num_nodes();
-  for (size_t i = 0; i < output_names.size(); ++i) {
-    if (output_names[i].empty()) {  // an absent optional output
-      node.outputs.push_back(kNoValue);
-      continue;
-    }
-    Value v;
-    v.name = output_names[i];
-    v.dtype = output_types[i].dtype;
-    v.shape = output_types[i].shape;
-    v.shape_known = output_types[i].shape_known;
-    v.producer = nid;
-    v.producer_output = static_cast<int>(i);
-    ValueId id = num_values();
-    by_name_[v.name] = id;
-    values_.push_back(std::move(v));
-    node.outputs.push_back(id);
-  }
+  for (size_t i = 0; i < output_names.size(); ++i)  // an empty name: an absent optional output
+    node.outputs.push_back(output_names[i].empty()
+                               ? kNoValue
+                               : NewOutput(output_names[i], output_types[i], num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }

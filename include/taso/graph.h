@@ -103,6 +103,7 @@ class Graph {
  private:
   absl::Status CheckNewName(const std::string& name) const;
   std::string UniqueName(absl::string_view hint);
+  ValueId NewOutput(std::string name, const OutputType& type, NodeId producer, int index);
 
   std::vector<Value> values_;
   std::vector<Node> nodes_;
