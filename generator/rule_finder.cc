@@ -208,7 +208,7 @@ std::string Serialize(const PGraph& g, int num_inputs, const std::vector<int>& l
   return s;
 }
 
-std::string CanonicalWith(const PRule& r, const std::vector<int>& label, int used) {
+std::string CanonicalWith(const PRule& r, const std::vector<int>& label) {
   std::vector<int> ca, cb;
   const int n = static_cast<int>(r.input_sigs.size());
   std::string sa = Serialize(r.a, n, label, &ca);
@@ -268,7 +268,7 @@ std::string Canonical(const PRule& r) {
     if (c == classes.size()) {
       std::vector<int> label(r.input_sigs.size(), 0);
       for (size_t i = 0; i < order.size(); ++i) label[order[i]] = static_cast<int>(i);
-      std::string s = CanonicalWith(r, label, static_cast<int>(used.size()));
+      std::string s = CanonicalWith(r, label);
       if (best.empty() || s < best) best = std::move(s);
       return;
     }
@@ -281,7 +281,7 @@ std::string Canonical(const PRule& r) {
   return sigs + "#" + best;
 }
 
-PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>& outputs, int num_inputs,
+PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>& outputs,
                 const std::vector<int>& op_outputs) {
   PGraph g;
   for (int o = 0; o < code.num_ops; ++o) {
@@ -291,7 +291,6 @@ PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>&
     g.ops.push_back(std::move(p));
   }
   g.outputs = outputs;
-  (void)num_inputs;
   return g;
 }
 
@@ -432,14 +431,14 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
     for (int i = 0; i < n; ++i) id[i] = input_id[i];
     int next = rule_inputs;
     for (int t = n; t < static_cast<int>(rep.tensors.size()); ++t) id[t] = next++;
-    int tensor = n;
     for (int o = 0; o < code.num_ops; ++o) {
       const Variant& var = set.variants[code.ops[o].variant];
       RuleOp op;
       op.op = var.op;
       op.params = var.spec.params;
       for (int i = 0; i < var.spec.arity; ++i) op.inputs.push_back(id[code.ops[o].in[i]]);
-      op.num_outputs = var.spec.split_at_concat ? 2 : 1;
+      const int end = o + 1 < code.num_ops ? rep.first_output[o + 1] : static_cast<int>(rep.tensors.size());
+      op.num_outputs = end - rep.first_output[o];
       if (var.spec.split_at_concat) {
         const int axis = static_cast<int>(var.spec.params.Int("axis", 0));
         const DimNode& cut = rep.nodes[rep.dims[code.ops[o].in[0]][axis]];
@@ -451,7 +450,6 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
           op.sizes["sizes"].push_back(size);
         }
       }
-      tensor += op.num_outputs;
       g.ops.push_back(std::move(op));
     }
     for (int o : outputs) g.outputs.push_back(id[o]);
@@ -513,8 +511,8 @@ std::vector<Rule> MakeRules(const Enumerator& e, const std::vector<Candidate>& r
     Facts fa = FactsOf(e, c.a), fb = FactsOf(e, c.b);
     PRule r;
     for (const GenInput& in : set.inputs) r.input_sigs.push_back(Signature(in.shape, in.activation));
-    r.a = ToPGraph(set, c.a, c.a_outputs, n, fa.op_outputs);
-    r.b = ToPGraph(set, c.b, c.b_outputs, n, fb.op_outputs);
+    r.a = ToPGraph(set, c.a, c.a_outputs, fa.op_outputs);
+    r.b = ToPGraph(set, c.b, c.b_outputs, fb.op_outputs);
     std::string key = Canonical(r);
     auto it = rules.find(key);
     if (it == rules.end())

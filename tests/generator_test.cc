@@ -52,7 +52,6 @@ std::optional<double> Difference(const Rule& r, const std::vector<Shape>& shapes
   auto ya = RunReference(*a, inputs), yb = RunReference(*b, inputs);
   if (!ya.ok() || !yb.ok()) return std::nullopt;
   double worst = 0;
-  auto ia = ya->begin();
   for (size_t i = 0; i < r.source.outputs.size(); ++i) {
     // Outputs correspond by position; the maps are keyed by name, so compare in order.
     const Tensor<float>& x = ya->at(a->value(a->outputs()[i]).name);
@@ -62,7 +61,6 @@ std::optional<double> Difference(const Rule& r, const std::vector<Shape>& shapes
     for (float v : x.data) scale = std::max(scale, std::fabs(v));
     for (size_t k = 0; k < x.data.size(); ++k) worst = std::max(worst, std::fabs(x.data[k] - y.data[k]) / double(scale));
   }
-  (void)ia;
   return worst;
 }
 
