@@ -198,7 +198,7 @@ class Walker {
     int concat_node = -1;
     if (spec.split_at_concat) {
       const Slot& in = slots_[op.in[0]];
-      const int axis = static_cast<int>(spec.params.Int("axis", 0));
+      const int axis = CutAxis(spec);
       if (axis >= static_cast<int>(in.t.shape.size())) return false;
       concat_node = in.sym[axis];
       if (sym_[concat_node].left < 0) return false;  // not where anything was concatenated
@@ -230,8 +230,7 @@ class Walker {
       out.t.data.assign(NumElements(out.t.shape), 0u);
     }
     for (size_t o = 0; o < mv.out_shapes.size(); ++o) args.out.push_back(&slots_[first_out + o].t);
-    Params params = spec.params;
-    if (spec.split_at_concat) params.Set("sizes", std::vector<int64_t>{cut[0], cut[1]});
+    const Params params = spec.split_at_concat ? WithCut(spec, cut[0], cut[1]) : spec.params;
     if (!var.op->RunUint32(params, args).ok()) {
       slots_.resize(first_out);
       return false;
@@ -325,8 +324,7 @@ class Walker {
     MemoValue mv;
     std::vector<InputInfo> infos;
     for (int i = 0; i < var.spec.arity; ++i) infos.push_back({true, DataType::kFloat32, slots_[op.in[i]].t.shape});
-    Params params = var.spec.params;
-    if (var.spec.split_at_concat) params.Set("sizes", std::vector<int64_t>{cut[0], cut[1]});
+    const Params params = var.spec.split_at_concat ? WithCut(var.spec, cut[0], cut[1]) : var.spec.params;
     auto types = var.op->InferTypes(params, infos);
     if (!types.ok()) return mv;
     for (const OutputType& t : *types) {

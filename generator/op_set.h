@@ -34,6 +34,15 @@ struct OpSet {
   std::vector<GenInput> inputs;
 };
 
+// For split_at_concat variants: the dimension cut, and the parameters with the cut sizes.
+inline constexpr const char* kCutSizesParam = "sizes";
+inline int CutAxis(const GeneratorVariant& v) { return static_cast<int>(v.params.Int("axis", 0)); }
+inline Params WithCut(const GeneratorVariant& v, int64_t first, int64_t second) {
+  Params p = v.params;
+  p.Set(kCutSizesParam, std::vector<int64_t>{first, second});
+  return p;
+}
+
 // The operators that take part in generation (the default set), sorted by name.
 std::vector<std::string> GeneratorOperators();
 // The variants of the named operators (all when `ops` is empty); an unknown name is an error.

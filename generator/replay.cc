@@ -56,12 +56,12 @@ absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, cons
     int concat_node = -1;
     std::array<int64_t, 2> cut = {0, 0};
     if (var.spec.split_at_concat) {
-      const int axis = static_cast<int>(params.Int("axis", 0));
+      const int axis = CutAxis(var.spec);
       if (axis >= r.tensors[op.in[0]].rank()) return absl::InvalidArgumentError("split axis out of range");
       concat_node = r.dims[op.in[0]][axis];
       if (r.nodes[concat_node].left < 0) return absl::InvalidArgumentError("split of an unconcatenated dimension");
       cut = {NodeSize(r, r.nodes[concat_node].left), NodeSize(r, r.nodes[concat_node].right)};
-      params.Set("sizes", std::vector<int64_t>{cut[0], cut[1]});
+      params = WithCut(var.spec, cut[0], cut[1]);
     }
     r.cuts.push_back(cut);
     r.first_output.push_back(static_cast<int>(r.tensors.size()));

@@ -440,14 +440,14 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
       const int end = o + 1 < code.num_ops ? rep.first_output[o + 1] : static_cast<int>(rep.tensors.size());
       op.num_outputs = end - rep.first_output[o];
       if (var.spec.split_at_concat) {
-        const int axis = static_cast<int>(var.spec.params.Int("axis", 0));
+        const int axis = CutAxis(var.spec);
         const DimNode& cut = rep.nodes[rep.dims[code.ops[o].in[0]][axis]];
         for (int part : {cut.left, cut.right}) {
           std::vector<DimNode> leaves;
           Leaves(rep.nodes, part, leaves);
           SymbolicSize size;
           for (const DimNode& l : leaves) size.push_back({id[l.tensor], l.dim});
-          op.sizes["sizes"].push_back(size);
+          op.sizes[kCutSizesParam].push_back(size);
         }
       }
       g.ops.push_back(std::move(op));

@@ -72,7 +72,10 @@ struct GeneratorVariant {
   // The value depends only on the output's shape, not on the inputs' values (the inputs
   // only say which shape): the generator then takes the first input giving that shape.
   bool constant_output = false;
-  bool split_at_concat = false;  // cuts its input where it was concatenated (TASO's split tree)
+  // Cuts its input where it was concatenated (TASO's split trees). The contract: the
+  // operator's "axis" parameter names the dimension, and the generator passes the cut as
+  // the "sizes" parameter (see CutAxis / WithCut in generator/op_set.h).
+  bool split_at_concat = false;
 };
 
 // Inputs and outputs of one kernel invocation in scalar domain S.
