@@ -18,8 +18,8 @@ namespace taso::gen {
 inline constexpr int kMaxOps = 5;
 
 struct GenOp {
-  uint8_t variant;
-  uint8_t in[3];
+  uint8_t variant = 0;
+  uint8_t in[3] = {};  // zero where unused: codes are compared as bytes
 };
 
 // A graph: its operators in canonical order. Tensor ids: the inputs first, then each

@@ -34,10 +34,12 @@ std::string GenerateReport::Table() const {
   };
   row("graphs enumerated", graphs, absl::StrFormat("(%.2f s)", enumerate_s));
   row("fingerprint collisions", groups, absl::StrFormat("groups of %d graphs (%.2f s)", group_graphs, collect_s));
-  row("candidates", counts.candidates, absl::StrFormat("confirmed on floats (%.2f s)", confirm_s));
+  row("candidate pairs", counts.candidates, absl::StrFormat("equal fingerprints (%.2f s)", pair_s));
+  row("distinct up to renaming", counts.distinct, "");
   row("after input renaming", counts.after_renaming, "");
-  row("after the other-sizes check", counts.after_size_check, "");
-  row("after common subgraph", counts.after_common_subgraph, absl::StrFormat("= rules (pruning %.2f s)", prune_s));
+  row("after common subgraph", counts.after_common_subgraph, "");
+  row("after float checks", counts.after_float_checks, absl::StrFormat("(pruning and checks %.2f s)", prune_s));
+  row("parametric", counts.after_parameters, "= rules (parameter families merged)");
   absl::StrAppend(&s, absl::StrFormat("  wall time %.2f s, peak memory %d MiB\n", total_s, peak_rss_mb));
   return s;
 }
@@ -88,16 +90,16 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   phase(absl::StrCat("pass 2: ", report->group_graphs, " graphs share ", report->groups, " fingerprints"));
 
   t = std::chrono::steady_clock::now();
-  std::vector<Candidate> candidates = ConfirmCandidates(e, groups, options.threads);
-  report->confirm_s = Since(t);
+  std::vector<Candidate> candidates = PairUp(e, groups, options.threads);
+  report->pair_s = Since(t);
   std::vector<Fingerprinted>().swap(groups);
-  phase(absl::StrCat(candidates.size(), " candidates confirmed on floats"));
+  phase(absl::StrCat(candidates.size(), " candidate pairs"));
 
   t = std::chrono::steady_clock::now();
   RuleSet rules;
   rules.max_ops = options.max_ops;
   rules.operators = set.op_names;
-  rules.rules = MakeRules(e, candidates, &report->counts);
+  rules.rules = FindRules(e, candidates, options.threads, &report->counts);
   report->prune_s = Since(t);
   report->total_s = Since(start);
   report->peak_rss_mb = PeakRssMb();

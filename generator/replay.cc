@@ -30,7 +30,8 @@ absl::Status RunKernel(const OpDef& op, const Params& p, KernelArgs<S>& a) {
 }  // namespace
 
 template <typename S>
-absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs) {
+absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs,
+                                   const ReplacedOp<S>* replaced) {
   Replayed<S> r;
   r.tensors.reserve(inputs.size() + 2 * code.num_ops);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -52,7 +53,8 @@ absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, cons
       infos.push_back({true, DataType::kFloat32, r.tensors[op.in[i]].shape});
       ++uses[op.in[i]];
     }
-    Params params = var.spec.params;
+    Params cut_params;  // a copy only where a split's sizes are added
+    const Params* params = &var.spec.params;
     int concat_node = -1;
     std::array<int64_t, 2> cut = {0, 0};
     if (var.spec.split_at_concat) {
@@ -61,12 +63,13 @@ absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, cons
       concat_node = r.dims[op.in[0]][axis];
       if (r.nodes[concat_node].left < 0) return absl::InvalidArgumentError("split of an unconcatenated dimension");
       cut = {NodeSize(r, r.nodes[concat_node].left), NodeSize(r, r.nodes[concat_node].right)};
-      params = WithCut(var.spec, cut[0], cut[1]);
+      cut_params = WithCut(var.spec, cut[0], cut[1]);
+      params = &cut_params;
     }
     r.cuts.push_back(cut);
     r.first_output.push_back(static_cast<int>(r.tensors.size()));
-    ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->InferTypes(params, infos));
-    const DimSources sources = var.op->DimensionSources(params, infos, types);
+    ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->InferTypes(*params, infos));
+    const DimSources sources = var.op->DimensionSources(*params, infos, types);
     const int first = static_cast<int>(r.tensors.size());
     for (const OutputType& t : types) r.tensors.emplace_back(t.shape);
     KernelArgs<S> args;
@@ -75,11 +78,16 @@ absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, cons
       args.constant.push_back(nullptr);
     }
     for (size_t k = 0; k < types.size(); ++k) args.out.push_back(&r.tensors[first + k]);
-    RETURN_IF_ERROR(RunKernel<S>(*var.op, params, args));
+    const bool fresh = replaced && replaced->op == o;
+    if (fresh) {
+      for (size_t k = 0; k < types.size(); ++k) replaced->fill(static_cast<int>(k), *args.out[k]);
+    } else {
+      RETURN_IF_ERROR(RunKernel<S>(*var.op, *params, args));
+    }
     for (size_t k = 0; k < types.size(); ++k) {
       std::vector<int> d;
       for (size_t j = 0; j < types[k].shape.size(); ++j) {
-        const DimSource& src = sources[k][j];
+        const DimSource src = fresh ? DimSource{} : sources[k][j];
         switch (src.kind) {
           case DimSource::kCopy: d.push_back(r.dims[op.in[src.input]][src.dim]); break;
           case DimSource::kConcat:
@@ -107,8 +115,10 @@ absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, cons
   return r;
 }
 
-template absl::StatusOr<Replayed<float>> Replay(const OpSet&, const GraphCode&, const std::vector<Tensor<float>>&);
+template absl::StatusOr<Replayed<float>> Replay(const OpSet&, const GraphCode&, const std::vector<Tensor<float>>&,
+                                                const ReplacedOp<float>*);
 template absl::StatusOr<Replayed<uint32_t>> Replay(const OpSet&, const GraphCode&,
-                                                   const std::vector<Tensor<uint32_t>>&);
+                                                   const std::vector<Tensor<uint32_t>>&,
+                                                   const ReplacedOp<uint32_t>*);
 
 }  // namespace taso::gen

@@ -3,6 +3,7 @@
 // the symbolic sizes of rules can be read off.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -27,9 +28,19 @@ struct Replayed {
   std::vector<int> first_output;           // per operator: the id of its first output
 };
 
+// One operator whose outputs are replaced by other values, for checking a generalized
+// rule in which they are a fresh input: `fill(k, t)` writes output k (its shape is set).
+// Their dimensions have no concatenation history.
+template <typename S>
+struct ReplacedOp {
+  int op = -1;
+  std::function<void(int, Tensor<S>&)> fill;
+};
+
 // Fails when a shape rule does not hold for these inputs.
 template <typename S>
-absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs);
+absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs,
+                                   const ReplacedOp<S>* replaced = nullptr);
 
 // The DimNode leaves under a node, left to right.
 void Leaves(const std::vector<DimNode>& nodes, int node, std::vector<DimNode>& out);

@@ -1,35 +1,27 @@
-// From fingerprint collisions to rules: candidates confirmed on floats, redundant ones
-// pruned (TASO section 2.5: input renaming, both forms of common subgraph), rules that
-// held only at the generator's sizes dropped, and the rest written as shape-agnostic
-// rules.
+// From candidates to rules (TASO section 2.5): candidates equal up to a renaming of their
+// inputs are one; a rule is pruned when a more general one is valid (two of its inputs
+// merged, or a common subgraph taken out of both graphs); the rest must hold on floats at
+// the generator's sizes and at others, and are written as shape-agnostic rules.
 #pragma once
 
-#include <string>
 #include <vector>
 
-#include "enumerator.h"
+#include "candidates.h"
 #include "taso/rules.h"
 
 namespace taso::gen {
 
-// Two graphs with equal outputs: a.outputs[i] equals b.outputs[i].
-struct Candidate {
-  GraphCode a, b;
-  std::vector<int> a_outputs, b_outputs;
-};
-
 struct PruneCounts {
-  size_t candidates = 0;
-  size_t after_renaming = 0;
-  size_t after_size_check = 0;
-  size_t after_common_subgraph = 0;
+  size_t candidates = 0;             // pairs of graphs with equal fingerprints
+  size_t distinct = 0;               // distinct up to a renaming of their inputs
+  size_t after_renaming = 0;         // not an instance of a valid rule with more inputs
+  size_t after_common_subgraph = 0;  // no common subgraph whose removal leaves a valid rule
+  size_t after_float_checks = 0;     // hold on floats at several sizes
+  size_t after_parameters = 0;       // families differing only in parameters merged: the rules
 };
 
-// Confirms the pairs of each fingerprint group on float inputs in [-1, 1].
-std::vector<Candidate> ConfirmCandidates(const Enumerator& e, const std::vector<Fingerprinted>& groups,
-                                         int threads, int test_cases = 11);
-
-// Prunes and converts the candidates to rules, sorted deterministically.
-std::vector<Rule> MakeRules(const Enumerator& e, const std::vector<Candidate>& candidates, PruneCounts* counts);
+// The rules, sorted deterministically (fewer operators first).
+std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& candidates, int threads,
+                            PruneCounts* counts);
 
 }  // namespace taso::gen

@@ -1,6 +1,7 @@
 #include "taso/rules.h"
 
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -23,6 +24,29 @@ void SizeToProto(const SymbolicSize& s, proto::Size* out) {
   }
 }
 
+void ValueToProto(const ParamValue& value, proto::Param* p) {
+  if (auto* i = std::get_if<int64_t>(&value)) p->set_int_value(*i);
+  else if (auto* f = std::get_if<double>(&value)) p->set_float_value(*f);
+  else if (auto* s = std::get_if<std::string>(&value)) p->set_string_value(*s);
+  else if (auto* v = std::get_if<std::vector<int64_t>>(&value))
+    for (int64_t x : *v) p->mutable_ints()->add_values(x);
+}
+
+absl::StatusOr<ParamValue> ValueFromProto(const proto::Param& p) {
+  switch (p.value_case()) {
+    case proto::Param::kIntValue: return ParamValue(p.int_value());
+    case proto::Param::kFloatValue: return ParamValue(p.float_value());
+    case proto::Param::kStringValue: return ParamValue(p.string_value());
+    case proto::Param::kInts: return ParamValue(std::vector<int64_t>(p.ints().values().begin(), p.ints().values().end()));
+    default: return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name(), "' has no value"));
+  }
+}
+
+std::string ValueText(const ParamValue& v) {
+  const std::string s = Params().Set("v", v).ToString();
+  return s.substr(2);  // without "v="
+}
+
 void GraphToProto(const RuleGraph& g, proto::RuleGraph* out) {
   for (const RuleOp& op : g.ops) {
     auto* o = out->add_ops();
@@ -30,11 +54,12 @@ void GraphToProto(const RuleGraph& g, proto::RuleGraph* out) {
     for (const auto& [name, value] : op.params.entries()) {
       auto* p = o->add_params();
       p->set_name(name);
-      if (auto* i = std::get_if<int64_t>(&value)) p->set_int_value(*i);
-      else if (auto* f = std::get_if<double>(&value)) p->set_float_value(*f);
-      else if (auto* s = std::get_if<std::string>(&value)) p->set_string_value(*s);
-      else if (auto* v = std::get_if<std::vector<int64_t>>(&value))
-        for (int64_t x : *v) p->mutable_ints()->add_values(x);
+      ValueToProto(value, p);
+    }
+    for (const auto& [param, var] : op.bound) {
+      auto* b = o->add_bound();
+      b->set_param(param);
+      b->set_var(var);
     }
     for (const auto& [name, sizes] : op.sizes) {
       auto* p = o->add_params();
@@ -56,12 +81,6 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
     if (op.op == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown operator '", o.op(), "'"));
     for (const auto& p : o.params()) {
       switch (p.value_case()) {
-        case proto::Param::kIntValue: op.params.Set(p.name(), p.int_value()); break;
-        case proto::Param::kFloatValue: op.params.Set(p.name(), p.float_value()); break;
-        case proto::Param::kStringValue: op.params.Set(p.name(), p.string_value()); break;
-        case proto::Param::kInts:
-          op.params.Set(p.name(), std::vector<int64_t>(p.ints().values().begin(), p.ints().values().end()));
-          break;
         case proto::Param::kSizes: {
           auto& sizes = op.sizes[p.name()];
           for (const auto& s : p.sizes().sizes()) {
@@ -75,8 +94,16 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
           }
           break;
         }
-        default: return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name(), "' has no value"));
+        default: {
+          ASSIGN_OR_RETURN(ParamValue v, ValueFromProto(p));
+          op.params.Set(p.name(), std::move(v));
+        }
       }
+    }
+    for (const auto& b : o.bound()) {
+      if (!op.params.Has(b.param()))
+        return absl::InvalidArgumentError(absl::StrCat(o.op(), " binds parameter '", b.param(), "', which it does not have"));
+      op.bound[b.param()] = b.var();
     }
     for (int i : o.inputs()) {
       if (i < 0 || i >= tensors)
@@ -93,6 +120,21 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
     if (i < 0 || i >= tensors) return absl::InvalidArgumentError(absl::StrCat("output ", i, " does not exist"));
     out->outputs.push_back(i);
   }
+  return absl::OkStatus();
+}
+
+// Every binding names a declared variable, and every variable is bound somewhere.
+absl::Status CheckBindings(const Rule& r) {
+  std::set<std::string> declared, used;
+  for (const RuleVar& v : r.vars)
+    if (!declared.insert(v.name).second) return absl::InvalidArgumentError(absl::StrCat("variable '", v.name, "' declared twice"));
+  for (const RuleGraph* g : {&r.source, &r.target})
+    for (const RuleOp& op : g->ops)
+      for (const auto& [param, var] : op.bound) {
+        if (!declared.count(var)) return absl::InvalidArgumentError(absl::StrCat("undeclared variable '", var, "'"));
+        used.insert(var);
+      }
+  if (used.size() != declared.size()) return absl::InvalidArgumentError("a declared variable is never bound");
   return absl::OkStatus();
 }
 
@@ -113,7 +155,10 @@ std::string GraphText(const Rule& r, const RuleGraph& g) {
     std::vector<std::string> outs, ins, params;
     for (int i = 0; i < op.num_outputs; ++i) outs.push_back(TensorName(r, next++));
     for (int i : op.inputs) ins.push_back(TensorName(r, i));
-    if (!op.params.entries().empty()) params.push_back(op.params.ToString());
+    for (const auto& [name, value] : op.params.entries()) {
+      auto var = op.bound.find(name);
+      params.push_back(absl::StrCat(name, "=", var == op.bound.end() ? ValueText(value) : var->second));
+    }
     for (const auto& [name, sizes] : op.sizes) {
       std::vector<std::string> parts;
       for (const auto& sz : sizes) parts.push_back(SizeText(r, sz));
@@ -151,6 +196,18 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
     if (s.ok()) s = GraphFromProto(pr.target(), n, &r.target);
     if (s.ok() && r.source.outputs.size() != r.target.outputs.size())
       s = absl::InvalidArgumentError("source and target have different numbers of outputs");
+    for (const auto& pv : pr.vars()) {
+      if (!s.ok()) break;
+      RuleVar var{pv.name(), {}};
+      for (const auto& value : pv.values()) {
+        auto v = ValueFromProto(value);
+        if (!v.ok()) s = v.status();
+        else var.values.push_back(*std::move(v));
+      }
+      if (s.ok() && var.values.empty()) s = absl::InvalidArgumentError(absl::StrCat("variable '", var.name, "' has no values"));
+      r.vars.push_back(std::move(var));
+    }
+    if (s.ok()) s = CheckBindings(r);
     if (!s.ok())
       return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
     set.rules.push_back(std::move(r));
@@ -175,6 +232,11 @@ absl::Status WriteRuleSet(const RuleSet& set, const std::string& path) {
     }
     GraphToProto(r.source, pr->mutable_source());
     GraphToProto(r.target, pr->mutable_target());
+    for (const RuleVar& var : r.vars) {
+      auto* pv = pr->add_vars();
+      pv->set_name(var.name);
+      for (const ParamValue& v : var.values) ValueToProto(v, pv->add_values());
+    }
   }
   const std::string tmp = path + ".tmp";
   {
@@ -198,7 +260,15 @@ absl::Status WriteRuleSet(const RuleSet& set, const std::string& path) {
 std::string RuleText(const Rule& r) {
   std::vector<std::string> ins;
   for (const RuleInput& in : r.inputs) ins.push_back(absl::StrCat(in.name, ShapeToString(in.example_shape)));
-  return absl::StrCat("rule ", r.name, " (", absl::StrJoin(ins, ", "), ")\n  source:\n", GraphText(r, r.source),
+  std::vector<std::string> vars;
+  for (const RuleVar& v : r.vars) {
+    std::vector<std::string> values;
+    for (const ParamValue& x : v.values) values.push_back(ValueText(x));
+    vars.push_back(absl::StrCat(v.name, " in {", absl::StrJoin(values, ", "), "}"));
+  }
+  return absl::StrCat("rule ", r.name, " (", absl::StrJoin(ins, ", "), ")",
+                      vars.empty() ? "" : absl::StrCat(" for ", absl::StrJoin(vars, ", ")), "\n  source:\n",
+                      GraphText(r, r.source),
                       "  target:\n", GraphText(r, r.target));
 }
 
@@ -208,6 +278,28 @@ std::string RuleSetText(const RuleSet& set) {
                                "\n# generated by: ", set.command, "\n");
   for (const Rule& r : set.rules) absl::StrAppend(&s, "\n", RuleText(r));
   return s;
+}
+
+std::vector<Rule> Instances(const Rule& rule) {
+  if (rule.vars.empty()) return {rule};
+  std::vector<Rule> out;
+  std::vector<size_t> pick(rule.vars.size(), 0);
+  while (true) {
+    Rule r = rule;
+    r.name = absl::StrCat(rule.name, "/", out.size());
+    r.vars.clear();
+    for (RuleGraph* g : {&r.source, &r.target})
+      for (RuleOp& op : g->ops) {
+        for (const auto& [param, var] : op.bound)
+          for (size_t v = 0; v < rule.vars.size(); ++v)
+            if (rule.vars[v].name == var) op.params.Set(param, rule.vars[v].values[pick[v]]);
+        op.bound.clear();
+      }
+    out.push_back(std::move(r));
+    size_t v = 0;  // the next combination, the first variable fastest
+    while (v < pick.size() && ++pick[v] == rule.vars[v].values.size()) pick[v++] = 0;
+    if (v == pick.size()) return out;
+  }
 }
 
 absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& side,

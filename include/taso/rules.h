@@ -22,7 +22,8 @@ using SymbolicSize = std::vector<DimRef>;  // a sum of dimensions
 
 struct RuleOp {
   const OpDef* op = nullptr;
-  Params params;
+  Params params;  // a bound parameter holds one of its variable's values
+  std::map<std::string, std::string> bound;  // parameter -> rule variable
   std::map<std::string, std::vector<SymbolicSize>> sizes;  // symbolic parameters
   std::vector<int> inputs;
   int num_outputs = 1;
@@ -39,10 +40,17 @@ struct RuleInput {
   bool weight = false;
 };
 
+// A rule variable: the rule holds with each of `values` put wherever it is bound.
+struct RuleVar {
+  std::string name;
+  std::vector<ParamValue> values;
+};
+
 struct Rule {
   std::string name;
   std::vector<RuleInput> inputs;
   RuleGraph source, target;
+  std::vector<RuleVar> vars;  // none: a concrete rule
 };
 
 struct RuleSet {
@@ -56,6 +64,10 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path);
 absl::Status WriteRuleSet(const RuleSet& rules, const std::string& path);
 std::string RuleSetText(const RuleSet& rules);
 std::string RuleText(const Rule& rule);
+
+// The concrete rules a parametric rule stands for, one per combination of its variables'
+// values (named "<rule>/<index>"); a concrete rule stands for itself.
+std::vector<Rule> Instances(const Rule& rule);
 
 // Builds one side of a rule as a graph on concrete input shapes, resolving the symbolic
 // parameters; fails if a shape rule does not hold for these shapes.

@@ -1,0 +1,59 @@
+// Rules as plain data and their canonical form: the same string for every renaming of
+// their inputs, which is how taso-gen tells rules apart (TASO section 2.5).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "enumerator.h"
+
+namespace taso::gen {
+
+// A rule as plain data: tensor ids are the inputs 0..n-1, then each graph's operator
+// outputs in order.
+struct PGraph {
+  struct Op {
+    int variant;
+    std::vector<int> in;
+    int outputs;
+  };
+  std::vector<Op> ops;
+  std::vector<int> outputs;
+};
+struct PRule {
+  std::vector<std::string> input_sigs;  // per input: its shape and kind
+  PGraph a, b;
+};
+
+// What a rule input is, for telling renamings apart: rules are shape-agnostic, so its
+// rank and whether it is an activation or a weight, not its example shape.
+std::string Signature(const Shape& s, bool activation);
+
+// Where the operators went in a canonical form: operator indices of the graph written
+// first and of the one written second, in the order written; `swapped` when b came first.
+struct CanonicalOrder {
+  bool swapped = false;
+  std::vector<int> first, second;
+};
+
+// The canonical string of a rule, the same for every renaming of its inputs.
+std::string Canonical(const PRule& r, CanonicalOrder* order = nullptr);
+
+// The inputs either graph reads or outputs, in order.
+std::vector<int> UsedInputs(const PRule& r);
+
+// A graph as plain data; op_outputs[o]: how many outputs operator o has.
+PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>& outputs, const uint8_t* op_outputs);
+
+// Rebuilds a graph without operator `removed`, for `new_inputs` inputs (the first
+// `old_inputs` keep their ids); the removed operator's k-th output becomes stand_in[k].
+PGraph Rebuild(const PGraph& g, int old_inputs, int new_inputs, int removed, const std::vector<int>& stand_in,
+               std::vector<int>* id_map);
+
+// The id of operator `op`'s first output.
+int FirstOutput(const PGraph& g, int num_inputs, size_t op);
+
+// Are the graph's outputs exactly the tensors no operator reads?
+bool OutputsAreSinks(const PGraph& g, int num_inputs);
+
+}  // namespace taso::gen

@@ -1,0 +1,178 @@
+#include "parametric.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace taso::gen {
+namespace {
+
+// A parameter of one operator of a rule: side 0 is the source, 1 the target.
+struct Field {
+  int side, op;
+  std::string param;
+};
+
+// Which parameters of each operator vary between its generator variants (the rest are
+// part of what the operator is), and each variant with those parameters erased.
+struct Erasure {
+  std::map<std::string, std::set<std::string>> fields;  // operator -> parameter names
+  std::vector<int> erased;                             // variant -> id of its erased form
+};
+
+std::string ValueString(const ParamValue& v) { return Params().Set("v", v).ToString(); }
+
+Erasure Erase(const OpSet& set) {
+  Erasure e;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // op -> param -> values
+  for (const Variant& v : set.variants)
+    for (const auto& [name, value] : v.spec.params.entries()) seen[std::string(v.op->name())][name].insert(ValueString(value));
+  for (const auto& [op, params] : seen)
+    for (const auto& [name, values] : params)
+      if (values.size() > 1) e.fields[op].insert(name);
+  std::map<std::string, int> ids;
+  for (const Variant& v : set.variants) {
+    Params kept = v.spec.params;
+    for (const std::string& f : e.fields[std::string(v.op->name())]) kept.Erase(f);
+    const std::string key = absl::StrCat(v.op->name(), "{", kept.ToString(), "}/", v.spec.arity);
+    e.erased.push_back(ids.emplace(key, static_cast<int>(ids.size())).first->second);
+  }
+  return e;
+}
+
+struct Member {
+  size_t rule;
+  std::vector<std::string> values;  // per field, in the skeleton's order
+  std::vector<Field> fields;
+};
+
+struct Family {
+  std::vector<size_t> members;              // indices into the group
+  std::vector<std::vector<size_t>> classes;  // fields that take one variable, each
+};
+
+// Splits a group of rules with the same skeleton into families, each the full product of
+// its variables' values; fields equal in every member share a variable.
+void Partition(const std::vector<Member>& group, std::vector<size_t> members, std::vector<Family>* out) {
+  if (members.size() == 1) {
+    out->push_back({members, {}});
+    return;
+  }
+  const size_t num_fields = group[members[0]].values.size();
+  auto value = [&](size_t m, size_t f) -> const std::string& { return group[m].values[f]; };
+  std::vector<size_t> varying;
+  for (size_t f = 0; f < num_fields; ++f)
+    for (size_t m : members)
+      if (value(m, f) != value(members[0], f)) {
+        varying.push_back(f);
+        break;
+      }
+  std::vector<std::vector<size_t>> classes;
+  for (size_t f : varying) {
+    bool placed = false;
+    for (auto& c : classes)
+      if (std::all_of(members.begin(), members.end(), [&](size_t m) { return value(m, f) == value(m, c[0]); })) {
+        c.push_back(f);
+        placed = true;
+        break;
+      }
+    if (!placed) classes.push_back({f});
+  }
+  size_t product = 1;
+  for (const auto& c : classes) {
+    std::set<std::string> values;
+    for (size_t m : members) values.insert(value(m, c[0]));
+    product *= values.size();
+  }
+  std::set<std::vector<std::string>> distinct;
+  for (size_t m : members) distinct.insert(group[m].values);
+  if (!varying.empty() && distinct.size() == members.size() && product == members.size()) {
+    out->push_back({members, classes});
+    return;
+  }
+  if (varying.empty()) {  // the same values: nothing to merge
+    for (size_t m : members) out->push_back({{m}, {}});
+    return;
+  }
+  std::map<std::string, std::vector<size_t>> by_value;
+  for (size_t m : members) by_value[value(m, varying[0])].push_back(m);
+  for (auto& [v, part] : by_value) Partition(group, part, out);
+}
+
+}  // namespace
+
+std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& found, std::vector<Rule> rules) {
+  const Erasure erasure = Erase(set);
+  // Group by skeleton: the canonical form with parameters erased.
+  std::map<std::string, std::vector<Member>> groups;
+  std::vector<std::string> skeleton_of(found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    // A split's sizes are sums of dimensions along the axes of the concatenations that
+    // built its input, so rules with one keep all their parameters.
+    bool splits = false;
+    for (const PGraph* g : {&found[i].a, &found[i].b})
+      for (const auto& op : g->ops) splits |= set.variants[op.variant].spec.split_at_concat;
+    PRule skeleton = found[i];
+    for (PGraph* g : {&skeleton.a, &skeleton.b})
+      for (auto& op : g->ops)
+        if (!splits) op.variant = erasure.erased[op.variant];
+    CanonicalOrder order;
+    skeleton_of[i] = (splits ? "concrete:" : "erased:") + Canonical(skeleton, &order);
+    Member m{i, {}, {}};
+    for (int part = 0; part < 2; ++part) {
+      const int side = (part == 0) != order.swapped ? 0 : 1;
+      const PGraph& g = side == 0 ? found[i].a : found[i].b;
+      for (int op : part == 0 ? order.first : order.second) {
+        const Variant& v = set.variants[g.ops[op].variant];
+        auto fields = erasure.fields.find(std::string(v.op->name()));
+        if (splits || fields == erasure.fields.end()) continue;
+        for (const std::string& f : fields->second) {
+          auto it = v.spec.params.entries().find(f);
+          m.values.push_back(it == v.spec.params.entries().end() ? "" : ValueString(it->second));
+          m.fields.push_back({side, op, f});
+        }
+      }
+    }
+    groups[skeleton_of[i]].push_back(std::move(m));
+  }
+  // Each family becomes its first member with variables bound; the others are dropped.
+  std::vector<bool> keep(rules.size(), true);
+  for (auto& [key, group] : groups) {
+    std::vector<size_t> all(group.size());
+    for (size_t m = 0; m < group.size(); ++m) all[m] = m;
+    std::vector<Family> families;
+    Partition(group, all, &families);
+    for (const Family& fam : families) {
+      if (fam.members.size() < 2) continue;
+      const Member& first = group[fam.members[0]];
+      Rule& r = rules[first.rule];
+      for (size_t c = 0; c < fam.classes.size(); ++c) {
+        RuleVar var{absl::StrCat("p", c), {}};
+        std::map<std::string, ParamValue> values;  // sorted by their text
+        for (size_t m : fam.members) {
+          const Field& f = group[m].fields[fam.classes[c][0]];
+          const PGraph& g = f.side == 0 ? found[group[m].rule].a : found[group[m].rule].b;
+          const Params& p = set.variants[g.ops[f.op].variant].spec.params;
+          values.emplace(group[m].values[fam.classes[c][0]], p.entries().find(f.param)->second);
+        }
+        for (auto& [text, v] : values) var.values.push_back(v);
+        for (size_t f : fam.classes[c]) {
+          const Field& field = first.fields[f];
+          RuleGraph& side = field.side == 0 ? r.source : r.target;
+          side.ops[field.op].bound[field.param] = var.name;
+        }
+        r.vars.push_back(std::move(var));
+      }
+      for (size_t k = 1; k < fam.members.size(); ++k) keep[group[fam.members[k]].rule] = false;
+    }
+  }
+  std::vector<Rule> out;
+  for (size_t i = 0; i < rules.size(); ++i)
+    if (keep[i]) out.push_back(std::move(rules[i]));
+  return out;
+}
+
+}  // namespace taso::gen
