@@ -35,7 +35,7 @@ bool Match(const Decoded& a, const Decoded& b, Candidate* c) {
 
 }  // namespace
 
-std::vector<Candidate> PairUp(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads) {
+std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads) {
   std::vector<std::pair<size_t, size_t>> ranges;
   for (size_t i = 0; i < groups.size();) {
     size_t j = i;

@@ -5,6 +5,7 @@
 #include <array>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "enumerator.h"
 
 namespace taso::gen {
@@ -17,7 +18,7 @@ struct Candidate {
 };
 
 // The candidates in groups of graphs sharing a fingerprint (`groups` sorted by
-// fingerprint), in a deterministic order.
-std::vector<Candidate> PairUp(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads);
+// fingerprint, whole groups only), in a deterministic order.
+std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads);
 
 }  // namespace taso::gen

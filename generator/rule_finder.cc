@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 #include "canonical.h"
 #include "float_check.h"
 #include "parametric.h"
@@ -130,7 +131,7 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
 // One candidate per canonical form.
 struct Form {
   std::string key;
-  size_t candidate;  // the first candidate with this form
+  Candidate candidate;  // the first with this form
   PRule rule;
   std::vector<size_t> more_general;  // forms that are this one with two inputs merged
 };
@@ -245,34 +246,40 @@ class Validity {
 
 }  // namespace
 
-std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& raw, int threads,
-                            PruneCounts* counts) {
+std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads,
+                            PruneCounts* counts, const std::function<void(const std::string&)>& phase) {
   const OpSet& set = e.op_set();
-  counts->candidates = raw.size();
-
-  // Canonical forms, computed in parallel, kept in candidate order.
-  std::vector<Candidate> candidates(raw.size());
-  std::vector<std::string> keys(raw.size());
-  std::vector<PRule> prules(raw.size());
   std::vector<std::string> input_sigs;
   for (const GenInput& in : set.inputs) input_sigs.push_back(Signature(in.shape, in.activation));
-  ParallelFor(raw.size(), threads, [&](size_t i) {
-    candidates[i] = NormalizeShapeOnlyInputs(set, raw[i]);
-    const Candidate& c = candidates[i];
-    PRule& r = prules[i];
-    r.input_sigs = input_sigs;
-    r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
-    r.b = ToPGraph(set, c.b, c.b_outputs, c.b_op_outputs.data());
-    keys[i] = Canonical(r);
-  });
+
+  // Canonical forms, a slice of fingerprint groups at a time (only the first candidate of
+  // each form is kept, so memory follows the forms, not the pairs).
   std::vector<Form> forms;
   absl::flat_hash_map<std::string, size_t> form_of;
-  for (size_t i = 0; i < candidates.size(); ++i)
-    if (form_of.emplace(keys[i], forms.size()).second)
-      forms.push_back({keys[i], i, std::move(prules[i]), {}});
-  std::vector<std::string>().swap(keys);
-  std::vector<PRule>().swap(prules);
+  constexpr size_t kSlice = 1 << 18;  // graphs
+  for (size_t begin = 0; begin < groups.size();) {
+    size_t end = std::min(groups.size(), begin + kSlice);
+    while (end < groups.size() && groups[end].fingerprint == groups[end - 1].fingerprint) ++end;
+    std::vector<Candidate> raw = PairUp(e, absl::MakeConstSpan(groups).subspan(begin, end - begin), threads);
+    begin = end;
+    counts->candidates += raw.size();
+    std::vector<std::string> keys(raw.size());
+    std::vector<PRule> prules(raw.size());
+    ParallelFor(raw.size(), threads, [&](size_t i) {
+      raw[i] = NormalizeShapeOnlyInputs(set, raw[i]);
+      const Candidate& c = raw[i];
+      PRule& r = prules[i];
+      r.input_sigs = input_sigs;
+      r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
+      r.b = ToPGraph(set, c.b, c.b_outputs, c.b_op_outputs.data());
+      keys[i] = Canonical(r);
+    });
+    for (size_t i = 0; i < raw.size(); ++i)
+      if (form_of.emplace(keys[i], forms.size()).second)
+        forms.push_back({keys[i], std::move(raw[i]), std::move(prules[i]), {}});
+  }
   counts->distinct = forms.size();
+  phase(absl::StrCat(counts->candidates, " candidate pairs, ", forms.size(), " distinct up to renaming"));
 
   // Input renaming: a form that is another with two inputs merged is less general.
   std::vector<std::vector<size_t>> merged_into(forms.size());
@@ -299,7 +306,7 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& r
   std::vector<std::vector<size_t>>().swap(merged_into);
 
   Validity validity(set);
-  auto form_holds = [&](size_t f) { return validity.Holds(forms[f].key, CheckOf(candidates[forms[f].candidate])); };
+  auto form_holds = [&](size_t f) { return validity.Holds(forms[f].key, CheckOf(forms[f].candidate)); };
   std::vector<char> alive(forms.size(), 1);
   auto count_alive = [&] { return static_cast<size_t>(std::count(alive.begin(), alive.end(), 1)); };
   ParallelFor(forms.size(), threads, [&](size_t f) {
@@ -310,17 +317,18 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& r
       }
   });
   counts->after_renaming = count_alive();
+  phase(absl::StrCat(counts->after_renaming, " after input renaming"));
 
   // Common subgraphs. Every generalization is checked through the first form that
   // proposes it (or its own form, if it is one), whichever thread gets to it.
   std::vector<std::vector<Generalization>> general(forms.size());
   ParallelFor(forms.size(), threads, [&](size_t f) {
-    if (alive[f]) general[f] = CommonSubgraphGeneralizations(e, forms[f], candidates[forms[f].candidate]);
+    if (alive[f]) general[f] = CommonSubgraphGeneralizations(e, forms[f], forms[f].candidate);
   });
   absl::flat_hash_map<std::string, const Check*> check_of;
   std::vector<Check> form_checks(forms.size());
   for (size_t f = 0; f < forms.size(); ++f) {
-    form_checks[f] = CheckOf(candidates[forms[f].candidate]);
+    form_checks[f] = CheckOf(forms[f].candidate);
     check_of[forms[f].key] = &form_checks[f];
   }
   for (size_t f = 0; f < forms.size(); ++f)
@@ -333,25 +341,27 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& r
       }
   });
   counts->after_common_subgraph = count_alive();
+  phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph"));
 
   ParallelFor(forms.size(), threads, [&](size_t f) {
     if (alive[f] && !form_holds(f)) alive[f] = 0;
   });
   counts->after_float_checks = count_alive();
+  phase(absl::StrCat(counts->after_float_checks, " hold on floats"));
 
   // Deterministic order: fewer operators first, then the canonical form.
   std::vector<std::pair<std::pair<int, std::string>, size_t>> order;
   for (size_t f = 0; f < forms.size(); ++f)
     if (alive[f]) {
-      const Candidate& c = candidates[forms[f].candidate];
-      order.push_back({{c.a.num_ops + c.b.num_ops, forms[f].key}, forms[f].candidate});
+      const Candidate& c = forms[f].candidate;
+      order.push_back({{c.a.num_ops + c.b.num_ops, forms[f].key}, f});
     }
   std::sort(order.begin(), order.end());
   std::vector<Rule> concrete(order.size());
   std::vector<PRule> found(order.size());
   ParallelFor(order.size(), threads, [&](size_t i) {
-    concrete[i] = ToRule(e, candidates[order[i].second], "");
-    found[i] = forms[form_of.at(order[i].first.second)].rule;
+    concrete[i] = ToRule(e, forms[order[i].second].candidate, "");
+    found[i] = forms[order[i].second].rule;
   });
   std::vector<Rule> out = MergeParameters(set, found, std::move(concrete));
   counts->after_parameters = out.size();

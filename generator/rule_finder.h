@@ -4,6 +4,8 @@
 // the generator's sizes and at others, and are written as shape-agnostic rules.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "candidates.h"
@@ -21,7 +23,9 @@ struct PruneCounts {
 };
 
 // The rules, sorted deterministically (fewer operators first).
-std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Candidate>& candidates, int threads,
-                            PruneCounts* counts);
+// `groups`: the graphs sharing a fingerprint, sorted by fingerprint (Enumerator::Collect).
+// `phase` is told when each stage is done.
+std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads,
+                            PruneCounts* counts, const std::function<void(const std::string&)>& phase);
 
 }  // namespace taso::gen

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "enumerator.h"
+#include "float_check.h"
 #include "generator.h"
 #include "taso/executor.h"
 #include "test_util.h"
@@ -203,6 +204,33 @@ TEST_CASE("Regenerating the K=3 database gives the shipped bytes") {
   size_t instances = 0;
   for (const Rule& r : rules->rules) instances += Instances(r).size();
   CHECK(instances == report.counts.after_float_checks);
+}
+
+TEST_CASE("A generalized rule is checked with fresh values in place of the common operator") {
+  auto set = gen::MakeOpSet({"Relu"});
+  REQUIRE(set.ok());
+  const int n = static_cast<int>(set->inputs.size());
+  const auto id = [](int v) { return static_cast<uint8_t>(v); };
+  // relu(relu(X)) = relu(X): true.
+  gen::Check c;
+  c.a.num_ops = 2;
+  c.a.ops[0] = {0, {0, 0, 0}};
+  c.a.ops[1] = {0, {id(n), 0, 0}};
+  c.b.num_ops = 1;
+  c.b.ops[0] = {0, {0, 0, 0}};
+  c.equal = {{n + 1, n}};
+  gen::FloatChecker checker(*set);
+  CHECK(checker.Holds(c));
+  // With the inner relu of both sides a fresh input F: relu(F) = F, false.
+  c.fresh_a = 0;
+  c.fresh_b = 0;
+  CHECK_FALSE(checker.Holds(c));
+  // relu(X) = X is false too.
+  gen::Check d = c;
+  d.fresh_a = d.fresh_b = -1;
+  d.a.num_ops = 1;
+  d.equal = {{n, 0}};
+  CHECK_FALSE(checker.Holds(d));
 }
 
 TEST_CASE("Each DAG is enumerated once and never with duplicated computation") {
