@@ -81,3 +81,16 @@ TEST_CASE("taso-gen rejects bad requests before doing any work") {
   CHECK_THAT(ok.output, Catch::Contains("after common subgraph"));
   CHECK(std::filesystem::exists(dir / "r.pb"));
 }
+
+TEST_CASE("taso-verify proves a rule file and refuses bad ones in one line") {
+  auto dir = taso::testing::TempDir("cli_verify");
+  taso::testing::WriteFile(dir / "junk.pb", "junk");
+  Result junk = RunTool("taso-verify " + (dir / "junk.pb").string());
+  CHECK(junk.code == 2);
+  CHECK_THAT(junk.output, Catch::Contains("is not a taso rules file"));
+  Result no_axioms = RunTool("taso-verify --axioms " + (dir / "none").string() + " " + (dir / "junk.pb").string());
+  CHECK(no_axioms.code != 0);
+  CHECK_THAT(no_axioms.output, Catch::Contains("no axioms directory"));
+  Result none = RunTool("taso-verify");
+  CHECK(none.code == 2);
+}

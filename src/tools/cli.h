@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/parse.h"
@@ -11,9 +12,17 @@
 
 namespace taso::cli {
 
-// Parses flags; returns the positional arguments (without the program name).
+// Parses flags; returns the positional arguments (without the program name). Flag names
+// may be written with hyphens (--timeout-ms) or underscores (--timeout_ms).
 inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
   absl::SetProgramUsageMessage(usage);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a.substr(0, 2) != "--") continue;
+    for (char* c = argv[i] + 2; *c && *c != '='; ++c)
+      if (*c == '-') *c = '_';
+  }
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   return std::vector<std::string>(rest.begin() + 1, rest.end());
 }

@@ -1,0 +1,51 @@
+// taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N]: proves every rule of a
+// rule database from the operator axioms with Z3.
+#include <algorithm>
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "cli.h"
+#include "prover.h"
+#include "taso/rules.h"
+
+#ifndef TASO_SOURCE_DIR
+#define TASO_SOURCE_DIR "."
+#endif
+
+ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axiom files");
+ABSL_FLAG(uint32_t, timeout_ms, 2000, "time limit of one rule's query, in milliseconds");
+ABSL_FLAG(int, jobs, 2, "queries run at once");
+ABSL_FLAG(bool, verbose, false, "print every rule's outcome, not only the failures");
+
+int main(int argc, char** argv) {
+  using namespace taso::verify;
+  constexpr const char* kTool = "taso-verify";
+  auto args = taso::cli::Init(argc, argv, "taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N]");
+  if (args.size() != 1) return taso::cli::Usage(kTool, "give one rules file");
+  auto axioms = LoadAxioms(absl::GetFlag(FLAGS_axioms));
+  if (!axioms.ok()) return taso::cli::Fail(kTool, axioms.status());
+  auto rules = taso::ReadRuleSet(args[0]);
+  if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
+  auto encoded = EncodeRules(*axioms, rules->rules);
+  if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
+  ProveOptions options;
+  options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  options.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Outcome> outcomes = ProveRules(*axioms, *encoded, options);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t counts[3] = {0, 0, 0};
+  const Outcome* slowest = nullptr;
+  for (const Outcome& o : outcomes) {
+    ++counts[static_cast<int>(o.verdict)];
+    if (o.verdict != Verdict::kProved || absl::GetFlag(FLAGS_verbose))
+      std::printf("%-12s %-10s %.3f s\n", o.rule.c_str(), VerdictName(o.verdict), o.seconds);
+    if (o.verdict == Verdict::kProved && (!slowest || o.seconds > slowest->seconds)) slowest = &o;
+  }
+  std::printf("taso-verify: %zu rules, %zu axioms: %zu proved, %zu not proved, %zu timed out (%.1f s, %d jobs",
+              outcomes.size(), axioms->axioms.size(), counts[0], counts[1], counts[2], wall, options.jobs);
+  if (slowest) std::printf("; slowest proof %s, %.3f s", slowest->rule.c_str(), slowest->seconds);
+  std::printf(")\n");
+  return counts[0] == outcomes.size() ? 0 : 1;
+}

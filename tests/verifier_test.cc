@@ -1,0 +1,142 @@
+// taso-verify: rules proved from the axioms with Z3, wrong rules not proved, and bad
+// axiom and rule files refused with clear errors.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "prover.h"
+#include "test_util.h"
+
+using namespace taso;
+using namespace taso::verify;
+
+namespace {
+
+const std::string kAxioms = std::string(TASO_SOURCE_DIR) + "/axioms";
+
+RuleOp MakeOp(const std::string& name, std::vector<int> inputs, Params params = {}, int outputs = 1) {
+  RuleOp op;
+  op.op = testing::Op(name);
+  op.params = std::move(params);
+  op.inputs = std::move(inputs);
+  op.num_outputs = outputs;
+  return op;
+}
+
+Rule MakeRule(const std::string& name, std::vector<std::string> inputs, RuleGraph source, RuleGraph target) {
+  Rule r;
+  r.name = name;
+  for (const auto& in : inputs) r.inputs.push_back({in, {4, 4}, false});
+  r.source = std::move(source);
+  r.target = std::move(target);
+  return r;
+}
+
+Verdict ProveOne(const Rule& rule) {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  auto encoded = EncodeRules(*axioms, {rule});
+  REQUIRE(encoded.ok());
+  ProveOptions options;
+  options.timeout_ms = 2000;
+  options.jobs = 1;
+  return ProveRules(*axioms, *encoded, options)[0].verdict;
+}
+
+Params Conv(const std::string& activation) {
+  Params p;
+  p.Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same").Set("activation", activation);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("Right rules are proved and wrong ones are not") {
+  // Inputs 0, 1, 2; operator outputs from 3 on.
+  // MatMul is associative, not commutative.
+  CHECK(ProveOne(MakeRule("assoc", {"A", "B", "C"},
+                          {{MakeOp("MatMul", {0, 1}), MakeOp("MatMul", {3, 2})}, {4}},
+                          {{MakeOp("MatMul", {1, 2}), MakeOp("MatMul", {0, 3})}, {4}})) == Verdict::kProved);
+  CHECK(ProveOne(MakeRule("commutes", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}},
+                          {{MakeOp("MatMul", {1, 0})}, {2}})) != Verdict::kProved);
+  // Convolution is linear in its kernel without activation, not with relu.
+  for (const char* act : {"none", "relu"}) {
+    Rule linear = MakeRule(std::string("linear_") + act, {"X", "W", "V"},
+                           {{MakeOp("Add", {1, 2}), MakeOp("Conv2D", {0, 3}, Conv(act))}, {4}},
+                           {{MakeOp("Conv2D", {0, 1}, Conv(act)), MakeOp("Conv2D", {0, 2}, Conv(act)),
+                             MakeOp("Add", {3, 4})},
+                            {5}});
+    CHECK((ProveOne(linear) == Verdict::kProved) == (std::string(act) == "none"));
+  }
+  // Split undoes Concat, in order; the halves swapped is wrong.
+  Params axis0;
+  axis0.Set("axis", int64_t{0});
+  for (bool swapped : {false, true}) {
+    Rule split = MakeRule(swapped ? "swapped" : "in_order", {"A", "B"},
+                          {{MakeOp("Concat", {0, 1}, axis0), MakeOp("Split", {2}, axis0, 2)}, {3, 4}},
+                          {{}, swapped ? std::vector<int>{1, 0} : std::vector<int>{0, 1}});
+    CHECK((ProveOne(split) == Verdict::kProved) == !swapped);
+  }
+}
+
+TEST_CASE("A parametric rule is proved for every value of its variables") {
+  // concat(a, relu x, relu y) = relu(concat(a, x, y)) for both axes at once.
+  Params axis;
+  axis.Set("axis", int64_t{0});
+  Rule r = MakeRule("relu_concat", {"A", "B"},
+                    {{MakeOp("Relu", {0}), MakeOp("Relu", {1}), MakeOp("Concat", {2, 3}, axis)}, {4}},
+                    {{MakeOp("Concat", {0, 1}, axis), MakeOp("Relu", {2})}, {3}});
+  r.source.ops[2].bound["axis"] = "p0";
+  r.target.ops[0].bound["axis"] = "p0";
+  r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
+  CHECK(ProveOne(r) == Verdict::kProved);
+  // The same with the second concatenation's axis fixed to 0 while the first varies: false.
+  Rule mixed = r;
+  mixed.target.ops[0].bound.clear();
+  CHECK(ProveOne(mixed) != Verdict::kProved);
+}
+
+TEST_CASE("Bad axiom files are refused with the file and line") {
+  auto dir = testing::TempDir("bad_axioms");
+  for (const auto& f : std::filesystem::directory_iterator(kAxioms))
+    std::filesystem::copy_file(f.path(), dir / f.path().filename());
+  {
+    std::ofstream conv(dir / "conv.smt2", std::ios::app);
+    conv << "(assert (! (forall ((x T)) (= (conv x) x)) :named broken))\n";
+  }
+  std::ifstream in(dir / "conv.smt2");
+  const int lines = static_cast<int>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+  auto bad = LoadAxioms(dir.string());
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("conv.smt2:" + std::to_string(lines) + ":"));
+  CHECK_FALSE(LoadAxioms((dir / "absent").string()).ok());
+}
+
+TEST_CASE("A rule with an operator no axiom is about is refused") {
+  auto dir = testing::TempDir("few_axioms");
+  for (const char* f : {"signature.smt2", "elementwise.smt2"})
+    std::filesystem::copy_file(std::filesystem::path(kAxioms) / f, dir / f);
+  auto axioms = LoadAxioms(dir.string());
+  REQUIRE(axioms.ok());
+  Rule r = MakeRule("mm", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}}, {{MakeOp("MatMul", {0, 1})}, {2}});
+  auto encoded = EncodeRules(*axioms, {r});
+  REQUIRE_FALSE(encoded.ok());
+  CHECK_THAT(std::string(encoded.status().message()), Catch::Contains("rule mm uses matmul, which no axiom is about"));
+}
+
+TEST_CASE("Most shipped rules are proved, each within the time limit") {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+  REQUIRE(rules.ok());
+  auto encoded = EncodeRules(*axioms, rules->rules);
+  REQUIRE(encoded.ok());
+  ProveOptions options;
+  options.timeout_ms = 5000;  // the instance budget, not the clock, ends failed searches
+  size_t proved = 0;
+  for (const Outcome& o : ProveRules(*axioms, *encoded, options)) proved += o.verdict == Verdict::kProved;
+  // Not all yet: rules that rely on grouping inferred from shapes have no axioms (see
+  // the verifier's README section). This guards against losing proofs.
+  CHECK(proved >= rules->rules.size() * 85 / 100);
+}

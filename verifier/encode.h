@@ -1,0 +1,23 @@
+// A rule as an SMT-LIB2 query over the axioms' signature: its inputs are tensor
+// constants, its variables integer constants limited to their values, and the query
+// asserts that some output of the source differs from the target's: unsat is a proof.
+#pragma once
+
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "taso/rules.h"
+
+namespace taso::verify {
+
+struct EncodedRule {
+  std::string name;
+  std::string query;              // declarations and assertions, after the signature
+  std::set<std::string> symbols;  // the functions it uses
+};
+
+// Fails for an operator or a parameter value the signature cannot express.
+absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule);
+
+}  // namespace taso::verify

@@ -1,0 +1,117 @@
+#include "prover.h"
+
+#include <atomic>
+#include <memory>
+#include <chrono>
+#include <thread>
+
+#include <z3++.h>
+
+#include "absl/strings/str_cat.h"
+#include "taso/status_macros.h"
+
+namespace taso::verify {
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kProved: return "proved";
+    case Verdict::kNotProved: return "not proved";
+    case Verdict::kTimedOut: return "timed out";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::vector<EncodedRule>> EncodeRules(const AxiomSet& axioms, const std::vector<Rule>& rules) {
+  std::vector<EncodedRule> out;
+  for (const Rule& r : rules) {
+    ASSIGN_OR_RETURN(EncodedRule e, EncodeRule(r));
+    for (const std::string& fn : e.symbols)
+      if (!axioms.symbols.count(fn))
+        return absl::InvalidArgumentError(
+            absl::StrCat("rule ", r.name, " uses ", fn, ", which no axiom is about (add axioms for it)"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<EncodedRule>& rules,
+                                const ProveOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const int jobs = std::max(1, options.jobs);
+  std::vector<Outcome> out(rules.size());
+  std::atomic<size_t> next{0};
+  // Z3's own timeout is not always checked while it instantiates quantifiers, so a
+  // watchdog interrupts any query that runs past its time.
+  struct Worker {
+    std::atomic<z3::context*> ctx{nullptr};
+    std::atomic<int64_t> deadline{0};  // Clock ticks; 0: idle
+  };
+  std::vector<Worker> workers(jobs);
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    while (!done.load()) {
+      const int64_t now = Clock::now().time_since_epoch().count();
+      for (Worker& w : workers) {
+        const int64_t d = w.deadline.load();
+        if (d != 0 && now > d)
+          if (z3::context* c = w.ctx.load()) c->interrupt();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  auto work = [&](int id) {
+    z3::context ctx;
+    z3::params p(ctx);
+    p.set("timeout", options.timeout_ms);
+    // Proofs come from instantiating the axioms on the rule's terms (E-matching);
+    // model-based instantiation only searches for counterexamples, which take long.
+    p.set("mbqi", false);
+    // A budget of instantiations: a rule the axioms prove needs few, and Z3 does not
+    // always notice its timeout while instantiating, so this is what bounds a failure.
+    p.set("qi.max_instances", 3000u);
+    const z3::expr_vector axiom_exprs = ctx.parse_string((axioms.signature + axioms.families).c_str());
+    workers[id].ctx = &ctx;
+    const auto limit = std::chrono::milliseconds(options.timeout_ms);
+    // One solver holds the axioms; each rule is checked in a scope of its own. An
+    // interrupted solver may be unusable, so it is then built again.
+    std::unique_ptr<z3::solver> solver;
+    auto fresh_solver = [&] {
+      solver = std::make_unique<z3::solver>(ctx);
+      solver->set(p);
+      for (const z3::expr& a : axiom_exprs) solver->add(a);
+    };
+    fresh_solver();
+    for (size_t i; (i = next.fetch_add(1)) < rules.size();) {
+      const auto start = Clock::now();
+      z3::check_result r = z3::unknown;
+      bool interrupted = false;
+      try {
+        solver->push();
+        for (const z3::expr& e : ctx.parse_string((axioms.signature + rules[i].query).c_str())) solver->add(e);
+        workers[id].deadline = (start + limit + std::chrono::milliseconds(20)).time_since_epoch().count();
+        r = solver->check();
+        workers[id].deadline = 0;
+        solver->pop();
+      } catch (const z3::exception&) {
+        interrupted = true;
+      }
+      workers[id].deadline = 0;
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (interrupted) fresh_solver();
+      Verdict v = Verdict::kNotProved;
+      if (r == z3::unsat) v = Verdict::kProved;
+      else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
+      out[i] = {rules[i].name, v, seconds};
+    }
+    workers[id].ctx = nullptr;
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < jobs; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  done = true;
+  watchdog.join();
+  return out;
+}
+
+}  // namespace taso::verify
