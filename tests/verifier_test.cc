@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "axiom_checks.h"
 #include "prover.h"
 #include "test_util.h"
 
@@ -139,4 +140,33 @@ TEST_CASE("Most shipped rules are proved, each within the time limit") {
   // Not all yet: rules that rely on grouping inferred from shapes have no axioms (see
   // the verifier's README section). This guards against losing proofs.
   CHECK(proved >= rules->rules.size() * 85 / 100);
+}
+
+TEST_CASE("The axiom set is consistent; restated or contradictory axioms are found") {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  AxiomCheckReport shipped = CheckAxiomSet(*axioms, 5000, 2);
+  CHECK(shipped.consistent == Finding::kYes);
+  CHECK(shipped.redundant.empty());
+
+  auto dir = testing::TempDir("axiom_checks");
+  for (const auto& f : std::filesystem::directory_iterator(kAxioms))
+    std::filesystem::copy_file(f.path(), dir / f.path().filename());
+  {
+    std::ofstream extra(dir / "extra.smt2");
+    extra << "(assert (! (forall ((x T) (y T) (z T)) (= (ewadd (ewadd x y) z) (ewadd x (ewadd y z))))"
+             " :named ewadd_associative_again))\n";
+  }
+  auto restated = LoadAxioms(dir.string());
+  REQUIRE(restated.ok());
+  AxiomCheckReport r = CheckAxiomSet(*restated, 5000, 2);
+  CHECK(std::find(r.redundant.begin(), r.redundant.end(), "ewadd_associative_again") != r.redundant.end());
+  {
+    std::ofstream extra(dir / "extra.smt2");
+    extra << "(assert (! (forall ((x T)) (= (relu x) x)) :named relu_is_identity))\n"
+             "(assert (! (exists ((x T)) (not (= (relu x) x))) :named relu_changes_something))\n";
+  }
+  auto contradictory = LoadAxioms(dir.string());
+  REQUIRE(contradictory.ok());
+  CHECK(CheckAxiomSet(*contradictory, 5000, 2).consistent == Finding::kNo);
 }

@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "cli.h"
+#include "axiom_checks.h"
 #include "prover.h"
 #include "taso/rules.h"
 
@@ -17,13 +18,39 @@ ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axio
 ABSL_FLAG(uint32_t, timeout_ms, 2000, "time limit of one rule's query, in milliseconds");
 ABSL_FLAG(int, jobs, 2, "queries run at once");
 ABSL_FLAG(bool, verbose, false, "print every rule's outcome, not only the failures");
+ABSL_FLAG(bool, check_axioms, false, "check the axiom set: consistent, and which axioms follow from the others");
+
+namespace {
+
+int CheckAxioms(const taso::verify::AxiomSet& axioms) {
+  using taso::verify::Finding;
+  const auto report = taso::verify::CheckAxiomSet(axioms, absl::GetFlag(FLAGS_timeout_ms),
+                                                  std::max(1, absl::GetFlag(FLAGS_jobs)));
+  const char* consistent = report.consistent == Finding::kYes  ? "yes (a model exists)"
+                           : report.consistent == Finding::kNo ? "NO: the axioms contradict each other"
+                                                               : "unknown within the time limit";
+  std::printf("taso-verify: %zu axioms; consistent: %s\n", axioms.axioms.size(), consistent);
+  std::printf("redundant (follow from the others): %zu%s\n", report.redundant.size(),
+              report.redundant.empty() ? "" : ":");
+  for (const std::string& name : report.redundant) std::printf("  %s\n", name.c_str());
+  std::printf("validation against the reference kernels: not implemented yet\n");
+  return report.consistent == Finding::kNo ? 1 : 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace taso::verify;
   constexpr const char* kTool = "taso-verify";
-  auto args = taso::cli::Init(argc, argv, "taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N]");
-  if (args.size() != 1) return taso::cli::Usage(kTool, "give one rules file");
+  auto args = taso::cli::Init(
+      argc, argv, "taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] | taso-verify --check-axioms");
   auto axioms = LoadAxioms(absl::GetFlag(FLAGS_axioms));
+  if (absl::GetFlag(FLAGS_check_axioms)) {
+    if (!args.empty()) return taso::cli::Usage(kTool, "--check-axioms takes no rules file");
+    if (!axioms.ok()) return taso::cli::Fail(kTool, axioms.status());
+    return CheckAxioms(*axioms);
+  }
+  if (args.size() != 1) return taso::cli::Usage(kTool, "give one rules file");
   if (!axioms.ok()) return taso::cli::Fail(kTool, axioms.status());
   auto rules = taso::ReadRuleSet(args[0]);
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
