@@ -34,3 +34,7 @@
   (= (matmul (concat 0 x y) z) (concat 0 (matmul x z) (matmul y z)))) :named matmul_concat_rows))
 (assert (! (forall ((k Int) (s Int) (p Int) (x T) (y T))
   (= (concat 0 (poolavg k s p x) (poolavg k s p y)) (poolavg k s p (concat 0 x y)))) :named concat_poolavg_batch))
+(assert (! (forall ((s Int) (p Int) (c Int) (x T) (y T) (z T))
+  (= (concat 0 (dconv s p c x z) (dconv s p c y z)) (dconv s p c (concat 0 x y) z))) :named concat_dconv_batch))
+(assert (! (forall ((s Int) (p Int) (c Int) (x T) (y T) (v T) (w T))
+  (= (concat 1 (dconv s p c x v) (dconv s p c y w)) (dconv s p c (concat 1 x y) (concat 0 v w)))) :named concat_dconv_channels))

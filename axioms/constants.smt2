@@ -1,12 +1,15 @@
 ; The constant tensors: pooling kernels and identities (TASO Table 2.2). Their shape
 ; comes from a shape-source input.
 (assert (! (forall ((k Int) (s Int) (p Int) (x T) (r T))
-  (= (conv s p NONE x (cpool k r)) (poolavg k s p x))) :named pool_as_conv))
+  (= (dconv s p NONE x (cpool k r)) (poolavg k s p x))) :named pool_as_conv))
 (assert (! (forall ((k Int) (x T) (r T)) (= (conv 1 SAME NONE x (iconv k r)) x)) :named iconv_identity))
 (assert (! (forall ((x T) (r T)) (= (matmul x (imatmul r)) x)) :named imatmul_identity))
 (assert (! (forall ((x T)) (= (ewmul x (iewmul x)) x)) :named iewmul_identity))
 (assert (! (forall ((x T) (w T)) (= (smul x (iewmul w)) x)) :named iewmul_scalar_identity))
 (assert (! (forall ((x T) (r T)) (= (matmul (imatmul r) x) x)) :named imatmul_left_identity))
-; An identity kernel with a stride picks every s-th pixel of a same-padded convolution.
-(assert (! (forall ((s Int) (c Int) (k Int) (x T) (w T) (r T))
-  (= (conv s SAME NONE (conv 1 SAME c x w) (iconv k r)) (conv s SAME c x w))) :named iconv_after_conv))
+; An identity kernel with a stride picks every s-th pixel of a convolution with stride 1.
+(assert (! (forall ((s Int) (p Int) (c Int) (k Int) (x T) (w T) (r T))
+  (= (conv s SAME NONE (conv 1 p c x w) (iconv k r)) (conv s p c x w))) :named iconv_after_conv))
+(assert (! (forall ((s Int) (p Int) (c Int) (k Int) (x T) (w T) (r T))
+  (= (conv s SAME c (conv 1 p NONE x w) (iconv k r)) (conv s p c x w))) :named iconv_after_conv_activation))
+(assert (! (forall ((a Int) (x T) (y T)) (= (iewmul (concat a x y)) (concat a (iewmul x) (iewmul y)))) :named iewmul_concat))

@@ -12,3 +12,10 @@
   (= (conv s SAME c x y) (conv s SAME c x (enlarge y r)))) :named conv_enlarge))
 (assert (! (forall ((s Int) (p Int) (x T) (y T))
   (= (conv s p RELU x y) (relu (conv s p NONE x y)))) :named conv_relu))
+; Depthwise convolution: linear without activation, relu as a separate step.
+(assert (! (forall ((s Int) (p Int) (x T) (y T))
+  (= (dconv s p RELU x y) (relu (dconv s p NONE x y)))) :named dconv_relu))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))
+  (= (dconv s p NONE (ewadd x y) z) (ewadd (dconv s p NONE x z) (dconv s p NONE y z)))) :named dconv_linear_input))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (w T))
+  (= (smul (dconv s p NONE x y) w) (dconv s p NONE (smul x w) y))) :named dconv_smul))

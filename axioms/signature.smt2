@@ -11,7 +11,8 @@
 (declare-fun concat (Int T T) T)        ; Concat: axis, first, second
 (declare-fun split0 (Int T) T)          ; Split at the last concatenation along the axis:
 (declare-fun split1 (Int T) T)          ;   the first and the second part
-(declare-fun conv (Int Int Int T T) T)  ; Conv2D: stride, padding, activation, input, kernel
+(declare-fun conv (Int Int Int T T) T)  ; dense Conv2D: stride, padding, activation, input, kernel
+(declare-fun dconv (Int Int Int T T) T) ; depthwise Conv2D: the same
 (declare-fun poolmax (Int Int Int T) T) ; MaxPool: kernel size, stride, padding, input
 (declare-fun poolavg (Int Int Int T) T) ; AveragePool (padding counted): the same
 (declare-fun enlarge (T T) T)           ; Enlarge: kernel, kernel whose size it takes

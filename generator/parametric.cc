@@ -29,7 +29,9 @@ Erasure Erase(const OpSet& set) {
   Erasure e;
   std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // op -> param -> values
   for (const Variant& v : set.variants)
-    for (const auto& [name, value] : v.spec.params.entries()) seen[std::string(v.op->name())][name].insert(ValueString(value));
+    for (const auto& [name, value] : v.spec.params.entries())
+      if (std::find(v.spec.fixed_params.begin(), v.spec.fixed_params.end(), name) == v.spec.fixed_params.end())
+        seen[std::string(v.op->name())][name].insert(ValueString(value));
   for (const auto& [op, params] : seen)
     for (const auto& [name, values] : params)
       if (values.size() > 1) e.fields[op].insert(name);

@@ -20,10 +20,22 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   g.w = x[3];
   g.o = w[0];
   g.cg = w[1];
-  // Without a "group" parameter the grouping follows from the shapes (C / weight dim 1),
-  // which keeps rules free of concrete channel counts.
-  if (!p.Has("group") && g.cg > 0 && g.c % g.cg == 0) g.group = g.c / g.cg;
-  else g.group = p.Int("group", 1);
+  // "grouping" states the grouping without channel counts, as rules need: "dense" (one
+  // group) or "depthwise" (one group per channel, kernels of one input channel). Without
+  // it, the "group" parameter, or else the grouping follows from the shapes.
+  const std::string grouping = p.Str("grouping", "");
+  if (grouping == "dense") {
+    g.group = 1;
+  } else if (grouping == "depthwise") {
+    if (g.cg != 1) return Bad(absl::StrCat("a depthwise convolution needs kernels of one input channel, got ", ShapeToString(w)));
+    g.group = g.c;
+  } else if (!grouping.empty()) {
+    return Bad(absl::StrCat("unknown grouping '", grouping, "' (dense or depthwise)"));
+  } else if (!p.Has("group") && g.cg > 0 && g.c % g.cg == 0) {
+    g.group = g.c / g.cg;
+  } else {
+    g.group = p.Int("group", 1);
+  }
   if (g.group < 1) return Bad("group must be positive");
   if (g.c % g.group != 0 || g.o % g.group != 0)
     return Bad(absl::StrCat("group ", g.group, " does not divide input channels ", g.c, " and output channels ", g.o));
@@ -116,15 +128,19 @@ class Conv2D : public KernelOp<Conv2D> {
   }
 
   // TASO's set: strides 1 and 2, same and valid padding, no activation or relu; the kernel
-  // size comes from the weight input and the grouping from the shapes.
+  // size comes from the weight input. Dense, and depthwise (pooling as a convolution with
+  // C_pool): a rule then holds for that grouping, never only for channel counts that
+  // happen to make one.
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     std::vector<GeneratorVariant> out;
+    for (const char* grouping : {"dense", "depthwise"})
     for (int64_t s : {1, 2})
       for (const char* pad : {"same", "valid"})
         for (const char* act : {"none", "relu"}) {
           GeneratorVariant v;
-          v.label = absl::StrCat("s", s, ",", pad, ",", act);
-          v.params.Set("strides", std::vector<int64_t>{s, s}).Set("padding", pad).Set("activation", act);
+          v.label = absl::StrCat(grouping, ",s", s, ",", pad, ",", act);
+          v.params.Set("grouping", grouping).Set("strides", std::vector<int64_t>{s, s}).Set("padding", pad).Set("activation", act);
+          v.fixed_params = {"grouping"};
           v.arity = 2;
           v.roles = {GenRole::kActivation, GenRole::kWeight};
           out.push_back(v);

@@ -111,6 +111,23 @@ TEST_CASE("Conv2D bias and relu activation") {
   REQUIRE(relu.data == relu_of.data);
 }
 
+TEST_CASE("Conv2D grouping modes: dense and depthwise, whatever the channel counts") {
+  auto x = RandomTensor({1, 4, 6, 6}, 7);
+  auto dw = RandomTensor({4, 1, 3, 3}, 8), dense = RandomTensor({5, 4, 3, 3}, 9);
+  Params p = Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same");
+  RequireClose(Run<float>("Conv2D", Params(p).Set("grouping", "depthwise"), {&x, &dw})[0],
+               NaiveConv(x, dw, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}));
+  RequireClose(Run<float>("Conv2D", Params(p).Set("grouping", "dense"), {&x, &dense})[0],
+               NaiveConv(x, dense, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}));
+  // A kernel that would make a grouped convolution is refused rather than grouped.
+  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "dense"), {{1, 8, 6, 6}, {4, 4, 3, 3}}),
+             Catch::Contains("channels per group"));
+  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {4, 2, 3, 3}}),
+             Catch::Contains("kernels of one input channel"));
+  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "sparse"), {{1, 4, 6, 6}, {4, 4, 3, 3}}),
+             Catch::Contains("unknown grouping"));
+}
+
 TEST_CASE("MatMul broadcasts batch dimensions") {
   auto a = RandomTensor({2, 1, 3, 4}, 1), b = RandomTensor({3, 4, 5}, 2);
   auto c = Run<float>("MatMul", {}, {&a, &b})[0];

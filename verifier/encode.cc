@@ -82,10 +82,13 @@ absl::StatusOr<std::vector<std::string>> EncodeOp(const Rule& rule, const RuleOp
   }
   if (name == "Conv2D") {
     RETURN_IF_ERROR(need(2));
+    const std::string grouping = op.params.Str("grouping", "");
+    if (grouping != "dense" && grouping != "depthwise")
+      return absl::InvalidArgumentError("only a dense or depthwise Conv2D (parameter grouping) has an SMT encoding");
     ASSIGN_OR_RETURN(std::string s, p.Get("strides", ParamValue(std::vector<int64_t>{1, 1})));
     ASSIGN_OR_RETURN(std::string pad, p.Get("padding", ParamValue(std::string("valid"))));
     ASSIGN_OR_RETURN(std::string act, p.Get("activation", ParamValue(std::string("none"))));
-    return std::vector<std::string>{call("conv", {s, pad, act, in[0], in[1]})};
+    return std::vector<std::string>{call(grouping == "dense" ? "conv" : "dconv", {s, pad, act, in[0], in[1]})};
   }
   if (name == "MaxPool" || name == "AveragePool") {
     RETURN_IF_ERROR(need(1));

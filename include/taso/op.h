@@ -76,6 +76,9 @@ struct GeneratorVariant {
   // operator's "axis" parameter names the dimension, and the generator passes the cut as
   // the "sizes" parameter (see CutAxis / WithCut in generator/op_set.h).
   bool split_at_concat = false;
+  // Parameters that are part of what the operator is: never made a rule variable even
+  // where variants differ in them.
+  std::vector<std::string> fixed_params;
 };
 
 // Inputs and outputs of one kernel invocation in scalar domain S.
