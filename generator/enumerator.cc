@@ -452,40 +452,42 @@ absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<uint64_t>> Enumerator::Fingerprints(const EnumerationLimits& limits) const {
+absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Enumerate(const EnumerationLimits& limits, bool shared_only,
+                                                                 uint64_t* graphs) const {
   const int threads = std::max(1, limits.threads);
-  std::vector<std::vector<uint64_t>> per_thread(threads + 1);
-  // Each fingerprint takes 8 bytes, up to twice over while vectors grow and merge.
-  RETURN_IF_ERROR(Run(limits, 2 * sizeof(uint64_t), [&](int t, uint64_t fp, const GraphCode&) {
-    per_thread[t].push_back(fp);
-  }));
-  size_t total = 0;
-  for (auto& v : per_thread) total += v.size();
-  std::vector<uint64_t> all;
-  all.reserve(total);
-  for (auto& v : per_thread) {
-    all.insert(all.end(), v.begin(), v.end());
-    std::vector<uint64_t>().swap(v);
-  }
-  std::sort(all.begin(), all.end());
-  return all;
-}
-
-absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Collect(const absl::flat_hash_set<uint64_t>& wanted,
-                                                               const EnumerationLimits& limits) const {
-  const int threads = std::max(1, limits.threads);
-  std::vector<std::vector<Fingerprinted>> per_thread(threads + 1);
-  RETURN_IF_ERROR(Run(limits, 0, [&](int t, uint64_t fp, const GraphCode& c) {
-    if (wanted.contains(fp)) per_thread[t].push_back({fp, c});
-  }));
-  std::vector<Fingerprinted> all;
-  for (auto& v : per_thread) all.insert(all.end(), v.begin(), v.end());
-  std::sort(all.begin(), all.end(), [](const Fingerprinted& a, const Fingerprinted& b) {
+  std::vector<std::vector<Fingerprinted>> parts(threads);
+  // Each graph takes one Fingerprinted, up to twice over while vectors grow and merge.
+  RETURN_IF_ERROR(Run(limits, 2 * sizeof(Fingerprinted),
+                      [&](int t, uint64_t fp, const GraphCode& c) { parts[t].push_back({fp, c}); }));
+  auto less = [](const Fingerprinted& a, const Fingerprinted& b) {
     if (a.fingerprint != b.fingerprint) return a.fingerprint < b.fingerprint;
-    if (a.graph.num_ops != b.graph.num_ops) return a.graph.num_ops < b.graph.num_ops;
-    if (a.graph.lone_input != b.graph.lone_input) return a.graph.lone_input < b.graph.lone_input;
-    return std::memcmp(a.graph.ops, b.graph.ops, sizeof(GenOp) * a.graph.num_ops) < 0;
-  });
+    return std::memcmp(&a.graph, &b.graph, sizeof(GraphCode)) < 0;
+  };
+  {  // each part sorted on its own thread, then merged
+    std::vector<std::thread> pool;
+    for (auto& part : parts) pool.emplace_back([&part, &less] { std::sort(part.begin(), part.end(), less); });
+    for (auto& th : pool) th.join();
+  }
+  std::vector<Fingerprinted> all = std::move(parts[0]);
+  for (size_t t = 1; t < parts.size(); ++t) {
+    std::vector<Fingerprinted> merged(all.size() + parts[t].size());
+    std::merge(all.begin(), all.end(), parts[t].begin(), parts[t].end(), merged.begin(), less);
+    std::vector<Fingerprinted>().swap(parts[t]);
+    all.swap(merged);
+  }
+  *graphs = all.size();
+  if (shared_only) {  // keep the runs of two or more equal fingerprints
+    size_t kept = 0;
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      while (j < all.size() && all[j].fingerprint == all[i].fingerprint) ++j;
+      if (j - i >= 2)
+        for (size_t k = i; k < j; ++k) all[kept++] = all[k];
+      i = j;
+    }
+    all.resize(kept);
+    all.shrink_to_fit();
+  }
   return all;
 }
 

@@ -37,7 +37,7 @@ struct Fingerprinted {
 
 struct EnumerationLimits {
   int threads = 2;
-  uint64_t max_bytes = 12ull << 30;  // memory for fingerprints; past it, stop with an error
+  uint64_t max_bytes = 12ull << 30;  // memory for the enumerated graphs; past it, stop with an error
   // Called now and then with the share of branches done and the graphs found so far.
   std::function<void(double done, uint64_t graphs)> progress;
 };
@@ -46,11 +46,11 @@ class Enumerator {
  public:
   Enumerator(const OpSet& set, int max_ops, uint64_t seed);
 
-  // Pass 1: the fingerprint of every graph (sorted).
-  absl::StatusOr<std::vector<uint64_t>> Fingerprints(const EnumerationLimits& limits) const;
-  // Pass 2: the graphs whose fingerprint is in `wanted`, sorted by fingerprint then code.
-  absl::StatusOr<std::vector<Fingerprinted>> Collect(const absl::flat_hash_set<uint64_t>& wanted,
-                                                     const EnumerationLimits& limits) const;
+  // Every graph with its fingerprint, sorted by fingerprint then code; with
+  // `shared_only`, only the graphs whose fingerprint another graph has. `graphs`: how
+  // many were enumerated.
+  absl::StatusOr<std::vector<Fingerprinted>> Enumerate(const EnumerationLimits& limits, bool shared_only,
+                                                       uint64_t* graphs) const;
 
   const OpSet& op_set() const { return set_; }
   int max_ops() const { return max_ops_; }

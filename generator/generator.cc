@@ -32,8 +32,8 @@ std::string GenerateReport::Table() const {
   auto row = [&](const char* what, uint64_t n, const std::string& note) {
     absl::StrAppend(&s, absl::StrFormat("  %-28s %12d  %s\n", what, n, note));
   };
-  row("graphs enumerated", graphs, absl::StrFormat("(%.2f s)", enumerate_s));
-  row("fingerprint collisions", groups, absl::StrFormat("groups of %d graphs (%.2f s)", group_graphs, collect_s));
+  row("graphs enumerated", graphs, absl::StrFormat("fingerprinted and sorted (%.2f s)", enumerate_s));
+  row("fingerprint collisions", groups, absl::StrFormat("groups of %d graphs", group_graphs));
   row("candidate pairs", counts.candidates, "equal fingerprints");
   row("distinct up to renaming", counts.distinct, "");
   row("after input renaming", counts.after_renaming, "");
@@ -64,31 +64,20 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
                             static_cast<unsigned long long>(graphs));
     };
   };
-  limits.progress = progress_for("pass 1, fingerprints");
+  limits.progress = progress_for("enumerating");
   auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::vector<uint64_t> fps, e.Fingerprints(limits));
+  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, e.Enumerate(limits, /*shared_only=*/true, &report->graphs));
   report->enumerate_s = Since(t);
-  report->graphs = fps.size();
+  report->group_graphs = groups.size();
+  for (size_t i = 0; i < groups.size(); ++i)
+    report->groups += i == 0 || groups[i].fingerprint != groups[i - 1].fingerprint;
   auto phase = [&](const std::string& line) {
     if (!options.progress) return;
     if (tty) std::fprintf(stderr, "\r%80s\r", "");
     std::fprintf(stderr, "  [%.1f s] %s\n", Since(start), line.c_str());
   };
-  phase(absl::StrCat("pass 1: ", report->graphs, " graphs fingerprinted"));
-  absl::flat_hash_set<uint64_t> wanted;
-  for (size_t i = 1; i < fps.size(); ++i)
-    if (fps[i] == fps[i - 1]) wanted.insert(fps[i]);
-  std::vector<uint64_t>().swap(fps);
-  report->groups = wanted.size();
-
-  t = std::chrono::steady_clock::now();
-  limits.progress = progress_for("pass 2, collisions  ");
-  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, e.Collect(wanted, limits));
-  if (tty) std::fprintf(stderr, "\r%80s\r", "");
-  report->collect_s = Since(t);
-  report->group_graphs = groups.size();
-  phase(absl::StrCat("pass 2: ", report->group_graphs, " graphs share ", report->groups, " fingerprints"));
-  absl::flat_hash_set<uint64_t>().swap(wanted);
+  phase(absl::StrCat(report->graphs, " graphs enumerated; ", report->group_graphs, " share ", report->groups,
+                     " fingerprints"));
 
   t = std::chrono::steady_clock::now();
   RuleSet rules;

@@ -27,7 +27,7 @@ struct GenerateReport {
   uint64_t groups = 0;        // fingerprints shared by two graphs or more
   uint64_t group_graphs = 0;  // the graphs in them
   PruneCounts counts;
-  double enumerate_s = 0, collect_s = 0, prune_s = 0, total_s = 0;
+  double enumerate_s = 0, prune_s = 0, total_s = 0;
   uint64_t peak_rss_mb = 0;
   std::string Table() const;
 };

@@ -23,7 +23,7 @@ struct PruneCounts {
 };
 
 // The rules, sorted deterministically (fewer operators first).
-// `groups`: the graphs sharing a fingerprint, sorted by fingerprint (Enumerator::Collect).
+// `groups`: the graphs sharing a fingerprint, sorted by fingerprint (Enumerator::Enumerate).
 // `phase` is told when each stage is done.
 std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads,
                             PruneCounts* counts, const std::function<void(const std::string&)>& phase);
