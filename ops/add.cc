@@ -8,6 +8,7 @@ struct AddFn {
   static constexpr const char* kName = "Add";
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Add";
+  static constexpr const char* kSmt = "ewadd";
   template <typename S> static S Apply(S a, S b) { return a + b; }
 };
 

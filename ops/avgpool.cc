@@ -43,6 +43,11 @@ class AveragePool : public PoolOp<AveragePool> {
     OnnxExportNode::SetInt(n, "count_include_pad", p.Int("count_include_pad", 0));
     return absl::OkStatus();
   }
+  // The axioms are about pooling that counts padded positions.
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
+    if (p.Int("count_include_pad", 0) != 1) return Bad("only AveragePool counting padding has an SMT encoding");
+    return PoolSmt(name(), "poolavg", p, num_inputs);
+  }
 };
 
 TASO_REGISTER_OP(AveragePool);

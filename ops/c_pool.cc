@@ -7,6 +7,8 @@ namespace {
 
 struct CPool {
   static constexpr const char* kName = "C_pool";
+  static constexpr const char* kSmt = "cpool";
+  static constexpr bool kSmtTakesKernel = true;
   static absl::StatusOr<Shape> FromSource(const Params& p, const Shape& src) {
     if (src.size() != 4) return Bad("C_pool's source must have rank 4 (NCHW)");
     ASSIGN_OR_RETURN(auto k, KernelParam(p));

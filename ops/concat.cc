@@ -77,6 +77,9 @@ class Concat : public KernelOp<Concat> {
     OnnxExportNode::SetInt(EmitSame(e, "Concat"), "axis", p.Int("axis", 0));
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
+    return SmtCall(name(), num_inputs, 2, "concat", {{"axis", p.Int("axis", 0)}});
+  }
 };
 
 TASO_REGISTER_OP(Concat);

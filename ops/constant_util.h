@@ -8,9 +8,17 @@
 
 namespace taso::ops {
 
+// The "kernel" parameter of C_pool and I_conv: [kh, kw], 3x3 when absent.
+inline absl::StatusOr<std::vector<int64_t>> KernelParam(const Params& p) {
+  auto k = p.Ints("kernel", {3, 3});
+  if (k.size() != 2 || k[0] < 1 || k[1] < 1) return Bad("kernel needs 2 positive values");
+  return k;
+}
+
 // Impl provides: kName; FromSource(params, source shape) -> StatusOr<Shape>;
 // CheckShape(shape) -> Status; Sources(source rank) -> the output's DimSources;
-// Fill<S>(Tensor<S>&) on a zeroed tensor.
+// Fill<S>(Tensor<S>&) on a zeroed tensor; optionally kSmt, its function in the verifier's
+// signature (applied to the kernel size first when kSmtTakesKernel), then the source.
 template <typename Impl>
 class ConstantTensorOp : public KernelOp<ConstantTensorOp<Impl>> {
  public:
@@ -56,13 +64,18 @@ class ConstantTensorOp : public KernelOp<ConstantTensorOp<Impl>> {
     OnnxExportNode::SetTensor(n, "value", *TensorData::Float(t.shape, std::move(t.data)));
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int num_outputs) const override {
+    if constexpr (requires { Impl::kSmt; }) {
+      std::vector<std::pair<std::string, ParamValue>> params;
+      if constexpr (requires { Impl::kSmtTakesKernel; }) {
+        ASSIGN_OR_RETURN(auto k, KernelParam(p));
+        params.push_back({"kernel", k});
+      }
+      return SmtCall(Impl::kName, num_inputs, 1, Impl::kSmt, std::move(params));
+    } else {
+      return OpDef::Smt(p, num_inputs, num_outputs);
+    }
+  }
 };
-
-// The "kernel" parameter of C_pool and I_conv: [kh, kw], 3x3 when absent.
-inline absl::StatusOr<std::vector<int64_t>> KernelParam(const Params& p) {
-  auto k = p.Ints("kernel", {3, 3});
-  if (k.size() != 2 || k[0] < 1 || k[1] < 1) return Bad("kernel needs 2 positive values");
-  return k;
-}
 
 }  // namespace taso::ops

@@ -148,6 +148,16 @@ class Conv2D : public KernelOp<Conv2D> {
     return out;
   }
 
+  // Dense and depthwise convolutions are two functions of the verifier's logic.
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
+    const std::string grouping = p.Str("grouping", "");
+    if (grouping != "dense" && grouping != "depthwise")
+      return Bad("only a dense or depthwise Conv2D (parameter grouping) has an SMT encoding");
+    ASSIGN_OR_RETURN(auto params, WindowSmtParams(name(), p));
+    params.push_back({"activation", p.Str("activation", "none")});
+    return SmtCall(name(), num_inputs, 2, grouping == "dense" ? "conv" : "dconv", std::move(params));
+  }
+
   std::vector<std::string> onnx_op_types() const override { return {"Conv"}; }
 
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {

@@ -72,6 +72,9 @@ class Enlarge : public KernelOp<Enlarge> {
     e.AddNode("Pad", {e.input(0), pads_name}, e.outputs());
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params&, int num_inputs, int) const override {
+    return SmtCall(name(), num_inputs, 2, "enlarge");  // the kernel, the kernel whose size it takes
+  }
 };
 
 TASO_REGISTER_OP(Enlarge);

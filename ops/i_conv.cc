@@ -7,6 +7,8 @@ namespace {
 
 struct IConv {
   static constexpr const char* kName = "I_conv";
+  static constexpr const char* kSmt = "iconv";
+  static constexpr bool kSmtTakesKernel = true;
   static absl::StatusOr<Shape> FromSource(const Params& p, const Shape& src) {
     if (src.size() != 4) return Bad("I_conv's source must have rank 4 (NCHW)");
     ASSIGN_OR_RETURN(auto k, KernelParam(p));

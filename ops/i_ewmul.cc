@@ -7,6 +7,7 @@ namespace {
 
 struct IEwmul {
   static constexpr const char* kName = "I_ewmul";
+  static constexpr const char* kSmt = "iewmul";
   static absl::StatusOr<Shape> FromSource(const Params&, const Shape& src) { return src; }
   static absl::Status CheckShape(const Shape&) { return absl::OkStatus(); }
   static std::vector<DimSource> Sources(int rank) {

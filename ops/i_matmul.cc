@@ -6,6 +6,7 @@ namespace {
 
 struct IMatmul {
   static constexpr const char* kName = "I_matmul";
+  static constexpr const char* kSmt = "imatmul";
   static absl::StatusOr<Shape> FromSource(const Params&, const Shape& src) {
     if (src.size() < 2) return Bad("I_matmul's source must have rank 2 or more");
     return Shape{src.back(), src.back()};

@@ -96,6 +96,9 @@ class MatMul : public KernelOp<MatMul> {
     EmitSame(e, "MatMul");
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params&, int num_inputs, int) const override {
+    return SmtCall(name(), num_inputs, 2, "matmul");
+  }
 };
 
 TASO_REGISTER_OP(MatMul);

@@ -31,6 +31,9 @@ class MaxPool : public PoolOp<MaxPool> {
     OnnxExportNode::SetInt(n, "ceil_mode", p.Int("ceil_mode", 0));
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
+    return PoolSmt(name(), "poolmax", p, num_inputs);
+  }
 };
 
 TASO_REGISTER_OP(MaxPool);

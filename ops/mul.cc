@@ -8,6 +8,7 @@ struct MulFn {
   static constexpr const char* kName = "Mul";
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Mul";
+  static constexpr const char* kSmt = "ewmul";
   template <typename S> static S Apply(S a, S b) { return a * b; }
 };
 

@@ -199,6 +199,13 @@ std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra) {
   return out;
 }
 
+absl::StatusOr<SmtForm> PoolSmt(absl::string_view op, const char* function, const Params& p, int num_inputs) {
+  ASSIGN_OR_RETURN(auto window, WindowSmtParams(op, p));
+  std::vector<std::pair<std::string, ParamValue>> params = {{"kernel", p.Ints("kernel")}};
+  params.insert(params.end(), window.begin(), window.end());
+  return SmtCall(op, num_inputs, 1, function, std::move(params));
+}
+
 absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<const InputInfo> in) {
   RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
   RETURN_IF_ERROR(ExpectFloat(in[0], "X"));

@@ -115,8 +115,34 @@ void BroadcastBinary(const Tensor<S>& a, const Tensor<S>& b, Tensor<S>& out, F f
   }
 }
 
+// An SMT form of one function applied to `params`, then to exactly `arity` inputs.
+inline absl::StatusOr<SmtForm> SmtCall(absl::string_view op, int num_inputs, int arity, std::string function,
+                                       std::vector<std::pair<std::string, ParamValue>> params = {}) {
+  if (num_inputs != arity)
+    return Bad(absl::StrCat(op, " with ", num_inputs, " inputs has no SMT encoding"));
+  return SmtForm{{std::move(function)}, std::move(params)};
+}
+
+// The SMT form of an element-wise operator whose Fn names its function (kSmt), if any.
+template <typename Fn>
+absl::StatusOr<SmtForm> ElementwiseSmt(int num_inputs, int arity) {
+  if constexpr (requires { Fn::kSmt; }) return SmtCall(Fn::kName, num_inputs, arity, Fn::kSmt);
+  else return Bad(absl::StrCat("operator ", Fn::kName, " has no SMT encoding"));
+}
+
+// A sliding window's parameters in the verifier's logic: strides and the padding mode.
+// Explicit pads, dilations or ceil mode have no encoding there.
+inline absl::StatusOr<std::vector<std::pair<std::string, ParamValue>>> WindowSmtParams(absl::string_view op,
+                                                                                     const Params& p) {
+  if (!p.Has("padding") || p.Has("pads") || p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
+      p.Int("ceil_mode", 0) != 0)
+    return Bad(absl::StrCat(op, " without a padding mode, or with dilations or ceil mode, has no SMT encoding"));
+  return std::vector<std::pair<std::string, ParamValue>>{{"strides", p.Ints("strides", {1, 1})},
+                                                          {"padding", p.Str("padding")}};
+}
+
 // An element-wise binary operator with broadcasting; Fn gives its name, ONNX type and
-// scalar function.
+// scalar function (and kSmt, its function in the verifier's signature, if it has one).
 template <typename Fn>
 class BinaryOp : public KernelOp<BinaryOp<Fn>> {
  public:
@@ -149,6 +175,9 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
     EmitSame(e, Fn::kOnnx);
     return absl::OkStatus();
+  }
+  absl::StatusOr<SmtForm> Smt(const Params&, int num_inputs, int) const override {
+    return ElementwiseSmt<Fn>(num_inputs, 2);
   }
 };
 
@@ -189,6 +218,9 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
     EmitSame(e, Fn::kOnnx);
     return absl::OkStatus();
+  }
+  absl::StatusOr<SmtForm> Smt(const Params&, int num_inputs, int) const override {
+    return ElementwiseSmt<Fn>(num_inputs, 1);
   }
 };
 

@@ -14,6 +14,9 @@ std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra);
 // params; false when the node uses something the library does not represent.
 absl::StatusOr<bool> ReadOnnxPool(OnnxImportNode& node, Params& params);
 
+// MaxPool and AveragePool in the verifier's logic: function(kernel, stride, padding, x).
+absl::StatusOr<SmtForm> PoolSmt(absl::string_view op, const char* function, const Params& p, int num_inputs);
+
 // What MaxPool and AveragePool share: shape rule, work, dimension sources.
 template <typename Impl>
 class PoolOp : public KernelOp<Impl> {

@@ -8,6 +8,7 @@ struct ReluFn {
   static constexpr const char* kName = "Relu";
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Relu";
+  static constexpr const char* kSmt = "relu";
   static constexpr double kFlopsPerElement = 1;
   template <typename S> static S Apply(S x) { return Domain<S>::Relu(x); }
 };

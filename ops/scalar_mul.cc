@@ -48,6 +48,9 @@ class ScalarMul : public KernelOp<ScalarMul> {
     EmitSame(e, "Mul");
     return absl::OkStatus();
   }
+  absl::StatusOr<SmtForm> Smt(const Params&, int num_inputs, int) const override {
+    return SmtCall(name(), num_inputs, 2, "smul");
+  }
 };
 
 TASO_REGISTER_OP(ScalarMul);

@@ -124,6 +124,13 @@ class Split : public KernelOp<Split> {
     if (e.opset() < 13) OnnxExportNode::SetInts(n, "split", sizes);
     return absl::OkStatus();
   }
+  // Two parts, cut where the input was last concatenated along the axis (split trees).
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int num_outputs) const override {
+    if (num_outputs != 2) return Bad("only a Split in two has an SMT encoding");
+    ASSIGN_OR_RETURN(SmtForm f, SmtCall(name(), num_inputs, 1, "split0", {{"axis", p.Int("axis", 0)}}));
+    f.functions.push_back("split1");
+    return f;
+  }
 };
 
 TASO_REGISTER_OP(Split);

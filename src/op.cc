@@ -26,6 +26,10 @@ DimSources OpDef::DimensionSources(const Params&, absl::Span<const InputInfo>,
   return d;
 }
 
+absl::StatusOr<SmtForm> OpDef::Smt(const Params&, int, int) const {
+  return absl::InvalidArgumentError(absl::StrCat("operator ", name(), " has no SMT encoding"));
+}
+
 absl::Status OpDef::ToOnnx(const Params&, OnnxExportNode&) const {
   return absl::UnimplementedError(absl::StrCat("operator ", name(), " has no ONNX form"));
 }

@@ -88,6 +88,10 @@ absl::StatusOr<AxiomSet> LoadAxioms(const std::string& dir) {
     std::string msg = Z3Error(e.msg(), 0, &line);
     return absl::InvalidArgumentError(absl::StrCat(signature.string(), ":", line, ": ", msg));
   }
+  static const std::regex kConstant(R"(\(define-fun\s+([A-Za-z0-9_]+)\s+\(\)\s+Int)");
+  for (auto it = std::sregex_iterator(set.signature.begin(), set.signature.end(), kConstant);
+       it != std::sregex_iterator(); ++it)
+    set.constants.insert((*it)[1]);
   static const std::regex kName(R"(:named\s+([A-Za-z0-9_.-]+))");
   static const std::regex kApplied(R"(\(([a-z][a-z0-9]*)\s)");
   for (const fs::path& file : files) {

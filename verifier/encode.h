@@ -14,10 +14,12 @@ namespace taso::verify {
 struct EncodedRule {
   std::string name;
   std::string query;              // declarations and assertions, after the signature
-  std::set<std::string> symbols;  // the functions it uses
+  std::set<std::string> symbols;    // the functions it uses
+  std::set<std::string> constants;  // the named parameter values it uses (SAME, RELU...)
 };
 
-// Fails for an operator or a parameter value the signature cannot express.
+// Each operator says how it is written (OpDef::Smt); fails for an operator or a parameter
+// value the signature cannot express.
 absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule);
 
 }  // namespace taso::verify

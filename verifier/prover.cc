@@ -29,6 +29,10 @@ absl::StatusOr<std::vector<EncodedRule>> EncodeRules(const AxiomSet& axioms, con
       if (!axioms.symbols.count(fn))
         return absl::InvalidArgumentError(
             absl::StrCat("rule ", r.name, " uses ", fn, ", which no axiom is about (add axioms for it)"));
+    for (const std::string& c : e.constants)
+      if (!axioms.constants.count(c))
+        return absl::InvalidArgumentError(
+            absl::StrCat("rule ", r.name, " uses the value ", c, ", which signature.smt2 does not define"));
     out.push_back(std::move(e));
   }
   return out;

@@ -95,6 +95,16 @@ struct OpMetrics {
   double bytes = 0;  // bytes read plus bytes written
 };
 
+// How taso-verify writes one application of an operator in the signature of
+// axioms/signature.smt2: output k is functions[k] applied to the integer parameters
+// `params` (name and value, in order), then to the inputs. A value becomes an integer as
+// it is, a square pair [v, v] as v, a string as the signature constant of its upper-case
+// spelling ("same" -> SAME); a parameter bound to a rule variable is that variable.
+struct SmtForm {
+  std::vector<std::string> functions;
+  std::vector<std::pair<std::string, ParamValue>> params;
+};
+
 class OpDef {
  public:
   virtual ~OpDef() = default;
@@ -136,6 +146,10 @@ class OpDef {
     return std::nullopt;
   }
   virtual absl::Status ToOnnx(const Params& params, OnnxExportNode& node) const;
+
+  // The operator in the verifier's logic; an error when it has no encoding there (the
+  // default) or not with these parameters.
+  virtual absl::StatusOr<SmtForm> Smt(const Params& params, int num_inputs, int num_outputs) const;
 };
 
 // Implements the two kernel entry points from one template `Impl::Compute<S>`.
