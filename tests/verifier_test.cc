@@ -170,3 +170,22 @@ TEST_CASE("The axiom set is consistent; restated or contradictory axioms are fou
   REQUIRE(contradictory.ok());
   CHECK(CheckAxiomSet(*contradictory, 5000, 2).consistent == Finding::kNo);
 }
+
+TEST_CASE("A rule's verdict does not depend on the rules proved before it") {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+  REQUIRE(rules.ok());
+  auto encoded = EncodeRules(*axioms, std::vector<Rule>(rules->rules.begin(), rules->rules.begin() + 300));
+  REQUIRE(encoded.ok());
+  ProveOptions options;
+  options.timeout_ms = 5000;
+  options.jobs = 1;
+  std::vector<Outcome> forward = ProveRules(*axioms, *encoded, options);
+  std::vector<EncodedRule> reversed(encoded->rbegin(), encoded->rend());
+  std::vector<Outcome> backward = ProveRules(*axioms, reversed, options);
+  for (size_t i = 0; i < forward.size(); ++i) {
+    INFO(forward[i].rule);
+    CHECK(forward[i].verdict == backward[forward.size() - 1 - i].verdict);
+  }
+}

@@ -76,32 +76,30 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     const z3::expr_vector axiom_exprs = ctx.parse_string((axioms.signature + axioms.families).c_str());
     workers[id].ctx = &ctx;
     const auto limit = std::chrono::milliseconds(options.timeout_ms);
-    // One solver holds the axioms; each rule is checked in a scope of its own. An
-    // interrupted solver may be unusable, so it is then built again.
+    // A fresh solver for each rule, checked once on the axioms alone before the rule is
+    // added: a solver reused across rules keeps state that changes which proofs the
+    // instance budget allows, so verdicts would depend on which rules a thread saw before.
     std::unique_ptr<z3::solver> solver;
     auto fresh_solver = [&] {
       solver = std::make_unique<z3::solver>(ctx);
       solver->set(p);
       for (const z3::expr& a : axiom_exprs) solver->add(a);
+      solver->check();
     };
-    fresh_solver();
     for (size_t i; (i = next.fetch_add(1)) < rules.size();) {
       const auto start = Clock::now();
       z3::check_result r = z3::unknown;
-      bool interrupted = false;
       try {
+        fresh_solver();
         solver->push();
         for (const z3::expr& e : ctx.parse_string((axioms.signature + rules[i].query).c_str())) solver->add(e);
         workers[id].deadline = (start + limit + std::chrono::milliseconds(20)).time_since_epoch().count();
         r = solver->check();
-        workers[id].deadline = 0;
-        solver->pop();
       } catch (const z3::exception&) {
-        interrupted = true;
+        r = z3::unknown;  // interrupted by the watchdog
       }
       workers[id].deadline = 0;
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      if (interrupted) fresh_solver();
       Verdict v = Verdict::kNotProved;
       if (r == z3::unsat) v = Verdict::kProved;
       else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
