@@ -23,15 +23,13 @@ struct Erasure {
   std::vector<int> erased;                             // variant -> id of its erased form
 };
 
-std::string ValueString(const ParamValue& v) { return Params().Set("v", v).ToString(); }
-
 Erasure Erase(const OpSet& set) {
   Erasure e;
   std::map<std::string, std::map<std::string, std::set<std::string>>> seen;  // op -> param -> values
   for (const Variant& v : set.variants)
     for (const auto& [name, value] : v.spec.params.entries())
       if (std::find(v.spec.fixed_params.begin(), v.spec.fixed_params.end(), name) == v.spec.fixed_params.end())
-        seen[std::string(v.op->name())][name].insert(ValueString(value));
+        seen[std::string(v.op->name())][name].insert(ParamValueText(value));
   for (const auto& [op, params] : seen)
     for (const auto& [name, values] : params)
       if (values.size() > 1) e.fields[op].insert(name);
@@ -133,7 +131,7 @@ std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& fo
         if (splits || fields == erasure.fields.end()) continue;
         for (const std::string& f : fields->second) {
           auto it = v.spec.params.entries().find(f);
-          m.values.push_back(it == v.spec.params.entries().end() ? "" : ValueString(it->second));
+          m.values.push_back(it == v.spec.params.entries().end() ? "" : ParamValueText(it->second));
           m.fields.push_back({side, op, f});
         }
       }

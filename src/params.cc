@@ -67,21 +67,22 @@ uint64_t Params::Hash() const {
   return h;
 }
 
+std::string ParamValueText(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) return absl::StrCat(x);
+        else if constexpr (std::is_same_v<T, std::string>) return absl::StrCat("\"", x, "\"");
+        else if constexpr (std::is_same_v<T, TensorDataPtr>)
+          return x ? absl::StrCat("tensor", ShapeToString(x->shape()), "#", x->ContentHash()) : "null";
+        else return absl::StrCat("[", absl::StrJoin(x, ","), "]");
+      },
+      v);
+}
+
 std::string Params::ToString() const {
   std::vector<std::string> parts;
-  for (const auto& [k, v] : values_) {
-    std::string s = std::visit(
-        [](const auto& x) -> std::string {
-          using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) return absl::StrCat(x);
-          else if constexpr (std::is_same_v<T, std::string>) return absl::StrCat("\"", x, "\"");
-          else if constexpr (std::is_same_v<T, TensorDataPtr>)
-            return x ? absl::StrCat("tensor", ShapeToString(x->shape()), "#", x->ContentHash()) : "null";
-          else return absl::StrCat("[", absl::StrJoin(x, ","), "]");
-        },
-        v);
-    parts.push_back(absl::StrCat(k, "=", s));
-  }
+  for (const auto& [k, v] : values_) parts.push_back(absl::StrCat(k, "=", ParamValueText(v)));
   return absl::StrJoin(parts, " ");
 }
 

@@ -42,10 +42,6 @@ absl::StatusOr<ParamValue> ValueFromProto(const proto::Param& p) {
   }
 }
 
-std::string ValueText(const ParamValue& v) {
-  const std::string s = Params().Set("v", v).ToString();
-  return s.substr(2);  // without "v="
-}
 
 void GraphToProto(const RuleGraph& g, proto::RuleGraph* out) {
   for (const RuleOp& op : g.ops) {
@@ -157,7 +153,7 @@ std::string GraphText(const Rule& r, const RuleGraph& g) {
     for (int i : op.inputs) ins.push_back(TensorName(r, i));
     for (const auto& [name, value] : op.params.entries()) {
       auto var = op.bound.find(name);
-      params.push_back(absl::StrCat(name, "=", var == op.bound.end() ? ValueText(value) : var->second));
+      params.push_back(absl::StrCat(name, "=", var == op.bound.end() ? ParamValueText(value) : var->second));
     }
     for (const auto& [name, sizes] : op.sizes) {
       std::vector<std::string> parts;
@@ -263,7 +259,7 @@ std::string RuleText(const Rule& r) {
   std::vector<std::string> vars;
   for (const RuleVar& v : r.vars) {
     std::vector<std::string> values;
-    for (const ParamValue& x : v.values) values.push_back(ValueText(x));
+    for (const ParamValue& x : v.values) values.push_back(ParamValueText(x));
     vars.push_back(absl::StrCat(v.name, " in {", absl::StrJoin(values, ", "), "}"));
   }
   return absl::StrCat("rule ", r.name, " (", absl::StrJoin(ins, ", "), ")",

@@ -21,7 +21,7 @@ absl::StatusOr<std::string> Code(const std::string& name, const ParamValue& v, s
   if (auto* list = std::get_if<std::vector<int64_t>>(&v))
     if (list->size() == 2 && (*list)[0] == (*list)[1]) return absl::StrCat((*list)[0]);
   return absl::InvalidArgumentError(
-      absl::StrCat("parameter ", name, "=", Params().Set("v", v).ToString().substr(2), " has no SMT encoding"));
+      absl::StrCat("parameter ", name, "=", ParamValueText(v), " has no SMT encoding"));
 }
 
 absl::StatusOr<std::vector<std::string>> EncodeSide(const RuleGraph& g, std::vector<std::string> terms,

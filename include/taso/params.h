@@ -18,6 +18,9 @@ namespace taso {
 using ParamValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
                                 std::vector<double>, TensorDataPtr>;
 
+// One value as Params::ToString writes it: 3, "same", [1,1].
+std::string ParamValueText(const ParamValue& v);
+
 class Params {
  public:
   Params& Set(absl::string_view name, ParamValue v);
