@@ -4,7 +4,6 @@
 (assert (! (forall ((x T) (y T) (z T)) (= (ewmul x (ewmul y z)) (ewmul (ewmul x y) z))) :named ewmul_associative))
 (assert (! (forall ((x T) (y T)) (= (ewmul x y) (ewmul y x))) :named ewmul_commutative))
 (assert (! (forall ((x T) (y T) (z T)) (= (ewmul (ewadd x y) z) (ewadd (ewmul x z) (ewmul y z)))) :named ewmul_distributes))
-(assert (! (forall ((x T) (y T) (w T)) (= (smul (smul x y) w) (smul x (smul y w)))) :named smul_associative))
 (assert (! (forall ((x T) (y T) (w T)) (= (smul (ewadd x y) w) (ewadd (smul x w) (smul y w)))) :named smul_distributes))
 (assert (! (forall ((x T) (y T) (w T)) (= (smul (ewmul x y) w) (ewmul x (smul y w)))) :named smul_ewmul))
 (assert (! (forall ((x T)) (= (relu (relu x)) (relu x))) :named relu_idempotent))

@@ -21,13 +21,17 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   g.o = w[0];
   g.cg = w[1];
   // "grouping" states the grouping without channel counts, as rules need: "dense" (one
-  // group) or "depthwise" (one group per channel, kernels of one input channel). Without
+  // group) or "depthwise" (one group per channel, one kernel of one input channel each). Without
   // it, the "group" parameter, or else the grouping follows from the shapes.
   const std::string grouping = p.Str("grouping", "");
   if (grouping == "dense") {
     g.group = 1;
   } else if (grouping == "depthwise") {
-    if (g.cg != 1) return Bad(absl::StrCat("a depthwise convolution needs kernels of one input channel, got ", ShapeToString(w)));
+    // One kernel per channel (no channel multiplier), as in TASO and MobileNet: the
+    // axioms about depthwise convolutions (concatenating channels) hold only then.
+    if (g.cg != 1 || g.o != g.c)
+      return Bad(absl::StrCat("a depthwise convolution needs one kernel of one input channel per channel (",
+                              g.c, " channels), got ", ShapeToString(w)));
     g.group = g.c;
   } else if (!grouping.empty()) {
     return Bad(absl::StrCat("unknown grouping '", grouping, "' (dense or depthwise)"));

@@ -26,6 +26,20 @@ DimSources OpDef::DimensionSources(const Params&, absl::Span<const InputInfo>,
   return d;
 }
 
+bool GeneratorVariant::AcceptsShapes(absl::Span<const Shape> inputs) const {
+  if (static_cast<int>(inputs.size()) != arity) return false;
+  for (int i = 0; i < arity; ++i) {
+    if (roles[i] == GenRole::kScalar && !inputs[i].empty()) return false;
+    if (roles[i] == GenRole::kTensor && inputs[i].empty()) return false;
+    if (rank >= 0 && static_cast<int>(inputs[i].size()) != rank) return false;
+  }
+  return !same_shapes || arity < 2 || inputs[0] == inputs[1];
+}
+
+absl::Status OpDef::RunSymbolic(const Params&, KernelArgs<Sym>&) const {
+  return absl::UnimplementedError(absl::StrCat(name(), " has no kernel in the symbolic domain"));
+}
+
 absl::StatusOr<SmtForm> OpDef::Smt(const Params&, int, int) const {
   return absl::InvalidArgumentError(absl::StrCat("operator ", name(), " has no SMT encoding"));
 }

@@ -94,3 +94,15 @@ TEST_CASE("taso-verify proves a rule file and refuses bad ones in one line") {
   Result none = RunTool("taso-verify");
   CHECK(none.code == 2);
 }
+
+TEST_CASE("taso-verify --check-axioms fails on an axiom the kernels contradict") {
+  auto dir = taso::testing::TempDir("cli_check_axioms");
+  std::filesystem::copy_file(std::string(TASO_SOURCE_DIR) + "/axioms/signature.smt2", dir / "signature.smt2");
+  taso::testing::WriteFile(dir / "conv.smt2",
+      "(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))\n"
+      "  (= (conv s p RELU (ewadd x y) z) (ewadd (conv s p RELU x z) (conv s p RELU y z)))) :named conv_relu_linear))\n");
+  Result r = RunTool("taso-verify --check-axioms --axioms " + dir.string());
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Catch::Contains("conv_relu_linear is FALSE: at s="));
+  CHECK_THAT(r.output, Catch::Contains("0 of 1 hold"));
+}

@@ -9,8 +9,9 @@
 namespace taso::verify {
 namespace {
 
-// The integer a parameter value stands for in the signature (see SmtForm).
-absl::StatusOr<std::string> Code(const std::string& name, const ParamValue& v, std::set<std::string>* constants) {
+}  // namespace
+
+absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v, std::set<std::string>* constants) {
   if (auto* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);
   if (auto* s = std::get_if<std::string>(&v)) {
     std::string c = *s;
@@ -23,6 +24,8 @@ absl::StatusOr<std::string> Code(const std::string& name, const ParamValue& v, s
   return absl::InvalidArgumentError(
       absl::StrCat("parameter ", name, "=", ParamValueText(v), " has no SMT encoding"));
 }
+
+namespace {
 
 absl::StatusOr<std::vector<std::string>> EncodeSide(const RuleGraph& g, std::vector<std::string> terms,
                                                     EncodedRule* e) {
@@ -37,7 +40,7 @@ absl::StatusOr<std::vector<std::string>> EncodeSide(const RuleGraph& g, std::vec
       if (bound != op.bound.end()) {
         args.push_back(bound->second);
       } else {
-        ASSIGN_OR_RETURN(std::string code, Code(name, value, &e->constants));
+        ASSIGN_OR_RETURN(std::string code, SmtArgument(name, value, &e->constants));
         args.push_back(code);
       }
     }
@@ -69,7 +72,7 @@ absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule) {
     absl::StrAppend(&e.query, "(declare-const ", v.name, " Int)\n");
     std::vector<std::string> choices;
     for (const ParamValue& value : v.values) {
-      auto code = Code(v.name, value, &e.constants);
+      auto code = SmtArgument(v.name, value, &e.constants);
       if (!code.ok()) return fail(code.status());
       choices.push_back(absl::StrCat("(= ", v.name, " ", *code, ")"));
     }

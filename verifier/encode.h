@@ -18,6 +18,11 @@ struct EncodedRule {
   std::set<std::string> constants;  // the named parameter values it uses (SAME, RELU...)
 };
 
+// The argument a parameter value stands for in the signature (see SmtForm): an integer,
+// or a constant the signature defines (added to `constants`).
+absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v,
+                                        std::set<std::string>* constants);
+
 // Each operator says how it is written (OpDef::Smt); fails for an operator or a parameter
 // value the signature cannot express.
 absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule);

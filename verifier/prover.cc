@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/status_macros.h"
+#include "watchdog.h"
 
 namespace taso::verify {
 
@@ -44,25 +45,7 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   const int jobs = std::max(1, options.jobs);
   std::vector<Outcome> out(rules.size());
   std::atomic<size_t> next{0};
-  // Z3's own timeout is not always checked while it instantiates quantifiers, so a
-  // watchdog interrupts any query that runs past its time.
-  struct Worker {
-    std::atomic<z3::context*> ctx{nullptr};
-    std::atomic<int64_t> deadline{0};  // Clock ticks; 0: idle
-  };
-  std::vector<Worker> workers(jobs);
-  std::atomic<bool> done{false};
-  std::thread watchdog([&] {
-    while (!done.load()) {
-      const int64_t now = Clock::now().time_since_epoch().count();
-      for (Worker& w : workers) {
-        const int64_t d = w.deadline.load();
-        if (d != 0 && now > d)
-          if (z3::context* c = w.ctx.load()) c->interrupt();
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  });
+  Z3Watchdog watchdog(jobs);
   auto work = [&](int id) {
     z3::context ctx;
     z3::params p(ctx);
@@ -74,7 +57,6 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     // always notice its timeout while instantiating, so this is what bounds a failure.
     p.set("qi.max_instances", 3000u);
     const z3::expr_vector axiom_exprs = ctx.parse_string((axioms.signature + axioms.families).c_str());
-    workers[id].ctx = &ctx;
     const auto limit = std::chrono::milliseconds(options.timeout_ms);
     // A fresh solver for each rule, checked once on the axioms alone before the rule is
     // added: a solver reused across rules keeps state that changes which proofs the
@@ -93,26 +75,21 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
         fresh_solver();
         solver->push();
         for (const z3::expr& e : ctx.parse_string((axioms.signature + rules[i].query).c_str())) solver->add(e);
-        workers[id].deadline = (start + limit + std::chrono::milliseconds(20)).time_since_epoch().count();
-        r = solver->check();
+        r = watchdog.Check(id, ctx, *solver, limit);
       } catch (const z3::exception&) {
-        r = z3::unknown;  // interrupted by the watchdog
+        r = z3::unknown;
       }
-      workers[id].deadline = 0;
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       Verdict v = Verdict::kNotProved;
       if (r == z3::unsat) v = Verdict::kProved;
       else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
       out[i] = {rules[i].name, v, seconds};
     }
-    workers[id].ctx = nullptr;
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < jobs; ++t) pool.emplace_back(work, t);
   work(0);
   for (auto& th : pool) th.join();
-  done = true;
-  watchdog.join();
   return out;
 }
 

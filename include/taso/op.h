@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "taso/params.h"
+#include "taso/symbolic.h"
 #include "taso/tensor.h"
 
 namespace taso {
@@ -79,6 +80,11 @@ struct GeneratorVariant {
   // Parameters that are part of what the operator is: never made a rule variable even
   // where variants differ in them.
   std::vector<std::string> fixed_params;
+
+  // Whether inputs of these shapes meet the variant's shape conditions (scalar or tensor
+  // roles, rank, equal shapes). They are part of what the variant means in a rule: an
+  // element-wise Add in a rule adds tensors of one shape and never broadcasts.
+  bool AcceptsShapes(absl::Span<const Shape> inputs) const;
 };
 
 // Inputs and outputs of one kernel invocation in scalar domain S.
@@ -128,9 +134,10 @@ class OpDef {
   // The output's value when it is known without running anything (Constant), else null.
   virtual const TensorData* ConstantOutput(const Params& params) const { return nullptr; }
 
-  // The reference kernel in the float and in the wrapping uint32 domain.
+  // The reference kernel in the float, the wrapping uint32 and the symbolic domain.
   virtual absl::Status RunFloat(const Params& params, KernelArgs<float>& args) const = 0;
   virtual absl::Status RunUint32(const Params& params, KernelArgs<uint32_t>& args) const = 0;
+  virtual absl::Status RunSymbolic(const Params& params, KernelArgs<Sym>& args) const;
 
   // FLOPs and bytes moved (defaults: one FLOP per output element, every tensor once).
   virtual OpMetrics Metrics(const Params& params, absl::Span<const InputInfo> inputs,
@@ -152,7 +159,7 @@ class OpDef {
   virtual absl::StatusOr<SmtForm> Smt(const Params& params, int num_inputs, int num_outputs) const;
 };
 
-// Implements the two kernel entry points from one template `Impl::Compute<S>`.
+// Implements the kernel entry points from one template `Impl::Compute<S>`.
 template <typename Impl>
 class KernelOp : public OpDef {
  public:
@@ -161,6 +168,13 @@ class KernelOp : public OpDef {
   }
   absl::Status RunUint32(const Params& p, KernelArgs<uint32_t>& a) const override {
     return Impl::template Compute<uint32_t>(p, a);
+  }
+  absl::Status RunSymbolic(const Params& p, KernelArgs<Sym>& a) const override {
+    absl::Status s = Impl::template Compute<Sym>(p, a);
+    const std::string& error = SymArena::Current().error();
+    if (s.ok() && !error.empty())
+      return absl::UnimplementedError(absl::StrCat(name(), " in the symbolic domain: ", error));
+    return s;
   }
 };
 

@@ -1,0 +1,38 @@
+// Validation of the axioms against the reference kernels (TASO 2.4): every axiom is
+// instantiated at every combination of parameter values and tensor shapes up to a small
+// bound, both sides are computed by the operators' own kernels in the symbolic domain
+// (taso/symbolic.h), and Z3 decides in real arithmetic whether they are equal for all
+// input values. Relu is max(0, x); the other non-linear functions are uninterpreted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "axiom_checks.h"
+#include "axioms.h"
+
+namespace taso::verify {
+
+struct ValidationOptions {
+  std::vector<int64_t> dims = {1, 2, 3};  // the sizes every tensor dimension takes
+  std::vector<int> ranks = {0, 1, 2, 4};  // the ranks every tensor takes
+  unsigned timeout_ms = 2000;             // per case's Z3 query
+  int jobs = 2;
+};
+
+struct AxiomValidation {
+  std::string axiom;
+  Finding holds = Finding::kUnknown;  // kYes: on every case; kNo: a counterexample
+  int64_t cases = 0;  // parameter and shape combinations where both sides are defined
+  std::string detail;  // the counterexample, or why the axiom could not be checked
+  double seconds = 0;
+};
+
+// One result per axiom, in the set's order. Fails when an axiom uses a function no
+// operator of the generator's set stands for.
+absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms,
+                                                           const ValidationOptions& options);
+
+}  // namespace taso::verify

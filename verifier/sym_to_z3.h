@@ -1,0 +1,40 @@
+// Symbolic kernel results (taso/symbolic.h) as Z3 real terms, and whether two symbolic
+// tensors are equal for every value of their variables.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <z3++.h>
+
+#include "axiom_checks.h"
+#include "taso/symbolic.h"
+#include "taso/tensor.h"
+#include "watchdog.h"
+
+namespace taso::verify {
+
+// Translates nodes of the calling thread's arena into `ctx`, memoized; relu is max(0, x),
+// the other named functions are uninterpreted.
+class SymToZ3 {
+ public:
+  explicit SymToZ3(z3::context& ctx) : ctx_(ctx) {}
+  z3::expr Translate(Sym s);
+
+ private:
+  z3::context& ctx_;
+  std::vector<std::optional<z3::expr>> memo_;
+};
+
+struct Equality {
+  Finding equal = Finding::kUnknown;
+  std::string detail;  // where they differ
+};
+
+// Elements whose difference simplifies to zero are equal outright; each other distinct
+// pair of elements is one query, checked under `watchdog` from its `slot`.
+Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<Sym>& b, unsigned timeout_ms,
+                           Z3Watchdog& watchdog, int slot);
+
+}  // namespace taso::verify

@@ -1,0 +1,40 @@
+#include "watchdog.h"
+
+namespace taso::verify {
+
+Z3Watchdog::Z3Watchdog(int slots) : slots_(slots) {
+  thread_ = std::thread([this] {
+    while (!done_.load()) {
+      const int64_t now = Clock::now().time_since_epoch().count();
+      for (Slot& s : slots_) {
+        const int64_t d = s.deadline.load();
+        if (d != 0 && now > d)
+          if (z3::context* c = s.ctx.load()) c->interrupt();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+}
+
+Z3Watchdog::~Z3Watchdog() {
+  done_ = true;
+  thread_.join();
+}
+
+z3::check_result Z3Watchdog::Check(int slot, z3::context& ctx, z3::solver& solver, std::chrono::milliseconds limit) {
+  Slot& s = slots_[slot];
+  s.ctx = &ctx;
+  // A little past Z3's own timeout, which ends most checks by itself.
+  s.deadline = (Clock::now() + limit + std::chrono::milliseconds(20)).time_since_epoch().count();
+  z3::check_result r = z3::unknown;
+  try {
+    r = solver.check();
+  } catch (const z3::exception&) {
+    r = z3::unknown;  // interrupted
+  }
+  s.deadline = 0;
+  s.ctx = nullptr;
+  return r;
+}
+
+}  // namespace taso::verify

@@ -1,0 +1,37 @@
+// Bounds Z3 queries in time. Z3's own timeout is not always checked (while it
+// instantiates quantifiers, in non-linear arithmetic), so a watchdog thread interrupts
+// any check that runs past its limit; the check then answers unknown.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <z3++.h>
+
+namespace taso::verify {
+
+class Z3Watchdog {
+ public:
+  // One slot per thread that runs checks.
+  explicit Z3Watchdog(int slots);
+  ~Z3Watchdog();
+  Z3Watchdog(const Z3Watchdog&) = delete;
+  Z3Watchdog& operator=(const Z3Watchdog&) = delete;
+
+  // Checks `solver` (of `ctx`) from the thread owning `slot`.
+  z3::check_result Check(int slot, z3::context& ctx, z3::solver& solver, std::chrono::milliseconds limit);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Slot {
+    std::atomic<z3::context*> ctx{nullptr};
+    std::atomic<int64_t> deadline{0};  // clock ticks; 0: idle
+  };
+  std::vector<Slot> slots_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace taso::verify
