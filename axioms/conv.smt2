@@ -19,3 +19,7 @@
   (= (dconv s p NONE (ewadd x y) z) (ewadd (dconv s p NONE x z) (dconv s p NONE y z)))) :named dconv_linear_input))
 (assert (! (forall ((s Int) (p Int) (x T) (y T) (w T))
   (= (smul (dconv s p NONE x y) w) (dconv s p NONE (smul x w) y))) :named dconv_smul))
+; Enlarging pads with zeros, which relu and products keep.
+(assert (! (forall ((x T) (r T)) (= (enlarge (relu x) r) (relu (enlarge x r)))) :named enlarge_relu))
+(assert (! (forall ((x T) (y T) (r T))
+  (= (enlarge (ewmul x y) r) (ewmul (enlarge x r) (enlarge y r)))) :named enlarge_ewmul))

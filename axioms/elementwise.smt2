@@ -10,3 +10,4 @@
 (assert (! (forall ((x T) (v T) (w T)) (= (smul x (ewadd v w)) (ewadd (smul x v) (smul x w)))) :named smul_distributes_scalar))
 (assert (! (forall ((x T) (v T) (w T)) (= (smul x (ewmul v w)) (smul (smul x v) w))) :named smul_scalar_product))
 (assert (! (forall ((x T)) (= (ewmul x (relu x)) (ewmul (relu x) (relu x)))) :named ewmul_relu_self))
+(assert (! (forall ((x T)) (= (relu (ewmul x x)) (ewmul x x))) :named relu_square))

@@ -180,19 +180,21 @@ TEST_CASE("Rule files round-trip, and bindings to undeclared variables are refus
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("undeclared variable '" + var + "'"));
 }
 
-TEST_CASE("Regenerating the K=3 database gives the shipped bytes") {
+TEST_CASE("Regenerating the K=3 database gives every shipped rule, unchanged") {
   gen::GenerateOptions options;
   options.max_ops = 3;
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE(rules.ok());
-  rules->command = Shipped().command;
-  auto dir = testing::TempDir("regenerate");
-  const std::string path = (dir / "k3.pb").string();
-  REQUIRE(WriteRuleSet(*rules, path).ok());
-  std::ifstream a(path, std::ios::binary), b(kShipped, std::ios::binary);
-  std::string x((std::istreambuf_iterator<char>(a)), {}), y((std::istreambuf_iterator<char>(b)), {});
-  CHECK(x == y);
+  // The shipped database is what taso-verify proves of this output (--write-proved); the
+  // verifier's tests check that nothing left out is proved.
+  std::map<std::string, std::string> generated;
+  for (const Rule& r : rules->rules) generated[r.name] = RuleText(r);
+  for (const Rule& r : Shipped().rules) {
+    INFO(r.name);
+    CHECK(generated[r.name] == RuleText(r));
+  }
+  CHECK(Shipped().rules.size() * 100 >= rules->rules.size() * 95);
   // Each pruning stage only removes.
   CHECK(report.counts.candidates >= report.counts.distinct);
   CHECK(report.counts.distinct >= report.counts.after_renaming);

@@ -4,9 +4,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "axiom_checks.h"
 #include "axiom_validation.h"
+#include "generator.h"
 #include "prover.h"
 #include "test_util.h"
 
@@ -127,20 +129,32 @@ TEST_CASE("A rule with an operator no axiom is about is refused") {
   CHECK_THAT(std::string(encoded.status().message()), Catch::Contains("rule mm uses matmul, which no axiom is about"));
 }
 
-TEST_CASE("Most shipped rules are proved, each within the time limit") {
+// Every shipped rule proved and every axiom validated: CTest runs taso-verify itself on
+// them (taso-verify-shipped-rules, taso-verify-check-axioms in CMakeLists.txt).
+
+TEST_CASE("The rules taso-gen finds that the shipped database leaves out are not proved") {
+  gen::GenerateOptions generate;
+  generate.max_ops = 3;
+  gen::GenerateReport report;
+  auto generated = gen::Generate(generate, &report);
+  REQUIRE(generated.ok());
+  auto shipped = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+  REQUIRE(shipped.ok());
+  std::set<std::string> kept;
+  for (const Rule& r : shipped->rules) kept.insert(r.name);
+  std::vector<Rule> left_out;
+  for (const Rule& r : generated->rules)
+    if (!kept.count(r.name)) left_out.push_back(r);
   auto axioms = LoadAxioms(kAxioms);
   REQUIRE(axioms.ok());
-  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
-  REQUIRE(rules.ok());
-  auto encoded = EncodeRules(*axioms, rules->rules);
+  auto encoded = EncodeRules(*axioms, left_out);
   REQUIRE(encoded.ok());
   ProveOptions options;
-  options.timeout_ms = 5000;  // the instance budget, not the clock, ends failed searches
-  size_t proved = 0;
-  for (const Outcome& o : ProveRules(*axioms, *encoded, options)) proved += o.verdict == Verdict::kProved;
-  // Not all yet: rules that hold through shapes (ones tensors shaped like another input
-  // and broadcast) have no axioms; see the README. This guards against losing proofs.
-  CHECK(proved >= rules->rules.size() * 93 / 100);
+  options.timeout_ms = 5000;
+  for (const Outcome& o : ProveRules(*axioms, *encoded, options)) {
+    INFO(o.rule << " is proved now: regenerate rules/taso_k3.pb (see rules/README.md)");
+    CHECK(o.verdict != Verdict::kProved);
+  }
 }
 
 TEST_CASE("The axiom set is consistent; restated or contradictory axioms are found") {
@@ -210,16 +224,6 @@ std::vector<AxiomValidation> Validate(const AxiomSet& axioms) {
 }
 
 }  // namespace
-
-TEST_CASE("Every shipped axiom holds on the reference kernels at every small shape") {
-  auto axioms = LoadAxioms(kAxioms);
-  REQUIRE(axioms.ok());
-  for (const AxiomValidation& v : Validate(*axioms)) {
-    INFO(v.axiom << ": " << v.detail);
-    CHECK(v.holds == Finding::kYes);
-    CHECK(v.cases > 0);
-  }
-}
 
 TEST_CASE("Axiom validation catches false axioms with a counterexample") {
   auto axioms = AxiomsWith("false_axioms",

@@ -46,7 +46,12 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   std::vector<Outcome> out(rules.size());
   std::atomic<size_t> next{0};
   Z3Watchdog watchdog(jobs);
-  auto work = [&](int id) {
+  const auto limit = std::chrono::milliseconds(options.timeout_ms);
+  // Each rule gets a context of its own, with the axioms checked once before the rule is
+  // added: a context or solver reused across rules keeps state (term order, learned
+  // instances) that changes which proofs the instance budget allows, so verdicts would
+  // depend on which rules a thread proved before.
+  auto prove = [&](int id, const EncodedRule& rule) -> z3::check_result {
     z3::context ctx;
     z3::params p(ctx);
     p.set("timeout", options.timeout_ms);
@@ -55,30 +60,23 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     p.set("mbqi", false);
     // A budget of instantiations: a rule the axioms prove needs few, and Z3 does not
     // always notice its timeout while instantiating, so this is what bounds a failure.
-    p.set("qi.max_instances", 3000u);
-    const z3::expr_vector axiom_exprs = ctx.parse_string((axioms.signature + axioms.families).c_str());
-    const auto limit = std::chrono::milliseconds(options.timeout_ms);
-    // A fresh solver for each rule, checked once on the axioms alone before the rule is
-    // added: a solver reused across rules keeps state that changes which proofs the
-    // instance budget allows, so verdicts would depend on which rules a thread saw before.
-    std::unique_ptr<z3::solver> solver;
-    auto fresh_solver = [&] {
-      solver = std::make_unique<z3::solver>(ctx);
-      solver->set(p);
-      for (const z3::expr& a : axiom_exprs) solver->add(a);
-      solver->check();
-    };
+    p.set("qi.max_instances", 10000u);
+    try {
+      z3::solver solver(ctx);
+      solver.set(p);
+      for (const z3::expr& a : ctx.parse_string((axioms.signature + axioms.families).c_str())) solver.add(a);
+      solver.check();
+      solver.push();
+      for (const z3::expr& e : ctx.parse_string((axioms.signature + rule.query).c_str())) solver.add(e);
+      return watchdog.Check(id, ctx, solver, limit);
+    } catch (const z3::exception&) {
+      return z3::unknown;
+    }
+  };
+  auto work = [&](int id) {
     for (size_t i; (i = next.fetch_add(1)) < rules.size();) {
       const auto start = Clock::now();
-      z3::check_result r = z3::unknown;
-      try {
-        fresh_solver();
-        solver->push();
-        for (const z3::expr& e : ctx.parse_string((axioms.signature + rules[i].query).c_str())) solver->add(e);
-        r = watchdog.Check(id, ctx, *solver, limit);
-      } catch (const z3::exception&) {
-        r = z3::unknown;
-      }
+      const z3::check_result r = prove(id, rules[i]);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       Verdict v = Verdict::kNotProved;
       if (r == z3::unsat) v = Verdict::kProved;

@@ -1,5 +1,6 @@
-// taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N]: proves every rule of a
-// rule database from the operator axioms with Z3.
+// taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] [--write-proved OUT]:
+// proves every rule of a rule database from the operator axioms with Z3.
+// taso-verify --check-axioms: checks and validates the axioms themselves.
 #include <algorithm>
 #include <cstdio>
 
@@ -20,6 +21,8 @@ ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axio
 ABSL_FLAG(uint32_t, timeout_ms, 2000, "time limit of one rule's query, in milliseconds");
 ABSL_FLAG(int, jobs, 2, "queries run at once");
 ABSL_FLAG(bool, verbose, false, "print every rule's outcome, not only the failures");
+ABSL_FLAG(std::string, write_proved, "",
+          "write the rules that were proved to this file (a rule database without the others)");
 ABSL_FLAG(bool, check_axioms, false, "check the axiom set: consistent, and which axioms follow from the others");
 
 namespace {
@@ -96,5 +99,16 @@ int main(int argc, char** argv) {
               outcomes.size(), axioms->axioms.size(), counts[0], counts[1], counts[2], wall, options.jobs);
   if (slowest) std::printf("; slowest proof %s, %.3f s", slowest->rule.c_str(), slowest->seconds);
   std::printf(")\n");
+  if (const std::string out = absl::GetFlag(FLAGS_write_proved); !out.empty()) {
+    taso::RuleSet proved = *rules;
+    proved.rules.clear();
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (outcomes[i].verdict == Verdict::kProved) proved.rules.push_back(rules->rules[i]);
+    proved.command = absl::StrCat(rules->command, " && taso-verify --write-proved (", outcomes.size() - proved.rules.size(),
+                                  " rules not proved left out)");
+    if (auto s = taso::WriteRuleSet(proved, out); !s.ok()) return taso::cli::Fail(kTool, s);
+    std::printf("wrote %zu proved rules to %s\n", proved.rules.size(), out.c_str());
+    return 0;
+  }
   return counts[0] == outcomes.size() ? 0 : 1;
 }
