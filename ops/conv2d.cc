@@ -152,6 +152,22 @@ class Conv2D : public KernelOp<Conv2D> {
     return out;
   }
 
+  // Rules state the grouping (dense or depthwise), the padding as a mode and the
+  // activation; an imported convolution with a bias or another grouping has no rule form.
+  std::optional<Params> RuleParams(const Params& p, absl::Span<const InputInfo> in) const override {
+    if (in.size() != 2 || in[0].shape.size() != 4 || in[1].shape.size() != 4) return std::nullopt;
+    auto g = Geometry(p, in[0].shape, in[1].shape);
+    if (!g.ok()) return std::nullopt;
+    std::optional<Params> out = WindowRuleParams(p, in[1].shape[2], in[1].shape[3]);
+    if (!out) return std::nullopt;
+    out->Erase("group");
+    if (g->group == 1) out->Set("grouping", "dense");
+    else if (g->group == g->c && g->o == g->c && g->cg == 1) out->Set("grouping", "depthwise");
+    else return std::nullopt;
+    if (!out->Has("activation")) out->Set("activation", "none");
+    return out;
+  }
+
   // Dense and depthwise convolutions are two functions of the verifier's logic.
   absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
     const std::string grouping = p.Str("grouping", "");

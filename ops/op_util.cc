@@ -199,6 +199,21 @@ std::vector<GeneratorVariant> PoolGeneratorVariants(const Params& extra) {
   return out;
 }
 
+std::optional<Params> WindowRuleParams(const Params& p, int64_t kh, int64_t kw) {
+  Params out = p;
+  if (p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return std::nullopt;
+  out.Erase("dilations");
+  if (p.Int("ceil_mode", 0) != 0) return std::nullopt;
+  out.Erase("ceil_mode");
+  if (p.Has("padding")) return out;
+  const std::vector<int64_t> pads = p.Ints("pads", {0, 0, 0, 0});
+  out.Erase("pads");
+  if (pads == std::vector<int64_t>{0, 0, 0, 0}) return out.Set("padding", "valid");
+  if (kh % 2 == 1 && kw % 2 == 1 && pads == std::vector<int64_t>{kh / 2, kw / 2, kh / 2, kw / 2})
+    return out.Set("padding", "same");
+  return std::nullopt;
+}
+
 absl::StatusOr<SmtForm> PoolSmt(absl::string_view op, const char* function, const Params& p, int num_inputs) {
   ASSIGN_OR_RETURN(auto window, WindowSmtParams(op, p));
   std::vector<std::pair<std::string, ParamValue>> params = {{"kernel", p.Ints("kernel")}};

@@ -130,6 +130,11 @@ absl::StatusOr<SmtForm> ElementwiseSmt(int num_inputs, int arity) {
   else return Bad(absl::StrCat("operator ", Fn::kName, " has no SMT encoding"));
 }
 
+// A sliding window's parameters as rules state them: explicit pads as the padding mode
+// they equal ("same": k/2 on every side of an odd kernel; "valid": none), without unit
+// dilations or a ceil mode that changes nothing; nullopt when no mode is the same.
+std::optional<Params> WindowRuleParams(const Params& p, int64_t kh, int64_t kw);
+
 // A sliding window's parameters in the verifier's logic: strides and the padding mode.
 // Explicit pads, dilations or ceil mode have no encoding there.
 inline absl::StatusOr<std::vector<std::pair<std::string, ParamValue>>> WindowSmtParams(absl::string_view op,

@@ -30,6 +30,11 @@ class PoolOp : public KernelOp<Impl> {
     m.flops *= static_cast<double>(k[0] * k[1]);
     return m;
   }
+  std::optional<Params> RuleParams(const Params& p, absl::Span<const InputInfo>) const override {
+    auto k = p.Ints("kernel");
+    if (k.size() != 2) return std::nullopt;
+    return WindowRuleParams(p, k[0], k[1]);
+  }
   DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
                               absl::Span<const OutputType>) const override {
     auto k = p.Ints("kernel");

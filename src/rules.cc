@@ -298,6 +298,26 @@ std::vector<Rule> Instances(const Rule& rule) {
   }
 }
 
+absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,
+                                      const std::function<const Shape&(int tensor)>& shape_of) {
+  Params params = op.params;
+  for (const auto& [name, sizes] : op.sizes) {
+    std::vector<int64_t> values;
+    for (const SymbolicSize& s : sizes) {
+      int64_t v = 0;
+      for (const DimRef& d : s) {
+        const Shape& shape = shape_of(d.tensor);
+        if (d.dim < 0 || d.dim >= static_cast<int>(shape.size()))
+          return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, ": size refers to a missing dimension"));
+        v += shape[d.dim];
+      }
+      values.push_back(v);
+    }
+    params.Set(name, values);
+  }
+  return params;
+}
+
 absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& side,
                                            const std::vector<Shape>& input_shapes) {
   if (input_shapes.size() != rule.inputs.size())
@@ -310,21 +330,7 @@ absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& si
     tensors.push_back(v);
   }
   for (const RuleOp& op : side.ops) {
-    Params params = op.params;
-    for (const auto& [name, sizes] : op.sizes) {
-      std::vector<int64_t> values;
-      for (const SymbolicSize& s : sizes) {
-        int64_t v = 0;
-        for (const DimRef& d : s) {
-          const Shape& shape = g.value(tensors[d.tensor]).shape;
-          if (d.dim < 0 || d.dim >= static_cast<int>(shape.size()))
-            return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, ": size refers to a missing dimension"));
-          v += shape[d.dim];
-        }
-        values.push_back(v);
-      }
-      params.Set(name, values);
-    }
+    ASSIGN_OR_RETURN(Params params, ResolvedParams(rule, op, [&](int t) -> const Shape& { return g.value(tensors[t]).shape; }));
     std::vector<ValueId> ins;
     for (int i : op.inputs) ins.push_back(tensors[i]);
     ASSIGN_OR_RETURN(std::vector<ValueId> outs, g.AddNode(op.op, std::move(params), std::move(ins)));

@@ -154,6 +154,13 @@ class OpDef {
   }
   virtual absl::Status ToOnnx(const Params& params, OnnxExportNode& node) const;
 
+  // The parameters as rules state them (padding as a mode, grouping as dense or
+  // depthwise), for matching rules against imported nodes; nullopt when no rule form
+  // means exactly the same. The default: the parameters as they are.
+  virtual std::optional<Params> RuleParams(const Params& params, absl::Span<const InputInfo> inputs) const {
+    return params;
+  }
+
   // The operator in the verifier's logic; an error when it has no encoding there (the
   // default) or not with these parameters.
   virtual absl::StatusOr<SmtForm> Smt(const Params& params, int num_inputs, int num_outputs) const;

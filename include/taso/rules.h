@@ -3,6 +3,7 @@
 // split points stated as dimensions of the rule's own tensors).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,6 +69,11 @@ std::string RuleText(const Rule& rule);
 // The concrete rules a parametric rule stands for, one per combination of its variables'
 // values (named "<rule>/<index>"); a concrete rule stands for itself.
 std::vector<Rule> Instances(const Rule& rule);
+
+// An operator's parameters with its symbolic sizes computed from the shapes of the side's
+// tensors (its inputs, then its operators' outputs).
+absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,
+                                      const std::function<const Shape&(int tensor)>& shape_of);
 
 // Builds one side of a rule as a graph on concrete input shapes, resolving the symbolic
 // parameters; fails if a shape rule does not hold for these shapes.

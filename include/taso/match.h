@@ -1,0 +1,53 @@
+// Where a rule's source pattern occurs in a graph (TASO 2.6), and the graph with one
+// occurrence replaced by the rule's target.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "taso/graph.h"
+#include "taso/rules.h"
+
+namespace taso {
+
+// What matching needs of a graph, computed once per graph.
+struct GraphIndex {
+  explicit GraphIndex(const Graph& graph);
+  std::vector<std::vector<NodeId>> consumers;           // per value
+  std::vector<std::optional<Params>> rule_params;       // per node: OpDef::RuleParams
+  std::vector<bool> is_output;                          // per value: a graph output
+};
+
+struct Match {
+  std::vector<NodeId> nodes;     // per source operator
+  std::vector<ValueId> tensors;  // per source tensor: the rule's inputs, then its operators' outputs
+};
+
+// A concrete rule (no variables) prepared for matching.
+class RuleMatcher {
+ public:
+  // Fails for a rule with variables (match its Instances) or an operator whose
+  // parameters are no generator variant's.
+  static absl::StatusOr<RuleMatcher> Create(const Rule& rule);
+  const Rule& rule() const { return rule_; }
+
+  // Every legal match, in a deterministic order. Operators match when their rule form
+  // (OpDef::RuleParams) equals the rule's parameters and the inputs meet the variant's
+  // shape conditions; commutative operators match in both input orders. A match is legal
+  // when no tensor inside it is read outside it or is a graph output, unless the rule
+  // maps it to a target output.
+  std::vector<Match> FindAll(const Graph& graph, const GraphIndex& index) const;
+
+ private:
+  Rule rule_;
+  std::vector<GeneratorVariant> variants_;  // per source operator
+};
+
+// The graph with the match replaced by the rule's target. The target's outputs take the
+// names of the source outputs they replace; weights no longer read are dropped. Fails
+// when a target shape rule does not hold, a replaced output would change shape, or the
+// rewrite would make a cycle.
+absl::StatusOr<Graph> ApplyMatch(const Graph& graph, const RuleMatcher& rule, const Match& match);
+
+}  // namespace taso

@@ -1,0 +1,159 @@
+// The matcher and rewriter: multi-output rules applied, illegal matches and cycles
+// refused, and every rewrite computing what the original computes.
+#include <catch2/catch.hpp>
+
+#include "taso/executor.h"
+#include "taso/match.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+const Rule& ShippedRule(const std::string& name) {
+  static const RuleSet* set = [] {
+    auto s = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+    REQUIRE(s.ok());
+    return new RuleSet(*s);
+  }();
+  for (const Rule& r : set->rules)
+    if (r.name == name) return r;
+  FAIL("no rule " << name);
+  return set->rules[0];
+}
+
+ValueId Weight(Graph& g, const std::string& name, Shape shape, uint64_t seed) {
+  Tensor<float> t = testing::RandomTensor(shape, seed);
+  auto v = g.AddWeight(name, TensorData::Float(shape, t.data));
+  REQUIRE(v.ok());
+  return *v;
+}
+
+ValueId Add(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {}) {
+  auto v = g.AddNode(testing::Op(op), std::move(p), std::move(inputs), out, {out});
+  REQUIRE(v.ok());
+  return (*v)[0];
+}
+
+void ExpectSameOutputs(const Graph& a, const Graph& b) {
+  const TensorMap inputs = RandomInputs(a, 7);
+  auto x = RunReference(a, inputs);
+  auto y = RunReference(b, inputs);
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  CHECK(MaxAbsDifference(*x, *y) < 1e-4);
+}
+
+std::vector<std::string> OpNames(const Graph& g) {
+  std::vector<std::string> names;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) names.push_back(std::string(g.node(n).op->name()));
+  return names;
+}
+
+// relu(relu(A)) -> relu(A): the inner relu's output is inside the pattern.
+Rule ReluTwice() {
+  Rule r;
+  r.name = "relu_twice";
+  r.inputs = {{"A", {4, 4}, false}};
+  RuleOp relu;
+  relu.op = testing::Op("Relu");
+  relu.inputs = {0};
+  r.source.ops = {relu, relu};
+  r.source.ops[1].inputs = {1};
+  r.source.outputs = {2};
+  r.target.ops = {relu};
+  r.target.outputs = {1};
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weights") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
+  REQUIRE(x.ok());
+  const ValueId w1 = Weight(g, "w1", {16, 32}, 1), w2 = Weight(g, "w2", {16, 24}, 2);
+  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, w1}, "y1")).ok());
+  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, w2}, "y2")).ok());
+
+  auto rule = RuleMatcher::Create(ShippedRule("r0327"));  // MatMul(B, A), MatMul(B, C)
+  REQUIRE(rule.ok());
+  const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
+  REQUIRE(matches.size() == 2);  // either MatMul can be the first
+  auto fused = ApplyMatch(g, *rule, matches[0]);
+  REQUIRE(fused.ok());
+  CHECK(OpNames(*fused) == std::vector<std::string>{"Concat", "MatMul", "Split"});
+  // The outputs keep their names and shapes; the weights now feed the concatenation.
+  CHECK(fused->value(fused->outputs()[0]).name == "y1");
+  CHECK(fused->value(fused->outputs()[1]).shape == Shape{8, 24});
+  ExpectSameOutputs(g, *fused);
+}
+
+TEST_CASE("A rewrite that would make a cycle is refused") {
+  // y2 = x @ relu(x @ w): fusing the two MatMuls needs relu's output before either runs.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {16, 16});
+  REQUIRE(x.ok());
+  const ValueId w = Weight(g, "w", {16, 16}, 3);
+  const ValueId y1 = Add(g, "MatMul", {*x, w}, "y1");
+  const ValueId z = Add(g, "Relu", {y1}, "z");
+  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, z}, "y2")).ok());
+  auto rule = RuleMatcher::Create(ShippedRule("r0327"));
+  REQUIRE(rule.ok());
+  const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
+  REQUIRE(!matches.empty());
+  for (const Match& m : matches) {
+    auto r = ApplyMatch(g, *rule, m);
+    REQUIRE(!r.ok());
+    CHECK_THAT(std::string(r.status().message()), Catch::Contains("cycle"));
+  }
+}
+
+TEST_CASE("A pattern whose inside is read elsewhere does not match") {
+  auto rule = RuleMatcher::Create(ReluTwice());
+  REQUIRE(rule.ok());
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {4, 6});
+  REQUIRE(x.ok());
+  const ValueId r1 = Add(g, "Relu", {*x}, "r1");
+  const ValueId r2 = Add(g, "Relu", {r1}, "r2");
+  REQUIRE(g.AddOutput(r2).ok());
+  {
+    const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
+    REQUIRE(matches.size() == 1);
+    auto once = ApplyMatch(g, *rule, matches[0]);
+    REQUIRE(once.ok());
+    CHECK(OpNames(*once) == std::vector<std::string>{"Relu"});
+    CHECK(once->value(once->outputs()[0]).name == "r2");
+    ExpectSameOutputs(g, *once);
+  }
+  REQUIRE(g.AddOutput(r1).ok());  // now r1 is needed outside the pattern
+  CHECK(rule->FindAll(g, GraphIndex(g)).empty());
+}
+
+TEST_CASE("Imported convolutions match rules through their rule form") {
+  // Conv with explicit pads [1,1,1,1] and group 1 is the rules' dense, same-padded conv.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
+  REQUIRE(x.ok());
+  const ValueId w = Weight(g, "w", {4, 4, 3, 3}, 4);
+  Params conv;
+  conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1})
+      .Set("dilations", std::vector<int64_t>{1, 1}).Set("group", int64_t{1});
+  const ValueId c = Add(g, "Conv2D", {*x, w}, "c", conv);
+  REQUIRE(g.AddOutput(Add(g, "Relu", {c}, "y")).ok());
+  const GraphIndex index(g);
+  const std::optional<Params>& form = index.rule_params[g.value(c).producer];
+  REQUIRE(form.has_value());
+  CHECK(form->Str("padding") == "same");
+  CHECK(form->Str("grouping") == "dense");
+  CHECK(form->Str("activation") == "none");
+  CHECK(!form->Has("pads"));
+  // Asymmetric pads have no rule form: such a node is never matched.
+  conv.Set("pads", std::vector<int64_t>{0, 0, 1, 1});
+  Graph h;
+  auto hx = h.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
+  REQUIRE(hx.ok());
+  const ValueId hc = Add(h, "Conv2D", {*hx, Weight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
+  CHECK(!GraphIndex(h).rule_params[h.value(hc).producer].has_value());
+}
