@@ -28,6 +28,7 @@ GraphIndex::GraphIndex(const Graph& graph)
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(n);
     if (!node.op->is_opaque()) rule_params[n] = node.op->RuleParams(node.params, graph.InputInfos(node));
+    nodes_of[node.op].push_back(n);
   }
   for (ValueId v : graph.outputs()) is_output[v] = true;
 }
@@ -35,6 +36,11 @@ GraphIndex::GraphIndex(const Graph& graph)
 absl::StatusOr<RuleMatcher> RuleMatcher::Create(const Rule& rule) {
   if (!rule.vars.empty())
     return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, " has variables: match its instances"));
+  if (rule.source.ops.empty())
+    return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, " has no operators to match"));
+  for (int o : rule.source.outputs)
+    if (o < static_cast<int>(rule.inputs.size()))
+      return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, " passes an input through"));
   RuleMatcher m;
   m.rule_ = rule;
   for (const RuleOp& op : rule.source.ops) {
@@ -132,8 +138,8 @@ std::vector<Match> RuleMatcher::FindAll(const Graph& graph, const GraphIndex& in
       candidates = index.consumers[anchor];
       std::sort(candidates.begin(), candidates.end());
       candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-    } else {
-      for (NodeId n = 0; n < graph.num_nodes(); ++n) candidates.push_back(n);
+    } else if (auto it = index.nodes_of.find(op.op); it != index.nodes_of.end()) {
+      candidates = it->second;
     }
     for (NodeId n : candidates) {
       const Node& node = graph.node(n);

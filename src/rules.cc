@@ -298,6 +298,13 @@ std::vector<Rule> Instances(const Rule& rule) {
   }
 }
 
+Rule Reversed(const Rule& rule) {
+  Rule r = rule;
+  r.name = rule.name + "~";
+  std::swap(r.source, r.target);
+  return r;
+}
+
 absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,
                                       const std::function<const Shape&(int tensor)>& shape_of) {
   Params params = op.params;

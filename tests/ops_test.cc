@@ -123,7 +123,10 @@ TEST_CASE("Conv2D grouping modes: dense and depthwise, whatever the channel coun
   CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "dense"), {{1, 8, 6, 6}, {4, 4, 3, 3}}),
              Catch::Contains("channels per group"));
   CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {4, 2, 3, 3}}),
-             Catch::Contains("kernels of one input channel"));
+             Catch::Contains("one kernel of one input channel per channel"));
+  // A channel multiplier is a grouped convolution, not a depthwise one in rules.
+  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {8, 1, 3, 3}}),
+             Catch::Contains("one kernel of one input channel per channel"));
   CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "sparse"), {{1, 4, 6, 6}, {4, 4, 3, 3}}),
              Catch::Contains("unknown grouping"));
 }

@@ -17,6 +17,7 @@ struct GraphIndex {
   std::vector<std::vector<NodeId>> consumers;           // per value
   std::vector<std::optional<Params>> rule_params;       // per node: OpDef::RuleParams
   std::vector<bool> is_output;                          // per value: a graph output
+  absl::flat_hash_map<const OpDef*, std::vector<NodeId>> nodes_of;  // per operator, in id order
 };
 
 struct Match {
@@ -35,8 +36,8 @@ class RuleMatcher {
   // Every legal match, in a deterministic order. Operators match when their rule form
   // (OpDef::RuleParams) equals the rule's parameters and the inputs meet the variant's
   // shape conditions; commutative operators match in both input orders. A match is legal
-  // when no tensor inside it is read outside it or is a graph output, unless the rule
-  // maps it to a target output.
+  // when no tensor inside it is read outside it or is a graph output, unless it is one
+  // of the source's outputs (the target then provides it).
   std::vector<Match> FindAll(const Graph& graph, const GraphIndex& index) const;
 
  private:

@@ -75,6 +75,10 @@ std::vector<Rule> Instances(const Rule& rule);
 absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,
                                       const std::function<const Shape&(int tensor)>& shape_of);
 
+// The rule read the other way (target to source), named "<rule>~". Rules are equations:
+// the optimizer applies them in both directions.
+Rule Reversed(const Rule& rule);
+
 // Builds one side of a rule as a graph on concrete input shapes, resolving the symbolic
 // parameters; fails if a shape rule does not hold for these shapes.
 absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& side,

@@ -1,0 +1,44 @@
+// What a graph costs to run: the sum of its operators' costs (TASO 2.6). Operators that
+// read only weights cost nothing: they are computed ahead of time (folded before export).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "taso/graph.h"
+
+namespace taso {
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;
+  // Estimated seconds for one run of node `n` of `graph`.
+  virtual double NodeCost(const Graph& graph, NodeId n) = 0;
+};
+
+// A roofline estimate from each operator's FLOPs and bytes (OpDef::Metrics), plus a fixed
+// launch overhead per operator, for when nothing can be measured.
+class AnalyticCost : public CostModel {
+ public:
+  struct Machine {
+    double flops_per_second = 1e11;  // about one core's vector throughput
+    double bytes_per_second = 2e10;
+    double launch_seconds = 2e-6;
+  };
+  AnalyticCost() = default;
+  explicit AnalyticCost(Machine m) : machine_(m) {}
+  std::string name() const override { return "analytic"; }
+  double NodeCost(const Graph& graph, NodeId n) override;
+
+ private:
+  Machine machine_;
+};
+
+// Per node: whether it reads only weights (directly or through other such nodes).
+std::vector<bool> WeightOnlyNodes(const Graph& graph);
+
+// The sum of the costs of the nodes that are not weight-only.
+double GraphCost(const Graph& graph, CostModel& model);
+
+}  // namespace taso

@@ -1,0 +1,42 @@
+// The cost-based backtracking search over substitutions (TASO Algorithm 2): graphs in a
+// priority queue by cost, each expanded by every match of every rule; a new graph is
+// kept when it costs less than alpha times the best so far.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "taso/cost.h"
+#include "taso/graph.h"
+#include "taso/match.h"
+
+namespace taso {
+
+struct SearchOptions {
+  double alpha = 1.05;
+  int64_t budget = 1000;      // graphs expanded at most
+  double time_limit = 60;     // seconds
+  // Called after each expansion with the expansions done and the best cost.
+  std::function<void(int64_t expansions, double best_cost)> progress;
+};
+
+struct SearchResult {
+  Graph best;
+  double initial_cost = 0, best_cost = 0;
+  int64_t expansions = 0, graphs_seen = 0;
+  double seconds = 0;
+  bool stopped_by_limit = false;            // budget or time ran out with graphs left
+  std::map<std::string, int> rules_applied;  // on the path to the best graph
+};
+
+// Both directions of every instance of every rule, as matchers; instances the matcher
+// cannot use (no operator to match, an input passed through) are left out.
+std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules);
+
+// Deterministic for given inputs: ties in cost go to the graph found first.
+SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& cost,
+                      const SearchOptions& options);
+
+}  // namespace taso

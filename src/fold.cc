@@ -1,0 +1,51 @@
+#include "taso/fold.h"
+
+#include "graph_copy.h"
+#include "taso/cost.h"
+#include "taso/executor.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
+  const std::vector<bool> weight_only = WeightOnlyNodes(graph);
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
+  GraphCopy copy(graph);
+  RETURN_IF_ERROR(copy.CopyInputs());
+  std::vector<std::optional<Tensor<float>>> computed(graph.num_values());
+  auto value_of = [&](ValueId v) -> absl::StatusOr<const Tensor<float>*> {
+    if (!computed[v]) {
+      const TensorData* data = graph.ConstantData(v);
+      if (data == nullptr || data->dtype() != DataType::kFloat32)
+        return absl::FailedPreconditionError("a folded operator reads a non-float constant");
+      computed[v] = Tensor<float>(data->shape(), std::vector<float>(data->floats().begin(), data->floats().end()));
+    }
+    return &*computed[v];
+  };
+  for (NodeId n : order) {
+    if (!weight_only[n]) {
+      RETURN_IF_ERROR(copy.CopyNode(n));
+      continue;
+    }
+    const Node& node = graph.node(n);
+    std::vector<const Tensor<float>*> inputs;
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      ASSIGN_OR_RETURN(const Tensor<float>* t, value_of(v));
+      inputs.push_back(t);
+    }
+    ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const ValueId v = node.outputs[k];
+      ASSIGN_OR_RETURN(ValueId w, copy.graph().AddWeight(graph.value(v).name, TensorData::Float(outs[k].shape, outs[k].data)));
+      copy.Replace(v, w);
+      computed[v] = std::move(outs[k]);
+    }
+  }
+  return copy.Finish();
+}
+
+}  // namespace taso

@@ -1,0 +1,69 @@
+#include "graph_copy.h"
+
+#include "absl/strings/str_cat.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+absl::Status GraphCopy::CopyInputs() {
+  for (ValueId v : old_.inputs()) {
+    const Value& value = old_.value(v);
+    if (value.is_weight()) {
+      ASSIGN_OR_RETURN(ValueId id, Use(v));
+      RETURN_IF_ERROR(new_.MarkWeightAsInput(id));
+    } else {
+      ASSIGN_OR_RETURN(remap_[v], new_.AddInput(value.name, value.dtype, value.shape));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool GraphCopy::Available(const std::vector<ValueId>& values) const {
+  for (ValueId v : values)
+    if (v != kNoValue && remap_[v] == kNoValue && !old_.value(v).is_weight()) return false;
+  return true;
+}
+
+absl::StatusOr<ValueId> GraphCopy::Use(ValueId v) {
+  if (v == kNoValue) return kNoValue;
+  if (remap_[v] == kNoValue) {
+    const Value& value = old_.value(v);
+    if (!value.is_weight()) return absl::InternalError(absl::StrCat("value ", value.name, " used before it is made"));
+    ASSIGN_OR_RETURN(remap_[v], new_.AddWeight(value.name, value.data));
+  }
+  return remap_[v];
+}
+
+absl::Status GraphCopy::CopyNode(NodeId n) {
+  const Node& node = old_.node(n);
+  std::vector<ValueId> inputs;
+  for (ValueId v : node.inputs) {
+    ASSIGN_OR_RETURN(ValueId id, Use(v));
+    inputs.push_back(id);
+  }
+  std::vector<std::string> names;
+  for (ValueId v : node.outputs) names.push_back(old_.value(v).name);
+  std::vector<ValueId> outs;
+  if (node.op->is_opaque()) {
+    std::vector<OutputType> types;
+    for (ValueId v : node.outputs) {
+      const Value& value = old_.value(v);
+      types.push_back({value.dtype, value.shape, value.shape_known});
+    }
+    ASSIGN_OR_RETURN(outs, new_.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), std::move(types)));
+  } else {
+    ASSIGN_OR_RETURN(outs, new_.AddNode(node.op, node.params, std::move(inputs), node.name, std::move(names)));
+  }
+  for (size_t k = 0; k < outs.size(); ++k) remap_[node.outputs[k]] = outs[k];
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Graph> GraphCopy::Finish() {
+  for (ValueId v : old_.outputs()) {
+    ASSIGN_OR_RETURN(ValueId id, Use(v));
+    RETURN_IF_ERROR(new_.AddOutput(id));
+  }
+  return std::move(new_);
+}
+
+}  // namespace taso
