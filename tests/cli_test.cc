@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "test_util.h"
 
@@ -105,4 +107,71 @@ TEST_CASE("taso-verify --check-axioms fails on an axiom the kernels contradict")
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Catch::Contains("conv_relu_linear is FALSE: at s="));
   CHECK_THAT(r.output, Catch::Contains("0 of 1 hold"));
+}
+
+namespace {
+
+// x -> Conv (3x3, pads 1, no bias) -> Relu -> y: the conv can take the relu in.
+std::string ConvReluModel(const std::filesystem::path& dir) {
+  onnx::ModelProto m = taso::testing::NewModel(13);
+  taso::testing::AddInput(m, "x", {1, 4, 8, 8});
+  taso::testing::AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
+  onnx::NodeProto* conv = taso::testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
+  taso::testing::SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  taso::testing::SetIntsAttr(conv, "kernel_shape", {3, 3});
+  taso::testing::AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  taso::testing::AddOutput(m, "y");
+  const std::string path = (dir / "conv_relu.onnx").string();
+  std::string bytes;
+  REQUIRE(m.SerializeToString(&bytes));
+  taso::testing::WriteFile(path, bytes);
+  return path;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+}  // namespace
+
+TEST_CASE("taso-opt fuses a relu into its convolution and writes a model that checks out") {
+  auto dir = taso::testing::TempDir("cli_opt");
+  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string(), report = (dir / "r.json").string();
+  Result r = RunTool("taso-opt " + model + " -o " + out + " --budget 20 --report " + report);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("self-check: max |difference| of outputs"));
+  CHECK(std::filesystem::exists(out));
+  std::ifstream f(report);
+  const std::string json((std::istreambuf_iterator<char>(f)), {});
+  CHECK(JsonNumber(json, "cost_after_ms") < JsonNumber(json, "cost_before_ms"));
+  CHECK_THAT(json, Catch::Contains("\"rules_applied\": {\""));
+  // The written model runs and gives what the original gives.
+  Result again = RunTool("taso-run " + out);
+  CHECK(again.code == 0);
+}
+
+TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
+  auto dir = taso::testing::TempDir("cli_opt_bad");
+  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
+  Result no_out = RunTool("taso-opt " + model);
+  CHECK(no_out.code == 2);
+  CHECK_THAT(no_out.output, Catch::Contains("-o"));
+  taso::testing::WriteFile(dir / "junk.pb", "junk");
+  Result junk_rules = RunTool("taso-opt " + model + " -o " + out + " --rules " + (dir / "junk.pb").string());
+  CHECK(junk_rules.code != 0);
+  CHECK_THAT(junk_rules.output, Catch::Contains("is not a taso rules file"));
+  Result cpu = RunTool("taso-opt " + model + " -o " + out + " --backend cpu");
+  CHECK(cpu.code != 0);
+  CHECK_THAT(cpu.output, Catch::Contains("not built yet"));
+  Result unknown = RunTool("taso-opt " + model + " -o " + out + " --backend tpu");
+  CHECK(unknown.code == 2);
+  Result alpha = RunTool("taso-opt " + model + " -o " + out + " --alpha 0.5");
+  CHECK(alpha.code == 2);
+  taso::testing::WriteFile(dir / "junk.onnx", "junk");
+  Result bad_model = RunTool("taso-opt " + (dir / "junk.onnx").string() + " -o " + out);
+  CHECK(bad_model.code != 0);
+  CHECK_FALSE(std::filesystem::exists(out));
 }

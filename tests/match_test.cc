@@ -1,9 +1,12 @@
-// The matcher and rewriter: multi-output rules applied, illegal matches and cycles
-// refused, and every rewrite computing what the original computes.
+// The matcher, rewriter, weight folding and search: multi-output rules applied, illegal
+// matches and cycles refused, and every rewrite computing what the original computes.
 #include <catch2/catch.hpp>
 
+#include "taso/cost.h"
 #include "taso/executor.h"
+#include "taso/fold.h"
 #include "taso/match.h"
+#include "taso/search.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -156,4 +159,45 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
   REQUIRE(hx.ok());
   const ValueId hc = Add(h, "Conv2D", {*hx, Weight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
   CHECK(!GraphIndex(h).rule_params[h.value(hc).producer].has_value());
+}
+
+TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
+  REQUIRE(x.ok());
+  const ValueId w1 = Weight(g, "w1", {16, 32}, 1), w2 = Weight(g, "w2", {16, 24}, 2);
+  const ValueId both = Add(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
+  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, both}, "y")).ok());
+  CHECK(WeightOnlyNodes(g) == std::vector<bool>{true, false});
+  AnalyticCost cost;
+  CHECK(GraphCost(g, cost) == cost.NodeCost(g, 1));
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  CHECK(OpNames(*folded) == std::vector<std::string>{"MatMul"});
+  CHECK(folded->value(folded->FindValue("both")).shape == Shape{16, 56});
+  CHECK(folded->FindValue("w1") == kNoValue);  // no longer read
+  ExpectSameOutputs(g, *folded);
+}
+
+TEST_CASE("The search is deterministic and never returns a costlier graph") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
+  REQUIRE(x.ok());
+  const ValueId w1 = Weight(g, "w1", {16, 16}, 1), w2 = Weight(g, "w2", {16, 16}, 2);
+  const ValueId a = Add(g, "Relu", {Add(g, "MatMul", {*x, w1}, "m1")}, "a");
+  const ValueId b = Add(g, "Relu", {Add(g, "MatMul", {*x, w2}, "m2")}, "b");
+  REQUIRE(g.AddOutput(Add(g, "Add", {a, b}, "y")).ok());
+  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+  REQUIRE(rules.ok());
+  const std::vector<RuleMatcher> matchers = PrepareRules(rules->rules);
+  SearchOptions options;
+  options.budget = 5;
+  AnalyticCost cost;
+  SearchResult first = Optimize(g, matchers, cost, options);
+  SearchResult second = Optimize(g, matchers, cost, options);
+  CHECK(first.best.StructuralHash() == second.best.StructuralHash());
+  CHECK(first.rules_applied == second.rules_applied);
+  CHECK(first.best_cost <= first.initial_cost);
+  CHECK(GraphCost(first.best, cost) == first.best_cost);
+  ExpectSameOutputs(g, first.best);
 }
