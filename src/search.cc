@@ -1,8 +1,9 @@
 #include "taso/search.h"
 
 #include <chrono>
-#include <queue>
+#include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace taso {
@@ -20,9 +21,8 @@ namespace {
 
 struct Candidate {
   double cost;
-  int64_t order;  // when it was found: ties go to the earlier
-  int index;      // into the store of graphs
-  bool operator>(const Candidate& o) const { return cost != o.cost ? cost > o.cost : order > o.order; }
+  int64_t order;  // when it was found (ties go to the earlier); its key in the store
+  bool operator<(const Candidate& o) const { return cost != o.cost ? cost < o.cost : order < o.order; }
 };
 
 struct Stored {
@@ -39,11 +39,12 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
   SearchResult result;
   result.initial_cost = result.best_cost = GraphCost(graph, cost);
   result.best = graph;
-  std::vector<Stored> store;
-  store.push_back({graph, {}});
-  int best_index = 0;
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> queue;
-  queue.push({result.initial_cost, 0, 0});
+  // The queue, cheapest first, holding at most max_queue graphs: past that the costliest
+  // are dropped, which bounds memory.
+  std::set<Candidate> queue;
+  absl::flat_hash_map<int64_t, Stored> store;
+  store[0] = {graph, {}};
+  queue.insert({result.initial_cost, 0});
   absl::flat_hash_set<uint64_t> seen = {graph.StructuralHash()};
   int64_t found = 1;
   auto out_of_time = [&] {
@@ -54,11 +55,12 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
       result.stopped_by_limit = true;
       break;
     }
-    const Candidate c = queue.top();
-    queue.pop();
+    const Candidate c = *queue.begin();
+    queue.erase(queue.begin());
+    auto node = store.extract(c.order);
+    const Graph& current = node.mapped().graph;
+    const std::map<std::string, int>& applied = node.mapped().applied;
     ++result.expansions;
-    const Graph current = store[c.index].graph;  // a copy: the store grows below
-    const std::map<std::string, int> applied = store[c.index].applied;
     const GraphIndex index(current);
     for (const RuleMatcher& rule : rules) {
       for (const Match& m : rule.FindAll(current, index)) {
@@ -66,23 +68,25 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
         if (!next.ok()) continue;
         if (!seen.insert(next->StructuralHash()).second) continue;
         const double next_cost = GraphCost(*next, cost);
+        if (next_cost >= options.alpha * result.best_cost) continue;
         std::map<std::string, int> next_applied = applied;
         ++next_applied[rule.rule().name];
         if (next_cost < result.best_cost) {
           result.best_cost = next_cost;
-          best_index = static_cast<int>(store.size());
+          result.best = *next;
+          result.rules_applied = next_applied;
         }
-        // The best graph always passes this test, so it is always stored.
-        if (next_cost < options.alpha * result.best_cost) {
-          queue.push({next_cost, found++, static_cast<int>(store.size())});
-          store.push_back({std::move(*next), std::move(next_applied)});
+        const int64_t id = found++;
+        queue.insert({next_cost, id});
+        store[id] = {std::move(*next), std::move(next_applied)};
+        if (static_cast<int64_t>(queue.size()) > options.max_queue) {
+          store.erase(std::prev(queue.end())->order);
+          queue.erase(std::prev(queue.end()));
         }
       }
     }
     if (options.progress) options.progress(result.expansions, result.best_cost);
   }
-  result.best = store[best_index].graph;
-  result.rules_applied = store[best_index].applied;
   result.graphs_seen = static_cast<int64_t>(seen.size());
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;

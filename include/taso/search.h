@@ -18,6 +18,7 @@ struct SearchOptions {
   double alpha = 1.05;
   int64_t budget = 1000;      // graphs expanded at most
   double time_limit = 60;     // seconds
+  int64_t max_queue = 1000;   // graphs waiting at most (the costliest are dropped)
   // Called after each expansion with the expansions done and the best cost.
   std::function<void(int64_t expansions, double best_cost)> progress;
 };
