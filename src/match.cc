@@ -41,6 +41,15 @@ absl::StatusOr<RuleMatcher> RuleMatcher::Create(const Rule& rule) {
   for (int o : rule.source.outputs)
     if (o < static_cast<int>(rule.inputs.size()))
       return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, " passes an input through"));
+  // A match binds the inputs the source reads; the target may read no other.
+  std::vector<bool> read(rule.inputs.size(), false);
+  for (const RuleOp& op : rule.source.ops)
+    for (int t : op.inputs)
+      if (t < static_cast<int>(read.size())) read[t] = true;
+  for (size_t i = 0; i < read.size(); ++i)
+    if (!read[i])
+      return absl::InvalidArgumentError(absl::StrCat("rule ", rule.name, ": the source does not read input ",
+                                                     rule.inputs[i].name));
   RuleMatcher m;
   m.rule_ = rule;
   for (const RuleOp& op : rule.source.ops) {

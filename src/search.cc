@@ -1,6 +1,7 @@
 #include "taso/search.h"
 
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
@@ -24,6 +25,36 @@ struct Candidate {
   int64_t order;  // when it was found (ties go to the earlier); its key in the store
   bool operator<(const Candidate& o) const { return cost != o.cost ? cost < o.cost : order < o.order; }
 };
+
+// What applying the match would change in the graph's cost: the target's operators on
+// the matched shapes, less the matched nodes (operators on weights alone cost nothing in
+// either). Unset when the target's shape rules fail at these shapes. Cheap next to
+// building the rewritten graph, which is done only for candidates that can be kept.
+std::optional<double> CostDelta(const Graph& graph, const std::vector<bool>& weight_only,
+                                const std::vector<double>& node_costs, const RuleMatcher& rule, const Match& m,
+                                CostModel& cost) {
+  const Rule& r = rule.rule();
+  std::vector<Shape> shapes;
+  std::vector<bool> constant;  // per target tensor: computable ahead of time
+  for (size_t i = 0; i < r.inputs.size(); ++i) {
+    const Value& v = graph.value(m.tensors[i]);
+    shapes.push_back(v.shape);
+    constant.push_back((v.is_weight() && !v.is_graph_input) || (v.producer != kNoNode && weight_only[v.producer]));
+  }
+  auto target = InstantiateRuleGraph(r, r.target, shapes);
+  if (!target.ok()) return std::nullopt;
+  double delta = 0;
+  for (NodeId n = 0; n < target->num_nodes(); ++n) {
+    const Node& node = target->node(n);
+    bool all = true;
+    for (ValueId v : node.inputs) all &= constant[v];
+    for (size_t k = 0; k < node.outputs.size(); ++k) constant.push_back(all);
+    if (!all) delta += cost.NodeCost(*target, n);
+  }
+  for (NodeId n : m.nodes)
+    if (!weight_only[n]) delta -= node_costs[n];
+  return delta;
+}
 
 struct Stored {
   Graph graph;
@@ -62,8 +93,15 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     const std::map<std::string, int>& applied = node.mapped().applied;
     ++result.expansions;
     const GraphIndex index(current);
+    const std::vector<bool> weight_only = WeightOnlyNodes(current);
+    std::vector<double> node_costs(current.num_nodes(), 0.0);
+    for (NodeId n = 0; n < current.num_nodes(); ++n)
+      if (!weight_only[n]) node_costs[n] = cost.NodeCost(current, n);
     for (const RuleMatcher& rule : rules) {
       for (const Match& m : rule.FindAll(current, index)) {
+        // Skips what cannot be kept before building it (a little slack for rounding).
+        const std::optional<double> delta = CostDelta(current, weight_only, node_costs, rule, m, cost);
+        if (!delta || c.cost + *delta >= options.alpha * result.best_cost * (1 + 1e-9)) continue;
         auto next = ApplyMatch(current, rule, m);
         if (!next.ok()) continue;
         if (!seen.insert(next->StructuralHash()).second) continue;

@@ -201,3 +201,16 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
   CHECK(GraphCost(first.best, cost) == first.best_cost);
   ExpectSameOutputs(g, first.best);
 }
+
+TEST_CASE("A rule whose target reads an input its source does not is refused") {
+  Rule r = ReluTwice();
+  r.inputs.push_back({"B", {4, 4}, false});  // read by the target only
+  RuleOp add;
+  add.op = testing::Op("Add");
+  add.inputs = {0, 1};
+  r.target.ops = {add};
+  r.target.outputs = {2};
+  auto m = RuleMatcher::Create(r);
+  REQUIRE(!m.ok());
+  CHECK_THAT(std::string(m.status().message()), Catch::Contains("does not read input B"));
+}

@@ -29,6 +29,7 @@ ABSL_FLAG(std::string, backend, "analytic", "cost model: analytic (cpu and cuda:
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
 ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
 ABSL_FLAG(double, time_limit, 60, "search time limit in seconds");
+ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   options.alpha = absl::GetFlag(FLAGS_alpha);
   options.budget = absl::GetFlag(FLAGS_budget);
   options.time_limit = absl::GetFlag(FLAGS_time_limit);
+  options.max_queue = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_queue));
   const bool tty = isatty(fileno(stderr));
   if (tty)
     options.progress = [](int64_t expansions, double best) {
