@@ -205,6 +205,8 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
 TEST_CASE("A rule whose target reads an input its source does not is refused") {
   Rule r = ReluTwice();
   r.inputs.push_back({"B", {4, 4}, false});  // read by the target only
+  r.source.ops[1].inputs = {2};               // tensors: A, B, then the source's outputs
+  r.source.outputs = {3};
   RuleOp add;
   add.op = testing::Op("Add");
   add.inputs = {0, 1};
