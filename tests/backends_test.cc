@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "taso/backends.h"
+#include "taso/measured_cost.h"
+#include "test_util.h"
 
 TEST_CASE("Backends report what is built and what can run") {
   auto backends = taso::AvailableBackends();
@@ -18,4 +20,45 @@ TEST_CASE("Backends report what is built and what can run") {
   CHECK_FALSE(backends[1].usable);
 #endif
   CHECK(backends[2].name == "analytic");
+}
+
+namespace {
+
+taso::ValueId AddOp(taso::Graph& g, const std::string& op, std::vector<taso::ValueId> in, taso::Params p = {}) {
+  auto v = g.AddNode(taso::testing::Op(op), std::move(p), std::move(in));
+  REQUIRE(v.ok());
+  return (*v)[0];
+}
+
+}  // namespace
+
+TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") {
+  using taso::Params;
+  taso::Graph g;
+  auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 8, 10, 10});
+  auto m = g.AddInput("m", taso::DataType::kFloat32, {6, 8});
+  auto s = g.AddInput("s", taso::DataType::kFloat32, {});
+  REQUIRE((x.ok() && m.ok() && s.ok()));
+  auto w = g.AddWeight("w", taso::TensorData::Float({8, 8, 3, 3}, std::vector<float>(8 * 8 * 9, 0.1f)));
+  auto dw = g.AddWeight("dw", taso::TensorData::Float({8, 1, 3, 3}, std::vector<float>(8 * 9, 0.1f)));
+  auto mw = g.AddWeight("mw", taso::TensorData::Float({8, 4}, std::vector<float>(32, 0.1f)));
+  REQUIRE((w.ok() && dw.ok() && mw.ok()));
+  const Params window = Params().Set("strides", std::vector<int64_t>{2, 2}).Set("padding", "same");
+  const auto conv = AddOp(g, "Conv2D", {*x, *w}, Params(window).Set("grouping", "dense").Set("activation", "relu"));
+  const auto dconv = AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
+  const auto pool = AddOp(g, "MaxPool", {*x}, Params(window).Set("kernel", std::vector<int64_t>{3, 3}));
+  const auto avg = AddOp(g, "AveragePool", {*x},
+                         Params(window).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
+  const auto sum = AddOp(g, "Add", {AddOp(g, "Mul", {conv, dconv}), AddOp(g, "ScalarMul", {pool, *s})});
+  const auto cat = AddOp(g, "Concat", {sum, AddOp(g, "Relu", {avg})}, Params().Set("axis", int64_t{1}));
+  const auto mm = AddOp(g, "MatMul", {*m, *mw});
+  REQUIRE(g.AddOutput(cat).ok());
+  REQUIRE(g.AddOutput(mm).ok());
+  taso::CpuCost cost(nullptr);
+  for (taso::NodeId n = 0; n < g.num_nodes(); ++n) {
+    INFO(g.node(n).op->name());
+    CHECK(cost.NodeCost(g, n) > 0);
+  }
+  CHECK(cost.counts().measured == g.num_nodes());  // none fell back to the estimate
+  CHECK(cost.counts().estimated == 0);
 }

@@ -139,7 +139,7 @@ double JsonNumber(const std::string& json, const std::string& key) {
 TEST_CASE("taso-opt fuses a relu into its convolution and writes a model that checks out") {
   auto dir = taso::testing::TempDir("cli_opt");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string(), report = (dir / "r.json").string();
-  Result r = RunTool("taso-opt " + model + " -o " + out + " --budget 20 --report " + report);
+  Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::Contains("self-check: max |difference| of outputs"));
@@ -163,9 +163,9 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   Result junk_rules = RunTool("taso-opt " + model + " -o " + out + " --rules " + (dir / "junk.pb").string());
   CHECK(junk_rules.code != 0);
   CHECK_THAT(junk_rules.output, Catch::Contains("is not a taso rules file"));
-  Result cpu = RunTool("taso-opt " + model + " -o " + out + " --backend cpu");
-  CHECK(cpu.code != 0);
-  CHECK_THAT(cpu.output, Catch::Contains("not built yet"));
+  Result cuda = RunTool("taso-opt " + model + " -o " + out + " --backend cuda");
+  CHECK(cuda.code != 0);
+  CHECK_THAT(cuda.output, Catch::Contains("not built yet"));
   Result unknown = RunTool("taso-opt " + model + " -o " + out + " --backend tpu");
   CHECK(unknown.code == 2);
   Result alpha = RunTool("taso-opt " + model + " -o " + out + " --alpha 0.5");
@@ -174,4 +174,20 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   Result bad_model = RunTool("taso-opt " + (dir / "junk.onnx").string() + " -o " + out);
   CHECK(bad_model.code != 0);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("taso-opt measures kernel costs on the cpu once and takes them from the cache after") {
+  auto dir = taso::testing::TempDir("cli_opt_cache");
+  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
+  const std::string cache = (dir / "costs.sqlite").string();
+  Result first = RunTool("taso-opt " + model + " -o " + out + " --backend cpu --budget 5 --cost-cache " + cache);
+  INFO(first.output);
+  REQUIRE(first.code == 0);
+  CHECK_THAT(first.output, Catch::Contains(" 0 from the cache"));
+  CHECK_THAT(first.output, !Catch::Contains(" 0 measured"));
+  Result second = RunTool("taso-opt " + model + " -o " + out + " --backend cpu --budget 5 --cost-cache " + cache);
+  INFO(second.output);
+  REQUIRE(second.code == 0);
+  CHECK_THAT(second.output, Catch::Contains(" 0 measured"));
+  CHECK_THAT(second.output, !Catch::Contains(" 0 from the cache"));
 }

@@ -1,4 +1,4 @@
-// taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend analytic] [--alpha A]
+// taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|analytic] [--cost-cache FILE] [--alpha A]
 // [--budget N] [--time-limit S] [--report FILE]: optimizes an ONNX model with the rule
 // database by cost-based backtracking search, folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check).
@@ -16,6 +16,7 @@
 #include "taso/cost.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
+#include "taso/measured_cost.h"
 #include "taso/onnx_io.h"
 #include "taso/search.h"
 
@@ -25,7 +26,8 @@
 
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
 ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb", "the rule database");
-ABSL_FLAG(std::string, backend, "analytic", "cost model: analytic (cpu and cuda: measured kernel times, to come)");
+ABSL_FLAG(std::string, backend, "cpu", "cost model: cpu (oneDNN kernel times, measured), analytic (roofline)");
+ABSL_FLAG(std::string, cost_cache, "", "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
 ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
 ABSL_FLAG(double, time_limit, 60, "search time limit in seconds");
@@ -63,17 +65,17 @@ std::string Json(const taso::SearchResult& r, double diff, bool checked, const s
 
 int main(int argc, char** argv) {
   auto args = taso::cli::Init(argc, argv,
-                              "taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend analytic] [--alpha A] "
+                              "taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|analytic] [--cost-cache FILE] [--alpha A] "
                               "[--budget N] [--time-limit S] [--report FILE]");
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX model");
   const std::string out = absl::GetFlag(FLAGS_o);
   if (out.empty()) return taso::cli::Usage(kTool, "give the output file with -o");
   const std::string backend = absl::GetFlag(FLAGS_backend);
-  if (backend == "cpu" || backend == "cuda")
-    return taso::cli::Fail(kTool, absl::UnavailableError(absl::StrCat(
-                                      "the ", backend, " backend's kernel measurements are not built yet; use --backend analytic")));
-  if (backend != "analytic")
-    return taso::cli::Usage(kTool, absl::StrCat("unknown backend '", backend, "' (analytic, cpu, cuda)"));
+  if (backend == "cuda")
+    return taso::cli::Fail(kTool, absl::UnavailableError(
+                                      "the cuda backend's kernel measurements are not built yet; use --backend cpu or analytic"));
+  if (backend != "analytic" && backend != "cpu")
+    return taso::cli::Usage(kTool, absl::StrCat("unknown backend '", backend, "' (cpu, analytic, cuda)"));
   if (!(absl::GetFlag(FLAGS_alpha) >= 1.0)) return taso::cli::Usage(kTool, "--alpha must be at least 1");
   if (absl::GetFlag(FLAGS_budget) < 0 || !(absl::GetFlag(FLAGS_time_limit) >= 0))
     return taso::cli::Usage(kTool, "--budget and --time-limit must not be negative");
@@ -84,7 +86,23 @@ int main(int argc, char** argv) {
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
   const std::vector<taso::RuleMatcher> matchers = taso::PrepareRules(rules->rules);
 
-  taso::AnalyticCost cost;
+  std::unique_ptr<taso::CostModel> cost_model;
+  taso::CpuCost* cpu = nullptr;
+  if (backend == "cpu") {
+    std::unique_ptr<taso::CostCache> cache;
+    std::string path = absl::GetFlag(FLAGS_cost_cache);
+    if (path != "none") {
+      auto opened = taso::CostCache::Open(path.empty() ? taso::DefaultCostCachePath() : path);
+      if (!opened.ok()) return taso::cli::Fail(kTool, opened.status());
+      cache = std::move(*opened);
+    }
+    auto c = std::make_unique<taso::CpuCost>(std::move(cache));
+    cpu = c.get();
+    cost_model = std::move(c);
+  } else {
+    cost_model = std::make_unique<taso::AnalyticCost>();
+  }
+  taso::CostModel& cost = *cost_model;
   taso::SearchOptions options;
   options.alpha = absl::GetFlag(FLAGS_alpha);
   options.budget = absl::GetFlag(FLAGS_budget);
@@ -124,6 +142,9 @@ int main(int argc, char** argv) {
   std::printf("search: %.2f s, %lld graphs expanded, %lld seen%s\n", result.seconds,
               static_cast<long long>(result.expansions), static_cast<long long>(result.graphs_seen),
               result.stopped_by_limit ? " (stopped by --budget or --time-limit)" : "");
+  if (cpu)
+    std::printf("costs (%s): %d measured, %d from the cache, %d estimated (no cpu kernel)\n", cpu->device().c_str(),
+                cpu->counts().measured, cpu->counts().cached, cpu->counts().estimated);
   for (const auto& [rule, n] : result.rules_applied) std::printf("  applied %-10s x%d\n", rule.c_str(), n);
   if (check) std::printf("self-check: max |difference| of outputs %g\n", diff);
   std::printf("wrote %s\n", out.c_str());

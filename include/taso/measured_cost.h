@@ -1,0 +1,61 @@
+// Costs measured on a backend: each operator's kernel is prepared for its parameters and
+// shapes and run (warm-up, then the median of repeated runs). Measurements are kept in
+// an on-disk cache (SQLite) keyed by device, operator, parameters and shapes, so a
+// second run on the same machine measures nothing new. Operators the backend has no
+// kernel for get the analytic estimate.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "taso/cost.h"
+
+struct sqlite3;
+
+namespace taso {
+
+class CostCache {
+ public:
+  // Opens or creates the cache file (and its directory).
+  static absl::StatusOr<std::unique_ptr<CostCache>> Open(const std::string& path);
+  ~CostCache();
+  std::optional<double> Lookup(const std::string& device, const std::string& key);
+  absl::Status Store(const std::string& device, const std::string& key, double seconds);
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// The cache file used when none is named: $XDG_CACHE_HOME/taso/costs.sqlite, else
+// ~/.cache/taso/costs.sqlite.
+std::string DefaultCostCachePath();
+
+class CpuCost : public CostModel {
+ public:
+  // `cache` may be null (nothing kept between runs).
+  explicit CpuCost(std::unique_ptr<CostCache> cache);
+  std::string name() const override { return "cpu"; }
+  double NodeCost(const Graph& graph, NodeId n) override;
+  const std::string& device() const { return device_; }
+
+  struct Counts {
+    int measured = 0;   // run now
+    int cached = 0;     // read from the cache file
+    int estimated = 0;  // no kernel (or it failed): analytic estimate
+  };
+  const Counts& counts() const { return counts_; }
+
+ private:
+  std::unique_ptr<CostCache> cache_;
+  std::string device_;
+  AnalyticCost fallback_;
+  absl::flat_hash_map<std::string, double> memo_;
+  Counts counts_;
+};
+
+// The key a measurement is stored under: operator, parameters, input and output shapes.
+std::string CostKey(const Graph& graph, NodeId n);
+
+}  // namespace taso

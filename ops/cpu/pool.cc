@@ -1,0 +1,47 @@
+// MaxPool and AveragePool on oneDNN.
+#include "backends/cpu_kernel.h"
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+class PoolKernel : public cpu::Kernel {
+ public:
+  explicit PoolKernel(bool max) : max_(max) {}
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType> out) const override {
+    const auto k = p.Ints("kernel");
+    ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
+    if (w.dh != 1 || w.dw != 1) return Bad("oneDNN pooling here has no dilations");
+    const auto algo = max_ ? dnnl::algorithm::pooling_max
+                           : (p.Int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
+                                                            : dnnl::algorithm::pooling_avg_exclude_padding);
+    // oneDNN takes no "any" format for pooling's source: plain NCHW.
+    const dnnl::memory::desc src = cpu::Plain(in[0].shape), dst = cpu::Plain(out[0].shape);
+    // In ceil mode, windows past the input are more right padding to oneDNN.
+    const int64_t pb = w.ceil_mode ? (out[0].shape[2] - 1) * w.sh + w.kh - in[0].shape[2] - w.pt : w.pb;
+    const int64_t pr = w.ceil_mode ? (out[0].shape[3] - 1) * w.sw + w.kw - in[0].shape[3] - w.pl : w.pr;
+    dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, algo, src, dst, {w.sh, w.sw}, {w.kh, w.kw},
+                                     {w.pt, w.pl}, {std::max<int64_t>(0, pb), std::max<int64_t>(0, pr)});
+    dnnl::pooling_forward::primitive_desc pd(desc, cpu::Engine());
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    run->Add(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, cpu::PrimitiveRun::Buffer(pd.src_desc())},
+                                         {DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(pd.dst_desc())}});
+    return run;
+  }
+
+ private:
+  bool max_;
+};
+
+struct MaxPoolKernel : PoolKernel {
+  MaxPoolKernel() : PoolKernel(true) {}
+};
+struct AveragePoolKernel : PoolKernel {
+  AveragePoolKernel() : PoolKernel(false) {}
+};
+TASO_REGISTER_CPU_KERNEL("MaxPool", MaxPoolKernel);
+TASO_REGISTER_CPU_KERNEL("AveragePool", AveragePoolKernel);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,57 @@
+#include "backends/cpu_kernel.h"
+
+#include <map>
+
+namespace taso::cpu {
+namespace {
+
+std::map<std::string, std::unique_ptr<Kernel>, std::less<>>& Registry() {
+  static auto* r = new std::map<std::string, std::unique_ptr<Kernel>, std::less<>>();
+  return *r;
+}
+
+}  // namespace
+
+dnnl::engine& Engine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *e;
+}
+
+dnnl::stream& Stream() {
+  static dnnl::stream* s = new dnnl::stream(Engine());
+  return *s;
+}
+
+void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) { Registry()[op] = std::move(kernel); }
+
+const Kernel* FindKernel(absl::string_view op) {
+  auto it = Registry().find(op);
+  return it == Registry().end() ? nullptr : it->second.get();
+}
+
+dnnl::memory PrimitiveRun::Buffer(const dnnl::memory::desc& md) {
+  dnnl::memory m(md, Engine());
+  float* p = static_cast<float*>(m.get_data_handle());
+  const size_t n = md.get_size() / sizeof(float);
+  for (size_t i = 0; i < n; ++i) p[i] = 0.25f + 0.001f * static_cast<float>(i % 97);
+  return m;
+}
+
+void PrimitiveRun::Run() {
+  for (Step& s : steps_) s.primitive.execute(Stream(), s.args);
+  Stream().wait();
+}
+
+dnnl::memory::dims Dims(const Shape& s) {
+  if (s.empty()) return {1};
+  return dnnl::memory::dims(s.begin(), s.end());
+}
+
+dnnl::memory::desc Plain(const Shape& s) {
+  const dnnl::memory::dims d = Dims(s);
+  dnnl::memory::dims strides(d.size(), 1);
+  for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
+  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+}
+
+}  // namespace taso::cpu
