@@ -3,13 +3,13 @@
 # after, nodes, peak memory, and whether the self-check passed. Usage:
 #   bench/opt_bench.sh [MODEL ...]      (default: all six)
 # OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 60 s) and OPT_BACKEND
-# (default analytic) are passed to taso-opt.
+# (default cpu) are passed to taso-opt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 budget="${OPT_BUDGET:-10}"
 limit="${OPT_TIME_LIMIT:-60}"
-backend="${OPT_BACKEND:-analytic}"
+backend="${OPT_BACKEND:-cpu}"
 out="$(mktemp -d)"
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3)
