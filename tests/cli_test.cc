@@ -166,6 +166,16 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   Result cuda = RunTool("taso-opt " + model + " -o " + out + " --backend cuda");
   CHECK(cuda.code != 0);
   CHECK_THAT(cuda.output, Catch::Contains("not built yet"));
+  // A rules file taso-verify has not proved: refused unless allowed.
+  const std::string unproved = (dir / "k2.pb").string();
+  REQUIRE(RunTool("taso-gen -k 2 -o " + unproved).code == 0);
+  Result refused = RunTool("taso-opt " + model + " -o " + out + " --rules " + unproved);
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("holds rules not proved"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  Result allowed = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --allow-unproved --rules " + unproved);
+  CHECK(allowed.code == 0);
+  std::filesystem::remove(out);
   Result unknown = RunTool("taso-opt " + model + " -o " + out + " --backend tpu");
   CHECK(unknown.code == 2);
   Result alpha = RunTool("taso-opt " + model + " -o " + out + " --alpha 0.5");

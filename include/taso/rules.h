@@ -58,6 +58,7 @@ struct RuleSet {
   int max_ops = 0;
   std::vector<std::string> operators;
   std::string command;
+  std::string proved_by;  // non-empty: every rule was proved (taso-verify --write-proved)
   std::vector<Rule> rules;
 };
 

@@ -34,6 +34,7 @@ ABSL_FLAG(double, time_limit, 60, "search time limit in seconds");
 ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
+ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
 
 namespace {
@@ -84,6 +85,10 @@ int main(int argc, char** argv) {
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   auto rules = taso::ReadRuleSet(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
+  if (rules->proved_by.empty() && !absl::GetFlag(FLAGS_allow_unproved))
+    return taso::cli::Fail(kTool, absl::FailedPreconditionError(absl::StrCat(
+                                      absl::GetFlag(FLAGS_rules), " holds rules not proved: prove them with taso-verify ",
+                                      "--write-proved, or pass --allow-unproved")));
   const std::vector<taso::RuleMatcher> matchers = taso::PrepareRules(rules->rules);
 
   std::unique_ptr<taso::CostModel> cost_model;

@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
       if (outcomes[i].verdict == Verdict::kProved) proved.rules.push_back(rules->rules[i]);
     proved.command = absl::StrCat(rules->command, " && taso-verify --write-proved (", outcomes.size() - proved.rules.size(),
                                   " rules not proved left out)");
+    proved.proved_by = absl::StrCat("taso-verify from ", axioms->axioms.size(), " axioms");
     if (auto s = taso::WriteRuleSet(proved, out); !s.ok()) return taso::cli::Fail(kTool, s);
     std::printf("wrote %zu proved rules to %s\n", proved.rules.size(), out.c_str());
     return 0;
