@@ -52,8 +52,11 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   const auto sum = AddOp(g, "Add", {AddOp(g, "Mul", {conv, dconv}), AddOp(g, "ScalarMul", {pool, *s})});
   const auto cat = AddOp(g, "Concat", {sum, AddOp(g, "Relu", {avg})}, Params().Set("axis", int64_t{1}));
   const auto mm = AddOp(g, "MatMul", {*m, *mw});
-  REQUIRE(g.AddOutput(cat).ok());
-  REQUIRE(g.AddOutput(mm).ok());
+  const auto tr = AddOp(g, "Transpose", {*m}, Params().Set("perm", std::vector<int64_t>{1, 0}));
+  auto parts = g.AddNode(taso::testing::Op("Split"),
+                         Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {*x});
+  REQUIRE(parts.ok());
+  for (taso::ValueId v : {cat, mm, tr, (*parts)[0], (*parts)[1]}) REQUIRE(g.AddOutput(v).ok());
   taso::CpuCost cost(nullptr);
   for (taso::NodeId n = 0; n < g.num_nodes(); ++n) {
     INFO(g.node(n).op->name());

@@ -46,6 +46,8 @@ class PrimitiveRun : public Prepared {
     steps_.push_back({std::move(p), std::move(args)});
   }
   static dnnl::memory Buffer(const dnnl::memory::desc& md);
+  // Keeps a buffer that arguments only view (a split's input) alive with the run.
+  void Keep(dnnl::memory m) { kept_.push_back(std::move(m)); }
   void Run() override;
 
  private:
@@ -54,6 +56,7 @@ class PrimitiveRun : public Prepared {
     std::unordered_map<int, dnnl::memory> args;
   };
   std::vector<Step> steps_;
+  std::vector<dnnl::memory> kept_;
 };
 
 dnnl::memory::dims Dims(const Shape& s);
