@@ -10,6 +10,12 @@ struct ConvGeometry {
   Window2D win;
 };
 
+// One kernel of one input channel per channel (no channel multiplier), as in TASO and
+// MobileNet: the axioms about depthwise convolutions (concatenating channels) hold only then.
+bool OneKernelPerChannel(int64_t channels, int64_t kernels, int64_t kernel_channels) {
+  return kernel_channels == 1 && kernels == channels;
+}
+
 absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Shape& w) {
   if (x.size() != 4) return Bad(absl::StrCat("input X must have rank 4 (NCHW), got ", ShapeToString(x)));
   if (w.size() != 4) return Bad(absl::StrCat("weight W must have rank 4 (OIHW), got ", ShapeToString(w)));
@@ -27,9 +33,7 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   if (grouping == "dense") {
     g.group = 1;
   } else if (grouping == "depthwise") {
-    // One kernel per channel (no channel multiplier), as in TASO and MobileNet: the
-    // axioms about depthwise convolutions (concatenating channels) hold only then.
-    if (g.cg != 1 || g.o != g.c)
+    if (!OneKernelPerChannel(g.c, g.o, g.cg))
       return Bad(absl::StrCat("a depthwise convolution needs one kernel of one input channel per channel (",
                               g.c, " channels), got ", ShapeToString(w)));
     g.group = g.c;
@@ -162,7 +166,7 @@ class Conv2D : public KernelOp<Conv2D> {
     if (!out) return std::nullopt;
     out->Erase("group");
     if (g->group == 1) out->Set("grouping", "dense");
-    else if (g->group == g->c && g->o == g->c && g->cg == 1) out->Set("grouping", "depthwise");
+    else if (g->group == g->c && OneKernelPerChannel(g->c, g->o, g->cg)) out->Set("grouping", "depthwise");
     else return std::nullopt;
     if (!out->Has("activation")) out->Set("activation", "none");
     return out;

@@ -6,31 +6,25 @@ namespace taso {
 
 double AnalyticCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
-  std::vector<OutputType> outputs;
-  for (ValueId v : node.outputs) {
-    const Value& value = graph.value(v);
-    outputs.push_back({value.dtype, value.shape, value.shape_known});
-  }
-  const OpMetrics m = node.op->Metrics(node.params, graph.InputInfos(node), outputs);
+  const OpMetrics m = node.op->Metrics(node.params, graph.InputInfos(node), graph.OutputTypes(node));
   return std::max(m.flops / machine_.flops_per_second, m.bytes / machine_.bytes_per_second) + machine_.launch_seconds;
 }
 
-std::vector<bool> WeightOnlyNodes(const Graph& graph) {
-  std::vector<bool> weight_only(graph.num_nodes(), false);
-  std::vector<bool> known(graph.num_values(), false);  // value computable ahead of time
-  for (ValueId v = 0; v < graph.num_values(); ++v) known[v] = graph.value(v).is_weight() && !graph.value(v).is_graph_input;
+WeightOnly FindWeightOnly(const Graph& graph) {
+  WeightOnly w{std::vector<bool>(graph.num_nodes(), false), std::vector<bool>(graph.num_values(), false)};
+  for (ValueId v = 0; v < graph.num_values(); ++v) w.values[v] = graph.value(v).is_weight() && !graph.value(v).is_graph_input;
   auto order = graph.TopologicalOrder();
-  if (!order.ok()) return weight_only;
+  if (!order.ok()) return w;
   for (NodeId n : *order) {
     const Node& node = graph.node(n);
     if (node.op->is_opaque()) continue;
     bool all = true;
-    for (ValueId v : node.inputs) all &= v == kNoValue || known[v];
+    for (ValueId v : node.inputs) all &= v == kNoValue || w.values[v];
     if (!all) continue;
-    weight_only[n] = true;
-    for (ValueId v : node.outputs) known[v] = true;
+    w.nodes[n] = true;
+    for (ValueId v : node.outputs) w.values[v] = true;
   }
-  return weight_only;
+  return w;
 }
 
 double GraphCost(const Graph& graph, CostModel& model) {

@@ -65,6 +65,12 @@ const TensorData* Graph::ConstantData(ValueId v) const {
   return n.op->ConstantOutput(n.params);
 }
 
+std::vector<OutputType> Graph::OutputTypes(const Node& n) const {
+  std::vector<OutputType> types;
+  for (ValueId id : n.outputs) types.push_back({values_[id].dtype, values_[id].shape, values_[id].shape_known});
+  return types;
+}
+
 std::vector<InputInfo> Graph::InputInfos(const Node& n) const {
   std::vector<InputInfo> infos;
   infos.reserve(n.inputs.size());

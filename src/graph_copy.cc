@@ -45,12 +45,7 @@ absl::Status GraphCopy::CopyNode(NodeId n) {
   for (ValueId v : node.outputs) names.push_back(old_.value(v).name);
   std::vector<ValueId> outs;
   if (node.op->is_opaque()) {
-    std::vector<OutputType> types;
-    for (ValueId v : node.outputs) {
-      const Value& value = old_.value(v);
-      types.push_back({value.dtype, value.shape, value.shape_known});
-    }
-    ASSIGN_OR_RETURN(outs, new_.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), std::move(types)));
+    ASSIGN_OR_RETURN(outs, new_.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), old_.OutputTypes(node)));
   } else {
     ASSIGN_OR_RETURN(outs, new_.AddNode(node.op, node.params, std::move(inputs), node.name, std::move(names)));
   }

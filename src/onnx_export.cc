@@ -86,13 +86,9 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
       continue;
     }
     std::vector<std::string> ins, outs;
-    std::vector<OutputType> out_types;
     for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? "" : graph.value(v).name);
-    for (ValueId v : node.outputs) {
-      outs.push_back(graph.value(v).name);
-      out_types.push_back({graph.value(v).dtype, graph.value(v).shape});
-    }
-    OnnxExportNode e(*g, node.name, ins, outs, graph.InputInfos(node), out_types, model.opset, used);
+    for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
+    OnnxExportNode e(*g, node.name, ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset, used);
     absl::Status s = node.op->ToOnnx(node.params, e);
     if (!s.ok())
       return absl::Status(s.code(), absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));

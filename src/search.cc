@@ -30,16 +30,15 @@ struct Candidate {
 // the matched shapes, less the matched nodes (operators on weights alone cost nothing in
 // either). Unset when the target's shape rules fail at these shapes. Cheap next to
 // building the rewritten graph, which is done only for candidates that can be kept.
-std::optional<double> CostDelta(const Graph& graph, const std::vector<bool>& weight_only,
+std::optional<double> CostDelta(const Graph& graph, const WeightOnly& weight_only,
                                 const std::vector<double>& node_costs, const RuleMatcher& rule, const Match& m,
                                 CostModel& cost) {
   const Rule& r = rule.rule();
   std::vector<Shape> shapes;
   std::vector<bool> constant;  // per target tensor: computable ahead of time
   for (size_t i = 0; i < r.inputs.size(); ++i) {
-    const Value& v = graph.value(m.tensors[i]);
-    shapes.push_back(v.shape);
-    constant.push_back((v.is_weight() && !v.is_graph_input) || (v.producer != kNoNode && weight_only[v.producer]));
+    shapes.push_back(graph.value(m.tensors[i]).shape);
+    constant.push_back(weight_only.values[m.tensors[i]]);
   }
   auto target = InstantiateRuleGraph(r, r.target, shapes);
   if (!target.ok()) return std::nullopt;
@@ -52,7 +51,7 @@ std::optional<double> CostDelta(const Graph& graph, const std::vector<bool>& wei
     if (!all) delta += cost.NodeCost(*target, n);
   }
   for (NodeId n : m.nodes)
-    if (!weight_only[n]) delta -= node_costs[n];
+    if (!weight_only.nodes[n]) delta -= node_costs[n];
   return delta;
 }
 
@@ -93,10 +92,10 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     const std::map<std::string, int>& applied = node.mapped().applied;
     ++result.expansions;
     const GraphIndex index(current);
-    const std::vector<bool> weight_only = WeightOnlyNodes(current);
+    const WeightOnly weight_only = FindWeightOnly(current);
     std::vector<double> node_costs(current.num_nodes(), 0.0);
     for (NodeId n = 0; n < current.num_nodes(); ++n)
-      if (!weight_only[n]) node_costs[n] = cost.NodeCost(current, n);
+      if (!weight_only.nodes[n]) node_costs[n] = cost.NodeCost(current, n);
     for (const RuleMatcher& rule : rules) {
       for (const Match& m : rule.FindAll(current, index)) {
         // Skips what cannot be kept before building it (a little slack for rounding).

@@ -25,9 +25,7 @@ z3::expr SymToZ3::Translate(Sym s) {
     }
     case SymNode::kApply: {
       z3::expr x = Translate(Sym{n.a});
-      if (std::string(n.function) == "relu") {
-        e = z3::ite(x > 0, x, ctx_.real_val(0));
-      } else if (n.b >= 0) {
+      if (n.b >= 0) {
         e = z3::function(n.function, ctx_.real_sort(), ctx_.real_sort(), ctx_.real_sort())(x, Translate(Sym{n.b}));
       } else {
         e = z3::function(n.function, ctx_.real_sort(), ctx_.real_sort())(x);

@@ -15,8 +15,8 @@
 
 namespace taso::verify {
 
-// Translates nodes of the calling thread's arena into `ctx`, memoized; relu is max(0, x),
-// the other named functions are uninterpreted.
+// Translates nodes of the calling thread's arena into `ctx`, memoized; max is an
+// if-then-else, the named functions (sigmoid, tanh, ...) are uninterpreted.
 class SymToZ3 {
  public:
   explicit SymToZ3(z3::context& ctx) : ctx_(ctx) {}

@@ -35,8 +35,14 @@ class AnalyticCost : public CostModel {
   Machine machine_;
 };
 
-// Per node: whether it reads only weights (directly or through other such nodes).
-std::vector<bool> WeightOnlyNodes(const Graph& graph);
+// What is computable ahead of time: weights (not fed at run time), the nodes that read
+// only such values, and their outputs.
+struct WeightOnly {
+  std::vector<bool> nodes;   // per node
+  std::vector<bool> values;  // per value
+};
+WeightOnly FindWeightOnly(const Graph& graph);
+inline std::vector<bool> WeightOnlyNodes(const Graph& graph) { return FindWeightOnly(graph).nodes; }
 
 // The sum of the costs of the nodes that are not weight-only.
 double GraphCost(const Graph& graph, CostModel& model);

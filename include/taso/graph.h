@@ -86,6 +86,8 @@ class Graph {
   const TensorData* ConstantData(ValueId v) const;
   // What shape inference sees of a node's inputs.
   std::vector<InputInfo> InputInfos(const Node& n) const;
+  // The types of a node's outputs, as shape inference gave them.
+  std::vector<OutputType> OutputTypes(const Node& n) const;
 
   // Nodes in a dependency order (deterministic); an error naming a node on a cycle.
   absl::StatusOr<std::vector<NodeId>> TopologicalOrder() const;

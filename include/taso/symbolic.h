@@ -2,8 +2,8 @@
 // so the verifier can check the axioms against them in real arithmetic (TASO 2.4).
 //
 // A Sym is a handle to a node of a per-thread expression arena: rational constants,
-// variables, sums, products, quotients, max, and the non-linear activations as
-// uninterpreted functions. Constants fold as the expressions are built, so zero padding
+// variables, sums, products, quotients, max (relu is max(0, x)), and the other non-linear
+// activations as uninterpreted functions. Constants fold as the expressions are built, so zero padding
 // and identity kernels leave no trace. The verifier turns the nodes into Z3 terms.
 #pragma once
 
@@ -19,7 +19,7 @@ struct SymNode {
   enum Kind : uint8_t { kConst, kVar, kAdd, kMul, kDiv, kMax, kApply, kLowest } kind = kConst;
   int64_t num = 0, den = 1;  // kConst: num / den, den > 0, in lowest terms
   int32_t a = -1, b = -1;    // operands; kVar: its index; kApply: the argument(s)
-  const char* function = nullptr;  // kApply: "relu", "sigmoid", ...
+  const char* function = nullptr;  // kApply: "sigmoid", "tanh", ...
 };
 
 struct Sym {
@@ -76,7 +76,7 @@ struct Domain<Sym> {
   static Sym InverseCount(int64_t n) { return SymArena::Current().Constant(1, n); }
   static bool Greater(Sym a, Sym b);
   static Sym Max(Sym a, Sym b) { return SymArena::Current().Max(a, b); }
-  static Sym Relu(Sym x) { return SymArena::Current().Apply("relu", x); }
+  static Sym Relu(Sym x) { return SymArena::Current().Max(Zero(), x); }  // defined, not uninterpreted
   static Sym Sigmoid(Sym x) { return SymArena::Current().Apply("sigmoid", x); }
   static Sym Tanh(Sym x) { return SymArena::Current().Apply("tanh", x); }
   static Sym Erf(Sym x) { return SymArena::Current().Apply("erf", x); }

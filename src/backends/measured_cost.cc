@@ -115,10 +115,8 @@ double CpuCost::NodeCost(const Graph& graph, NodeId n) {
   if (seconds < 0) {
     const Node& node = graph.node(n);
     if (const cpu::Kernel* k = cpu::FindKernel(node.op->name())) {
-      std::vector<OutputType> outputs;
-      for (ValueId v : node.outputs) outputs.push_back({graph.value(v).dtype, graph.value(v).shape, true});
       try {
-        auto prepared = k->Prepare(node.params, graph.InputInfos(node), outputs);
+        auto prepared = k->Prepare(node.params, graph.InputInfos(node), graph.OutputTypes(node));
         if (prepared.ok()) {
           seconds = Measure(**prepared);
           ++counts_.measured;
