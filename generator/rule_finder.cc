@@ -10,7 +10,7 @@
 #include "canonical.h"
 #include "float_check.h"
 #include "parametric.h"
-#include "parallel.h"
+#include "taso/parallel.h"
 #include "replay.h"
 
 namespace taso::gen {

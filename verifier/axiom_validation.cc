@@ -1,10 +1,8 @@
 #include "axiom_validation.h"
 
-#include <atomic>
 #include <chrono>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include <z3++.h>
 
@@ -16,6 +14,7 @@
 #include "encode.h"
 #include "op_set.h"
 #include "sym_to_z3.h"
+#include "taso/parallel.h"
 #include "taso/status_macros.h"
 
 namespace taso::verify {
@@ -409,29 +408,22 @@ absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axio
   std::vector<AxiomValidation> results(n);
   std::vector<absl::Status> errors(n);
   const int jobs = std::max(1, options.jobs);
-  std::atomic<size_t> next{0};
   Z3Watchdog watchdog(jobs);
-  auto work = [&](int slot) {
+  ParallelForThreads(n, jobs, [&](int thread, size_t i) {
+    const Axiom& axiom = axioms.axioms[i];
+    const auto start = std::chrono::steady_clock::now();
     z3::context ctx;
-    for (size_t i; (i = next.fetch_add(1)) < n;) {
-      const Axiom& axiom = axioms.axioms[i];
-      const auto start = std::chrono::steady_clock::now();
-      auto parsed = ParseAxiom(ctx, axioms, axiom);
-      absl::StatusOr<AxiomValidation> r =
-          parsed.ok() ? AxiomValidator(*parsed, table, options, ctx, watchdog, slot).Run() : parsed.status();
-      if (!r.ok()) {
-        errors[i] = absl::InvalidArgumentError(absl::StrCat(axiom.file, ":", axiom.line, ": axiom ", axiom.name, ": ", r.status().message()));
-        continue;
-      }
-      results[i] = *r;
-      results[i].axiom = axiom.name;
-      results[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto parsed = ParseAxiom(ctx, axioms, axiom);
+    absl::StatusOr<AxiomValidation> r =
+        parsed.ok() ? AxiomValidator(*parsed, table, options, ctx, watchdog, thread).Run() : parsed.status();
+    if (!r.ok()) {
+      errors[i] = absl::InvalidArgumentError(absl::StrCat(axiom.file, ":", axiom.line, ": axiom ", axiom.name, ": ", r.status().message()));
+      return;
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < jobs; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+    results[i] = *r;
+    results[i].axiom = axiom.name;
+    results[i].seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
   for (const absl::Status& e : errors) RETURN_IF_ERROR(e);
   return results;
 }

@@ -1,13 +1,12 @@
 #include "prover.h"
 
-#include <atomic>
 #include <memory>
 #include <chrono>
-#include <thread>
 
 #include <z3++.h>
 
 #include "absl/strings/str_cat.h"
+#include "taso/parallel.h"
 #include "taso/status_macros.h"
 #include "watchdog.h"
 
@@ -44,7 +43,6 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   using Clock = std::chrono::steady_clock;
   const int jobs = std::max(1, options.jobs);
   std::vector<Outcome> out(rules.size());
-  std::atomic<size_t> next{0};
   Z3Watchdog watchdog(jobs);
   const auto limit = std::chrono::milliseconds(options.timeout_ms);
   // Each rule gets a context of its own, with the axioms checked once before the rule is
@@ -73,21 +71,15 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
       return z3::unknown;
     }
   };
-  auto work = [&](int id) {
-    for (size_t i; (i = next.fetch_add(1)) < rules.size();) {
-      const auto start = Clock::now();
-      const z3::check_result r = prove(id, rules[i]);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      Verdict v = Verdict::kNotProved;
-      if (r == z3::unsat) v = Verdict::kProved;
-      else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
-      out[i] = {rules[i].name, v, seconds};
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < jobs; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+  ParallelForThreads(rules.size(), jobs, [&](int thread, size_t i) {
+    const auto start = Clock::now();
+    const z3::check_result r = prove(thread, rules[i]);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    Verdict v = Verdict::kNotProved;
+    if (r == z3::unsat) v = Verdict::kProved;
+    else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
+    out[i] = {rules[i].name, v, seconds};
+  });
   return out;
 }
 
