@@ -25,18 +25,8 @@ const Rule& ShippedRule(const std::string& name) {
   return set->rules[0];
 }
 
-ValueId Weight(Graph& g, const std::string& name, Shape shape, uint64_t seed) {
-  Tensor<float> t = testing::RandomTensor(shape, seed);
-  auto v = g.AddWeight(name, TensorData::Float(shape, t.data));
-  REQUIRE(v.ok());
-  return *v;
-}
-
-ValueId Add(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {}) {
-  auto v = g.AddNode(testing::Op(op), std::move(p), std::move(inputs), out, {out});
-  REQUIRE(v.ok());
-  return (*v)[0];
-}
+using testing::AddOp;
+using testing::AddWeight;
 
 void ExpectSameOutputs(const Graph& a, const Graph& b) {
   const TensorMap inputs = RandomInputs(a, 7);
@@ -75,9 +65,9 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
-  const ValueId w1 = Weight(g, "w1", {16, 32}, 1), w2 = Weight(g, "w2", {16, 24}, 2);
-  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, w1}, "y1")).ok());
-  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, w2}, "y2")).ok());
+  const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w2}, "y2")).ok());
 
   auto rule = RuleMatcher::Create(ShippedRule("r0327"));  // MatMul(B, A), MatMul(B, C)
   REQUIRE(rule.ok());
@@ -97,10 +87,10 @@ TEST_CASE("A rewrite that would make a cycle is refused") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {16, 16});
   REQUIRE(x.ok());
-  const ValueId w = Weight(g, "w", {16, 16}, 3);
-  const ValueId y1 = Add(g, "MatMul", {*x, w}, "y1");
-  const ValueId z = Add(g, "Relu", {y1}, "z");
-  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, z}, "y2")).ok());
+  const ValueId w = AddWeight(g, "w", {16, 16}, 3);
+  const ValueId y1 = AddOp(g, "MatMul", {*x, w}, "y1");
+  const ValueId z = AddOp(g, "Relu", {y1}, "z");
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, z}, "y2")).ok());
   auto rule = RuleMatcher::Create(ShippedRule("r0327"));
   REQUIRE(rule.ok());
   const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
@@ -118,8 +108,8 @@ TEST_CASE("A pattern whose inside is read elsewhere does not match") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {4, 6});
   REQUIRE(x.ok());
-  const ValueId r1 = Add(g, "Relu", {*x}, "r1");
-  const ValueId r2 = Add(g, "Relu", {r1}, "r2");
+  const ValueId r1 = AddOp(g, "Relu", {*x}, "r1");
+  const ValueId r2 = AddOp(g, "Relu", {r1}, "r2");
   REQUIRE(g.AddOutput(r2).ok());
   {
     const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
@@ -139,12 +129,12 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(x.ok());
-  const ValueId w = Weight(g, "w", {4, 4, 3, 3}, 4);
+  const ValueId w = AddWeight(g, "w", {4, 4, 3, 3}, 4);
   Params conv;
   conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1})
       .Set("dilations", std::vector<int64_t>{1, 1}).Set("group", int64_t{1});
-  const ValueId c = Add(g, "Conv2D", {*x, w}, "c", conv);
-  REQUIRE(g.AddOutput(Add(g, "Relu", {c}, "y")).ok());
+  const ValueId c = AddOp(g, "Conv2D", {*x, w}, "c", conv);
+  REQUIRE(g.AddOutput(AddOp(g, "Relu", {c}, "y")).ok());
   const GraphIndex index(g);
   const std::optional<Params>& form = index.rule_params[g.value(c).producer];
   REQUIRE(form.has_value());
@@ -157,7 +147,7 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
   Graph h;
   auto hx = h.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(hx.ok());
-  const ValueId hc = Add(h, "Conv2D", {*hx, Weight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
+  const ValueId hc = AddOp(h, "Conv2D", {*hx, AddWeight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
   CHECK(!GraphIndex(h).rule_params[h.value(hc).producer].has_value());
 }
 
@@ -165,9 +155,9 @@ TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
-  const ValueId w1 = Weight(g, "w1", {16, 32}, 1), w2 = Weight(g, "w2", {16, 24}, 2);
-  const ValueId both = Add(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
-  REQUIRE(g.AddOutput(Add(g, "MatMul", {*x, both}, "y")).ok());
+  const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
+  const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
   CHECK(WeightOnlyNodes(g) == std::vector<bool>{true, false});
   AnalyticCost cost;
   CHECK(GraphCost(g, cost) == cost.NodeCost(g, 1));
@@ -183,10 +173,10 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
-  const ValueId w1 = Weight(g, "w1", {16, 16}, 1), w2 = Weight(g, "w2", {16, 16}, 2);
-  const ValueId a = Add(g, "Relu", {Add(g, "MatMul", {*x, w1}, "m1")}, "a");
-  const ValueId b = Add(g, "Relu", {Add(g, "MatMul", {*x, w2}, "m2")}, "b");
-  REQUIRE(g.AddOutput(Add(g, "Add", {a, b}, "y")).ok());
+  const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
+  const ValueId a = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w1}, "m1")}, "a");
+  const ValueId b = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w2}, "m2")}, "b");
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {a, b}, "y")).ok());
   auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
   REQUIRE(rules.ok());
   const std::vector<RuleMatcher> matchers = PrepareRules(rules->rules);

@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <catch2/catch.hpp>
+
 #include <fstream>
 
 #include "taso/rng.h"
@@ -101,6 +103,19 @@ Tensor<float> RandomTensor(Shape shape, uint64_t seed) {
   Tensor<float> t(std::move(shape));
   for (float& v : t.data) v = static_cast<float>(rng.Uniform(-1, 1));
   return t;
+}
+
+ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed) {
+  Tensor<float> t = RandomTensor(shape, seed);
+  auto v = g.AddWeight(name, TensorData::Float(shape, t.data));
+  REQUIRE(v.ok());
+  return *v;
+}
+
+ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p) {
+  auto v = g.AddNode(Op(op), std::move(p), std::move(inputs), out, {out});
+  REQUIRE(v.ok());
+  return (*v)[0];
 }
 
 }  // namespace taso::testing

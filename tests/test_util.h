@@ -31,5 +31,9 @@ void WriteFile(const std::filesystem::path& p, const std::string& bytes);
 // A graph built from library operators.
 const OpDef* Op(const std::string& name);
 Tensor<float> RandomTensor(Shape shape, uint64_t seed);
+// A weight of random values in [-1, 1].
+ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed);
+// A one-output library operator whose output is named `out`.
+ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {});
 
 }  // namespace taso::testing

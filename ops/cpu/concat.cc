@@ -13,10 +13,10 @@ class ConcatKernel : public cpu::Kernel {
     std::vector<dnnl::memory::desc> srcs;
     for (const InputInfo& i : in) srcs.push_back(cpu::Plain(i.shape));
     dnnl::concat::primitive_desc pd(cpu::Plain(out[0].shape), axis, srcs, cpu::Engine());
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(pd.dst_desc())}};
-    for (size_t i = 0; i < srcs.size(); ++i)
-      args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = cpu::PrimitiveRun::Buffer(srcs[i]);
     auto run = std::make_unique<cpu::PrimitiveRun>();
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_DST, run->Output(0, out[0].shape, pd.dst_desc())}};
+    for (size_t i = 0; i < srcs.size(); ++i)
+      args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = run->Input(i, in[i].shape, srcs[i]);
     run->Add(dnnl::concat(pd), std::move(args));
     return run;
   }

@@ -10,15 +10,18 @@ using dnnl::memory;
 
 class ConvKernel : public cpu::Kernel {
  public:
+  // The weights are rearranged into the layout the convolution reads once, at Setup.
+  bool NeedsConstant(size_t input) const override { return input == 1; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, w[2], w[3]));
     const int64_t groups = x[1] / w[1];
     const auto any = memory::format_tag::any;
-    const memory::desc src(cpu::Dims(x), memory::data_type::f32, any), dst(cpu::Dims(y), memory::data_type::f32, any);
-    const memory::desc wei(groups == 1 ? cpu::Dims(w) : memory::dims{groups, w[0] / groups, w[1], w[2], w[3]},
-                           memory::data_type::f32, any);
+    const memory::desc src = cpu::Plain(x), dst = cpu::Plain(y);
+    // Grouped weights are 5-D to oneDNN (groups first): the same bytes as OIHW.
+    const Shape wei_shape = groups == 1 ? w : Shape{groups, w[0] / groups, w[1], w[2], w[3]};
+    const memory::desc wei(cpu::Dims(wei_shape), memory::data_type::f32, any);
     const bool bias = in.size() == 3 && in[2].present;
     const memory::desc b({w[0]}, memory::data_type::f32, memory::format_tag::a);
     const memory::dims strides{win.sh, win.sw}, dil{win.dh - 1, win.dw - 1}, pl{win.pt, win.pl}, pr{win.pb, win.pr};
@@ -36,10 +39,10 @@ class ConvKernel : public cpu::Kernel {
     }
     dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, cpu::PrimitiveRun::Buffer(pd.src_desc())},
-                                            {DNNL_ARG_WEIGHTS, cpu::PrimitiveRun::Buffer(pd.weights_desc())},
-                                            {DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(pd.dst_desc())}};
-    if (bias) args[DNNL_ARG_BIAS] = cpu::PrimitiveRun::Buffer(pd.bias_desc());
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, run->Input(0, x, pd.src_desc())},
+                                            {DNNL_ARG_WEIGHTS, run->Input(1, wei_shape, pd.weights_desc(), /*constant=*/true)},
+                                            {DNNL_ARG_DST, run->Output(0, y, pd.dst_desc())}};
+    if (bias) args[DNNL_ARG_BIAS] = run->Input(2, in[2].shape, pd.bias_desc());
     run->Add(dnnl::convolution_forward(pd), std::move(args));
     return run;
   }

@@ -15,8 +15,8 @@ class ReluKernel : public cpu::Kernel {
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_relu, md, 0.0f, 0.0f),
         cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, cpu::PrimitiveRun::Buffer(md)},
-                                         {DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(md)}});
+    run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, in[0].shape, md)},
+                                         {DNNL_ARG_DST, run->Output(0, in[0].shape, md)}});
     return run;
   }
 };
@@ -34,13 +34,13 @@ class BinaryKernel : public cpu::Kernel {
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const size_t rank = std::max<size_t>(1, out[0].shape.size());
-    const dnnl::memory::desc a = cpu::Plain(ToRank(in[0].shape, rank)), b = cpu::Plain(ToRank(in[1].shape, rank));
-    const dnnl::memory::desc c = cpu::Plain(ToRank(out[0].shape, rank));
+    const Shape sa = ToRank(in[0].shape, rank), sb = ToRank(in[1].shape, rank), sc = ToRank(out[0].shape, rank);
+    const dnnl::memory::desc a = cpu::Plain(sa), b = cpu::Plain(sb), c = cpu::Plain(sc);
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(algo_, a, b, c), cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::binary(pd), {{DNNL_ARG_SRC_0, cpu::PrimitiveRun::Buffer(a)},
-                                {DNNL_ARG_SRC_1, cpu::PrimitiveRun::Buffer(b)},
-                                {DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(c)}});
+    run->Add(dnnl::binary(pd), {{DNNL_ARG_SRC_0, run->Input(0, sa, a)},
+                                {DNNL_ARG_SRC_1, run->Input(1, sb, b)},
+                                {DNNL_ARG_DST, run->Output(0, sc, c)}});
     return run;
   }
 

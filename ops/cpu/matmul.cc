@@ -14,9 +14,9 @@ class MatMulKernel : public cpu::Kernel {
       return Bad("oneDNN matmul here takes operands of one rank, at least 2");
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(cpu::Plain(a), cpu::Plain(b), cpu::Plain(c)), cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::matmul(pd), {{DNNL_ARG_SRC, cpu::PrimitiveRun::Buffer(pd.src_desc())},
-                                {DNNL_ARG_WEIGHTS, cpu::PrimitiveRun::Buffer(pd.weights_desc())},
-                                {DNNL_ARG_DST, cpu::PrimitiveRun::Buffer(pd.dst_desc())}});
+    run->Add(dnnl::matmul(pd), {{DNNL_ARG_SRC, run->Input(0, a, pd.src_desc())},
+                                {DNNL_ARG_WEIGHTS, run->Input(1, b, pd.weights_desc())},
+                                {DNNL_ARG_DST, run->Output(0, c, pd.dst_desc())}});
     return run;
   }
 };

@@ -18,16 +18,17 @@ class SplitKernel : public cpu::Kernel {
     const memory::desc whole = cpu::Plain(x);
     memory src = cpu::PrimitiveRun::Buffer(whole);
     auto run = std::make_unique<cpu::PrimitiveRun>();
+    run->AddInputPort(0, src);
     memory::dims offsets(x.size(), 0);
-    for (const OutputType& o : out) {
-      const memory::desc part = whole.submemory_desc(cpu::Dims(o.shape), offsets);
-      const memory::desc dense = cpu::Plain(o.shape);
-      dnnl::reorder::primitive_desc pd(cpu::Engine(), part, cpu::Engine(), dense);
-      run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, memory(part, cpu::Engine(), src.get_data_handle())},
-                                   {DNNL_ARG_TO, cpu::PrimitiveRun::Buffer(dense)}});
-      offsets[axis] += o.shape[axis];
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Shape& o = out[i].shape;
+      const memory::desc part = whole.submemory_desc(cpu::Dims(o), offsets);
+      memory view(part, cpu::Engine(), src.get_data_handle());
+      run->AddInputPort(0, view);  // rebound with the whole input
+      dnnl::reorder::primitive_desc pd(cpu::Engine(), part, cpu::Engine(), cpu::Plain(o));
+      run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, run->Output(i, o, cpu::Plain(o))}});
+      offsets[axis] += o[axis];
     }
-    run->Keep(std::move(src));
     return run;
   }
 };
@@ -51,8 +52,12 @@ class TransposeKernel : public cpu::Kernel {
     const memory::desc src(dims, memory::data_type::f32, strides), dst = cpu::Plain(out[0].shape);
     dnnl::reorder::primitive_desc pd(cpu::Engine(), src, cpu::Engine(), dst);
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, cpu::PrimitiveRun::Buffer(src)},
-                                 {DNNL_ARG_TO, cpu::PrimitiveRun::Buffer(dst)}});
+    // The input port is the plain input; the reorder reads it through permuted strides.
+    memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
+    run->AddInputPort(0, port);
+    memory permuted(src, cpu::Engine(), port.get_data_handle());
+    run->AddInputPort(0, permuted);
+    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, permuted}, {DNNL_ARG_TO, run->Output(0, out[0].shape, dst)}});
     return run;
   }
 };

@@ -37,6 +37,39 @@ dnnl::memory PrimitiveRun::Buffer(const dnnl::memory::desc& md) {
   return m;
 }
 
+void PrimitiveRun::Add(dnnl::primitive p, std::unordered_map<int, dnnl::memory> args) {
+  steps_.push_back({std::move(p), std::move(args)});
+  for (Step& s : pending_outputs_) steps_.push_back(std::move(s));
+  pending_outputs_.clear();
+}
+
+PrimitiveRun::Step PrimitiveRun::Reorder(const dnnl::memory& from, const dnnl::memory& to) {
+  return {dnnl::reorder(from, to), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}};
+}
+
+dnnl::memory PrimitiveRun::Input(size_t i, const Shape& shape, const dnnl::memory::desc& wanted, bool constant) {
+  dnnl::memory port = Buffer(Plain(shape));
+  AddInputPort(i, port);
+  if (wanted == port.get_desc()) return port;
+  dnnl::memory m = Buffer(wanted);
+  (constant ? setup_ : steps_).push_back(Reorder(port, m));
+  return m;
+}
+
+dnnl::memory PrimitiveRun::Output(size_t i, const Shape& shape, const dnnl::memory::desc& produced) {
+  dnnl::memory port = Buffer(Plain(shape));
+  AddOutputPort(i, port);
+  if (produced == port.get_desc()) return port;
+  dnnl::memory m = Buffer(produced);
+  pending_outputs_.push_back(Reorder(m, port));
+  return m;
+}
+
+void PrimitiveRun::Setup() {
+  for (Step& s : setup_) s.primitive.execute(Stream(), s.args);
+  Stream().wait();
+}
+
 void PrimitiveRun::Run() {
   for (Step& s : steps_) s.primitive.execute(Stream(), s.args);
   Stream().wait();

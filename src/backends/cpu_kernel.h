@@ -19,11 +19,35 @@ namespace taso::cpu {
 dnnl::engine& Engine();
 dnnl::stream& Stream();
 
-// One prepared operator: primitives and their arguments, with buffers allocated.
+// One prepared operator: primitives and their arguments, with buffers allocated. Its
+// ports are the operator's inputs and outputs as plain row-major float memory; a graph
+// executor points them at its own tensors (BindInput, BindOutput), a cost measurement
+// runs on the buffers allocated here.
 class Prepared {
  public:
   virtual ~Prepared() = default;
   virtual void Run() = 0;  // runs once and waits for the result
+  // Runs once after binding and before the first Run: rearranges weights into the layout
+  // the kernel reads (not part of a run's time, as weights are constants).
+  virtual void Setup() {}
+
+  // Every memory of a port shares one data handle (a view at an offset is one of them).
+  void BindInput(size_t i, void* data) { Bind(inputs_, i, data); }
+  void BindOutput(size_t i, void* data) { Bind(outputs_, i, data); }
+  void AddInputPort(size_t i, dnnl::memory m) { Port(inputs_, i).push_back(std::move(m)); }
+  void AddOutputPort(size_t i, dnnl::memory m) { Port(outputs_, i).push_back(std::move(m)); }
+
+ private:
+  using Ports = std::vector<std::vector<dnnl::memory>>;
+  static std::vector<dnnl::memory>& Port(Ports& ports, size_t i) {
+    if (ports.size() <= i) ports.resize(i + 1);
+    return ports[i];
+  }
+  static void Bind(Ports& ports, size_t i, void* data) {
+    if (i < ports.size())
+      for (dnnl::memory& m : ports[i]) m.set_data_handle(data);
+  }
+  Ports inputs_, outputs_;
 };
 
 class Kernel {
@@ -32,6 +56,9 @@ class Kernel {
   // Fails when oneDNN has no primitive for these parameters or shapes.
   virtual absl::StatusOr<std::unique_ptr<Prepared>> Prepare(const Params& params, absl::Span<const InputInfo> inputs,
                                                             absl::Span<const OutputType> outputs) const = 0;
+  // Whether this input is read as a constant (prepared once at Setup, not at each run):
+  // an executor binds it to a weight or runs the operator another way.
+  virtual bool NeedsConstant(size_t) const { return false; }
 };
 
 void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
@@ -42,12 +69,18 @@ const Kernel* FindKernel(absl::string_view op);
 // small values so no denormals slow it down).
 class PrimitiveRun : public Prepared {
  public:
-  void Add(dnnl::primitive p, std::unordered_map<int, dnnl::memory> args) {
-    steps_.push_back({std::move(p), std::move(args)});
-  }
+  // Appends a primitive, then the reorders of outputs it writes in another layout.
+  void Add(dnnl::primitive p, std::unordered_map<int, dnnl::memory> args);
   static dnnl::memory Buffer(const dnnl::memory::desc& md);
-  // Keeps a buffer that arguments only view (a split's input) alive with the run.
-  void Keep(dnnl::memory m) { kept_.push_back(std::move(m)); }
+
+  // Input port `i` of `shape`, read by the next primitive as `wanted`: the plain port
+  // itself, or a buffer it is reordered into first (at every run, or once at Setup for a
+  // constant such as a convolution's weights).
+  dnnl::memory Input(size_t i, const Shape& shape, const dnnl::memory::desc& wanted, bool constant = false);
+  // Output port `i` of `shape`, written by the next primitive as `produced`: the plain
+  // port itself, or a buffer reordered into the port after that primitive.
+  dnnl::memory Output(size_t i, const Shape& shape, const dnnl::memory::desc& produced);
+  void Setup() override;
   void Run() override;
 
  private:
@@ -55,8 +88,8 @@ class PrimitiveRun : public Prepared {
     dnnl::primitive primitive;
     std::unordered_map<int, dnnl::memory> args;
   };
-  std::vector<Step> steps_;
-  std::vector<dnnl::memory> kept_;
+  static Step Reorder(const dnnl::memory& from, const dnnl::memory& to);
+  std::vector<Step> setup_, steps_, pending_outputs_;
 };
 
 dnnl::memory::dims Dims(const Shape& s);

@@ -77,14 +77,15 @@ std::string CostKey(const Graph& graph, NodeId n) {
 
 namespace {
 
-// Median seconds of one run: two warm-up runs, then at least 5 runs and 2 ms, at most 50.
+// Median seconds of one run: two warm-up runs, then at least 10 runs and 10 ms, at most
+// 200 (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels).
 double Measure(cpu::Prepared& p) {
   using Clock = std::chrono::steady_clock;
   p.Run();
   p.Run();
   std::vector<double> times;
   double total = 0;
-  while (times.size() < 50 && (times.size() < 5 || total < 2e-3)) {
+  while (times.size() < 200 && (times.size() < 10 || total < 10e-3)) {
     const auto start = Clock::now();
     p.Run();
     times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
@@ -98,7 +99,10 @@ double Measure(cpu::Prepared& p) {
 
 CpuCost::CpuCost(std::unique_ptr<CostCache> cache) : cache_(std::move(cache)) {
   const dnnl_version_t* v = dnnl_version();
-  device_ = absl::StrCat("cpu/oneDNN ", v->major, ".", v->minor, "/isa ", static_cast<int>(dnnl::get_effective_cpu_isa()),
+  // The kernel version changes whenever what a kernel's run includes changes (v3: plain
+  // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least), so old
+  // measurements are not reused.
+  device_ = absl::StrCat("cpu kernels v3/oneDNN ", v->major, ".", v->minor, "/isa ", static_cast<int>(dnnl::get_effective_cpu_isa()),
                          "/", std::thread::hardware_concurrency(), " threads");
 }
 

@@ -14,11 +14,14 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "taso/cost.h"
+#include "taso/cpu_executor.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
+#include "taso/inference_fusion.h"
 #include "taso/measured_cost.h"
 #include "taso/onnx_io.h"
 #include "taso/search.h"
+#include "taso/status_macros.h"
 
 #ifndef TASO_SOURCE_DIR
 #define TASO_SOURCE_DIR "."
@@ -36,6 +39,9 @@ ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file"
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
+ABSL_FLAG(int, measure, 0,
+          "time this many runs of the original and of the optimized graph with the cpu executor, in turn, and "
+          "report the medians");
 
 namespace {
 
@@ -51,15 +57,45 @@ bool CloseEnough(const taso::TensorMap& a, const taso::TensorMap& b, double* dif
   return std::isfinite(*diff) && *diff <= 1e-3 * scale;
 }
 
-std::string Json(const taso::SearchResult& r, double diff, bool checked, const std::string& backend) {
+// What taso-opt prints and writes with --report.
+struct Summary {
+  std::string backend;
+  double cost_before = 0, cost_after = 0;  // estimated, of the imported and the written graph
+  bool checked = false;
+  double diff = 0;
+  int measure_runs = 0;  // 0: not measured
+  double measured_before = 0, measured_after = 0;
+};
+
+std::string Json(const taso::SearchResult& r, const Summary& s) {
   std::vector<std::string> applied;
   for (const auto& [rule, n] : r.rules_applied) applied.push_back(absl::StrCat("\"", rule, "\": ", n));
-  return absl::StrCat("{\n  \"backend\": \"", backend, "\",\n  \"cost_before_ms\": ", r.initial_cost * 1e3,
-                      ",\n  \"cost_after_ms\": ", r.best_cost * 1e3, ",\n  \"search_seconds\": ", r.seconds,
-                      ",\n  \"expansions\": ", r.expansions, ",\n  \"graphs_seen\": ", r.graphs_seen,
+  const std::string measured =
+      s.measure_runs == 0 ? "null"
+                          : absl::StrCat("{\"runs\": ", s.measure_runs, ", \"before_ms\": ", s.measured_before * 1e3,
+                                         ", \"after_ms\": ", s.measured_after * 1e3, "}");
+  return absl::StrCat("{\n  \"backend\": \"", s.backend, "\",\n  \"cost_before_ms\": ", s.cost_before * 1e3,
+                      ",\n  \"cost_after_ms\": ", s.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ",
+                      r.initial_cost * 1e3, ",\n  \"search_cost_after_ms\": ", r.best_cost * 1e3,
+                      ",\n  \"search_seconds\": ", r.seconds, ",\n  \"expansions\": ", r.expansions,
+                      ",\n  \"graphs_seen\": ", r.graphs_seen,
                       ",\n  \"stopped_by_limit\": ", r.stopped_by_limit ? "true" : "false",
-                      ",\n  \"self_check\": ", checked ? absl::StrCat("{\"max_abs_difference\": ", diff, "}") : "null",
+                      ",\n  \"self_check\": ", s.checked ? absl::StrCat("{\"max_abs_difference\": ", s.diff, "}") : "null",
+                      ",\n  \"measured_cpu_executor\": ", measured,
                       ",\n  \"rules_applied\": {", absl::StrJoin(applied, ", "), "}\n}\n");
+}
+
+// End-to-end times of both graphs on the cpu executor, run in turn.
+absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Summary& s) {
+  ASSIGN_OR_RETURN(auto a, taso::CpuExecutor::Create(before));
+  ASSIGN_OR_RETURN(auto b, taso::CpuExecutor::Create(after));
+  const taso::TensorMap inputs = taso::RandomInputs(before, 3);
+  RETURN_IF_ERROR(a->Run(inputs).status());
+  RETURN_IF_ERROR(b->Run(inputs).status());
+  ASSIGN_OR_RETURN(auto times, taso::CpuExecutor::CompareSeconds(*a, *b, s.measure_runs));
+  s.measured_before = times.first;
+  s.measured_after = times.second;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -119,13 +155,26 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "\rsearch: %lld graphs expanded, best cost %.4f ms", static_cast<long long>(expansions),
                    best * 1e3);
     };
-  taso::SearchResult result = taso::Optimize(model->graph, matchers, cost, options);
+  // Batch normalizations, biases and relus are folded into the convolutions, then each
+  // bias is set apart again so that the rules (whose convolutions have none) match; after
+  // the search they go back in.
+  auto fused = taso::FuseIntoConvolutions(model->graph);
+  if (!fused.ok()) return taso::cli::Fail(kTool, fused.status());
+  auto separated = taso::SeparateConvolutionBias(*fused);
+  if (!separated.ok()) return taso::cli::Fail(kTool, separated.status());
+  taso::SearchResult result = taso::Optimize(*separated, matchers, cost, options);
   if (tty) std::fprintf(stderr, "\n");
 
-  auto folded = taso::FoldWeights(result.best);
+  auto weights_folded = taso::FoldWeights(result.best);
+  if (!weights_folded.ok()) return taso::cli::Fail(kTool, weights_folded.status());
+  auto folded = taso::FuseIntoConvolutions(*weights_folded);
   if (!folded.ok()) return taso::cli::Fail(kTool, folded.status());
-  double diff = 0;
-  const bool check = !absl::GetFlag(FLAGS_skip_self_check);
+  Summary summary;
+  summary.backend = backend;
+  summary.cost_before = taso::GraphCost(model->graph, cost);
+  summary.cost_after = taso::GraphCost(*folded, cost);
+  double& diff = summary.diff;
+  const bool check = summary.checked = !absl::GetFlag(FLAGS_skip_self_check);
   if (check) {
     const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
     auto before = taso::RunReference(model->graph, inputs);
@@ -137,13 +186,17 @@ int main(int argc, char** argv) {
                                         "self-check failed: the optimized graph's outputs differ by ", diff,
                                         " from the original's; nothing written")));
   }
+  if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0)
+    if (auto s = MeasureBoth(model->graph, *folded, summary); !s.ok()) return taso::cli::Fail(kTool, s);
   taso::OnnxModel optimized{std::move(*folded), model->shell, model->opset};
   if (auto s = taso::ExportOnnxFile(optimized, out); !s.ok()) return taso::cli::Fail(kTool, s);
 
   std::printf("%s: %d nodes -> %d nodes; %zu rule instances (both directions)\n", args[0].c_str(),
               model->graph.num_nodes(), optimized.graph.num_nodes(), matchers.size());
-  std::printf("estimated cost (%s): %.4f ms -> %.4f ms (%.2fx)\n", backend.c_str(), result.initial_cost * 1e3,
-              result.best_cost * 1e3, result.best_cost > 0 ? result.initial_cost / result.best_cost : 1.0);
+  std::printf("estimated cost (%s): %.4f ms -> %.4f ms (%.2fx); the search itself: %.4f ms -> %.4f ms\n",
+              backend.c_str(), summary.cost_before * 1e3, summary.cost_after * 1e3,
+              summary.cost_after > 0 ? summary.cost_before / summary.cost_after : 1.0,
+              result.initial_cost * 1e3, result.best_cost * 1e3);
   std::printf("search: %.2f s, %lld graphs expanded, %lld seen%s\n", result.seconds,
               static_cast<long long>(result.expansions), static_cast<long long>(result.graphs_seen),
               result.stopped_by_limit ? " (stopped by --budget or --time-limit)" : "");
@@ -152,10 +205,14 @@ int main(int argc, char** argv) {
                 cpu->counts().measured, cpu->counts().cached, cpu->counts().estimated);
   for (const auto& [rule, n] : result.rules_applied) std::printf("  applied %-10s x%d\n", rule.c_str(), n);
   if (check) std::printf("self-check: max |difference| of outputs %g\n", diff);
+  if (summary.measure_runs > 0)
+    std::printf("measured (cpu executor, median of %d runs in turn): %.3f ms -> %.3f ms (%.2fx)\n",
+                summary.measure_runs, summary.measured_before * 1e3, summary.measured_after * 1e3,
+                summary.measured_before / summary.measured_after);
   std::printf("wrote %s\n", out.c_str());
   if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty()) {
     std::ofstream f(report);
-    f << Json(result, diff, check, backend);
+    f << Json(result, summary);
     if (!f) return taso::cli::Fail(kTool, absl::PermissionDeniedError(absl::StrCat("cannot write ", report)));
   }
   return 0;

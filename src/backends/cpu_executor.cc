@@ -1,0 +1,178 @@
+#include "taso/cpu_executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu_kernel.h"
+#include "taso/fold.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+struct CpuExecutor::Impl {
+  struct Step {
+    NodeId node;
+    std::unique_ptr<cpu::Prepared> kernel;  // null: the reference kernel
+  };
+  Graph graph;
+  std::vector<Tensor<float>> values;  // every float tensor, at a fixed address
+  std::vector<Step> steps;
+};
+
+namespace {
+
+// The oneDNN kernel of a node bound to the executor's tensors, or null when the node
+// has none (or oneDNN has no primitive for its case, or a constant input is computed).
+absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, const Node& node,
+                                                         std::vector<Tensor<float>>& values) {
+  const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
+  if (!kernel) return nullptr;
+  const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) continue;
+    if (inputs[i].dtype != DataType::kFloat32) return nullptr;
+    if (kernel->NeedsConstant(i) && !inputs[i].constant) return nullptr;
+  }
+  std::unique_ptr<cpu::Prepared> prepared;
+  try {
+    auto p = kernel->Prepare(node.params, inputs, graph.OutputTypes(node));
+    if (!p.ok()) return nullptr;
+    prepared = std::move(*p);
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != kNoValue) prepared->BindInput(i, values[node.inputs[i]].data.data());
+    for (size_t i = 0; i < node.outputs.size(); ++i) prepared->BindOutput(i, values[node.outputs[i]].data.data());
+    prepared->Setup();
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return prepared;
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+CpuExecutor::~CpuExecutor() = default;
+
+absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& graph) {
+  auto impl = std::make_unique<Impl>();
+  ASSIGN_OR_RETURN(impl->graph, FoldWeights(graph));
+  const Graph& g = impl->graph;
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, g.TopologicalOrder());
+  impl->values.resize(g.num_values());
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    const Value& value = g.value(v);
+    if (!value.shape_known) continue;
+    if (value.is_weight()) {
+      if (value.data->dtype() == DataType::kFloat32)
+        impl->values[v] = Tensor<float>(value.shape, std::vector<float>(value.data->floats().begin(),
+                                                                         value.data->floats().end()));
+    } else {
+      impl->values[v] = Tensor<float>(value.shape);
+    }
+  }
+  for (NodeId n : order) {
+    const Node& node = g.node(n);
+    if (node.op->is_opaque())
+      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
+                                                   "': its operator is not in the operator library"));
+    ASSIGN_OR_RETURN(auto kernel, BindKernel(g, node, impl->values));
+    impl->steps.push_back({n, std::move(kernel)});
+  }
+  return std::unique_ptr<CpuExecutor>(new CpuExecutor(std::move(impl)));
+}
+
+absl::Status CpuExecutor::RunOnce() {
+  const Graph& g = impl_->graph;
+  std::vector<Tensor<float>>& values = impl_->values;
+  for (Impl::Step& step : impl_->steps) {
+    if (step.kernel) {
+      step.kernel->Run();
+      continue;
+    }
+    const Node& node = g.node(step.node);
+    KernelArgs<float> args;
+    for (ValueId v : node.inputs) {
+      const bool numeric = v != kNoValue && g.value(v).dtype == DataType::kFloat32;
+      args.in.push_back(numeric ? &values[v] : nullptr);
+      args.constant.push_back(g.ConstantData(v));
+    }
+    for (ValueId v : node.outputs) {
+      std::fill(values[v].data.begin(), values[v].data.end(), 0.0f);  // reference kernels may accumulate
+      args.out.push_back(&values[v]);
+    }
+    absl::Status s = node.op->RunFloat(node.params, args);
+    if (!s.ok())
+      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
+  const Graph& g = impl_->graph;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) {
+      if (v.is_weight()) continue;  // an initializer with a default
+      return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
+    }
+    if (it->second.shape != v.shape)
+      return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
+                                                     ", the graph expects ", ShapeToString(v.shape)));
+    std::copy(it->second.data.begin(), it->second.data.end(), impl_->values[id].data.begin());
+  }
+  RETURN_IF_ERROR(RunOnce());
+  TensorMap out;
+  for (ValueId v : g.outputs()) out[g.value(v).name] = impl_->values[v];
+  return out;
+}
+
+namespace {
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+absl::StatusOr<double> CpuExecutor::TimedRun() {
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(RunOnce());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::StatusOr<double> CpuExecutor::MedianSeconds(int runs) {
+  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(RunOnce());
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, runs); ++i) {
+    ASSIGN_OR_RETURN(double t, TimedRun());
+    times.push_back(t);
+  }
+  return Median(std::move(times));
+}
+
+absl::StatusOr<std::pair<double, double>> CpuExecutor::CompareSeconds(CpuExecutor& a, CpuExecutor& b, int runs) {
+  for (int i = 0; i < 2; ++i) {
+    RETURN_IF_ERROR(a.RunOnce());
+    RETURN_IF_ERROR(b.RunOnce());
+  }
+  std::vector<double> ta, tb;
+  for (int i = 0; i < std::max(1, runs); ++i) {
+    ASSIGN_OR_RETURN(double t, a.TimedRun());
+    ta.push_back(t);
+    ASSIGN_OR_RETURN(t, b.TimedRun());
+    tb.push_back(t);
+  }
+  return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));
+}
+
+int CpuExecutor::num_kernels() const {
+  return static_cast<int>(std::count_if(impl_->steps.begin(), impl_->steps.end(),
+                                        [](const Impl::Step& s) { return s.kernel != nullptr; }));
+}
+
+int CpuExecutor::num_reference() const { return static_cast<int>(impl_->steps.size()) - num_kernels(); }
+
+}  // namespace taso

@@ -1,0 +1,94 @@
+// The cpu executor (oneDNN) against the reference executor: every benchmark model, at a
+// reduced size, computes the same outputs; bad inputs are refused with a clear error.
+#include <catch2/catch.hpp>
+
+#include "models/models.h"
+#include "taso/cpu_executor.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+// Relative to the outputs' size, as oneDNN sums in other orders.
+void ExpectClose(const TensorMap& expected, const TensorMap& got) {
+  double scale = 1;
+  for (const auto& [name, t] : expected)
+    for (float v : t.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  CHECK(MaxAbsDifference(expected, got) <= 1e-4 * scale);
+}
+
+}  // namespace
+
+TEST_CASE("The cpu executor computes what the reference executor computes on every benchmark model") {
+  for (const auto& info : models::AllModels()) {
+    SECTION(info.name) {
+      auto model = info.build({.image_size = info.name == "inception_v3" ? 75 : 32, .layers = 1});
+      REQUIRE(model.ok());
+      auto executor = CpuExecutor::Create(model->graph);
+      REQUIRE(executor.ok());
+      CHECK((*executor)->num_kernels() > (*executor)->num_reference());
+      const TensorMap inputs = RandomInputs(model->graph, 5);
+      auto expected = RunReference(model->graph, inputs);
+      REQUIRE(expected.ok());
+      auto got = (*executor)->Run(inputs);
+      REQUIRE(got.ok());
+      ExpectClose(*expected, *got);
+      // Runs again on other inputs: nothing is left over from the first run.
+      const TensorMap other = RandomInputs(model->graph, 6);
+      auto expected2 = RunReference(model->graph, other);
+      auto got2 = (*executor)->Run(other);
+      REQUIRE(expected2.ok());
+      REQUIRE(got2.ok());
+      ExpectClose(*expected2, *got2);
+      auto seconds = (*executor)->MedianSeconds(1);
+      REQUIRE(seconds.ok());
+      CHECK(*seconds > 0);
+    }
+  }
+}
+
+TEST_CASE("The cpu executor runs grouped and depthwise convolutions, and splits along channels") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 8, 9, 9});
+  REQUIRE(x.ok());
+  Params conv;
+  conv.Set("pads", std::vector<int64_t>{1, 1, 1, 1}).Set("activation", "relu");
+  const ValueId grouped = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "wg", {8, 2, 3, 3}, 1),
+                                                       testing::AddWeight(g, "bg", {8}, 2)}, "grouped", conv);
+  const ValueId depthwise = testing::AddOp(g, "Conv2D", {grouped, testing::AddWeight(g, "wd", {8, 1, 3, 3}, 3)},
+                                           "depthwise", conv);
+  auto pieces = g.AddNode(testing::Op("Split"), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{3, 5}),
+                          {depthwise}, "split", {"a", "b"});
+  REQUIRE(pieces.ok());
+  REQUIRE(g.AddOutput((*pieces)[0]).ok());
+  REQUIRE(g.AddOutput((*pieces)[1]).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 1);
+  auto got = (*executor)->Run(inputs);
+  auto expected = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(expected.ok());
+  ExpectClose(*expected, *got);
+}
+
+TEST_CASE("The cpu executor refuses missing and mis-shaped inputs") {
+  auto model = models::BuildModel("nasrnn", {.layers = 1});
+  REQUIRE(model.ok());
+  auto executor = CpuExecutor::Create(model->graph);
+  REQUIRE(executor.ok());
+  TensorMap inputs = RandomInputs(model->graph, 1);
+  const std::string first = inputs.begin()->first;
+  TensorMap missing = inputs;
+  missing.erase(first);
+  auto r = (*executor)->Run(missing);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("no data for input '" + first + "'"));
+  TensorMap wrong = inputs;
+  wrong[first] = Tensor<float>(Shape{2, 2});
+  r = (*executor)->Run(wrong);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("has shape [2,2]"));
+}
