@@ -78,17 +78,31 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   for (ValueId v : graph.inputs()) WriteValueInfo(graph.value(v), original_inputs, g->add_input());
   for (ValueId v : graph.weights()) TensorToProto(*graph.value(v).data, graph.value(v).name, g->add_initializer());
 
+  // ONNX Runtime refuses two nodes of one name (rewrites can make such names): a repeated
+  // name gets a suffix no value or node has.
+  absl::flat_hash_set<std::string> node_names;
+  auto node_name = [&](const std::string& name) {
+    if (name.empty() || node_names.insert(name).second) return name;
+    std::string fresh;
+    for (int i = 2; used.contains(fresh = absl::StrCat(name, "_", i)); ++i) {
+    }
+    used.insert(fresh);
+    return fresh;
+  };
+
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   for (NodeId id : order) {
     const Node& node = graph.node(id);
     if (node.onnx_node) {
-      *g->add_node() = *node.onnx_node;
+      onnx::NodeProto* copy = g->add_node();
+      *copy = *node.onnx_node;
+      copy->set_name(node_name(copy->name()));
       continue;
     }
     std::vector<std::string> ins, outs;
     for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? "" : graph.value(v).name);
     for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
-    OnnxExportNode e(*g, node.name, ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset, used);
+    OnnxExportNode e(*g, node_name(node.name), ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset, used);
     absl::Status s = node.op->ToOnnx(node.params, e);
     if (!s.ok())
       return absl::Status(s.code(), absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));

@@ -278,3 +278,20 @@ TEST_CASE("Exported files are written whole or not at all") {
   CHECK_THAT(std::string(bad.message()), Catch::Contains("cannot write"));
   CHECK_FALSE(std::filesystem::exists(dir / "no-such-dir"));
 }
+
+TEST_CASE("Nodes that share a name are written under distinct names") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {2, 3});
+  REQUIRE(x.ok());
+  auto a = g.AddNode(Op("Relu"), {}, {*x}, "twin", {"a"});
+  REQUIRE(a.ok());
+  auto b = g.AddNode(Op("Relu"), {}, {(*a)[0]}, "twin", {"b"});
+  REQUIRE(b.ok());
+  REQUIRE(g.AddOutput((*b)[0]).ok());
+  auto proto = ExportOnnx(NewOnnxModel(std::move(g), 13));
+  REQUIRE(proto.ok());
+  REQUIRE(proto->graph().node_size() == 2);
+  CHECK(proto->graph().node(0).name() == "twin");
+  CHECK(proto->graph().node(1).name() != "twin");
+  CHECK_FALSE(proto->graph().node(1).name().empty());
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Equivalence in ONNX Runtime: for a CNN with grouped convolutions (ResNeXt-50), a network
+# of NasNet-A cells and a transformer (BERT), at reduced sizes, taso-opt's output gives the
+# outputs the original gives, on ONNX Runtime's CPU provider at its highest optimization
+# level. A control checks that the comparison tells different outputs apart.
+# Usage: tests/ort_equivalence.sh BUILD_DIR
+set -euo pipefail
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+runner="$here/tools/ort/ort_run.js"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+check() {  # name, taso-models flags
+  local name="$1"; shift
+  "$build/taso-models" "$name" "$@" -o "$work/$name.onnx" >/dev/null
+  "$build/taso-opt" "$work/$name.onnx" -o "$work/$name.opt.onnx" --budget 10 --time-limit 60 \
+    --cost-cache "$work/costs.sqlite" > "$work/$name.log"
+  grep -E "nodes ->|applied" "$work/$name.log" | sed "s/^/  /"
+  node "$runner" "$work/$name.onnx" --level all --seed 5 --save-outputs "$work/$name.expected" >/dev/null
+  node "$runner" "$work/$name.opt.onnx" --level all --seed 5 --compare "$work/$name.expected"
+}
+
+check resnext50 --image-size 64
+check nasnet_a --image-size 64 --layers 1
+check bert --layers 1
+
+# Control: other inputs give other outputs, and the comparison says so.
+if node "$runner" "$work/bert.onnx" --seed 6 --compare "$work/bert.expected" >/dev/null; then
+  echo "control failed: outputs for other inputs compared equal"
+  exit 1
+fi
+echo "control: other inputs are told apart"

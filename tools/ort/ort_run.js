@@ -1,0 +1,165 @@
+#!/usr/bin/env node
+// ort_run.js MODEL.onnx [--level disabled|basic|extended|all] [--runs N] [--seed S | --inputs DIR]
+//            [--save-inputs DIR] [--save-outputs DIR] [--compare DIR [--tolerance T]] [--json]
+// Runs an ONNX model on ONNX Runtime's CPU execution provider. Inputs are random in [-1, 1]
+// from a seed (the same seed gives the same inputs to every model with the same input
+// names and shapes) or read from DIR. Tensors on disk: DIR/manifest.json lists each
+// tensor's name, shape and file; the file holds little-endian float32 values.
+// With --runs N it prints the median of N timed runs (after two warm-up runs). With
+// --compare DIR it fails (exit 1) when an output differs from DIR's by more than the
+// tolerance, relative to the largest magnitude among DIR's outputs.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+function fail(message, code = 2) {
+  process.stderr.write(`ort_run: error: ${message}\n`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const opts = {level: 'all', runs: 0, seed: 1, tolerance: 1e-3, json: false};
+  const valued = new Set(['--level', '--runs', '--seed', '--inputs', '--save-inputs', '--save-outputs', '--compare',
+                          '--tolerance']);
+  for (let i = 0; i < argv.length; ++i) {
+    const a = argv[i];
+    if (a === '--json') { opts.json = true; continue; }
+    if (valued.has(a)) {
+      if (i + 1 >= argv.length) fail(`${a} needs a value`);
+      opts[a.slice(2).replace('-', '_')] = argv[++i];
+      continue;
+    }
+    if (a.startsWith('--')) fail(`unknown flag ${a}`);
+    if (opts.model) fail('expected one model');
+    opts.model = a;
+  }
+  if (!opts.model) fail('usage: ort_run.js MODEL.onnx [--level L] [--runs N] [--seed S | --inputs DIR] ...');
+  if (!['disabled', 'basic', 'extended', 'all'].includes(opts.level))
+    fail(`unknown --level '${opts.level}' (disabled, basic, extended, all)`);
+  opts.runs = Number(opts.runs);
+  opts.tolerance = Number(opts.tolerance);
+  if (!Number.isInteger(opts.runs) || opts.runs < 0) fail('--runs must be a whole number');
+  return opts;
+}
+
+// mulberry32: a small deterministic generator, so inputs depend only on the seed.
+function generator(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function readTensors(ort, dir) {
+  const manifestPath = path.join(dir, 'manifest.json');
+  if (!fs.existsSync(manifestPath)) fail(`no tensors in ${dir} (manifest.json missing)`);
+  const out = {};
+  for (const t of JSON.parse(fs.readFileSync(manifestPath, 'utf8'))) {
+    const bytes = fs.readFileSync(path.join(dir, t.file));
+    const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    if (data.length !== t.shape.reduce((x, y) => x * y, 1)) fail(`${t.file}: size does not match shape ${t.shape}`);
+    out[t.name] = new ort.Tensor('float32', data, t.shape);
+  }
+  return out;
+}
+
+function writeTensors(dir, tensors) {
+  fs.mkdirSync(dir, {recursive: true});
+  const manifest = [];
+  Object.keys(tensors).sort().forEach((name, i) => {
+    const t = tensors[name];
+    const file = `t${i}.bin`;
+    fs.writeFileSync(path.join(dir, file), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    manifest.push({name, shape: Array.from(t.dims), file});
+  });
+  fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 1));
+}
+
+function randomInputs(ort, session, seed) {
+  const next = generator(seed);
+  const feeds = {};
+  for (const meta of session.inputMetadata) {
+    if (meta.type !== 'float32') fail(`input ${meta.name} is ${meta.type}; only float32 inputs can be generated`);
+    if (meta.shape.some(d => typeof d !== 'number')) fail(`input ${meta.name} has a symbolic shape ${meta.shape}`);
+    const n = meta.shape.reduce((x, y) => x * y, 1);
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; ++i) data[i] = next() * 2 - 1;
+    feeds[meta.name] = new ort.Tensor('float32', data, meta.shape);
+  }
+  return feeds;
+}
+
+// The largest difference between two output sets, or Infinity when names or shapes differ.
+function maxDifference(expected, got) {
+  let worst = 0, scale = 1;
+  const names = Object.keys(expected);
+  if (names.length !== Object.keys(got).length) return {diff: Infinity, scale};
+  for (const name of names) {
+    const a = expected[name], b = got[name];
+    if (!b || a.dims.join() !== b.dims.join()) return {diff: Infinity, scale};
+    for (let i = 0; i < a.data.length; ++i) {
+      scale = Math.max(scale, Math.abs(a.data[i]));
+      const d = Math.abs(a.data[i] - b.data[i]);
+      if (!(d <= worst)) worst = Number.isNaN(d) ? Infinity : d;
+    }
+  }
+  return {diff: worst, scale};
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  let ort;
+  try {
+    ort = require('onnxruntime-node');
+  } catch (e) {
+    fail(`onnxruntime-node is not installed (run scripts/setup.sh): ${e.message}`);
+  }
+  if (!fs.existsSync(opts.model)) fail(`cannot read ${opts.model}`);
+  let session;
+  try {
+    session = await ort.InferenceSession.create(opts.model, {graphOptimizationLevel: opts.level,
+                                                              executionProviders: ['cpu']});
+  } catch (e) {
+    fail(`ONNX Runtime cannot load ${opts.model}: ${e.message.split('\n')[0]}`);
+  }
+  const feeds = opts.inputs ? readTensors(ort, opts.inputs) : randomInputs(ort, session, Number(opts.seed));
+  if (opts.save_inputs) writeTensors(opts.save_inputs, feeds);
+  const outputs = await session.run(feeds);
+  if (opts.save_outputs) writeTensors(opts.save_outputs, outputs);
+
+  const summary = {model: opts.model, level: opts.level};
+  if (opts.runs > 0) {
+    for (let i = 0; i < 2; ++i) await session.run(feeds);
+    const times = [];
+    for (let i = 0; i < opts.runs; ++i) {
+      const start = process.hrtime.bigint();
+      await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    times.sort((x, y) => x - y);
+    summary.runs = opts.runs;
+    summary.median_ms = times[Math.floor(times.length / 2)];
+  }
+  let same = true;
+  if (opts.compare) {
+    const {diff, scale} = maxDifference(readTensors(ort, opts.compare), outputs);
+    summary.max_abs_difference = diff;
+    same = diff <= opts.tolerance * scale;
+    summary.same = same;
+  }
+  if (opts.json) {
+    console.log(JSON.stringify(summary));
+  } else {
+    console.log(`${opts.model}: ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, level ${opts.level}`);
+    if (summary.median_ms !== undefined) console.log(`median ${summary.median_ms.toFixed(3)} ms over ${opts.runs} runs`);
+    if (opts.compare)
+      console.log(`outputs against ${opts.compare}: max |difference| ${summary.max_abs_difference} (${same ? 'same' : 'DIFFERENT'})`);
+  }
+  process.exit(same ? 0 : 1);
+}
+
+main().catch(e => fail(e.message));
