@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # taso-opt on every benchmark model (taso-models): search time, estimated cost before and
-# after, nodes, peak memory, and whether the self-check passed. Usage:
+# after, end-to-end time of the original and the optimized graph on the cpu executor
+# (median of OPT_RUNS runs taken in turn), nodes, peak memory, and whether the
+# self-check passed. Usage:
 #   bench/opt_bench.sh [MODEL ...]      (default: all six)
-# OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 60 s) and OPT_BACKEND
-# (default cpu) are passed to taso-opt.
+# Times are in ms; est_* are the cost model's sums, run_* the measured medians.
+# OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 60 s), OPT_BACKEND
+# (default cpu) and OPT_RUNS (default 20) are passed to taso-opt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 budget="${OPT_BUDGET:-10}"
 limit="${OPT_TIME_LIMIT:-60}"
 backend="${OPT_BACKEND:-cpu}"
+runs="${OPT_RUNS:-20}"
 out="$(mktemp -d)"
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3)
-printf "%-13s %9s %14s %14s %7s %11s %10s %s\n" model search_s cost_before_ms cost_after_ms nodes expansions peak_MiB self_check
+printf "%-13s %9s %10s %10s %10s %10s %8s %9s %11s %9s %s\n" model search_s est_before est_after run_before run_after speedup nodes expansions peak_MiB self_check
 for m in "${models[@]}"; do
   build/taso-models "$m" -o "$out/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; }
   /usr/bin/time -f "%M" -o "$out/$m.mem" build/taso-opt "$out/$m.onnx" -o "$out/$m.opt.onnx" --backend "$backend" \
-    --budget "$budget" --time-limit "$limit" --report "$out/$m.json" > "$out/$m.log" 2>&1
+    --budget "$budget" --time-limit "$limit" --measure "$runs" --report "$out/$m.json" > "$out/$m.log" 2>&1
   status=$?
   field() { sed -n "s/.*\"$1\": \([^,]*\),*/\1/p" "$out/$m.json" | head -1; }
   if [ "$status" -ne 0 ]; then
@@ -25,8 +29,11 @@ for m in "${models[@]}"; do
     continue
   fi
   nodes=$(sed -n 's/.*: \([0-9]* nodes -> [0-9]*\) nodes.*/\1/p' "$out/$m.log" | tr -d ' ' | sed 's/nodes->/->/')
-  printf "%-13s %9.2f %14.3f %14.3f %7s %11s %10d %s\n" "$m" "$(field search_seconds)" "$(field cost_before_ms)" \
-    "$(field cost_after_ms)" "$nodes" "$(field expansions)" "$(( $(cat "$out/$m.mem") / 1024 ))" \
+  before=$(sed -n 's/.*"before_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
+  after=$(sed -n 's/.*"after_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
+  printf "%-13s %9.2f %10.3f %10.3f %10.3f %10.3f %7.3fx %9s %11s %9d %s\n" "$m" "$(field search_seconds)" \
+    "$(field cost_before_ms)" "$(field cost_after_ms)" "$before" "$after" "$(awk -v a="$before" -v b="$after" 'BEGIN { print a / b }')" \
+    "$nodes" "$(field expansions)" "$(( $(cat "$out/$m.mem") / 1024 ))" \
     "$(grep -o 'max |difference| of outputs [^ ]*' "$out/$m.log" | awk '{print "diff " $5}')"
 done
 rm -rf "$out"

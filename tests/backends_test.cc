@@ -53,8 +53,9 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   const auto cat = AddOp(g, "Concat", {sum, AddOp(g, "Relu", {avg})}, Params().Set("axis", int64_t{1}));
   const auto mm = AddOp(g, "MatMul", {*m, *mw});
   const auto tr = AddOp(g, "Transpose", {*m}, Params().Set("perm", std::vector<int64_t>{1, 0}));
+  // Along the rows (not a view: each piece is strided in the input).
   auto parts = g.AddNode(taso::testing::Op("Split"),
-                         Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {*x});
+                         Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{3, 7}), {*x});
   REQUIRE(parts.ok());
   for (taso::ValueId v : {cat, mm, tr, (*parts)[0], (*parts)[1]}) REQUIRE(g.AddOutput(v).ok());
   taso::CpuCost cost(nullptr);
@@ -64,4 +65,21 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   }
   CHECK(cost.counts().measured == g.num_nodes());  // none fell back to the estimate
   CHECK(cost.counts().estimated == 0);
+}
+
+TEST_CASE("Reshapes and splits into contiguous pieces cost nothing on the cpu") {
+  using taso::Params;
+  taso::Graph g;
+  auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 8, 10, 10});
+  REQUIRE(x.ok());
+  auto channels = g.AddNode(taso::testing::Op("Split"),
+                            Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {*x});
+  auto rows = g.AddNode(taso::testing::Op("Split"),
+                        Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{3, 7}), {*x});
+  auto flat = g.AddNode(taso::testing::Op("Flatten"), Params(), {*x});
+  REQUIRE((channels.ok() && rows.ok() && flat.ok()));
+  taso::CpuCost cost(nullptr);
+  CHECK(cost.NodeCost(g, 0) == 0);
+  CHECK(cost.NodeCost(g, 1) > 0);
+  CHECK(cost.NodeCost(g, 2) == 0);
 }

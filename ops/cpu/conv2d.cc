@@ -1,5 +1,7 @@
-// Conv2D on oneDNN: a direct convolution in the formats oneDNN prefers for these shapes
-// (the cost of a convolution whose data is laid out for it), relu as a post-op, bias.
+// Conv2D on oneDNN, relu as a post-op, bias. Inputs and outputs are plain NCHW: a dense
+// convolution reads them as they are (oneDNN's gemm-based convolution); a grouped or
+// depthwise one runs in the blocked layout oneDNN prefers, with the reorders into and out
+// of it part of its run (on depthwise layers that is faster than a gemm per group).
 #include "backends/cpu_kernel.h"
 #include "op_util.h"
 
@@ -18,7 +20,9 @@ class ConvKernel : public cpu::Kernel {
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, w[2], w[3]));
     const int64_t groups = x[1] / w[1];
     const auto any = memory::format_tag::any;
-    const memory::desc src = cpu::Plain(x), dst = cpu::Plain(y);
+    const bool grouped = groups > 1;
+    const memory::desc src = grouped ? memory::desc(cpu::Dims(x), memory::data_type::f32, any) : cpu::Plain(x);
+    const memory::desc dst = grouped ? memory::desc(cpu::Dims(y), memory::data_type::f32, any) : cpu::Plain(y);
     // Grouped weights are 5-D to oneDNN (groups first): the same bytes as OIHW.
     const Shape wei_shape = groups == 1 ? w : Shape{groups, w[0] / groups, w[1], w[2], w[3]};
     const memory::desc wei(cpu::Dims(wei_shape), memory::data_type::f32, any);

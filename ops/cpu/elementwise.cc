@@ -1,23 +1,57 @@
-// Element-wise operators on oneDNN: relu (eltwise), add and mul (binary, with numpy
-// broadcasting), scalar mul (binary against a one-element tensor).
+// Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt and a power by a constant
+// (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
+// against a one-element tensor).
 #include "backends/cpu_kernel.h"
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
 
-class ReluKernel : public cpu::Kernel {
+absl::StatusOr<std::unique_ptr<cpu::Prepared>> Eltwise(dnnl::algorithm algo, float alpha, float beta,
+                                                       const Shape& shape) {
+  const dnnl::memory::desc md = cpu::Plain(shape);
+  dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algo, md, alpha, beta), cpu::Engine());
+  auto run = std::make_unique<cpu::PrimitiveRun>();
+  run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, shape, md)},
+                                       {DNNL_ARG_DST, run->Output(0, shape, md)}});
+  return run;
+}
+
+class UnaryKernel : public cpu::Kernel {
  public:
+  explicit UnaryKernel(dnnl::algorithm algo) : algo_(algo) {}
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType>) const override {
-    const dnnl::memory::desc md = cpu::Plain(in[0].shape);
-    dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_relu, md, 0.0f, 0.0f),
-        cpu::Engine());
-    auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, in[0].shape, md)},
-                                         {DNNL_ARG_DST, run->Output(0, in[0].shape, md)}});
-    return run;
+    return Eltwise(algo_, 0.0f, 0.0f, in[0].shape);
+  }
+
+ private:
+  dnnl::algorithm algo_;
+};
+
+struct ReluKernel : UnaryKernel {
+  ReluKernel() : UnaryKernel(dnnl::algorithm::eltwise_relu) {}
+};
+struct TanhKernel : UnaryKernel {
+  TanhKernel() : UnaryKernel(dnnl::algorithm::eltwise_tanh) {}
+};
+struct SigmoidKernel : UnaryKernel {
+  SigmoidKernel() : UnaryKernel(dnnl::algorithm::eltwise_logistic) {}
+};
+struct SqrtKernel : UnaryKernel {
+  SqrtKernel() : UnaryKernel(dnnl::algorithm::eltwise_sqrt) {}
+};
+
+// x ^ e for a constant one-element exponent e: eltwise_pow computes alpha * x ^ beta.
+class PowKernel : public cpu::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType> out) const override {
+    const TensorData* e = in[1].constant;
+    if (!e || e->dtype() != DataType::kFloat32 || e->numel() != 1 || out[0].shape != in[0].shape)
+      return Bad("oneDNN's power takes a constant one-element exponent");
+    return Eltwise(dnnl::algorithm::eltwise_pow, 1.0f, e->floats()[0], in[0].shape);
   }
 };
 
@@ -51,12 +85,24 @@ class BinaryKernel : public cpu::Kernel {
 struct AddKernel : BinaryKernel {
   AddKernel() : BinaryKernel(dnnl::algorithm::binary_add) {}
 };
+struct SubKernel : BinaryKernel {
+  SubKernel() : BinaryKernel(dnnl::algorithm::binary_sub) {}
+};
 struct MulKernel : BinaryKernel {
   MulKernel() : BinaryKernel(dnnl::algorithm::binary_mul) {}
 };
+struct DivKernel : BinaryKernel {
+  DivKernel() : BinaryKernel(dnnl::algorithm::binary_div) {}
+};
 TASO_REGISTER_CPU_KERNEL("Relu", ReluKernel);
+TASO_REGISTER_CPU_KERNEL("Tanh", TanhKernel);
+TASO_REGISTER_CPU_KERNEL("Sigmoid", SigmoidKernel);
+TASO_REGISTER_CPU_KERNEL("Sqrt", SqrtKernel);
+TASO_REGISTER_CPU_KERNEL("Pow", PowKernel);
 TASO_REGISTER_CPU_KERNEL("Add", AddKernel);
+TASO_REGISTER_CPU_KERNEL("Sub", SubKernel);
 TASO_REGISTER_CPU_KERNEL("Mul", MulKernel);
+TASO_REGISTER_CPU_KERNEL("Div", DivKernel);
 TASO_REGISTER_CPU_KERNEL("ScalarMul", MulKernel);
 
 }  // namespace

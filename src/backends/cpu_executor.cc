@@ -14,10 +14,20 @@ struct CpuExecutor::Impl {
   struct Step {
     NodeId node;
     std::unique_ptr<cpu::Prepared> kernel;  // null: the reference kernel
+    std::vector<ValueId> copy_in;           // views a reference kernel reads, copied to their storage first
   };
   Graph graph;
-  std::vector<Tensor<float>> values;  // every float tensor, at a fixed address
+  std::vector<Tensor<float>> values;  // storage of the float tensors that are not views, at fixed addresses
+  std::vector<float*> data;           // where each float tensor's elements lie (a view: in its input)
   std::vector<Step> steps;
+
+  void Allocate(ValueId v) {
+    values[v] = Tensor<float>(graph.value(v).shape);
+    data[v] = values[v].data.data();
+  }
+  bool IsView(ValueId v) const { return data[v] != values[v].data.data(); }
+  // Points a view node's outputs into its input; false when the node is no view here.
+  bool MakeView(const Node& node);
 };
 
 namespace {
@@ -25,7 +35,7 @@ namespace {
 // The oneDNN kernel of a node bound to the executor's tensors, or null when the node
 // has none (or oneDNN has no primitive for its case, or a constant input is computed).
 absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, const Node& node,
-                                                         std::vector<Tensor<float>>& values) {
+                                                         const std::vector<float*>& data) {
   const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
   if (!kernel) return nullptr;
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
@@ -40,8 +50,8 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
     if (!p.ok()) return nullptr;
     prepared = std::move(*p);
     for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i] != kNoValue) prepared->BindInput(i, values[node.inputs[i]].data.data());
-    for (size_t i = 0; i < node.outputs.size(); ++i) prepared->BindOutput(i, values[node.outputs[i]].data.data());
+      if (node.inputs[i] != kNoValue) prepared->BindInput(i, data[node.inputs[i]]);
+    for (size_t i = 0; i < node.outputs.size(); ++i) prepared->BindOutput(i, data[node.outputs[i]]);
     prepared->Setup();
   } catch (const dnnl::error&) {
     return nullptr;
@@ -50,6 +60,15 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
 }
 
 }  // namespace
+
+bool CpuExecutor::Impl::MakeView(const Node& node) {
+  const cpu::View* view = cpu::FindView(node.op->name());
+  if (!view || node.inputs.empty() || node.inputs[0] == kNoValue || !data[node.inputs[0]]) return false;
+  auto offsets = view->Offsets(node.params, graph.InputInfos(node), graph.OutputTypes(node));
+  if (!offsets) return false;
+  for (size_t k = 0; k < node.outputs.size(); ++k) data[node.outputs[k]] = data[node.inputs[0]] + (*offsets)[k];
+  return true;
+}
 
 CpuExecutor::CpuExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CpuExecutor::~CpuExecutor() = default;
@@ -60,24 +79,30 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
   const Graph& g = impl->graph;
   ASSIGN_OR_RETURN(std::vector<NodeId> order, g.TopologicalOrder());
   impl->values.resize(g.num_values());
+  impl->data.assign(g.num_values(), nullptr);
   for (ValueId v = 0; v < g.num_values(); ++v) {
     const Value& value = g.value(v);
-    if (!value.shape_known) continue;
-    if (value.is_weight()) {
-      if (value.data->dtype() == DataType::kFloat32)
-        impl->values[v] = Tensor<float>(value.shape, std::vector<float>(value.data->floats().begin(),
-                                                                         value.data->floats().end()));
-    } else {
-      impl->values[v] = Tensor<float>(value.shape);
-    }
+    if (value.producer != kNoNode || value.dtype != DataType::kFloat32) continue;
+    impl->Allocate(v);
+    if (value.is_weight()) std::copy(value.data->floats().begin(), value.data->floats().end(), impl->data[v]);
   }
   for (NodeId n : order) {
     const Node& node = g.node(n);
     if (node.op->is_opaque())
       return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
                                                    "': its operator is not in the operator library"));
-    ASSIGN_OR_RETURN(auto kernel, BindKernel(g, node, impl->values));
-    impl->steps.push_back({n, std::move(kernel)});
+    if (impl->MakeView(node)) continue;
+    for (ValueId v : node.outputs)
+      if (g.value(v).shape_known) impl->Allocate(v);
+    ASSIGN_OR_RETURN(auto kernel, BindKernel(g, node, impl->data));
+    Impl::Step step{n, std::move(kernel), {}};
+    if (!step.kernel)
+      for (ValueId v : node.inputs)
+        if (v != kNoValue && impl->data[v] && impl->IsView(v)) {
+          step.copy_in.push_back(v);
+          impl->values[v] = Tensor<float>(g.value(v).shape);
+        }
+    impl->steps.push_back(std::move(step));
   }
   return std::unique_ptr<CpuExecutor>(new CpuExecutor(std::move(impl)));
 }
@@ -91,6 +116,7 @@ absl::Status CpuExecutor::RunOnce() {
       continue;
     }
     const Node& node = g.node(step.node);
+    for (ValueId v : step.copy_in) std::copy(impl_->data[v], impl_->data[v] + values[v].numel(), values[v].data.begin());
     KernelArgs<float> args;
     for (ValueId v : node.inputs) {
       const bool numeric = v != kNoValue && g.value(v).dtype == DataType::kFloat32;
@@ -120,11 +146,15 @@ absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
     if (it->second.shape != v.shape)
       return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
                                                      ", the graph expects ", ShapeToString(v.shape)));
-    std::copy(it->second.data.begin(), it->second.data.end(), impl_->values[id].data.begin());
+    std::copy(it->second.data.begin(), it->second.data.end(), impl_->data[id]);
   }
   RETURN_IF_ERROR(RunOnce());
   TensorMap out;
-  for (ValueId v : g.outputs()) out[g.value(v).name] = impl_->values[v];
+  for (ValueId v : g.outputs()) {
+    Tensor<float> t(g.value(v).shape);
+    std::copy(impl_->data[v], impl_->data[v] + t.numel(), t.data.begin());
+    out[g.value(v).name] = std::move(t);
+  }
   return out;
 }
 

@@ -10,7 +10,19 @@ std::map<std::string, std::unique_ptr<Kernel>, std::less<>>& Registry() {
   return *r;
 }
 
+std::map<std::string, std::unique_ptr<View>, std::less<>>& Views() {
+  static auto* r = new std::map<std::string, std::unique_ptr<View>, std::less<>>();
+  return *r;
+}
+
 }  // namespace
+
+void RegisterView(const std::string& op, std::unique_ptr<View> view) { Views()[op] = std::move(view); }
+
+const View* FindView(absl::string_view op) {
+  auto it = Views().find(op);
+  return it == Views().end() ? nullptr : it->second.get();
+}
 
 dnnl::engine& Engine() {
   static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);

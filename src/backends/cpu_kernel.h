@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,19 @@ void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
 // The kernel for an operator, or null.
 const Kernel* FindKernel(absl::string_view op);
 
+// An operator whose outputs are pieces of its input's memory as it lies (a reshape, a
+// split of a row-major tensor into contiguous pieces): the executor points the outputs
+// into the input and runs nothing, and it costs nothing.
+class View {
+ public:
+  virtual ~View() = default;
+  // Each output's offset into the input, in elements; nullopt when not a view here.
+  virtual std::optional<std::vector<int64_t>> Offsets(const Params& params, absl::Span<const InputInfo> inputs,
+                                                      absl::Span<const OutputType> outputs) const = 0;
+};
+void RegisterView(const std::string& op, std::unique_ptr<View> view);
+const View* FindView(absl::string_view op);
+
 // A primitive with its arguments, memory allocated for every argument (filled with
 // small values so no denormals slow it down).
 class PrimitiveRun : public Prepared {
@@ -97,6 +111,12 @@ dnnl::memory::dims Dims(const Shape& s);
 dnnl::memory::desc Plain(const Shape& s);
 
 }  // namespace taso::cpu
+
+#define TASO_REGISTER_CPU_VIEW(op, Class)                                            \
+  static const bool TASO_CONCAT_REG(taso_cpu_view_, __LINE__) = [] {                 \
+    ::taso::cpu::RegisterView(op, std::make_unique<Class>());                        \
+    return true;                                                                     \
+  }()
 
 #define TASO_REGISTER_CPU_KERNEL(op, Class)                                          \
   static const bool TASO_CONCAT_REG(taso_cpu_kernel_, __LINE__) = [] {               \
