@@ -23,6 +23,7 @@ template <typename Impl>
 class ConstantTensorOp : public KernelOp<ConstantTensorOp<Impl>> {
  public:
   absl::string_view name() const override { return Impl::kName; }
+  bool reads_only_shapes() const override { return true; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 0, 1));
     Shape shape;

@@ -6,7 +6,10 @@ namespace taso {
 
 double AnalyticCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
-  const OpMetrics m = node.op->Metrics(node.params, graph.InputInfos(node), graph.OutputTypes(node));
+  return Estimate(node.op->Metrics(node.params, graph.InputInfos(node), graph.OutputTypes(node)));
+}
+
+double AnalyticCost::Estimate(const OpMetrics& m) const {
   return std::max(m.flops / machine_.flops_per_second, m.bytes / machine_.bytes_per_second) + machine_.launch_seconds;
 }
 
@@ -20,18 +23,18 @@ WeightOnly FindWeightOnly(const Graph& graph) {
     if (node.op->is_opaque()) continue;
     bool all = true;
     for (ValueId v : node.inputs) all &= v == kNoValue || w.values[v];
-    if (!all) continue;
+    if (!all && !node.op->reads_only_shapes()) continue;
     w.nodes[n] = true;
     for (ValueId v : node.outputs) w.values[v] = true;
   }
   return w;
 }
 
-double GraphCost(const Graph& graph, CostModel& model) {
+double CostModel::TotalCost(const Graph& graph) {
   const std::vector<bool> weight_only = WeightOnlyNodes(graph);
   double total = 0;
   for (NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (!weight_only[n]) total += model.NodeCost(graph, n);
+    if (!weight_only[n]) total += NodeCost(graph, n);
   return total;
 }
 

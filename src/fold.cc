@@ -29,13 +29,17 @@ absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
     }
     const Node& node = graph.node(n);
     std::vector<const Tensor<float>*> inputs;
+    std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
+    shaped.reserve(node.inputs.size());
     for (ValueId v : node.inputs) {
       if (v == kNoValue) {
         inputs.push_back(nullptr);
-        continue;
+      } else if (node.op->reads_only_shapes()) {
+        inputs.push_back(&shaped.emplace_back(graph.value(v).shape));
+      } else {
+        ASSIGN_OR_RETURN(const Tensor<float>* t, value_of(v));
+        inputs.push_back(t);
       }
-      ASSIGN_OR_RETURN(const Tensor<float>* t, value_of(v));
-      inputs.push_back(t);
     }
     ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
     for (size_t k = 0; k < outs.size(); ++k) {

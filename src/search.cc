@@ -45,8 +45,11 @@ std::optional<double> CostDelta(const Graph& graph, const WeightOnly& weight_onl
   double delta = 0;
   for (NodeId n = 0; n < target->num_nodes(); ++n) {
     const Node& node = target->node(n);
-    bool all = true;
-    for (ValueId v : node.inputs) all &= constant[v];
+    bool all = node.op->reads_only_shapes();
+    if (!all) {
+      all = true;
+      for (ValueId v : node.inputs) all &= constant[v];
+    }
     for (size_t k = 0; k < node.outputs.size(); ++k) constant.push_back(all);
     if (!all) delta += cost.NodeCost(*target, n);
   }
@@ -97,6 +100,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     for (NodeId n = 0; n < current.num_nodes(); ++n)
       if (!weight_only.nodes[n]) node_costs[n] = cost.NodeCost(current, n);
     for (const RuleMatcher& rule : rules) {
+      if (out_of_time()) break;  // an expansion of a large graph can take seconds
       for (const Match& m : rule.FindAll(current, index)) {
         // Skips what cannot be kept before building it (a little slack for rounding).
         const std::optional<double> delta = CostDelta(current, weight_only, node_costs, rule, m, cost);

@@ -178,6 +178,12 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   std::filesystem::remove(out);
   Result unknown = RunTool("taso-opt " + model + " -o " + out + " --backend tpu");
   CHECK(unknown.code == 2);
+  Result search = RunTool("taso-opt " + model + " -o " + out + " --search everything");
+  CHECK(search.code != 0);
+  CHECK_THAT(search.output, Catch::Contains("unknown --search 'everything'"));
+  Result analytic_layouts = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --search layouts");
+  CHECK(analytic_layouts.code != 0);
+  CHECK_THAT(analytic_layouts.output, Catch::Contains("use --backend cpu"));
   Result alpha = RunTool("taso-opt " + model + " -o " + out + " --alpha 0.5");
   CHECK(alpha.code == 2);
   taso::testing::WriteFile(dir / "junk.onnx", "junk");

@@ -15,6 +15,9 @@ class CostModel {
   virtual std::string name() const = 0;
   // Estimated seconds for one run of node `n` of `graph`.
   virtual double NodeCost(const Graph& graph, NodeId n) = 0;
+  // Estimated seconds for one run of the whole graph: by default the sum of the costs of
+  // the nodes that are not weight-only.
+  virtual double TotalCost(const Graph& graph);
 };
 
 // A roofline estimate from each operator's FLOPs and bytes (OpDef::Metrics), plus a fixed
@@ -30,6 +33,7 @@ class AnalyticCost : public CostModel {
   explicit AnalyticCost(Machine m) : machine_(m) {}
   std::string name() const override { return "analytic"; }
   double NodeCost(const Graph& graph, NodeId n) override;
+  double Estimate(const OpMetrics& m) const;
 
  private:
   Machine machine_;
@@ -44,7 +48,7 @@ struct WeightOnly {
 WeightOnly FindWeightOnly(const Graph& graph);
 inline std::vector<bool> WeightOnlyNodes(const Graph& graph) { return FindWeightOnly(graph).nodes; }
 
-// The sum of the costs of the nodes that are not weight-only.
-double GraphCost(const Graph& graph, CostModel& model);
+// The model's cost of the whole graph (CostModel::TotalCost).
+inline double GraphCost(const Graph& graph, CostModel& model) { return model.TotalCost(graph); }
 
 }  // namespace taso

@@ -38,6 +38,10 @@ class CpuCost : public CostModel {
   explicit CpuCost(std::unique_ptr<CostCache> cache);
   std::string name() const override { return "cpu"; }
   double NodeCost(const Graph& graph, NodeId n) override;
+  // The cost of an operator with these parameters and types (a node as it could be);
+  // `measurable` says whether a kernel ran (else: the analytic estimate).
+  double Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+              absl::Span<const OutputType> outputs, bool* measurable = nullptr);
   const std::string& device() const { return device_; }
 
   struct Counts {
@@ -51,11 +55,17 @@ class CpuCost : public CostModel {
   std::unique_ptr<CostCache> cache_;
   std::string device_;
   AnalyticCost fallback_;
-  absl::flat_hash_map<std::string, double> memo_;
+  struct Known {
+    double seconds;
+    bool measured;
+  };
+  absl::flat_hash_map<std::string, Known> memo_;
   Counts counts_;
 };
 
 // The key a measurement is stored under: operator, parameters, input and output shapes.
 std::string CostKey(const Graph& graph, NodeId n);
+std::string CostKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                    absl::Span<const OutputType> outputs);
 
 }  // namespace taso

@@ -119,6 +119,9 @@ class OpDef {
   virtual absl::string_view name() const = 0;
   // Opaque nodes carry an ONNX node the library does not model.
   virtual bool is_opaque() const { return false; }
+  // Whether the outputs depend only on the inputs' shapes (constant tensors shaped like
+  // an input): computable ahead of time like a node that reads only weights.
+  virtual bool reads_only_shapes() const { return false; }
 
   // Checks parameters and input types; returns the output types or a clear error.
   virtual absl::StatusOr<std::vector<OutputType>> InferTypes(

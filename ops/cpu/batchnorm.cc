@@ -7,11 +7,12 @@ namespace {
 
 class BatchNormKernel : public cpu::Kernel {
  public:
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const Shape& x = in[0].shape;
     if (x.size() < 2 || x.size() > 5) return Bad("oneDNN batch normalization takes ranks 2 to 5");
-    const dnnl::memory::desc data = cpu::Plain(x);
+    const dnnl::memory::desc data = cpu::Layout(x, p);
     const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
                        dnnl::normalization_flags::use_shift;
     dnnl::batch_normalization_forward::primitive_desc pd(
@@ -21,12 +22,12 @@ class BatchNormKernel : public cpu::Kernel {
     auto run = std::make_unique<cpu::PrimitiveRun>();
     const Shape channels{x[1]};
     const dnnl::memory::desc per_channel = cpu::Plain(channels);
-    run->Add(dnnl::batch_normalization_forward(pd), {{DNNL_ARG_SRC, run->Input(0, x, data)},
+    run->Add(dnnl::batch_normalization_forward(pd), {{DNNL_ARG_SRC, run->Input(0, data, data)},
                                                      {DNNL_ARG_SCALE, run->Input(1, channels, per_channel)},
                                                      {DNNL_ARG_SHIFT, run->Input(2, channels, per_channel)},
                                                      {DNNL_ARG_MEAN, run->Input(3, channels, per_channel)},
                                                      {DNNL_ARG_VARIANCE, run->Input(4, channels, per_channel)},
-                                                     {DNNL_ARG_DST, run->Output(0, out[0].shape, data)}});
+                                                     {DNNL_ARG_DST, run->Output(0, data, data)}});
     return run;
   }
 };

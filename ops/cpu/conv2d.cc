@@ -14,15 +14,19 @@ class ConvKernel : public cpu::Kernel {
  public:
   // The weights are rearranged into the layout the convolution reads once, at Setup.
   bool NeedsConstant(size_t input) const override { return input == 1; }
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, w[2], w[3]));
     const int64_t groups = x[1] / w[1];
     const auto any = memory::format_tag::any;
-    const bool grouped = groups > 1;
-    const memory::desc src = grouped ? memory::desc(cpu::Dims(x), memory::data_type::f32, any) : cpu::Plain(x);
-    const memory::desc dst = grouped ? memory::desc(cpu::Dims(y), memory::data_type::f32, any) : cpu::Plain(y);
+    // Blocked nodes read and write the blocked layout; plain grouped ones reorder into
+    // the layout oneDNN picks.
+    const bool blocked = cpu::IsBlocked(p), grouped = groups > 1;
+    const memory::desc src_port = cpu::Layout(x, p), dst_port = cpu::Layout(y, p);
+    const memory::desc src = grouped && !blocked ? memory::desc(cpu::Dims(x), memory::data_type::f32, any) : src_port;
+    const memory::desc dst = grouped && !blocked ? memory::desc(cpu::Dims(y), memory::data_type::f32, any) : dst_port;
     // Grouped weights are 5-D to oneDNN (groups first): the same bytes as OIHW.
     const Shape wei_shape = groups == 1 ? w : Shape{groups, w[0] / groups, w[1], w[2], w[3]};
     const memory::desc wei(cpu::Dims(wei_shape), memory::data_type::f32, any);
@@ -43,9 +47,9 @@ class ConvKernel : public cpu::Kernel {
     }
     dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, run->Input(0, x, pd.src_desc())},
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, run->Input(0, src_port, pd.src_desc())},
                                             {DNNL_ARG_WEIGHTS, run->Input(1, wei_shape, pd.weights_desc(), /*constant=*/true)},
-                                            {DNNL_ARG_DST, run->Output(0, y, pd.dst_desc())}};
+                                            {DNNL_ARG_DST, run->Output(0, dst_port, pd.dst_desc())}};
     if (bias) args[DNNL_ARG_BIAS] = run->Input(2, in[2].shape, pd.bias_desc());
     run->Add(dnnl::convolution_forward(pd), std::move(args));
     return run;

@@ -8,23 +8,23 @@ namespace taso::ops {
 namespace {
 
 absl::StatusOr<std::unique_ptr<cpu::Prepared>> Eltwise(dnnl::algorithm algo, float alpha, float beta,
-                                                       const Shape& shape) {
-  const dnnl::memory::desc md = cpu::Plain(shape);
+                                                       const Shape& shape, const Params& p = {}) {
+  const dnnl::memory::desc md = cpu::Layout(shape, p);
   dnnl::eltwise_forward::primitive_desc pd(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algo, md, alpha, beta), cpu::Engine());
   auto run = std::make_unique<cpu::PrimitiveRun>();
-  run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, shape, md)},
-                                       {DNNL_ARG_DST, run->Output(0, shape, md)}});
+  run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, md, md)}, {DNNL_ARG_DST, run->Output(0, md, md)}});
   return run;
 }
 
 class UnaryKernel : public cpu::Kernel {
  public:
   explicit UnaryKernel(dnnl::algorithm algo) : algo_(algo) {}
-  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType>) const override {
-    return Eltwise(algo_, 0.0f, 0.0f, in[0].shape);
+    return Eltwise(algo_, 0.0f, 0.0f, in[0].shape, p);
   }
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
 
  private:
   dnnl::algorithm algo_;
@@ -65,8 +65,22 @@ Shape ToRank(const Shape& s, size_t rank) {
 class BinaryKernel : public cpu::Kernel {
  public:
   explicit BinaryKernel(dnnl::algorithm algo) : algo_(algo) {}
-  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
+  // Blocked only without broadcasting.
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo> in) const override {
+    if (in[0].shape == in[1].shape) return {0, 1};
+    return {};
+  }
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
+    if (cpu::IsBlocked(p) && in[0].shape == in[1].shape) {
+      const dnnl::memory::desc md = cpu::Layout(in[0].shape, p);
+      dnnl::binary::primitive_desc pd(dnnl::binary::desc(algo_, md, md, md), cpu::Engine());
+      auto run = std::make_unique<cpu::PrimitiveRun>();
+      run->Add(dnnl::binary(pd), {{DNNL_ARG_SRC_0, run->Input(0, md, md)},
+                                  {DNNL_ARG_SRC_1, run->Input(1, md, md)},
+                                  {DNNL_ARG_DST, run->Output(0, md, md)}});
+      return run;
+    }
     const size_t rank = std::max<size_t>(1, out[0].shape.size());
     const Shape sa = ToRank(in[0].shape, rank), sb = ToRank(in[1].shape, rank), sc = ToRank(out[0].shape, rank);
     const dnnl::memory::desc a = cpu::Plain(sa), b = cpu::Plain(sb), c = cpu::Plain(sc);

@@ -8,6 +8,7 @@ namespace {
 class PoolKernel : public cpu::Kernel {
  public:
   explicit PoolKernel(bool max) : max_(max) {}
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const auto k = p.Ints("kernel");
@@ -16,8 +17,7 @@ class PoolKernel : public cpu::Kernel {
     const auto algo = max_ ? dnnl::algorithm::pooling_max
                            : (p.Int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
                                                             : dnnl::algorithm::pooling_avg_exclude_padding);
-    // oneDNN takes no "any" format for pooling's source: plain NCHW.
-    const dnnl::memory::desc src = cpu::Plain(in[0].shape), dst = cpu::Plain(out[0].shape);
+    const dnnl::memory::desc src = cpu::Layout(in[0].shape, p), dst = cpu::Layout(out[0].shape, p);
     // In ceil mode, windows past the input are more right padding to oneDNN.
     const int64_t pb = w.ceil_mode ? (out[0].shape[2] - 1) * w.sh + w.kh - in[0].shape[2] - w.pt : w.pb;
     const int64_t pr = w.ceil_mode ? (out[0].shape[3] - 1) * w.sw + w.kw - in[0].shape[3] - w.pl : w.pr;
@@ -25,8 +25,8 @@ class PoolKernel : public cpu::Kernel {
                                      {w.pt, w.pl}, {std::max<int64_t>(0, pb), std::max<int64_t>(0, pr)});
     dnnl::pooling_forward::primitive_desc pd(desc, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, run->Input(0, in[0].shape, pd.src_desc())},
-                                         {DNNL_ARG_DST, run->Output(0, out[0].shape, pd.dst_desc())}});
+    run->Add(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, run->Input(0, src, pd.src_desc())},
+                                         {DNNL_ARG_DST, run->Output(0, dst, pd.dst_desc())}});
     return run;
   }
 

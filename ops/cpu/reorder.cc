@@ -62,7 +62,28 @@ class TransposeKernel : public cpu::Kernel {
   }
 };
 
+// LayoutConvert: a reorder from the other layout into the one the node names.
+class LayoutConvertKernel : public cpu::Kernel {
+ public:
+  // It reads the layout it does not write.
+  bool ReadsBlocked(const Params& p, absl::Span<const InputInfo> in, size_t) const override {
+    return !cpu::IsBlocked(p) && cpu::Blockable(in[0].shape);
+  }
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType>) const override {
+    const Shape& x = in[0].shape;
+    if (!cpu::Blockable(x)) return Bad("only 4-D tensors with whole channel blocks have a blocked layout");
+    const memory::desc to = cpu::Layout(x, p);
+    const memory::desc from = cpu::IsBlocked(p) ? cpu::Plain(x) : cpu::Layout(x, Params().Set("layout", "blocked"));
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    dnnl::reorder::primitive_desc pd(cpu::Engine(), from, cpu::Engine(), to);
+    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, run->Input(0, from, from)}, {DNNL_ARG_TO, run->Output(0, to, to)}});
+    return run;
+  }
+};
+
 TASO_REGISTER_CPU_KERNEL("Split", SplitKernel);
+TASO_REGISTER_CPU_KERNEL("LayoutConvert", LayoutConvertKernel);
 TASO_REGISTER_CPU_KERNEL("Transpose", TransposeKernel);
 
 }  // namespace

@@ -37,23 +37,42 @@ namespace {
 absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, const Node& node,
                                                          const std::vector<float*>& data) {
   const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
-  if (!kernel) return nullptr;
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  // Layouts a layout assignment chose must be what the kernel reads and writes.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present || inputs[i].dtype != DataType::kFloat32) continue;
+    const Value& v = graph.value(node.inputs[i]);
+    const bool blocked = v.producer != kNoNode && cpu::WritesBlocked(graph.node(v.producer).params, v.shape);
+    if (blocked != (kernel && kernel->ReadsBlocked(node.params, inputs, i)))
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads '", v.name, "' in another layout"));
+  }
+  if (!kernel) return nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
     if (inputs[i].dtype != DataType::kFloat32) return nullptr;
-    if (kernel->NeedsConstant(i) && !inputs[i].constant) return nullptr;
+    if (kernel->NeedsConstant(i) && !inputs[i].constant) {
+      if (cpu::IsBlocked(node.params))
+        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' runs blocked but input ", i,
+                                                       " is not a constant"));
+      return nullptr;
+    }
   }
   std::unique_ptr<cpu::Prepared> prepared;
   try {
     auto p = kernel->Prepare(node.params, inputs, graph.OutputTypes(node));
-    if (!p.ok()) return nullptr;
+    if (!p.ok()) {
+      if (cpu::IsBlocked(node.params))
+        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no blocked kernel: ", p.status().message()));
+      return nullptr;
+    }
     prepared = std::move(*p);
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (node.inputs[i] != kNoValue) prepared->BindInput(i, data[node.inputs[i]]);
     for (size_t i = 0; i < node.outputs.size(); ++i) prepared->BindOutput(i, data[node.outputs[i]]);
     prepared->Setup();
-  } catch (const dnnl::error&) {
+  } catch (const dnnl::error& e) {
+    if (cpu::IsBlocked(node.params))
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no blocked kernel: ", e.what()));
     return nullptr;
   }
   return prepared;
@@ -91,7 +110,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
     if (node.op->is_opaque())
       return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
                                                    "': its operator is not in the operator library"));
-    if (impl->MakeView(node)) continue;
+    if (!cpu::IsBlocked(node.params) && impl->MakeView(node)) continue;
     for (ValueId v : node.outputs)
       if (g.value(v).shape_known) impl->Allocate(v);
     ASSIGN_OR_RETURN(auto kernel, BindKernel(g, node, impl->data));
@@ -104,6 +123,9 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
         }
     impl->steps.push_back(std::move(step));
   }
+  for (ValueId v : g.outputs())
+    if (g.value(v).producer != kNoNode && cpu::WritesBlocked(g.node(g.value(v).producer).params, g.value(v).shape))
+      return absl::InvalidArgumentError(absl::StrCat("graph output '", g.value(v).name, "' is in the blocked layout"));
   return std::unique_ptr<CpuExecutor>(new CpuExecutor(std::move(impl)));
 }
 

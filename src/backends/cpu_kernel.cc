@@ -1,5 +1,6 @@
 #include "backends/cpu_kernel.h"
 
+#include <algorithm>
 #include <map>
 
 namespace taso::cpu {
@@ -59,8 +60,9 @@ PrimitiveRun::Step PrimitiveRun::Reorder(const dnnl::memory& from, const dnnl::m
   return {dnnl::reorder(from, to), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}};
 }
 
-dnnl::memory PrimitiveRun::Input(size_t i, const Shape& shape, const dnnl::memory::desc& wanted, bool constant) {
-  dnnl::memory port = Buffer(Plain(shape));
+dnnl::memory PrimitiveRun::Input(size_t i, const dnnl::memory::desc& port_desc, const dnnl::memory::desc& wanted,
+                                 bool constant) {
+  dnnl::memory port = Buffer(port_desc);
   AddInputPort(i, port);
   if (wanted == port.get_desc()) return port;
   dnnl::memory m = Buffer(wanted);
@@ -68,8 +70,8 @@ dnnl::memory PrimitiveRun::Input(size_t i, const Shape& shape, const dnnl::memor
   return m;
 }
 
-dnnl::memory PrimitiveRun::Output(size_t i, const Shape& shape, const dnnl::memory::desc& produced) {
-  dnnl::memory port = Buffer(Plain(shape));
+dnnl::memory PrimitiveRun::Output(size_t i, const dnnl::memory::desc& port_desc, const dnnl::memory::desc& produced) {
+  dnnl::memory port = Buffer(port_desc);
   AddOutputPort(i, port);
   if (produced == port.get_desc()) return port;
   dnnl::memory m = Buffer(produced);
@@ -97,6 +99,27 @@ dnnl::memory::desc Plain(const Shape& s) {
   dnnl::memory::dims strides(d.size(), 1);
   for (int i = static_cast<int>(d.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * d[i + 1];
   return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+}
+
+bool Kernel::ReadsBlocked(const Params& params, absl::Span<const InputInfo> inputs, size_t i) const {
+  if (!IsBlocked(params) || !Blockable(inputs[i].shape)) return false;
+  const std::vector<size_t> layout_inputs = LayoutInputs(params, inputs);
+  return std::find(layout_inputs.begin(), layout_inputs.end(), i) != layout_inputs.end();
+}
+
+int64_t BlockSize() {
+  static const int64_t block = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core ? 16 : 8;
+  return block;
+}
+
+bool Blockable(const Shape& shape) { return shape.size() == 4 && shape[1] % BlockSize() == 0; }
+
+bool IsBlocked(const Params& params) { return params.Str("layout", "plain") == "blocked"; }
+
+dnnl::memory::desc Layout(const Shape& shape, const Params& params) {
+  if (!IsBlocked(params) || !Blockable(shape)) return Plain(shape);
+  const auto tag = BlockSize() == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;
+  return dnnl::memory::desc(Dims(shape), dnnl::memory::data_type::f32, tag);
 }
 
 }  // namespace taso::cpu

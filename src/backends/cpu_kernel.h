@@ -16,6 +16,10 @@
 
 namespace taso::cpu {
 
+dnnl::memory::dims Dims(const Shape& s);
+// A plain row-major f32 descriptor of a shape (a scalar as [1]).
+dnnl::memory::desc Plain(const Shape& s);
+
 // The engine and stream all cpu kernels share.
 dnnl::engine& Engine();
 dnnl::stream& Stream();
@@ -60,7 +64,24 @@ class Kernel {
   // Whether this input is read as a constant (prepared once at Setup, not at each run):
   // an executor binds it to a weight or runs the operator another way.
   virtual bool NeedsConstant(size_t) const { return false; }
+  // The inputs that take the node's layout (parameter "layout", see Blocked) with its
+  // outputs; empty when the kernel runs only plain row-major data.
+  virtual std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const { return {}; }
+  // Whether input i is read in the blocked layout (by default: a layout input of a
+  // blocked node).
+  virtual bool ReadsBlocked(const Params& params, absl::Span<const InputInfo> inputs, size_t i) const;
 };
+
+// The blocked layout of 4-D activations: oneDNN's nChw16c (nChw8c without AVX-512), in
+// which its direct convolutions run. A node with parameter layout=blocked reads its
+// layout inputs and writes its outputs so; a LayoutConvert node converts.
+int64_t BlockSize();
+bool Blockable(const Shape& shape);  // rank 4, channels a multiple of the block
+bool IsBlocked(const Params& params);
+// The descriptor of a tensor in the node's layout.
+dnnl::memory::desc Layout(const Shape& shape, const Params& params);
+// Whether a node's outputs are blocked: a blocked node's blockable outputs.
+inline bool WritesBlocked(const Params& params, const Shape& output) { return IsBlocked(params) && Blockable(output); }
 
 void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
 // The kernel for an operator, or null.
@@ -90,10 +111,17 @@ class PrimitiveRun : public Prepared {
   // Input port `i` of `shape`, read by the next primitive as `wanted`: the plain port
   // itself, or a buffer it is reordered into first (at every run, or once at Setup for a
   // constant such as a convolution's weights).
-  dnnl::memory Input(size_t i, const Shape& shape, const dnnl::memory::desc& wanted, bool constant = false);
+  dnnl::memory Input(size_t i, const Shape& shape, const dnnl::memory::desc& wanted, bool constant = false) {
+    return Input(i, Plain(shape), wanted, constant);
+  }
+  // The same with the port in the layout `port`.
+  dnnl::memory Input(size_t i, const dnnl::memory::desc& port, const dnnl::memory::desc& wanted, bool constant = false);
   // Output port `i` of `shape`, written by the next primitive as `produced`: the plain
   // port itself, or a buffer reordered into the port after that primitive.
-  dnnl::memory Output(size_t i, const Shape& shape, const dnnl::memory::desc& produced);
+  dnnl::memory Output(size_t i, const Shape& shape, const dnnl::memory::desc& produced) {
+    return Output(i, Plain(shape), produced);
+  }
+  dnnl::memory Output(size_t i, const dnnl::memory::desc& port, const dnnl::memory::desc& produced);
   void Setup() override;
   void Run() override;
 
@@ -106,9 +134,6 @@ class PrimitiveRun : public Prepared {
   std::vector<Step> setup_, steps_, pending_outputs_;
 };
 
-dnnl::memory::dims Dims(const Shape& s);
-// A plain row-major f32 descriptor of a shape (a scalar as [1]).
-dnnl::memory::desc Plain(const Shape& s);
 
 }  // namespace taso::cpu
 

@@ -66,13 +66,18 @@ std::string DefaultCostCachePath() {
   return absl::StrCat(home && *home ? home : ".", "/.cache/taso/costs.sqlite");
 }
 
+std::string CostKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                    absl::Span<const OutputType> outputs) {
+  std::string key = absl::StrCat(op.name(), "{", params.ToString(), "}");
+  for (const InputInfo& i : inputs) absl::StrAppend(&key, i.present ? ShapeToString(i.shape) : "-");
+  absl::StrAppend(&key, "->");
+  for (const OutputType& o : outputs) absl::StrAppend(&key, ShapeToString(o.shape));
+  return key;
+}
+
 std::string CostKey(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
-  std::string key = absl::StrCat(node.op->name(), "{", node.params.ToString(), "}");
-  for (ValueId v : node.inputs) absl::StrAppend(&key, v == kNoValue ? "-" : ShapeToString(graph.value(v).shape));
-  absl::StrAppend(&key, "->");
-  for (ValueId v : node.outputs) absl::StrAppend(&key, ShapeToString(graph.value(v).shape));
-  return key;
+  return CostKey(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node));
 }
 
 namespace {
@@ -107,12 +112,22 @@ CpuCost::CpuCost(std::unique_ptr<CostCache> cache) : cache_(std::move(cache)) {
 }
 
 double CpuCost::NodeCost(const Graph& graph, NodeId n) {
-  const std::string key = CostKey(graph, n);
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  const Node& viewed = graph.node(n);
-  if (const cpu::View* view = cpu::FindView(viewed.op->name());
-      view && view->Offsets(viewed.params, graph.InputInfos(viewed), graph.OutputTypes(viewed))) {
-    return memo_[key] = 0;  // the executor runs nothing for it
+  const Node& node = graph.node(n);
+  return Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node));
+}
+
+double CpuCost::Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                     absl::Span<const OutputType> outputs, bool* measurable) {
+  const std::string key = CostKey(op, params, inputs, outputs);
+  if (auto it = memo_.find(key); it != memo_.end()) {
+    if (measurable) *measurable = it->second.measured;
+    return it->second.seconds;
+  }
+  if (const cpu::View* view = cpu::FindView(op.name());
+      view && !cpu::IsBlocked(params) && view->Offsets(params, inputs, outputs)) {
+    memo_[key] = {0, true};  // the executor runs nothing for it
+    if (measurable) *measurable = true;
+    return 0;
   }
   double seconds = -1;
   if (cache_) {
@@ -122,10 +137,9 @@ double CpuCost::NodeCost(const Graph& graph, NodeId n) {
     }
   }
   if (seconds < 0) {
-    const Node& node = graph.node(n);
-    if (const cpu::Kernel* k = cpu::FindKernel(node.op->name())) {
+    if (const cpu::Kernel* k = cpu::FindKernel(op.name())) {
       try {
-        auto prepared = k->Prepare(node.params, graph.InputInfos(node), graph.OutputTypes(node));
+        auto prepared = k->Prepare(params, inputs, outputs);
         if (prepared.ok()) {
           seconds = Measure(**prepared);
           ++counts_.measured;
@@ -136,11 +150,14 @@ double CpuCost::NodeCost(const Graph& graph, NodeId n) {
       }
     }
   }
-  if (seconds < 0) {
-    seconds = fallback_.NodeCost(graph, n);
+  const bool measured = seconds >= 0;
+  if (!measured) {
+    const OpMetrics m = op.Metrics(params, inputs, outputs);
+    seconds = fallback_.Estimate(m);
     ++counts_.estimated;
   }
-  memo_[key] = seconds;
+  memo_[key] = {seconds, measured};
+  if (measurable) *measurable = measured;
   return seconds;
 }
 

@@ -18,6 +18,7 @@
 #include "taso/executor.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
+#include "taso/layouts.h"
 #include "taso/measured_cost.h"
 #include "taso/onnx_io.h"
 #include "taso/search.h"
@@ -39,6 +40,9 @@ ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file"
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
+ABSL_FLAG(std::string, search, "",
+          "what to search: substitutions, layouts or both (default: both on the cpu backend, substitutions on "
+          "analytic, which cannot price layouts)");
 ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the cpu executor, in turn, and "
           "report the medians");
@@ -59,8 +63,9 @@ bool CloseEnough(const taso::TensorMap& a, const taso::TensorMap& b, double* dif
 
 // What taso-opt prints and writes with --report.
 struct Summary {
-  std::string backend;
-  double cost_before = 0, cost_after = 0;  // estimated, of the imported and the written graph
+  std::string backend, search;
+  double cost_before = 0, cost_after = 0;  // estimated, of the imported and the optimized graph
+  int blocked_nodes = 0, layout_conversions = 0;
   bool checked = false;
   double diff = 0;
   int measure_runs = 0;  // 0: not measured
@@ -74,7 +79,9 @@ std::string Json(const taso::SearchResult& r, const Summary& s) {
       s.measure_runs == 0 ? "null"
                           : absl::StrCat("{\"runs\": ", s.measure_runs, ", \"before_ms\": ", s.measured_before * 1e3,
                                          ", \"after_ms\": ", s.measured_after * 1e3, "}");
-  return absl::StrCat("{\n  \"backend\": \"", s.backend, "\",\n  \"cost_before_ms\": ", s.cost_before * 1e3,
+  return absl::StrCat("{\n  \"backend\": \"", s.backend, "\",\n  \"search\": \"", s.search,
+                      "\",\n  \"blocked_nodes\": ", s.blocked_nodes, ",\n  \"layout_conversions\": ",
+                      s.layout_conversions, ",\n  \"cost_before_ms\": ", s.cost_before * 1e3,
                       ",\n  \"cost_after_ms\": ", s.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ",
                       r.initial_cost * 1e3, ",\n  \"search_cost_after_ms\": ", r.best_cost * 1e3,
                       ",\n  \"search_seconds\": ", r.seconds, ",\n  \"expansions\": ", r.expansions,
@@ -90,8 +97,13 @@ absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Su
   ASSIGN_OR_RETURN(auto a, taso::CpuExecutor::Create(before));
   ASSIGN_OR_RETURN(auto b, taso::CpuExecutor::Create(after));
   const taso::TensorMap inputs = taso::RandomInputs(before, 3);
-  RETURN_IF_ERROR(a->Run(inputs).status());
-  RETURN_IF_ERROR(b->Run(inputs).status());
+  ASSIGN_OR_RETURN(taso::TensorMap out_a, a->Run(inputs));
+  ASSIGN_OR_RETURN(taso::TensorMap out_b, b->Run(inputs));
+  // The measured graphs must agree too (the optimized one at its layouts, on oneDNN).
+  double diff = 0;
+  if (!CloseEnough(out_a, out_b, &diff))
+    return absl::InternalError(absl::StrCat("on the cpu executor the optimized graph's outputs differ by ", diff,
+                                            " from the original's"));
   ASSIGN_OR_RETURN(auto times, taso::CpuExecutor::CompareSeconds(*a, *b, s.measure_runs));
   s.measured_before = times.first;
   s.measured_after = times.second;
@@ -113,6 +125,13 @@ int main(int argc, char** argv) {
                                       "the cuda backend's kernel measurements are not built yet; use --backend cpu or analytic"));
   if (backend != "analytic" && backend != "cpu")
     return taso::cli::Usage(kTool, absl::StrCat("unknown backend '", backend, "' (cpu, analytic, cuda)"));
+  std::string search = absl::GetFlag(FLAGS_search);
+  if (search.empty()) search = backend == "cpu" ? "both" : "substitutions";
+  if (search != "substitutions" && search != "layouts" && search != "both")
+    return taso::cli::Usage(kTool, absl::StrCat("unknown --search '", search, "' (substitutions, layouts, both)"));
+  const bool with_layouts = search != "substitutions", with_substitutions = search != "layouts";
+  if (with_layouts && backend != "cpu")
+    return taso::cli::Usage(kTool, "layouts are searched with measured costs: use --backend cpu");
   if (!(absl::GetFlag(FLAGS_alpha) >= 1.0)) return taso::cli::Usage(kTool, "--alpha must be at least 1");
   if (absl::GetFlag(FLAGS_budget) < 0 || !(absl::GetFlag(FLAGS_time_limit) >= 0))
     return taso::cli::Usage(kTool, "--budget and --time-limit must not be negative");
@@ -143,10 +162,13 @@ int main(int argc, char** argv) {
   } else {
     cost_model = std::make_unique<taso::AnalyticCost>();
   }
-  taso::CostModel& cost = *cost_model;
+  // The joint search prices each graph at its best layouts.
+  std::unique_ptr<taso::LayoutAwareCost> layout_cost;
+  if (with_layouts) layout_cost = std::make_unique<taso::LayoutAwareCost>(*cpu);
+  taso::CostModel& cost = layout_cost ? static_cast<taso::CostModel&>(*layout_cost) : *cost_model;
   taso::SearchOptions options;
   options.alpha = absl::GetFlag(FLAGS_alpha);
-  options.budget = absl::GetFlag(FLAGS_budget);
+  options.budget = with_substitutions ? absl::GetFlag(FLAGS_budget) : 0;
   options.time_limit = absl::GetFlag(FLAGS_time_limit);
   options.max_queue = std::max<int64_t>(1, absl::GetFlag(FLAGS_max_queue));
   const bool tty = isatty(fileno(stderr));
@@ -171,8 +193,21 @@ int main(int argc, char** argv) {
   if (!folded.ok()) return taso::cli::Fail(kTool, folded.status());
   Summary summary;
   summary.backend = backend;
-  summary.cost_before = taso::GraphCost(model->graph, cost);
-  summary.cost_after = taso::GraphCost(*folded, cost);
+  summary.search = search;
+  summary.cost_before = taso::GraphCost(model->graph, *cost_model);  // as it is, all plain
+  summary.cost_after = taso::GraphCost(*folded, *cost_model);
+  // What the cpu executor runs: the optimized graph at its layouts.
+  taso::Graph run_graph = *folded;
+  if (with_layouts) {
+    taso::CpuLayouts layouts(*cpu);
+    const taso::CpuLayouts::Plan plan = layouts.Choose(*folded);
+    auto applied = layouts.Apply(*folded, plan);
+    if (!applied.ok()) return taso::cli::Fail(kTool, applied.status());
+    run_graph = std::move(*applied);
+    summary.cost_after = plan.seconds;
+    summary.layout_conversions = plan.conversions;
+    for (bool b : plan.blocked) summary.blocked_nodes += b;
+  }
   double& diff = summary.diff;
   const bool check = summary.checked = !absl::GetFlag(FLAGS_skip_self_check);
   if (check) {
@@ -187,7 +222,7 @@ int main(int argc, char** argv) {
                                         " from the original's; nothing written")));
   }
   if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0)
-    if (auto s = MeasureBoth(model->graph, *folded, summary); !s.ok()) return taso::cli::Fail(kTool, s);
+    if (auto s = MeasureBoth(model->graph, run_graph, summary); !s.ok()) return taso::cli::Fail(kTool, s);
   taso::OnnxModel optimized{std::move(*folded), model->shell, model->opset};
   if (auto s = taso::ExportOnnxFile(optimized, out); !s.ok()) return taso::cli::Fail(kTool, s);
 
@@ -197,7 +232,9 @@ int main(int argc, char** argv) {
               backend.c_str(), summary.cost_before * 1e3, summary.cost_after * 1e3,
               summary.cost_after > 0 ? summary.cost_before / summary.cost_after : 1.0,
               result.initial_cost * 1e3, result.best_cost * 1e3);
-  std::printf("search: %.2f s, %lld graphs expanded, %lld seen%s\n", result.seconds,
+  if (with_layouts)
+    std::printf("layouts: %d nodes blocked, %d layout conversions\n", summary.blocked_nodes, summary.layout_conversions);
+  std::printf("search (%s): %.2f s, %lld graphs expanded, %lld seen%s\n", search.c_str(), result.seconds,
               static_cast<long long>(result.expansions), static_cast<long long>(result.graphs_seen),
               result.stopped_by_limit ? " (stopped by --budget or --time-limit)" : "");
   if (cpu)

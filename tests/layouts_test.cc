@@ -1,0 +1,111 @@
+// Joint layouts on the cpu backend: the layouts chosen are the cheaper ones by measured
+// cost, and a graph at its layouts computes on the cpu executor what it computes plain.
+#include <catch2/catch.hpp>
+
+#include "models/models.h"
+#include "taso/cpu_executor.h"
+#include "taso/inference_fusion.h"
+#include "taso/layouts.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+double RelativeDifference(const TensorMap& a, const TensorMap& b) {
+  double scale = 1;
+  for (const auto& [name, t] : a)
+    for (float v : t.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  return MaxAbsDifference(a, b) / scale;
+}
+
+}  // namespace
+
+TEST_CASE("CNN models at their chosen layouts compute on the cpu executor what they compute plain") {
+  for (const std::string name : {"resnet50", "resnext50", "inception_v3", "nasnet_a"}) {
+    SECTION(name) {
+      auto model = models::BuildModel(name, {.image_size = name == "inception_v3" ? 75 : 32, .layers = 1});
+      REQUIRE(model.ok());
+      auto fused = FuseIntoConvolutions(model->graph);
+      REQUIRE(fused.ok());
+      CpuCost cost(nullptr);
+      CpuLayouts layouts(cost);
+      const CpuLayouts::Plan plan = layouts.Choose(*fused);
+      const CpuLayouts::Plan plain = layouts.AllPlain(*fused);
+      CHECK(plan.seconds <= plain.seconds);
+      auto laid_out = layouts.Apply(*fused, plan);
+      REQUIRE(laid_out.ok());
+      const TensorMap inputs = RandomInputs(model->graph, 2);
+      auto expected = RunReference(model->graph, inputs);
+      REQUIRE(expected.ok());
+      auto reference = RunReference(*laid_out, inputs);  // layouts are invisible to the computation
+      REQUIRE(reference.ok());
+      CHECK(RelativeDifference(*expected, *reference) < 1e-4);
+      auto executor = CpuExecutor::Create(*laid_out);
+      REQUIRE(executor.ok());
+      auto got = (*executor)->Run(inputs);
+      REQUIRE(got.ok());
+      CHECK(RelativeDifference(*expected, *got) < 1e-4);
+    }
+  }
+}
+
+TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and conversions are explicit") {
+  // x[1,3,28,28] -> conv 3->16 -> relu -> conv 16->16 -> relu -> y: three input channels
+  // do not block, so the first convolution reads x plain whatever is chosen.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 28, 28});
+  REQUIRE(x.ok());
+  const Params same = Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId a = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1)}, "a", same);
+  const ValueId b = testing::AddOp(g, "Relu", {a}, "b");
+  const ValueId c = testing::AddOp(g, "Conv2D", {b, testing::AddWeight(g, "w2", {16, 16, 3, 3}, 2)}, "c", same);
+  const ValueId y = testing::AddOp(g, "Relu", {c}, "y");
+  REQUIRE(g.AddOutput(y).ok());
+
+  CpuCost cost(nullptr);
+  CpuLayouts layouts(cost);
+  const CpuLayouts::Plan plan = layouts.Choose(g);
+  const CpuLayouts::Plan plain = layouts.AllPlain(g);
+  CHECK(plain.conversions == 0);
+  CHECK(plan.seconds <= plain.seconds);
+  auto laid_out = layouts.Apply(g, plan);
+  REQUIRE(laid_out.ok());
+  int blocked = 0, conversions = 0;
+  for (NodeId n = 0; n < laid_out->num_nodes(); ++n) {
+    const Node& node = laid_out->node(n);
+    const bool convert = node.op->name() == "LayoutConvert";
+    blocked += !convert && node.params.Str("layout", "plain") == "blocked";
+    conversions += convert;
+  }
+  CHECK(blocked == static_cast<int>(std::count(plan.blocked.begin(), plan.blocked.end(), true)));
+  CHECK(conversions == plan.conversions);
+  // The output keeps its name and is plain.
+  const Value& out = laid_out->value(laid_out->outputs()[0]);
+  CHECK(out.name == "y");
+  CHECK(laid_out->node(out.producer).params.Str("layout", "plain") == "plain");
+  // Its cost, node by node with the conversions as nodes, is what the plan says.
+  CHECK(GraphCost(*laid_out, cost) == Approx(plan.seconds).epsilon(1e-9));
+
+  auto executor = CpuExecutor::Create(*laid_out);
+  REQUIRE(executor.ok());
+  const TensorMap inputs = RandomInputs(g, 4);
+  auto expected = RunReference(g, inputs);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(expected.ok());
+  REQUIRE(got.ok());
+  CHECK(RelativeDifference(*expected, *got) < 1e-5);
+}
+
+TEST_CASE("The cpu executor refuses a graph whose layouts do not fit together") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 8, 8});
+  REQUIRE(x.ok());
+  // A blocked relu feeding a plain one with no conversion between.
+  const ValueId a = testing::AddOp(g, "Relu", {*x}, "a", Params().Set("layout", "blocked"));
+  const ValueId b = testing::AddOp(g, "Relu", {a}, "b");
+  REQUIRE(g.AddOutput(b).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE_FALSE(executor.ok());
+  CHECK_THAT(std::string(executor.status().message()), Catch::Contains("in another layout"));
+}
