@@ -6,14 +6,14 @@
 #   bench/opt_bench.sh [MODEL ...]      (default: all six)
 # Times are in ms; est_* are the cost model's sums, run_* the measured medians; wall_s is
 # the whole taso-opt run (search, layouts, self-check, measuring, export).
-# OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 60 s), OPT_BACKEND
+# OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 40 s), OPT_BACKEND
 # (default cpu), OPT_SEARCH (default both: substitutions, layouts, both) and OPT_RUNS
 # (default 20) are passed to taso-opt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 budget="${OPT_BUDGET:-10}"
-limit="${OPT_TIME_LIMIT:-60}"
+limit="${OPT_TIME_LIMIT:-40}"
 backend="${OPT_BACKEND:-cpu}"
 runs="${OPT_RUNS:-20}"
 search="${OPT_SEARCH:-both}"

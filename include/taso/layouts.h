@@ -15,6 +15,10 @@
 
 namespace taso {
 
+namespace internal {
+class LayoutContext;  // layouts.cc
+}
+
 class CpuLayouts {
  public:
   explicit CpuLayouts(CpuCost& cost) : cost_(cost) {}
@@ -33,7 +37,7 @@ class CpuLayouts {
   absl::StatusOr<Graph> Apply(const Graph& graph, const Plan& plan);
 
  private:
-  double Evaluate(const Graph& graph, Plan& plan);
+  double Evaluate(internal::LayoutContext& ctx, Plan& plan);
   CpuCost& cost_;
 };
 

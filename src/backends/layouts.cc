@@ -1,5 +1,7 @@
 #include "taso/layouts.h"
 
+#include <array>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -18,51 +20,63 @@ Params WithLayout(Params p, bool blocked) {
 
 bool IsFloat(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).dtype == DataType::kFloat32; }
 
-// What the cost of a layout choice needs to know of a graph.
+}  // namespace
+
+namespace internal {
+
+// What the cost of a layout choice needs to know of a graph, each fact found once.
 class LayoutContext {
  public:
   LayoutContext(const Graph& g, CpuCost& cost)
-      : g_(g), cost_(cost), weight_only_(FindWeightOnly(g)), consumers_(g.Consumers()), is_output_(g.num_values()) {
+      : g_(g),
+        cost_(cost),
+        weight_only_(FindWeightOnly(g)),
+        consumers_(g.Consumers()),
+        is_output_(g.num_values()),
+        can_block_(g.num_nodes(), -1),
+        layout_inputs_(g.num_nodes()),
+        node_cost_(g.num_nodes(), {-1, -1}),
+        convert_cost_(g.num_values(), {-1, -1}) {
     for (ValueId v : g.outputs()) is_output_[v] = true;
   }
 
+  const Graph& graph() const { return g_; }
   bool IsWeightOnly(NodeId n) const { return weight_only_.nodes[n]; }
+  const std::vector<NodeId>& Consumers(ValueId v) const { return consumers_[v]; }
+  bool IsOutput(ValueId v) const { return is_output_[v]; }
 
-  // Whether node n could run blocked (a kernel that takes the layout, whose shapes block).
+  // Whether node n could run blocked: a kernel that takes the layout, shapes that block,
+  // and a measured blocked cost.
   bool CanBlock(NodeId n) {
-    const Node& node = g_.node(n);
-    const cpu::Kernel* k = cpu::FindKernel(node.op->name());
-    if (!k || weight_only_.nodes[n]) return false;
-    const std::vector<InputInfo> in = g_.InputInfos(node);
-    const Params bp = WithLayout(node.params, true);
-    const std::vector<size_t> layout_inputs = k->LayoutInputs(bp, in);
-    if (layout_inputs.empty()) return false;
-    for (size_t i : layout_inputs)
-      if (!cpu::Blockable(in[i].shape)) return false;
-    for (ValueId v : node.outputs)
-      if (!cpu::Blockable(g_.value(v).shape)) return false;
-    bool measured = false;
-    cost_.Cost(*node.op, bp, in, g_.OutputTypes(node), &measured);
-    return measured;
+    if (can_block_[n] < 0) can_block_[n] = FindCanBlock(n);
+    return can_block_[n];
   }
 
   double NodeCost(NodeId n, bool blocked) {
-    const Node& node = g_.node(n);
-    return cost_.Cost(*node.op, WithLayout(node.params, blocked), g_.InputInfos(node), g_.OutputTypes(node));
+    double& c = node_cost_[n][blocked];
+    if (c < 0) {
+      const Node& node = g_.node(n);
+      c = cost_.Cost(*node.op, WithLayout(node.params, blocked), g_.InputInfos(node), g_.OutputTypes(node));
+    }
+    return c;
   }
 
   // Whether node n, in the given layout, reads its input i blocked.
   bool ReadsBlocked(NodeId n, bool blocked, size_t i) {
-    if (!blocked) return false;
-    const Node& node = g_.node(n);
-    return cpu::FindKernel(node.op->name())->ReadsBlocked(WithLayout(node.params, true), g_.InputInfos(node), i);
+    if (!blocked || !CanBlock(n)) return false;
+    const std::vector<size_t>& li = layout_inputs_[n];
+    return std::find(li.begin(), li.end(), i) != li.end();
   }
 
   double ConvertCost(ValueId v, bool to_blocked) {
-    static const OpDef* convert = OpRegistry::Global().Find("LayoutConvert");
-    InputInfo in;
-    in.shape = g_.value(v).shape;
-    return cost_.Cost(*convert, WithLayout(Params(), to_blocked), {in}, {OutputType{DataType::kFloat32, in.shape}});
+    double& c = convert_cost_[v][to_blocked];
+    if (c < 0) {
+      static const OpDef* convert = OpRegistry::Global().Find("LayoutConvert");
+      InputInfo in;
+      in.shape = g_.value(v).shape;
+      c = cost_.Cost(*convert, WithLayout(Params(), to_blocked), {in}, {OutputType{DataType::kFloat32, in.shape}});
+    }
+    return c;
   }
 
   // Whether some reader of v could read it blocked (so a blocked producer need not
@@ -70,27 +84,44 @@ class LayoutContext {
   bool ReaderCouldBlock(ValueId v) {
     if (is_output_[v]) return false;
     for (NodeId c : consumers_[v])
-      if (CanBlockCached(c)) return true;
+      if (CanBlock(c)) return true;
     return false;
   }
 
-  bool CanBlockCached(NodeId n) {
-    auto [it, inserted] = can_block_.try_emplace(n, false);
-    if (inserted) it->second = CanBlock(n);
-    return it->second;
+ private:
+  bool FindCanBlock(NodeId n) {
+    const Node& node = g_.node(n);
+    const cpu::Kernel* k = cpu::FindKernel(node.op->name());
+    if (!k || weight_only_.nodes[n]) return false;
+    const std::vector<InputInfo> in = g_.InputInfos(node);
+    const Params bp = WithLayout(node.params, true);
+    layout_inputs_[n] = k->LayoutInputs(bp, in);
+    if (layout_inputs_[n].empty()) return false;
+    for (size_t i : layout_inputs_[n])
+      if (!cpu::Blockable(in[i].shape)) return false;
+    for (ValueId v : node.outputs)
+      if (!cpu::Blockable(g_.value(v).shape)) return false;
+    bool measured = false;
+    node_cost_[n][1] = cost_.Cost(*node.op, bp, in, g_.OutputTypes(node), &measured);
+    return measured;
   }
 
-  const std::vector<NodeId>& Consumers(ValueId v) const { return consumers_[v]; }
-  bool IsOutput(ValueId v) const { return is_output_[v]; }
-
- private:
   const Graph& g_;
   CpuCost& cost_;
   taso::WeightOnly weight_only_;
   std::vector<std::vector<NodeId>> consumers_;
   std::vector<bool> is_output_;
-  absl::flat_hash_map<NodeId, bool> can_block_;
+  std::vector<int8_t> can_block_;
+  std::vector<std::vector<size_t>> layout_inputs_;
+  std::vector<std::array<double, 2>> node_cost_;
+  std::vector<std::array<double, 2>> convert_cost_;
 };
+
+}  // namespace internal
+
+namespace {
+
+using internal::LayoutContext;
 
 bool WritesBlocked(const Graph& g, const CpuLayouts::Plan& plan, ValueId v) {
   const NodeId p = g.value(v).producer;
@@ -102,7 +133,8 @@ bool WritesBlocked(const Graph& g, const CpuLayouts::Plan& plan, ValueId v) {
 CpuLayouts::Plan CpuLayouts::AllPlain(const Graph& graph) {
   Plan plan;
   plan.blocked.assign(graph.num_nodes(), false);
-  Evaluate(graph, plan);
+  LayoutContext ctx(graph, cost_);
+  Evaluate(ctx, plan);
   return plan;
 }
 
@@ -114,7 +146,7 @@ CpuLayouts::Plan CpuLayouts::Choose(const Graph& graph) {
   LayoutContext ctx(graph, cost_);
   absl::flat_hash_set<std::pair<ValueId, bool>> converted;  // conversions already paid for
   for (NodeId n : *order) {
-    if (ctx.IsWeightOnly(n) || !ctx.CanBlockCached(n)) continue;
+    if (ctx.IsWeightOnly(n) || !ctx.CanBlock(n)) continue;
     const Node& node = graph.node(n);
     double cost[2];
     for (bool blocked : {false, true}) {
@@ -138,14 +170,14 @@ CpuLayouts::Plan CpuLayouts::Choose(const Graph& graph) {
       if (want != WritesBlocked(graph, plan, v)) converted.insert({v, want});
     }
   }
-  Evaluate(graph, plan);
+  Evaluate(ctx, plan);
   return plan;
 }
 
 // The exact cost of a plan: every node in its layout, and each value converted once for
 // each layout it is read in other than its own (graph outputs are read plain).
-double CpuLayouts::Evaluate(const Graph& graph, Plan& plan) {
-  LayoutContext ctx(graph, cost_);
+double CpuLayouts::Evaluate(internal::LayoutContext& ctx, Plan& plan) {
+  const Graph& graph = ctx.graph();
   double total = 0;
   plan.conversions = 0;
   for (NodeId n = 0; n < graph.num_nodes(); ++n)

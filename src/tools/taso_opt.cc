@@ -34,7 +34,7 @@ ABSL_FLAG(std::string, backend, "cpu", "cost model: cpu (oneDNN kernel times, me
 ABSL_FLAG(std::string, cost_cache, "", "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
 ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
-ABSL_FLAG(double, time_limit, 60, "search time limit in seconds");
+ABSL_FLAG(double, time_limit, 40, "search time limit in seconds (the self-check and export come after it)");
 ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
