@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# The main job on a built-in example: builds a benchmark model (NasRNN by default),
-# optimizes it with taso-opt (cpu kernel costs, self-check against the original), and
-# runs the written model with the reference executor.
+# The main job on a built-in example: builds a benchmark model (ResNeXt-50 at 112x112 by
+# default, or the model named), optimizes it with taso-opt (substitutions and layouts
+# searched jointly on measured cpu kernel costs, self-check against the original),
+# measures both graphs end to end on the cpu executor, and checks the written model on
+# ONNX Runtime against the original.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model="${1:-nasrnn}"
+model="${1:-resnext50}"
+sizes=()
+[ $# -eq 0 ] && sizes=(--image-size 112)
 bash scripts/build.sh
 mkdir -p build/examples
-build/taso-models "$model" -o "build/examples/$model.onnx"
-build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" --budget 20 \
+build/taso-models "$model" "${sizes[@]}" -o "build/examples/$model.onnx"
+build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" --budget 20 --measure 10 \
   --report "build/examples/$model.report.json"
-build/taso-run "build/examples/$model.opt.onnx"
+node tools/ort/ort_run.js "build/examples/$model.onnx" --save-outputs "build/examples/$model.ort"
+node tools/ort/ort_run.js "build/examples/$model.opt.onnx" --compare "build/examples/$model.ort"

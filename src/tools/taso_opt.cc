@@ -50,6 +50,9 @@ ABSL_FLAG(int, measure, 0,
 namespace {
 
 constexpr const char* kTool = "taso-opt";
+// The least estimated gain of the search for which its graph replaces the input's (about
+// the spread of repeated kernel measurements).
+constexpr double kMinGain = 0.005;
 
 // The largest output difference the self-check accepts, relative to the outputs' size:
 // rewrites reorder float sums.
@@ -187,7 +190,11 @@ int main(int argc, char** argv) {
   taso::SearchResult result = taso::Optimize(*separated, matchers, cost, options);
   if (tty) std::fprintf(stderr, "\n");
 
-  auto weights_folded = taso::FoldWeights(result.best);
+  // A gain within the measurements' noise is no reason to rewrite the user's graph.
+  const bool keep_input = result.best_cost > result.initial_cost * (1 - kMinGain);
+  const bool dropped = keep_input && !result.rules_applied.empty();
+  if (keep_input) result.rules_applied.clear();
+  auto weights_folded = taso::FoldWeights(keep_input ? *separated : result.best);
   if (!weights_folded.ok()) return taso::cli::Fail(kTool, weights_folded.status());
   auto folded = taso::FuseIntoConvolutions(*weights_folded);
   if (!folded.ok()) return taso::cli::Fail(kTool, folded.status());
@@ -240,6 +247,9 @@ int main(int argc, char** argv) {
   if (cpu)
     std::printf("costs (%s): %d measured, %d from the cache, %d estimated (no cpu kernel)\n", cpu->device().c_str(),
                 cpu->counts().measured, cpu->counts().cached, cpu->counts().estimated);
+  if (dropped)
+    std::printf("substitutions: none kept, the best gain found (%.2f%%) is below %.1f%%\n",
+                100 * (1 - result.best_cost / result.initial_cost), 100 * kMinGain);
   for (const auto& [rule, n] : result.rules_applied) std::printf("  applied %-10s x%d\n", rule.c_str(), n);
   if (check) std::printf("self-check: max |difference| of outputs %g\n", diff);
   if (summary.measure_runs > 0)
