@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ONNX Runtime against taso-opt: for every benchmark model (taso-models) and for
 # torchvision's ResNet-50, ResNeXt-50 and Inception-v3 exported by PyTorch, the ONNX
-# Runtime time (CPU provider, highest optimization level, median of ORT_RUNS runs) of the
-# original and of taso-opt's output, our cpu executor's time of the optimized graph (and
+# Runtime time (CPU provider, highest optimization level, median of ORT_RUNS runs taken
+# in turn) of the original and of taso-opt's output, our cpu executor's time of the optimized graph (and
 # of the original, median of runs taken in turn), and taso-opt's search time. Usage:
 #   bench/ort_bench.sh [MODEL ...]   (default: the six benchmark models and tv_resnet50,
 #                                     tv_resnext50, tv_inception_v3)
@@ -18,8 +18,10 @@ trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3 tv_resnet50 tv_resnext50 tv_inception_v3)
 
-ort_ms() {  # model file -> median ms at the highest level
-  node tools/ort/ort_run.js "$1" --level all --runs "$runs" --json | sed -n 's/.*"median_ms":\([0-9.e-]*\).*/\1/p'
+ort_ms() {  # original, optimized -> their median ms at the highest level, timed in turn
+  local json
+  json=$(node tools/ort/ort_run.js "$1" --against "$2" --level all --runs "$runs" --json)
+  echo "$(sed -n 's/.*"median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json") $(sed -n 's/.*"against_median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json")"
 }
 
 printf "%-16s %8s %12s %12s %9s %12s %12s %9s\n" model search_s ort_orig_ms ort_opt_ms ort_x ours_orig_ms ours_opt_ms ours_x
@@ -38,8 +40,7 @@ for m in "${models[@]}"; do
   search=$(sed -n 's/.*"search_seconds": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
   ours_before=$(sed -n 's/.*"before_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
   ours_after=$(sed -n 's/.*"after_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
-  orig=$(ort_ms "$out/$m.onnx")
-  opt=$(ort_ms "$out/$m.opt.onnx")
+  read -r orig opt <<< "$(ort_ms "$out/$m.onnx" "$out/$m.opt.onnx")"
   awk -v m="$m" -v s="$search" -v o="$orig" -v p="$opt" -v b="$ours_before" -v a="$ours_after" 'BEGIN {
     printf "%-16s %8.2f %12.3f %12.3f %8.3fx %12.3f %12.3f %8.3fx\n", m, s, o, p, o / p, b, a, b / a }'
 done

@@ -127,4 +127,11 @@ double MaxAbsDifference(const TensorMap& a, const TensorMap& b) {
   return worst;
 }
 
+double RelativeDifference(const TensorMap& expected, const TensorMap& got) {
+  double scale = 1;
+  for (const auto& [name, t] : expected)
+    for (float v : t.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  return MaxAbsDifference(expected, got) / scale;
+}
+
 }  // namespace taso

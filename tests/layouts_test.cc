@@ -10,17 +10,6 @@
 
 using namespace taso;
 
-namespace {
-
-double RelativeDifference(const TensorMap& a, const TensorMap& b) {
-  double scale = 1;
-  for (const auto& [name, t] : a)
-    for (float v : t.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  return MaxAbsDifference(a, b) / scale;
-}
-
-}  // namespace
-
 TEST_CASE("CNN models at their chosen layouts compute on the cpu executor what they compute plain") {
   for (const std::string name : {"resnet50", "resnext50", "inception_v3", "nasnet_a"}) {
     SECTION(name) {

@@ -27,5 +27,8 @@ TensorMap RandomInputs(const Graph& graph, uint64_t seed);
 // Largest absolute difference between two sets of outputs (infinity on a mismatch of
 // names or shapes, or a NaN).
 double MaxAbsDifference(const TensorMap& a, const TensorMap& b);
+// MaxAbsDifference relative to the size of the expected outputs (their largest magnitude,
+// at least 1): rewrites and other kernels sum in other orders.
+double RelativeDifference(const TensorMap& expected, const TensorMap& got);
 
 }  // namespace taso

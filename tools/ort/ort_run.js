@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // ort_run.js MODEL.onnx [--level disabled|basic|extended|all] [--runs N] [--seed S | --inputs DIR]
-//            [--save-inputs DIR] [--save-outputs DIR] [--compare DIR [--tolerance T]] [--json]
+//            [--save-inputs DIR] [--save-outputs DIR] [--compare DIR [--tolerance T]]
+//            [--against OTHER.onnx] [--json]
 // Runs an ONNX model on ONNX Runtime's CPU execution provider. Inputs are random in [-1, 1]
 // from a seed (the same seed gives the same inputs to every model with the same input
 // names and shapes) or read from DIR. Tensors on disk: DIR/manifest.json lists each
 // tensor's name, shape and file; the file holds little-endian float32 values.
-// With --runs N it prints the median of N timed runs (after two warm-up runs). With
+// With --runs N it prints the median of N timed runs (after two warm-up runs); with
+// --against OTHER.onnx too, OTHER (same inputs) is timed in turn with MODEL, so that a
+// change in the machine's speed weighs on both alike. With
 // --compare DIR it fails (exit 1) when an output differs from DIR's by more than the
 // tolerance, relative to the largest magnitude among DIR's outputs.
 'use strict';
@@ -20,7 +23,7 @@ function fail(message, code = 2) {
 function parseArgs(argv) {
   const opts = {level: 'all', runs: 0, seed: 1, tolerance: 1e-3, json: false};
   const valued = new Set(['--level', '--runs', '--seed', '--inputs', '--save-inputs', '--save-outputs', '--compare',
-                          '--tolerance']);
+                          '--tolerance', '--against']);
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') { opts.json = true; continue; }
@@ -52,6 +55,15 @@ function generator(seed) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+async function load(ort, model, level) {
+  if (!fs.existsSync(model)) fail(`cannot read ${model}`);
+  try {
+    return await ort.InferenceSession.create(model, {graphOptimizationLevel: level, executionProviders: ['cpu']});
+  } catch (e) {
+    fail(`ONNX Runtime cannot load ${model}: ${e.message.split('\n')[0]}`);
+  }
 }
 
 function readTensors(ort, dir) {
@@ -118,14 +130,8 @@ async function main() {
   } catch (e) {
     fail(`onnxruntime-node is not installed (run scripts/setup.sh): ${e.message}`);
   }
-  if (!fs.existsSync(opts.model)) fail(`cannot read ${opts.model}`);
-  let session;
-  try {
-    session = await ort.InferenceSession.create(opts.model, {graphOptimizationLevel: opts.level,
-                                                              executionProviders: ['cpu']});
-  } catch (e) {
-    fail(`ONNX Runtime cannot load ${opts.model}: ${e.message.split('\n')[0]}`);
-  }
+  const session = await load(ort, opts.model, opts.level);
+  const other = opts.against ? await load(ort, opts.against, opts.level) : null;
   const feeds = opts.inputs ? readTensors(ort, opts.inputs) : randomInputs(ort, session, Number(opts.seed));
   if (opts.save_inputs) writeTensors(opts.save_inputs, feeds);
   const outputs = await session.run(feeds);
@@ -133,16 +139,24 @@ async function main() {
 
   const summary = {model: opts.model, level: opts.level};
   if (opts.runs > 0) {
-    for (let i = 0; i < 2; ++i) await session.run(feeds);
-    const times = [];
+    const sessions = other ? [session, other] : [session];
+    for (let i = 0; i < 2; ++i)
+      for (const s of sessions) await s.run(feeds);
+    const times = sessions.map(() => []);
     for (let i = 0; i < opts.runs; ++i) {
-      const start = process.hrtime.bigint();
-      await session.run(feeds);
-      times.push(Number(process.hrtime.bigint() - start) / 1e6);
+      for (let k = 0; k < sessions.length; ++k) {
+        const start = process.hrtime.bigint();
+        await sessions[k].run(feeds);
+        times[k].push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
     }
-    times.sort((x, y) => x - y);
+    const median = t => t.sort((x, y) => x - y)[Math.floor(t.length / 2)];
     summary.runs = opts.runs;
-    summary.median_ms = times[Math.floor(times.length / 2)];
+    summary.median_ms = median(times[0]);
+    if (other) {
+      summary.against = opts.against;
+      summary.against_median_ms = median(times[1]);
+    }
   }
   let same = true;
   if (opts.compare) {
@@ -156,6 +170,8 @@ async function main() {
   } else {
     console.log(`${opts.model}: ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, level ${opts.level}`);
     if (summary.median_ms !== undefined) console.log(`median ${summary.median_ms.toFixed(3)} ms over ${opts.runs} runs`);
+    if (summary.against_median_ms !== undefined)
+      console.log(`${opts.against}: median ${summary.against_median_ms.toFixed(3)} ms over ${opts.runs} runs, in turn`);
     if (opts.compare)
       console.log(`outputs against ${opts.compare}: max |difference| ${summary.max_abs_difference} (${same ? 'same' : 'DIFFERENT'})`);
   }
