@@ -1,6 +1,7 @@
 #include "taso/cpu_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
@@ -210,12 +211,13 @@ absl::StatusOr<std::pair<double, double>> CpuExecutor::CompareSeconds(CpuExecuto
     RETURN_IF_ERROR(a.RunOnce());
     RETURN_IF_ERROR(b.RunOnce());
   }
+  // In turn, and in the other order every other round (the one run second runs faster).
   std::vector<double> ta, tb;
   for (int i = 0; i < std::max(1, runs); ++i) {
-    ASSIGN_OR_RETURN(double t, a.TimedRun());
-    ta.push_back(t);
-    ASSIGN_OR_RETURN(t, b.TimedRun());
-    tb.push_back(t);
+    for (CpuExecutor* e : i % 2 ? std::array{&b, &a} : std::array{&a, &b}) {
+      ASSIGN_OR_RETURN(double t, e->TimedRun());
+      (e == &a ? ta : tb).push_back(t);
+    }
   }
   return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));
 }
