@@ -6,6 +6,21 @@
 #include "taso/status_macros.h"
 
 namespace taso {
+namespace {
+
+// A weight of its own with the same data (the original belongs to a node's parameters).
+TensorDataPtr Copy(const TensorData& d) {
+  switch (d.dtype()) {
+    case DataType::kFloat32:
+      return TensorData::Float(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end()));
+    case DataType::kInt64:
+      return TensorData::Int64(d.shape(), std::vector<int64_t>(d.ints().begin(), d.ints().end()));
+    default:
+      return TensorData::Raw(d.dtype(), d.shape(), d.raw_proto());
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
   const std::vector<bool> weight_only = WeightOnlyNodes(graph);
@@ -28,6 +43,24 @@ absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
       continue;
     }
     const Node& node = graph.node(n);
+    // A constant known as it is (an ONNX Constant, of any element type) becomes a weight
+    // holding its data; other non-float results stay computed by their node.
+    bool known = true, floats = true;
+    for (ValueId v : node.outputs) {
+      known &= graph.ConstantData(v) != nullptr;
+      floats &= graph.value(v).dtype == DataType::kFloat32;
+    }
+    if (known) {
+      for (ValueId v : node.outputs) {
+        ASSIGN_OR_RETURN(ValueId w, copy.graph().AddWeight(graph.value(v).name, Copy(*graph.ConstantData(v))));
+        copy.Replace(v, w);
+      }
+      continue;
+    }
+    if (!floats) {
+      RETURN_IF_ERROR(copy.CopyNode(n));
+      continue;
+    }
     std::vector<const Tensor<float>*> inputs;
     std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
     shaped.reserve(node.inputs.size());

@@ -169,6 +169,30 @@ TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
   ExpectSameOutputs(g, *folded);
 }
 
+TEST_CASE("Folding keeps int64 constants and folds constants shaped like an activation") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
+  REQUIRE(x.ok());
+  // An ONNX Constant holding a shape (int64) read by a Reshape.
+  auto shape = g.AddNode(testing::Op("Constant"),
+                         Params().Set("value", TensorData::Int64({2}, {4, 36})), {}, "shape", {"shape"});
+  REQUIRE(shape.ok());
+  // Average pooling as a depthwise convolution with C_pool, whose shape comes from x.
+  const ValueId pool = AddOp(g, "C_pool", {*x}, "pool", Params().Set("kernel", std::vector<int64_t>{3, 3}));
+  const ValueId conv = AddOp(g, "Conv2D", {*x, pool}, "conv",
+                             Params().Set("grouping", "depthwise").Set("padding", "same").Set("activation", "none"));
+  REQUIRE(g.AddOutput(AddOp(g, "Reshape", {conv, (*shape)[0]}, "y")).ok());
+  CHECK(WeightOnlyNodes(g) == std::vector<bool>{true, true, false, false});
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  CHECK(OpNames(*folded) == std::vector<std::string>{"Conv2D", "Reshape"});
+  const Value& kept = folded->value(folded->FindValue("shape"));
+  REQUIRE(kept.is_weight());
+  CHECK(kept.data->dtype() == DataType::kInt64);
+  CHECK(folded->value(folded->FindValue("pool")).is_weight());
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("The search is deterministic and never returns a costlier graph") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
