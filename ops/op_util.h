@@ -171,7 +171,11 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
   }
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     if (!Fn::kInGenerator) return {};
-    return {GeneratorVariant{.arity = 2, .commutative = true, .same_shapes = true}};
+    GeneratorVariant v;
+    v.arity = 2;
+    v.commutative = true;
+    v.same_shapes = true;
+    return {v};
   }
   std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
