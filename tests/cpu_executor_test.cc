@@ -86,3 +86,24 @@ TEST_CASE("The cpu executor refuses missing and mis-shaped inputs") {
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("has shape [2,2]"));
 }
+
+TEST_CASE("The cpu executor refuses a graph with an operator outside the library") {
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 4});
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  auto* op = testing::AddNode(m, "FancyOp", {"x"}, {"y"}, "fancy");
+  op->set_domain("com.example");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("y");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  testing::AddOutput(m, "y");
+  auto model = ImportOnnx(m);
+  REQUIRE(model.ok());
+  auto executor = CpuExecutor::Create(model->graph);
+  REQUIRE_FALSE(executor.ok());
+  CHECK_THAT(std::string(executor.status().message()),
+             Catch::Contains("'fancy'") && Catch::Contains("not in the operator library"));
+}

@@ -28,6 +28,23 @@ check resnext50 --image-size 64
 check nasnet_a --image-size 64 --layers 1
 check bert --layers 1
 
+# The runner refuses bad input in one line with exit status 2.
+refuses() {  # expected message, runner arguments
+  local expected="$1"; shift
+  local status=0 out
+  out=$(node "$runner" "$@" 2>&1) || status=$?
+  if [ "$status" -ne 2 ] || ! grep -q "$expected" <<< "$out"; then
+    echo "ort_run.js $*: expected exit 2 and '$expected', got $status: $out"
+    exit 1
+  fi
+}
+refuses "cannot read" "$work/missing.onnx"
+echo "not a model" > "$work/junk.onnx"
+refuses "ONNX Runtime cannot load" "$work/junk.onnx"
+refuses "unknown --level" "$work/bert.onnx" --level fastest
+refuses "manifest.json missing" "$work/bert.onnx" --compare "$work"
+echo "runner: bad input refused"
+
 # Control: other inputs give other outputs, and the comparison says so.
 if node "$runner" "$work/bert.onnx" --seed 6 --compare "$work/bert.expected" >/dev/null; then
   echo "control failed: outputs for other inputs compared equal"
