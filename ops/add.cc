@@ -9,6 +9,7 @@ struct AddFn {
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Add";
   static constexpr const char* kSmt = "ewadd";
+  static constexpr bool kChannelShift = true;  // adds a per-channel constant as a bias
   template <typename S> static S Apply(S a, S b) { return a + b; }
 };
 

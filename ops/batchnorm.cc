@@ -40,6 +40,26 @@ class BatchNorm : public KernelOp<BatchNorm> {
     return absl::OkStatus();
   }
 
+  // With constant statistics: scale / sqrt(var + epsilon) and the shift that goes with it.
+  std::optional<ChannelAffine> AsChannelAffine(const Params& p, absl::Span<const InputInfo> in,
+                                               size_t data) const override {
+    if (data != 0) return std::nullopt;
+    const TensorData* stats[4];
+    for (int i = 0; i < 4; ++i) {
+      stats[i] = in[i + 1].constant;
+      if (!stats[i] || stats[i]->dtype() != DataType::kFloat32) return std::nullopt;
+    }
+    const double eps = p.Float("epsilon", 1e-5);
+    const int64_t channels = stats[0]->numel();
+    ChannelAffine m{std::vector<float>(channels), std::vector<float>(channels)};
+    for (int64_t k = 0; k < channels; ++k) {
+      const double s = stats[0]->floats()[k] / std::sqrt(stats[3]->floats()[k] + eps);
+      m.scale[k] = static_cast<float>(s);
+      m.shift[k] = static_cast<float>(stats[1]->floats()[k] - stats[2]->floats()[k] * s);
+    }
+    return m;
+  }
+
   OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
     OpMetrics m = OpDef::Metrics(p, in, out);
     m.flops *= 2;

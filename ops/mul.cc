@@ -9,6 +9,7 @@ struct MulFn {
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Mul";
   static constexpr const char* kSmt = "ewmul";
+  static constexpr bool kChannelScale = true;  // scales by a per-channel constant
   template <typename S> static S Apply(S a, S b) { return a * b; }
 };
 

@@ -169,6 +169,23 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
     BroadcastBinary(*a.in[0], *a.in[1], *a.out[0], [](S x, S y) { return Fn::template Apply<S>(x, y); });
     return absl::OkStatus();
   }
+  // Add and Mul by a constant of one value per channel (shaped [1,C,1,1] or [C,1,1]).
+  std::optional<ChannelAffine> AsChannelAffine(const Params&, absl::Span<const InputInfo> in,
+                                               size_t data) const override {
+    constexpr bool shift = requires { Fn::kChannelShift; }, scale = requires { Fn::kChannelScale; };
+    if constexpr (shift || scale) {
+      const InputInfo& x = in[data];
+      const TensorData* c = in[1 - data].constant;
+      if (x.shape.size() != 4 || !c || c->dtype() != DataType::kFloat32) return std::nullopt;
+      const int64_t channels = x.shape[1];
+      if (c->shape() != Shape{1, channels, 1, 1} && c->shape() != Shape{channels, 1, 1}) return std::nullopt;
+      ChannelAffine m{std::vector<float>(channels, 1.0f), std::vector<float>(channels, 0.0f)};
+      auto& target = shift ? m.shift : m.scale;
+      target.assign(c->floats().begin(), c->floats().end());
+      return m;
+    }
+    return std::nullopt;
+  }
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     if (!Fn::kInGenerator) return {};
     GeneratorVariant v;
@@ -195,6 +212,10 @@ template <typename Fn>
 class UnaryOp : public KernelOp<UnaryOp<Fn>> {
  public:
   absl::string_view name() const override { return Fn::kName; }
+  absl::string_view AsConvActivation() const override {
+    if constexpr (requires { Fn::kConvActivation; }) return Fn::kConvActivation;
+    return {};
+  }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
                                                      absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));

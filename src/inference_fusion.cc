@@ -1,6 +1,6 @@
 #include "taso/inference_fusion.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "graph_copy.h"
@@ -10,6 +10,13 @@ namespace taso {
 namespace {
 
 const OpDef& Op(absl::string_view name) { return *OpRegistry::Global().Find(name); }
+
+// The operator that applies a convolution's activation on its own (Relu for "relu").
+const OpDef* ActivationOp(absl::string_view activation) {
+  for (const OpDef* op : OpRegistry::Global().All())
+    if (op->AsConvActivation() == activation) return op;
+  return nullptr;
+}
 
 const TensorData* FloatConstant(const Graph& g, ValueId v) {
   const TensorData* d = v == kNoValue ? nullptr : g.ConstantData(v);
@@ -32,61 +39,35 @@ struct Readers {
   std::vector<bool> is_output;
 };
 
-// A per-channel affine map y = x * scale + shift, then maybe relu, that a chain of nodes
-// after a value of shape [N, C, H, W] computes.
+// A per-channel affine map y = x * scale + shift, then maybe an activation, that a chain
+// of nodes after a value of shape [N, C, H, W] computes (each node says what it computes:
+// OpDef::AsChannelAffine, OpDef::AsConvActivation).
 struct Chain {
   std::vector<NodeId> nodes;
   ValueId last = kNoValue;
   std::vector<float> scale, shift;
-  bool relu = false;
+  std::string activation;  // empty: none
 };
 
-// A constant holding one value per channel, shaped to broadcast over [N, C, H, W].
-const TensorData* PerChannel(const Graph& g, ValueId v, int64_t channels) {
-  const TensorData* d = FloatConstant(g, v);
-  if (!d) return nullptr;
-  const Shape& s = d->shape();
-  const bool ok = (s == Shape{1, channels, 1, 1}) || (s == Shape{channels, 1, 1});
-  return ok ? d : nullptr;
-}
-
-Chain FollowChain(const Readers& r, ValueId start, bool allow_relu) {
+Chain FollowChain(const Readers& r, ValueId start, bool allow_activation) {
   const Graph& g = r.graph;
   Chain c;
   c.last = start;
   const Shape& shape = g.value(start).shape;
   if (shape.size() != 4) return c;
-  const int64_t channels = shape[1];
-  c.scale.assign(channels, 1.0f);
-  c.shift.assign(channels, 0.0f);
-  for (NodeId n = r.Sole(start); n != kNoNode && !c.relu; n = r.Sole(c.last)) {
+  c.scale.assign(shape[1], 1.0f);
+  c.shift.assign(shape[1], 0.0f);
+  for (NodeId n = r.Sole(start); n != kNoNode && c.activation.empty(); n = r.Sole(c.last)) {
     const Node& node = g.node(n);
-    const absl::string_view op = node.op->name();
     if (node.outputs.size() != 1 || g.value(node.outputs[0]).shape != shape) break;
-    if (op == "BatchNormalization" && node.inputs[0] == c.last) {
-      const TensorData *gamma = FloatConstant(g, node.inputs[1]), *beta = FloatConstant(g, node.inputs[2]),
-                       *mean = FloatConstant(g, node.inputs[3]), *var = FloatConstant(g, node.inputs[4]);
-      if (!gamma || !beta || !mean || !var) break;
-      const double eps = node.params.Float("epsilon", 1e-5);
-      for (int64_t k = 0; k < channels; ++k) {
-        const double s = gamma->floats()[k] / std::sqrt(var->floats()[k] + eps);
-        c.scale[k] = static_cast<float>(c.scale[k] * s);
-        c.shift[k] = static_cast<float>(c.shift[k] * s + (beta->floats()[k] - mean->floats()[k] * s));
+    const size_t data = std::find(node.inputs.begin(), node.inputs.end(), c.last) - node.inputs.begin();
+    if (auto m = node.op->AsChannelAffine(node.params, g.InputInfos(node), data)) {
+      for (size_t k = 0; k < c.scale.size(); ++k) {
+        c.scale[k] *= m->scale[k];
+        c.shift[k] = c.shift[k] * m->scale[k] + m->shift[k];
       }
-    } else if (op == "Add" || op == "Mul") {
-      const ValueId other = node.inputs[0] == c.last ? node.inputs[1] : node.inputs[0];
-      const TensorData* d = PerChannel(g, other, channels);
-      if (!d) break;
-      for (int64_t k = 0; k < channels; ++k) {
-        if (op == "Add") {
-          c.shift[k] += d->floats()[k];
-        } else {
-          c.scale[k] *= d->floats()[k];
-          c.shift[k] *= d->floats()[k];
-        }
-      }
-    } else if (op == "Relu" && allow_relu) {
-      c.relu = true;
+    } else if (allow_activation && !node.op->AsConvActivation().empty()) {
+      c.activation = std::string(node.op->AsConvActivation());
     } else {
       break;
     }
@@ -144,17 +125,17 @@ class ConvolutionFuser {
     const int64_t axis = split.params.Int("axis", 0);
     if (axis != 1 && axis != -3) return false;
     std::vector<Chain> pieces;
-    for (bool allow_relu : {true, false}) {
+    for (bool allow_activation : {true, false}) {
       pieces.clear();
-      for (ValueId piece : split.outputs) pieces.push_back(FollowChain(readers_, piece, allow_relu));
+      for (ValueId piece : split.outputs) pieces.push_back(FollowChain(readers_, piece, allow_activation));
       bool same = true;
-      for (const Chain& p : pieces) same = same && !p.nodes.empty() && p.relu == pieces[0].relu;
+      for (const Chain& p : pieces) same = same && !p.nodes.empty() && p.activation == pieces[0].activation;
       if (same) break;
       pieces.clear();
     }
     if (pieces.empty()) return false;
     Chain whole;
-    whole.relu = pieces[0].relu;
+    whole.activation = pieces[0].activation;
     for (const Chain& p : pieces) {
       whole.scale.insert(whole.scale.end(), p.scale.begin(), p.scale.end());
       whole.shift.insert(whole.shift.end(), p.shift.begin(), p.shift.end());
@@ -202,7 +183,7 @@ class ConvolutionFuser {
       inputs.push_back(bv);
     }
     Params p = conv.params;
-    p.Set("activation", chain.relu ? "relu" : "none");
+    p.Set("activation", chain.activation.empty() ? "none" : chain.activation);
     ASSIGN_OR_RETURN(std::vector<ValueId> outs, made.AddNode(conv.op, p, std::move(inputs), conv.name, {out_name}));
     return outs[0];
   }
@@ -237,7 +218,12 @@ absl::StatusOr<Graph> SeparateConvolutionBias(const Graph& graph) {
     }
     Graph& made = copy.graph();
     const ValueId y = node.outputs[0];
-    const bool relu = node.params.Str("activation", "none") == "relu";
+    const std::string activation = node.params.Str("activation", "none");
+    const OpDef* activation_op = activation == "none" ? nullptr : ActivationOp(activation);
+    if (activation != "none" && !activation_op) {
+      RETURN_IF_ERROR(copy.CopyNode(n));
+      continue;
+    }
     const int64_t channels = bias->numel();
     ASSIGN_OR_RETURN(ValueId x, copy.Use(node.inputs[0]));
     ASSIGN_OR_RETURN(ValueId w, copy.Use(node.inputs[1]));
@@ -249,9 +235,9 @@ absl::StatusOr<Graph> SeparateConvolutionBias(const Graph& graph) {
     ASSIGN_OR_RETURN(std::vector<ValueId> conv, made.AddNode(node.op, p, {x, w}, node.name));
     const std::string& name = graph.value(y).name;
     ASSIGN_OR_RETURN(std::vector<ValueId> added, made.AddNode(&Op("Add"), Params(), {conv[0], b}, "",
-                                                              relu ? std::vector<std::string>{} : std::vector{name}));
-    if (relu) {
-      ASSIGN_OR_RETURN(added, made.AddNode(&Op("Relu"), Params(), {added[0]}, "", {name}));
+                                                              activation_op ? std::vector<std::string>{} : std::vector{name}));
+    if (activation_op) {
+      ASSIGN_OR_RETURN(added, made.AddNode(activation_op, Params(), {added[0]}, "", {name}));
     }
     copy.Replace(y, added[0]);
   }

@@ -111,6 +111,12 @@ struct SmtForm {
   std::vector<std::pair<std::string, ParamValue>> params;
 };
 
+// A node's effect on one input of shape [N, C, ...] as a map per channel (dimension 1):
+// y = x * scale + shift, the other inputs being constants.
+struct ChannelAffine {
+  std::vector<float> scale, shift;  // C each
+};
+
 class OpDef {
  public:
   virtual ~OpDef() = default;
@@ -133,6 +139,16 @@ class OpDef {
 
   // The parameter choices taso-gen enumerates; empty: not in the generator's set.
   virtual std::vector<GeneratorVariant> GeneratorVariants() const { return {}; }
+
+  // The per-channel affine map this node applies to input `data` given the constants among
+  // its other inputs, or nullopt (inference fusion folds it into a convolution before it).
+  virtual std::optional<ChannelAffine> AsChannelAffine(const Params& params, absl::Span<const InputInfo> inputs,
+                                                       size_t data) const {
+    return std::nullopt;
+  }
+  // The activation a convolution's "activation" parameter can apply in place of this
+  // node ("relu"), or empty.
+  virtual absl::string_view AsConvActivation() const { return {}; }
 
   // The output's value when it is known without running anything (Constant), else null.
   virtual const TensorData* ConstantOutput(const Params& params) const { return nullptr; }
