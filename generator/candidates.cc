@@ -33,6 +33,8 @@ bool Match(const Decoded& a, const Decoded& b, Candidate* c) {
   return c->b_outputs.size() == a.outputs.size();
 }
 
+constexpr size_t kMemoBytes = 32 << 20;  // per thread
+
 }  // namespace
 
 std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads) {
@@ -47,15 +49,16 @@ std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinte
   std::vector<std::vector<Candidate>> found(threads);
   std::atomic<size_t> next{0};
   auto work = [&](int t) {
+    KernelMemo<uint32_t> memo(e.inputs(), kMemoBytes);
     for (size_t r; (r = next.fetch_add(1)) < ranges.size();) {
       std::vector<Decoded> graphs;
       for (size_t i = ranges[r].first; i < ranges[r].second; ++i) {
-        auto rep = Replay<uint32_t>(e.op_set(), groups[i].graph, e.inputs());
+        auto rep = Replay<uint32_t>(e.op_set(), groups[i].graph, e.inputs(), nullptr, &memo);
         if (!rep.ok()) continue;
         Decoded d{groups[i].graph, rep->outputs, {}, {}};
-        for (int o : rep->outputs) d.hashes.push_back(TensorHash(rep->tensors[o]));
+        for (int o : rep->outputs) d.hashes.push_back(TensorHash(rep->tensor(o)));
         for (int o = 0; o < d.code.num_ops; ++o) {
-          const int end = o + 1 < d.code.num_ops ? rep->first_output[o + 1] : static_cast<int>(rep->tensors.size());
+          const int end = o + 1 < d.code.num_ops ? rep->first_output[o + 1] : rep->num_tensors();
           d.op_outputs[o] = static_cast<uint8_t>(end - rep->first_output[o]);
         }
         graphs.push_back(std::move(d));

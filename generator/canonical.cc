@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -10,32 +9,42 @@
 namespace taso::gen {
 namespace {
 
+// Buffers reused across calls: taso-gen computes tens of millions of canonical forms,
+// and allocating them anew each time was most of the cost.
+struct Scratch {
+  std::vector<int> first_output, canon_a, canon_b, label, order;
+  std::vector<char> placed;
+  std::string sa, sb, x, y, best;
+  std::vector<std::pair<int, int>> ab, ba;
+  CanonicalOrder current;
+};
+
 // Serializes a graph in its canonical operator order under an input labelling: at each
 // step the ready operator with the smallest (variant, input labels). One byte per token
 // (variants and labels are below 255; 255 ends an operator), so keys are short.
-std::string Serialize(const PGraph& g, int num_inputs, const std::vector<int>& label, std::vector<int>* canon,
-                      std::vector<int>* op_order) {
-  op_order->clear();
-  int next_id = *std::max_element(label.begin(), label.end()) + 1;
+void Serialize(const PGraph& g, int num_inputs, const std::vector<int>& label, Scratch& k, std::vector<int>& canon,
+               std::string& s, std::vector<int>* op_order) {
+  if (op_order) op_order->clear();
+  s.clear();
+  int next_id = *std::max_element(label.begin(), label.begin() + num_inputs) + 1;
   int t = num_inputs;
-  std::vector<int> first_output(g.ops.size());
+  k.first_output.resize(g.ops.size());
   for (size_t o = 0; o < g.ops.size(); ++o) {
-    first_output[o] = t;
+    k.first_output[o] = t;
     t += g.ops[o].outputs;
   }
-  canon->assign(t, -1);
-  std::copy(label.begin(), label.begin() + num_inputs, canon->begin());
-  std::vector<bool> placed(g.ops.size(), false);
-  std::string s;
+  canon.assign(t, -1);
+  std::copy(label.begin(), label.begin() + num_inputs, canon.begin());
+  k.placed.assign(g.ops.size(), 0);
   for (size_t step = 0; step < g.ops.size(); ++step) {
     int best = -1;
     std::array<int, 4> best_key{};
     for (size_t o = 0; o < g.ops.size(); ++o) {
-      if (placed[o] || g.ops[o].in.size() > 3) continue;
+      if (k.placed[o] || g.ops[o].in.size() > 3) continue;
       std::array<int, 4> key = {g.ops[o].variant, -1, -1, -1};
       bool ready = true;
       for (size_t i = 0; i < g.ops[o].in.size(); ++i) {
-        key[i + 1] = (*canon)[g.ops[o].in[i]];
+        key[i + 1] = canon[g.ops[o].in[i]];
         ready &= key[i + 1] >= 0;
       }
       if (ready && (best < 0 || key < best_key)) {
@@ -43,45 +52,52 @@ std::string Serialize(const PGraph& g, int num_inputs, const std::vector<int>& l
         best_key = key;
       }
     }
-    placed[best] = true;
-    op_order->push_back(best);
-    for (int k = 0; k < g.ops[best].outputs; ++k) (*canon)[first_output[best] + k] = next_id++;
+    k.placed[best] = 1;
+    if (op_order) op_order->push_back(best);
+    for (int j = 0; j < g.ops[best].outputs; ++j) canon[k.first_output[best] + j] = next_id++;
     for (int v : best_key)
       if (v >= 0) s.push_back(static_cast<char>(v));
     s.push_back(static_cast<char>(255));
   }
-  return s;
 }
 
-std::string CanonicalWith(const PRule& r, const std::vector<int>& label, CanonicalOrder* order) {
-  thread_local std::vector<int> ca, cb;
-  CanonicalOrder o;
-  const int n = static_cast<int>(r.input_sigs.size());
-  std::string sa = Serialize(r.a, n, label, &ca, &o.first);
-  std::string sb = Serialize(r.b, n, label, &cb, &o.second);
-  std::vector<std::pair<int, int>> ab, ba;
-  for (size_t i = 0; i < r.a.outputs.size(); ++i) {
-    ab.push_back({ca[r.a.outputs[i]], cb[r.b.outputs[i]]});
-    ba.push_back({cb[r.b.outputs[i]], ca[r.a.outputs[i]]});
+void Join(const std::string& first, const std::string& second, const std::vector<std::pair<int, int>>& outs,
+          std::string& s) {
+  s = first;
+  s.push_back(static_cast<char>(254));
+  s += second;
+  s.push_back(static_cast<char>(254));
+  for (auto [x, y] : outs) {
+    s.push_back(static_cast<char>(x));
+    s.push_back(static_cast<char>(y));
   }
-  std::sort(ab.begin(), ab.end());
-  std::sort(ba.begin(), ba.end());
-  auto join = [](const std::string& first, const std::string& second, const std::vector<std::pair<int, int>>& outs) {
-    std::string s = first;
-    s.push_back(static_cast<char>(254));
-    s += second;
-    s.push_back(static_cast<char>(254));
-    for (auto [x, y] : outs) {
-      s.push_back(static_cast<char>(x));
-      s.push_back(static_cast<char>(y));
-    }
-    return s;
-  };
-  std::string x = join(sa, sb, ab), y = join(sb, sa, ba);
-  o.swapped = y < x;
-  if (o.swapped) std::swap(o.first, o.second);
-  *order = std::move(o);
-  return std::min(x, y);
+}
+
+// The rule serialized under one input labelling, into k.best if it is smaller (or the
+// first); the operator order too, where asked for.
+void OfferLabelling(const PRule& r, Scratch& k, bool want_order) {
+  const int n = static_cast<int>(r.input_sigs.size());
+  CanonicalOrder* o = want_order ? &k.current : nullptr;
+  Serialize(r.a, n, k.label, k, k.canon_a, k.sa, o ? &o->first : nullptr);
+  Serialize(r.b, n, k.label, k, k.canon_b, k.sb, o ? &o->second : nullptr);
+  k.ab.clear();
+  k.ba.clear();
+  for (size_t i = 0; i < r.a.outputs.size(); ++i) {
+    k.ab.push_back({k.canon_a[r.a.outputs[i]], k.canon_b[r.b.outputs[i]]});
+    k.ba.push_back({k.canon_b[r.b.outputs[i]], k.canon_a[r.a.outputs[i]]});
+  }
+  std::sort(k.ab.begin(), k.ab.end());
+  std::sort(k.ba.begin(), k.ba.end());
+  Join(k.sa, k.sb, k.ab, k.x);
+  Join(k.sb, k.sa, k.ba, k.y);
+  const bool swapped = k.y < k.x;
+  const std::string& s = swapped ? k.y : k.x;
+  if (!k.best.empty() && !(s < k.best)) return;
+  k.best = s;
+  if (o) {
+    o->swapped = swapped;
+    if (swapped) std::swap(o->first, o->second);
+  }
 }
 
 // The tensors no operator reads.
@@ -118,13 +134,15 @@ std::vector<int> UsedInputs(const PRule& r) {
 }
 
 std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
+  thread_local Scratch k;
   std::vector<int> used = UsedInputs(r);
   std::sort(used.begin(), used.end(), [&](int x, int y) {
     return std::tie(r.input_sigs[x], x) < std::tie(r.input_sigs[y], y);
   });
   std::string sigs;
   for (int u : used) absl::StrAppend(&sigs, r.input_sigs[u], " ");
-  // Try every order of the inputs within each class of equal signatures.
+  // Try every order of the inputs within each class of equal signatures: an odometer over
+  // the classes' permutations, the last class turning fastest.
   std::vector<std::pair<size_t, size_t>> classes;
   for (size_t i = 0; i < used.size();) {
     size_t j = i;
@@ -132,27 +150,21 @@ std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
     classes.push_back({i, j});
     i = j;
   }
-  std::string best;
-  std::vector<int> order = used;
-  std::function<void(size_t)> rec = [&](size_t c) {
-    if (c == classes.size()) {
-      std::vector<int> label(r.input_sigs.size(), 0);
-      for (size_t i = 0; i < order.size(); ++i) label[order[i]] = static_cast<int>(i);
-      CanonicalOrder o;
-      std::string s = CanonicalWith(r, label, &o);
-      if (best.empty() || s < best) {
-        best = std::move(s);
-        if (op_order) *op_order = std::move(o);
-      }
-      return;
-    }
-    auto [lo, hi] = classes[c];
-    std::sort(order.begin() + lo, order.begin() + hi);
-    do rec(c + 1);
-    while (std::next_permutation(order.begin() + lo, order.begin() + hi));
-  };
-  rec(0);
-  return sigs + "#" + best;
+  k.best.clear();
+  k.order = used;  // sorted within each class: every class at its first permutation
+  k.label.assign(r.input_sigs.size(), 0);
+  while (true) {
+    for (size_t i = 0; i < k.order.size(); ++i) k.label[k.order[i]] = static_cast<int>(i);
+    const std::string before = op_order ? k.best : std::string();
+    OfferLabelling(r, k, op_order != nullptr);
+    if (op_order && k.best != before) *op_order = k.current;
+    size_t c = classes.size();
+    while (c > 0 && !std::next_permutation(k.order.begin() + classes[c - 1].first,
+                                           k.order.begin() + classes[c - 1].second))
+      --c;  // that class wrapped round to its first permutation; turn the one before
+    if (c == 0) break;
+  }
+  return sigs + "#" + k.best;
 }
 
 PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>& outputs, const uint8_t* op_outputs) {

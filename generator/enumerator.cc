@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "taso/executor.h"
 #include "taso/rng.h"
@@ -64,6 +65,25 @@ struct MemoKey {
     return H::combine(std::move(h), k.variant, k.s0, k.s1, k.cut0, k.cut1);
   }
 };
+
+// An operator's inputs by their contents (tensor hashes include the shape), for reusing
+// its outputs.
+struct ResultKey {
+  int variant;
+  uint64_t h0, h1;
+  int cut0, cut1;
+  bool operator==(const ResultKey&) const = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const ResultKey& k) {
+    return H::combine(std::move(h), k.variant, k.h0, k.h1, k.cut0, k.cut1);
+  }
+};
+struct CachedOutput {
+  std::vector<uint32_t> data;
+  uint64_t hash;
+};
+// Per thread; cleared when full (a depth-first walk reuses mostly what it computed lately).
+constexpr size_t kMaxCachedBytes = 64 << 20;
 
 struct MemoValue {
   bool ok = false;
@@ -137,19 +157,31 @@ class Walker {
     return (uint32_t{op.variant} << 24) | (uint32_t{op.in[0]} << 16) | (uint32_t{op.in[1]} << 8) | op.in[2];
   }
 
+  // Every operator that could be added, in ascending (variant, inputs) order. Only slots
+  // whose role and rank fit an input position are tried there: most combinations fail
+  // those, and there are billions of them at K=4.
   template <typename F>
   void ForEachCandidate(F f) {
     const int n = static_cast<int>(slots_.size());
     const auto& variants = e_.set_.variants;
+    absl::InlinedVector<uint8_t, 32> fit[2];
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
       const GeneratorVariant& spec = variants[v].spec;
       const int limit = spec.inputs_only ? static_cast<int>(e_.inputs().size()) : n;
+      for (int i = 0; i < std::min(spec.arity, 2); ++i) {
+        fit[i].clear();
+        for (int s = 0; s < limit; ++s)
+          if (RoleOk(spec.roles[i], slots_[s]) &&
+              (spec.rank < 0 || static_cast<int>(slots_[s].t.shape.size()) == spec.rank))
+            fit[i].push_back(static_cast<uint8_t>(s));
+      }
       if (spec.arity == 1) {
-        for (int a = 0; a < limit; ++a) f(GenOp{static_cast<uint8_t>(v), {static_cast<uint8_t>(a), 0, 0}});
+        for (uint8_t a : fit[0]) f(GenOp{static_cast<uint8_t>(v), {a, 0, 0}});
       } else {
-        for (int a = 0; a < limit; ++a)
-          for (int b = spec.commutative ? a : 0; b < limit; ++b)
-            f(GenOp{static_cast<uint8_t>(v), {static_cast<uint8_t>(a), static_cast<uint8_t>(b), 0}});
+        for (size_t x = 0; x < fit[0].size(); ++x)
+          for (size_t y = 0; y < fit[1].size(); ++y)
+            if (!spec.commutative || fit[1][y] >= fit[0][x])
+              f(GenOp{static_cast<uint8_t>(v), {fit[0][x], fit[1][y], 0}});
       }
     }
   }
@@ -213,33 +245,56 @@ class Walker {
     if (!mv.ok) return false;
     if (spec.constant_output && !FirstSourceOfShape(op, mv)) return false;
 
-    // Run the kernel into new slots.
+    // Run the kernel into new slots, or copy what it gave on the same inputs elsewhere in
+    // the walk: the same operator on the same tensors recurs under every sibling branch.
     const int first_out = static_cast<int>(slots_.size());
-    KernelArgs<uint32_t> args;
+    const ResultKey rkey{op.variant, slots_[op.in[0]].hash, spec.arity > 1 ? slots_[op.in[1]].hash : 0, cut[0], cut[1]};
     bool activation = false;
-    for (int i = 0; i < spec.arity; ++i) {
-      args.in.push_back(&slots_[op.in[i]].t);
-      args.constant.push_back(nullptr);
-      activation |= slots_[op.in[i]].activation;
-    }
+    for (int i = 0; i < spec.arity; ++i) activation |= slots_[op.in[i]].activation;
     for (int s : mv.out_shapes) {
       slots_.emplace_back();
       Slot& out = slots_.back();
       out.shape_id = s;
       out.t.shape = shapes_[s];
-      out.t.data.assign(NumElements(out.t.shape), 0u);
     }
-    for (size_t o = 0; o < mv.out_shapes.size(); ++o) args.out.push_back(&slots_[first_out + o].t);
-    const Params params = spec.split_at_concat ? WithCut(spec, cut[0], cut[1]) : spec.params;
-    if (!var.op->RunUint32(params, args).ok()) {
-      slots_.resize(first_out);
-      return false;
+    if (auto hit = results_.find(rkey); hit != results_.end()) {
+      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+        slots_[first_out + o].t.data = hit->second[o].data;
+        slots_[first_out + o].hash = hit->second[o].hash;
+      }
+    } else {
+      KernelArgs<uint32_t> args;
+      for (int i = 0; i < spec.arity; ++i) {
+        args.in.push_back(&slots_[op.in[i]].t);
+        args.constant.push_back(nullptr);
+      }
+      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+        Slot& out = slots_[first_out + o];
+        out.t.data.assign(NumElements(out.t.shape), 0u);
+        args.out.push_back(&out.t);
+      }
+      Params cut_params;  // a copy only where a split's sizes are added
+      if (spec.split_at_concat) cut_params = WithCut(spec, cut[0], cut[1]);
+      if (!var.op->RunUint32(spec.split_at_concat ? cut_params : spec.params, args).ok()) {
+        slots_.resize(first_out);
+        return false;
+      }
+      if (cached_bytes_ > kMaxCachedBytes) {
+        results_.clear();
+        cached_bytes_ = 0;
+      }
+      auto& cached = results_[rkey];
+      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+        Slot& out = slots_[first_out + o];
+        out.hash = TensorHash(out.t);
+        cached.push_back({out.t.data, out.hash});
+        cached_bytes_ += out.t.data.size() * sizeof(uint32_t) + 64;
+      }
     }
     const size_t sym_mark = sym_.size();
     const int position = static_cast<int>(ops_.size());
     for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
       Slot& out = slots_[first_out + o];
-      out.hash = TensorHash(out.t);
       out.activation = activation && !spec.constant_output;
       out.constant = spec.constant_output;
       out.producer = position;
@@ -402,6 +457,8 @@ class Walker {
   std::vector<Shape> shapes_;
   absl::flat_hash_map<std::vector<int64_t>, int> shape_ids_;
   absl::flat_hash_map<MemoKey, MemoValue> memo_;
+  absl::flat_hash_map<ResultKey, absl::InlinedVector<CachedOutput, 2>> results_;
+  size_t cached_bytes_ = 0;
 };
 
 absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,
@@ -456,6 +513,7 @@ absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Enumerate(const Enumerati
                                                                  uint64_t* graphs) const {
   const int threads = std::max(1, limits.threads);
   std::vector<std::vector<Fingerprinted>> parts(threads);
+  *graphs = 0;
   // Each graph takes one Fingerprinted, up to twice over while vectors grow and merge.
   RETURN_IF_ERROR(Run(limits, 2 * sizeof(Fingerprinted),
                       [&](int t, uint64_t fp, const GraphCode& c) { parts[t].push_back({fp, c}); }));
@@ -468,26 +526,35 @@ absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Enumerate(const Enumerati
     for (auto& part : parts) pool.emplace_back([&part, &less] { std::sort(part.begin(), part.end(), less); });
     for (auto& th : pool) th.join();
   }
-  std::vector<Fingerprinted> all = std::move(parts[0]);
-  for (size_t t = 1; t < parts.size(); ++t) {
-    std::vector<Fingerprinted> merged(all.size() + parts[t].size());
-    std::merge(all.begin(), all.end(), parts[t].begin(), parts[t].end(), merged.begin(), less);
-    std::vector<Fingerprinted>().swap(parts[t]);
-    all.swap(merged);
-  }
-  *graphs = all.size();
-  if (shared_only) {  // keep the runs of two or more equal fingerprints
-    size_t kept = 0;
-    for (size_t i = 0; i < all.size();) {
-      size_t j = i;
-      while (j < all.size() && all[j].fingerprint == all[i].fingerprint) ++j;
-      if (j - i >= 2)
-        for (size_t k = i; k < j; ++k) all[kept++] = all[k];
-      i = j;
+  for (const auto& part : parts) *graphs += part.size();
+  // Merge the sorted parts. With `shared_only`, keep only runs of two or more equal
+  // fingerprints, counted first so that the result is allocated once: at K=4 the parts
+  // hold 150 million graphs and a full merged copy would double the peak memory.
+  auto merge = [&](auto&& emit_run) {
+    std::vector<size_t> head(parts.size(), 0);
+    std::vector<const Fingerprinted*> run;
+    while (true) {
+      int best = -1;
+      for (size_t t = 0; t < parts.size(); ++t)
+        if (head[t] < parts[t].size() && (best < 0 || less(parts[t][head[t]], parts[best][head[best]])))
+          best = static_cast<int>(t);
+      if (best < 0 || (!run.empty() && parts[best][head[best]].fingerprint != run.front()->fingerprint)) {
+        if (!run.empty()) emit_run(run);
+        run.clear();
+        if (best < 0) break;
+      }
+      run.push_back(&parts[best][head[best]++]);
     }
-    all.resize(kept);
-    all.shrink_to_fit();
-  }
+  };
+  const size_t min_run = shared_only ? 2 : 1;
+  size_t kept = 0;
+  merge([&](const std::vector<const Fingerprinted*>& run) { kept += run.size() >= min_run ? run.size() : 0; });
+  std::vector<Fingerprinted> all;
+  all.reserve(kept);
+  merge([&](const std::vector<const Fingerprinted*>& run) {
+    if (run.size() >= min_run)
+      for (const Fingerprinted* f : run) all.push_back(*f);
+  });
   return all;
 }
 

@@ -39,13 +39,22 @@ void Fill(Tensor<float>& t, Rng& rng, int pattern, bool negative) {
   for (float& v : t.data) v = static_cast<float>(rng.Uniform(lo, hi));
 }
 
+constexpr size_t kMemoBytes = 8 << 20;  // per trial and thread
+
 }  // namespace
 
 FloatChecker::FloatChecker(const OpSet& set) : set_(set) {
   std::vector<Shape> base;
   for (const GenInput& in : set.inputs) base.push_back(in.shape);
   auto add = [&](std::vector<Shape> shapes, int pattern) {
-    trials_.push_back({std::move(shapes), pattern, 1234 + 977 * trials_.size()});
+    Trial trial{std::move(shapes), pattern, 1234 + 977 * trials_.size(), {}};
+    Rng rng(trial.seed);
+    for (size_t i = 0; i < trial.shapes.size(); ++i) {
+      Tensor<float> x(trial.shapes[i]);
+      Fill(x, rng, trial.pattern, Negative(trial.pattern, i, set_.inputs[i].activation));
+      trial.inputs.push_back(std::move(x));
+    }
+    trials_.push_back(std::move(trial));
   };
   // Sizes mapped value by value keep sizes that are equal by coincidence equal (and odd
   // ones odd); the second map catches most rules that held only at the generator's sizes.
@@ -84,16 +93,18 @@ FloatChecker::FloatChecker(const OpSet& set) : set_(set) {
   }
 }
 
+FloatChecker::Memos& FloatChecker::MemosOfThisThread() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Memos& memos = memos_[std::this_thread::get_id()];
+  if (memos.empty())
+    for (const Trial& trial : trials_) memos.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
+  return memos;
+}
+
 bool FloatChecker::Holds(const Check& c) const {
+  Memos& memos = MemosOfThisThread();
   for (size_t t = 0; t < trials_.size(); ++t) {
     const Trial& trial = trials_[t];
-    Rng rng(trial.seed);
-    std::vector<Tensor<float>> inputs;
-    for (size_t i = 0; i < trial.shapes.size(); ++i) {
-      Tensor<float> x(trial.shapes[i]);
-      Fill(x, rng, trial.pattern, Negative(trial.pattern, i, set_.inputs[i].activation));
-      inputs.push_back(std::move(x));
-    }
     // The fresh values are a function of the trial and the output's position, so both
     // sides get the same ones.
     auto fill = [&](int k, Tensor<float>& out) {
@@ -101,18 +112,18 @@ bool FloatChecker::Holds(const Check& c) const {
       Fill(out, fresh, trial.pattern, k % 2 == 0);
     };
     ReplacedOp<float> ra{c.fresh_a, fill}, rb{c.fresh_b, fill};
-    auto a = Replay<float>(set_, c.a, inputs, c.fresh_a >= 0 ? &ra : nullptr);
+    auto a = Replay<float>(set_, c.a, trial.inputs, c.fresh_a >= 0 ? &ra : nullptr, memos[t].get());
     if (!a.ok()) {
       if (t == 0) return false;
       continue;
     }
-    auto b = Replay<float>(set_, c.b, inputs, c.fresh_b >= 0 ? &rb : nullptr);
+    auto b = Replay<float>(set_, c.b, trial.inputs, c.fresh_b >= 0 ? &rb : nullptr, memos[t].get());
     if (!b.ok()) {
       if (t == 0) return false;
       continue;
     }
     for (auto [x, y] : c.equal)
-      if (!Close(a->tensors[x], b->tensors[y])) return false;
+      if (!Close(a->tensor(x), b->tensor(y))) return false;
   }
   return true;
 }

@@ -4,10 +4,16 @@
 // shape-agnostic, so they must also hold where sizes equal by coincidence are not.
 #pragma once
 
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/container/node_hash_map.h"
+
 #include "enumerator.h"
+#include "replay.h"
 
 namespace taso::gen {
 
@@ -32,9 +38,15 @@ class FloatChecker {
     std::vector<Shape> shapes;  // per generator input
     int pattern;                // 0: mixed signs, else which inputs are negative
     uint64_t seed;
+    std::vector<Tensor<float>> inputs;  // drawn once: checks are many, trials few
   };
+  using Memos = std::vector<std::unique_ptr<KernelMemo<float>>>;  // per trial
+  Memos& MemosOfThisThread() const;
+
   const OpSet& set_;
   std::vector<Trial> trials_;  // the first at the generator's sizes
+  mutable std::mutex mu_;
+  mutable absl::node_hash_map<std::thread::id, Memos> memos_;  // one thread uses each; stable
 };
 
 }  // namespace taso::gen

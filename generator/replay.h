@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "enumerator.h"
 
@@ -20,7 +21,15 @@ struct DimNode {
 
 template <typename S>
 struct Replayed {
-  std::vector<Tensor<S>> tensors;          // inputs, then every operator's outputs
+  // Tensor ids: the inputs, then every operator's outputs. The inputs are the caller's
+  // (replays are many; copying them was most of their cost).
+  const std::vector<Tensor<S>>* inputs = nullptr;
+  std::vector<Tensor<S>> produced;         // every operator's outputs, in order
+  const Tensor<S>& tensor(int id) const {
+    const int n = static_cast<int>(inputs->size());
+    return id < n ? (*inputs)[id] : produced[id - n];
+  }
+  int num_tensors() const { return static_cast<int>(inputs->size() + produced.size()); }
   std::vector<std::vector<int>> dims;      // per tensor, per dimension: a DimNode index
   std::vector<DimNode> nodes;
   std::vector<int> outputs;                // the graph's outputs: tensors no operator reads
@@ -37,10 +46,51 @@ struct ReplacedOp {
   std::function<void(int, Tensor<S>&)> fill;
 };
 
-// Fails when a shape rule does not hold for these inputs.
+// Kernel outputs by the contents of their inputs, for one set of input tensors: replaying
+// millions of graphs over the same inputs then computes each shared subterm (a
+// convolution of X by W1, ...) once, not in every graph that contains it. Used by one
+// thread at a time; forgets everything when it holds more than `max_bytes`.
+template <typename S>
+class KernelMemo {
+ public:
+  struct Key {
+    int variant;
+    uint64_t in0, in1;  // content hashes (shape included)
+    int64_t cut0, cut1;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.variant, k.in0, k.in1, k.cut0, k.cut1);
+    }
+  };
+  struct Entry {
+    std::vector<Tensor<S>> outputs;
+    std::vector<uint64_t> hashes;  // ContentHash of each output
+    DimSources sources;
+  };
+  KernelMemo(const std::vector<Tensor<S>>& inputs, size_t max_bytes);
+  bool Serves(const std::vector<Tensor<S>>& inputs) const { return inputs_ == &inputs; }
+  uint64_t input_hash(int i) const { return input_hashes_[i]; }
+  const Entry* Find(const Key& key) const;
+  void Add(const Key& key, Entry entry);
+
+ private:
+  const std::vector<Tensor<S>>* inputs_;
+  std::vector<uint64_t> input_hashes_;
+  size_t max_bytes_, bytes_ = 0;
+  absl::flat_hash_map<Key, Entry> entries_;
+};
+
+// A hash of a tensor's shape and contents (bit patterns for floats), for memo keys only
+// (fingerprints use TensorHash).
+template <typename S>
+uint64_t ContentHash(const Tensor<S>& t);
+
+// Fails when a shape rule does not hold for these inputs, which must outlive the result.
+// `memo`, where given for these inputs, supplies and keeps kernel outputs.
 template <typename S>
 absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs,
-                                   const ReplacedOp<S>* replaced = nullptr);
+                                   const ReplacedOp<S>* replaced = nullptr, KernelMemo<S>* memo = nullptr);
 
 // The DimNode leaves under a node, left to right.
 void Leaves(const std::vector<DimNode>& nodes, int node, std::vector<DimNode>& out);

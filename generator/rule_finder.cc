@@ -55,10 +55,10 @@ Facts FactsOf(const Enumerator& e, const GraphCode& code) {
   auto rep = Replay<uint32_t>(e.op_set(), code, e.inputs());
   const auto& set = e.op_set();
   for (const GenInput& in : set.inputs) f.activation.push_back(in.activation);
-  for (const auto& t : rep->tensors) f.shapes.push_back(t.shape);
+  for (int t = 0; t < rep->num_tensors(); ++t) f.shapes.push_back(rep->tensor(t).shape);
   for (int o = 0; o < code.num_ops; ++o) {
     const int first = rep->first_output[o];
-    const int end = o + 1 < code.num_ops ? rep->first_output[o + 1] : static_cast<int>(rep->tensors.size());
+    const int end = o + 1 < code.num_ops ? rep->first_output[o + 1] : rep->num_tensors();
     const Variant& var = set.variants[code.ops[o].variant];
     bool act = false;
     for (int i = 0; i < var.spec.arity; ++i) act |= f.activation[code.ops[o].in[i]];
@@ -93,17 +93,17 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
   const int rule_inputs = static_cast<int>(rule.inputs.size());
   auto side = [&](const GraphCode& code, const Replayed<uint32_t>& rep, const std::vector<int>& outputs) {
     RuleGraph g;
-    std::vector<int> id(rep.tensors.size(), -1);
+    std::vector<int> id(rep.num_tensors(), -1);
     for (int i = 0; i < n; ++i) id[i] = input_id[i];
     int next = rule_inputs;
-    for (int t = n; t < static_cast<int>(rep.tensors.size()); ++t) id[t] = next++;
+    for (int t = n; t < rep.num_tensors(); ++t) id[t] = next++;
     for (int o = 0; o < code.num_ops; ++o) {
       const Variant& var = set.variants[code.ops[o].variant];
       RuleOp op;
       op.op = var.op;
       op.params = var.spec.params;
       for (int i = 0; i < var.spec.arity; ++i) op.inputs.push_back(id[code.ops[o].in[i]]);
-      const int end = o + 1 < code.num_ops ? rep.first_output[o + 1] : static_cast<int>(rep.tensors.size());
+      const int end = o + 1 < code.num_ops ? rep.first_output[o + 1] : rep.num_tensors();
       op.num_outputs = end - rep.first_output[o];
       if (var.spec.split_at_concat) {
         const int axis = CutAxis(var.spec);
@@ -128,13 +128,21 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
 
 // ---------------------------------------------------------------- pruning
 
-// One candidate per canonical form.
+// One candidate per canonical form. There are millions at K=4: the rule as plain data
+// is rebuilt from the candidate where needed rather than kept.
 struct Form {
   std::string key;
   Candidate candidate;  // the first with this form
-  PRule rule;
   std::vector<size_t> more_general;  // forms that are this one with two inputs merged
 };
+
+PRule RuleOf(const OpSet& set, const std::vector<std::string>& input_sigs, const Candidate& c) {
+  PRule r;
+  r.input_sigs = input_sigs;
+  r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
+  r.b = ToPGraph(set, c.b, c.b_outputs, c.b_op_outputs.data());
+  return r;
+}
 
 Check CheckOf(const Candidate& c) {
   Check k{c.a, c.b, {}};
@@ -151,10 +159,9 @@ struct Generalization {
 // TASO's two forms of common subgraph. Form 1: an operator both graphs apply to the same
 // inputs becomes a fresh input. Form 2: an operator whose outputs are outputs of both
 // graphs is removed, and its inputs become outputs.
-std::vector<Generalization> CommonSubgraphGeneralizations(const Enumerator& e, const Form& f, const Candidate& c) {
+std::vector<Generalization> CommonSubgraphGeneralizations(const Enumerator& e, const PRule& r, const Candidate& c) {
   const int n = static_cast<int>(e.op_set().inputs.size());
   std::vector<Generalization> out;
-  const PRule& r = f.rule;
   const Facts fa = FactsOf(e, c.a);
   for (size_t oa = 0; oa < r.a.ops.size(); ++oa)
     for (size_t ob = 0; ob < r.b.ops.size(); ++ob) {
@@ -264,19 +271,12 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
     begin = end;
     counts->candidates += raw.size();
     std::vector<std::string> keys(raw.size());
-    std::vector<PRule> prules(raw.size());
     ParallelFor(raw.size(), threads, [&](size_t i) {
       raw[i] = NormalizeShapeOnlyInputs(set, raw[i]);
-      const Candidate& c = raw[i];
-      PRule& r = prules[i];
-      r.input_sigs = input_sigs;
-      r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
-      r.b = ToPGraph(set, c.b, c.b_outputs, c.b_op_outputs.data());
-      keys[i] = Canonical(r);
+      keys[i] = Canonical(RuleOf(set, input_sigs, raw[i]));
     });
     for (size_t i = 0; i < raw.size(); ++i)
-      if (form_of.emplace(keys[i], forms.size()).second)
-        forms.push_back({keys[i], std::move(raw[i]), std::move(prules[i]), {}});
+      if (form_of.emplace(keys[i], forms.size()).second) forms.push_back({keys[i], std::move(raw[i]), {}});
   }
   counts->distinct = forms.size();
   phase(absl::StrCat(counts->candidates, " candidate pairs, ", forms.size(), " distinct up to renaming"));
@@ -284,7 +284,7 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
   // Input renaming: a form that is another with two inputs merged is less general.
   std::vector<std::vector<size_t>> merged_into(forms.size());
   ParallelFor(forms.size(), threads, [&](size_t f) {
-    const PRule& r = forms[f].rule;
+    const PRule r = RuleOf(set, input_sigs, forms[f].candidate);
     std::vector<int> used = UsedInputs(r);
     for (size_t x = 0; x < used.size(); ++x)
       for (size_t y = x + 1; y < used.size(); ++y) {
@@ -319,27 +319,33 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
   counts->after_renaming = count_alive();
   phase(absl::StrCat(counts->after_renaming, " after input renaming"));
 
-  // Common subgraphs. Every generalization is checked through the first form that
-  // proposes it (or its own form, if it is one), whichever thread gets to it.
-  std::vector<std::vector<Generalization>> general(forms.size());
-  ParallelFor(forms.size(), threads, [&](size_t f) {
-    if (alive[f]) general[f] = CommonSubgraphGeneralizations(e, forms[f], forms[f].candidate);
-  });
-  absl::flat_hash_map<std::string, const Check*> check_of;
-  std::vector<Check> form_checks(forms.size());
-  for (size_t f = 0; f < forms.size(); ++f) {
-    form_checks[f] = CheckOf(forms[f].candidate);
-    check_of[forms[f].key] = &form_checks[f];
-  }
-  for (size_t f = 0; f < forms.size(); ++f)
-    for (const Generalization& g : general[f]) check_of.emplace(g.key, &g.check);
-  ParallelFor(forms.size(), threads, [&](size_t f) {
-    for (const Generalization& g : general[f])
-      if (validity.Holds(g.key, *check_of.at(g.key))) {
-        alive[f] = 0;
-        break;
+  // Common subgraphs, a chunk of forms at a time (all forms' generalizations at once took
+  // gigabytes at K=4). Every generalization is checked through its own form if it is one,
+  // else through the first form that proposes it: chunks go in form order, so which form
+  // that is depends neither on the chunks nor on the threads.
+  absl::flat_hash_map<std::string, Check> first_proposal;
+  constexpr size_t kChunk = 1 << 16;
+  for (size_t lo = 0; lo < forms.size(); lo += kChunk) {
+    const size_t hi = std::min(forms.size(), lo + kChunk);
+    std::vector<std::vector<Generalization>> general(hi - lo);
+    ParallelFor(hi - lo, threads, [&](size_t i) {
+      const Candidate& c = forms[lo + i].candidate;
+      if (alive[lo + i]) general[i] = CommonSubgraphGeneralizations(e, RuleOf(set, input_sigs, c), c);
+    });
+    for (const auto& gens : general)
+      for (const Generalization& g : gens)
+        if (!form_of.contains(g.key)) first_proposal.emplace(g.key, g.check);
+    ParallelFor(hi - lo, threads, [&](size_t i) {
+      for (const Generalization& g : general[i]) {
+        auto own = form_of.find(g.key);
+        if (own != form_of.end() ? form_holds(own->second) : validity.Holds(g.key, first_proposal.at(g.key))) {
+          alive[lo + i] = 0;
+          break;
+        }
       }
-  });
+    });
+  }
+  absl::flat_hash_map<std::string, Check>().swap(first_proposal);
   counts->after_common_subgraph = count_alive();
   phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph"));
 
@@ -361,7 +367,7 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
   std::vector<PRule> found(order.size());
   ParallelFor(order.size(), threads, [&](size_t i) {
     concrete[i] = ToRule(e, forms[order[i].second].candidate, "");
-    found[i] = forms[order[i].second].rule;
+    found[i] = RuleOf(set, input_sigs, forms[order[i].second].candidate);
   });
   std::vector<Rule> out = MergeParameters(set, found, std::move(concrete));
   counts->after_parameters = out.size();

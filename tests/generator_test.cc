@@ -10,6 +10,7 @@
 #include "enumerator.h"
 #include "float_check.h"
 #include "generator.h"
+#include "replay.h"
 #include "taso/executor.h"
 #include "test_util.h"
 
@@ -299,4 +300,54 @@ TEST_CASE("Rule files that do not parse are refused") {
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("is not a taso rules file"));
   CHECK_FALSE(ReadRuleSet((dir / "absent.pb").string()).ok());
+}
+
+TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") {
+  auto set = gen::MakeOpSet({});
+  REQUIRE(set.ok());
+  gen::Enumerator e(*set, 2, 1);
+  gen::EnumerationLimits limits;
+  uint64_t count = 0;
+  auto graphs = e.Enumerate(limits, /*shared_only=*/false, &count);
+  REQUIRE(graphs.ok());
+  // A small memo, so that it also fills up and starts again many times.
+  gen::KernelMemo<uint32_t> memo(e.inputs(), 64 << 10);
+  const auto same = [](const gen::Replayed<uint32_t>& x, const gen::Replayed<uint32_t>& y) {
+    if (x.num_tensors() != y.num_tensors() || x.outputs != y.outputs || x.dims != y.dims) return false;
+    for (int t = 0; t < x.num_tensors(); ++t)
+      if (x.tensor(t).shape != y.tensor(t).shape || x.tensor(t).data != y.tensor(t).data) return false;
+    return true;
+  };
+  size_t compared = 0, differ = 0;
+  for (size_t i = 0; i < graphs->size(); i += 7) {
+    const gen::GraphCode& code = (*graphs)[i].graph;
+    auto plain = gen::Replay<uint32_t>(*set, code, e.inputs());
+    auto memoized = gen::Replay<uint32_t>(*set, code, e.inputs(), nullptr, &memo);
+    REQUIRE(plain.ok() == memoized.ok());
+    if (!plain.ok()) continue;
+    ++compared;
+    differ += !same(*plain, *memoized);
+  }
+  CHECK(compared > 1000);
+  CHECK(differ == 0);
+
+  // An operator replaced by fresh values is never taken from the memo, nor put in it.
+  gen::GraphCode code;  // relu(conv(X, W1)): the convolution replaced
+  const int n = static_cast<int>(set->inputs.size());
+  for (size_t v = 0; v < set->variants.size(); ++v) {
+    const std::string label = set->variants[v].label();
+    if (label.rfind("Conv2D", 0) == 0 && code.num_ops == 0) code.ops[code.num_ops++] = {uint8_t(v), {0, 2, 0}};
+  }
+  for (size_t v = 0; v < set->variants.size(); ++v)
+    if (set->variants[v].label() == "Relu") code.ops[code.num_ops++] = {uint8_t(v), {uint8_t(n), 0, 0}};
+  REQUIRE(code.num_ops == 2);
+  for (uint32_t value : {7u, 9u}) {
+    gen::ReplacedOp<uint32_t> fresh{0, [&](int, Tensor<uint32_t>& t) { std::fill(t.data.begin(), t.data.end(), value); }};
+    auto plain = gen::Replay<uint32_t>(*set, code, e.inputs(), &fresh);
+    auto memoized = gen::Replay<uint32_t>(*set, code, e.inputs(), &fresh, &memo);
+    REQUIRE(plain.ok());
+    REQUIRE(memoized.ok());
+    CHECK(same(*plain, *memoized));
+    CHECK(memoized->tensor(n + 1).data[0] == value);  // relu of a small positive value
+  }
 }
