@@ -68,6 +68,36 @@ TEST_CASE("The cpu executor runs grouped and depthwise convolutions, and splits 
   ExpectClose(*expected, *got);
 }
 
+TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the convolution") {
+  // oneDNN runs plain dense convolutions as a gemm; their relu is then a separate eltwise
+  // primitive in place (see ops/cpu/conv2d.cc), with and without a bias.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 20, 20});
+  REQUIRE(x.ok());
+  Params conv;
+  conv.Set("strides", std::vector<int64_t>{2, 2}).Set("activation", "relu");
+  const ValueId biased = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1),
+                                                      testing::AddWeight(g, "b1", {16}, 2)}, "biased", conv);
+  conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId plain = testing::AddOp(g, "Conv2D", {biased, testing::AddWeight(g, "w2", {8, 16, 3, 3}, 3)}, "plain", conv);
+  REQUIRE(g.AddOutput(biased).ok());
+  REQUIRE(g.AddOutput(plain).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 4);
+  auto got = (*executor)->Run(inputs);
+  auto expected = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(expected.ok());
+  ExpectClose(*expected, *got);
+  // The relu did something: some outputs are zero, none is negative.
+  for (const auto& [name, t] : *got) {
+    CHECK(*std::min_element(t.data.begin(), t.data.end()) == 0.0f);
+    CHECK(*std::max_element(t.data.begin(), t.data.end()) > 0.0f);
+  }
+}
+
 TEST_CASE("The cpu executor refuses missing and mis-shaped inputs") {
   auto model = models::BuildModel("nasrnn", {.layers = 1});
   REQUIRE(model.ok());

@@ -107,7 +107,7 @@ CpuCost::CpuCost(std::unique_ptr<CostCache> cache) : cache_(std::move(cache)) {
   // The kernel version changes whenever what a kernel's run includes changes (v3: plain
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least), so old
   // measurements are not reused.
-  device_ = absl::StrCat("cpu kernels v3/oneDNN ", v->major, ".", v->minor, "/isa ", static_cast<int>(dnnl::get_effective_cpu_isa()),
+  device_ = absl::StrCat("cpu kernels v4/oneDNN ", v->major, ".", v->minor, "/isa ", static_cast<int>(dnnl::get_effective_cpu_isa()),
                          "/", std::thread::hardware_concurrency(), " threads");
 }
 
