@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "test_util.h"
 
@@ -128,6 +129,32 @@ std::string ConvReluModel(const std::filesystem::path& dir) {
   return path;
 }
 
+// Conv -> Relu -> an operator of another domain (opaque to the library) -> Relu.
+std::string OpaqueModel(const std::filesystem::path& dir) {
+  onnx::ModelProto m = taso::testing::NewModel(13);
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  taso::testing::AddInput(m, "x", {1, 4, 8, 8});
+  taso::testing::AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
+  onnx::NodeProto* conv = taso::testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
+  taso::testing::SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  taso::testing::SetIntsAttr(conv, "kernel_shape", {3, 3});
+  taso::testing::AddNode(m, "Relu", {"c"}, {"r"}, "relu");
+  taso::testing::AddNode(m, "FancyOp", {"r"}, {"f"}, "fancy")->set_domain("com.example");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("f");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 8, 8}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  taso::testing::AddNode(m, "Relu", {"f"}, {"y"}, "relu2");
+  taso::testing::AddOutput(m, "y");
+  const std::string path = (dir / "opaque.onnx").string();
+  std::string bytes;
+  REQUIRE(m.SerializeToString(&bytes));
+  taso::testing::WriteFile(path, bytes);
+  return path;
+}
+
 double JsonNumber(const std::string& json, const std::string& key) {
   const size_t at = json.find("\"" + key + "\": ");
   REQUIRE(at != std::string::npos);
@@ -190,6 +217,29 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   Result bad_model = RunTool("taso-opt " + (dir / "junk.onnx").string() + " -o " + out);
   CHECK(bad_model.code != 0);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("taso-opt optimizes around an operator outside the library only without the self-check") {
+  auto dir = taso::testing::TempDir("cli_opt_opaque");
+  const std::string model = OpaqueModel(dir), out = (dir / "out.onnx").string();
+  // The self-check would have to run the opaque node: refused before the search.
+  Result checked = RunTool("taso-opt " + model + " -o " + out + " --backend analytic");
+  CHECK(checked.code != 0);
+  CHECK_THAT(checked.output, Catch::Contains("the self-check cannot run node 'fancy' (ONNX operator FancyOp"));
+  CHECK_THAT(checked.output, Catch::Contains("--skip_self_check"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Without it, the graph around it is optimized and the opaque node is written as it was.
+  Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --skip_self_check");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  auto written = taso::ImportOnnxFile(out);
+  REQUIRE(written.ok());
+  std::multiset<std::string> ops;
+  for (taso::NodeId n = 0; n < written->graph.num_nodes(); ++n)
+    ops.insert(written->graph.node(n).onnx_node ? written->graph.node(n).onnx_node->op_type()
+                                                : std::string(written->graph.node(n).op->name()));
+  CHECK(ops.count("FancyOp") == 1);
+  CHECK(ops.count("Conv2D") + ops.count("Conv") == 1);
 }
 
 TEST_CASE("taso-opt measures kernel costs on the cpu once and takes them from the cache after") {

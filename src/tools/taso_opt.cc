@@ -138,6 +138,15 @@ int main(int argc, char** argv) {
 
   auto model = taso::ImportOnnxFile(args[0]);
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
+  // The self-check runs the whole graph: say so now, not after the search.
+  if (!absl::GetFlag(FLAGS_skip_self_check))
+    for (taso::NodeId n = 0; n < model->graph.num_nodes(); ++n)
+      if (const taso::Node& node = model->graph.node(n); node.op->is_opaque())
+        return taso::cli::Fail(kTool, absl::FailedPreconditionError(absl::StrCat(
+                                          "the self-check cannot run node '", node.name, "' (ONNX operator ",
+                                          node.onnx_node ? node.onnx_node->op_type() : "?",
+                                          " is outside the operator library); pass --skip_self_check to optimize ",
+                                          "the graph around such nodes without the check")));
   auto rules = taso::ReadRuleSet(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
   if (rules->proved_by.empty() && !absl::GetFlag(FLAGS_allow_unproved))
