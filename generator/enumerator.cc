@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "replay.h"
 #include "taso/executor.h"
 #include "taso/rng.h"
 #include "taso/status_macros.h"
@@ -66,18 +67,8 @@ struct MemoKey {
   }
 };
 
-// An operator's inputs by their contents (tensor hashes include the shape), for reusing
-// its outputs.
-struct ResultKey {
-  int variant;
-  uint64_t h0, h1;
-  int cut0, cut1;
-  bool operator==(const ResultKey&) const = default;
-  template <typename H>
-  friend H AbslHashValue(H h, const ResultKey& k) {
-    return H::combine(std::move(h), k.variant, k.h0, k.h1, k.cut0, k.cut1);
-  }
-};
+// An operator's inputs by their contents (here their TensorHash), for reusing its outputs.
+using ResultKey = KernelMemo<uint32_t>::Key;
 struct CachedOutput {
   std::vector<uint32_t> data;
   uint64_t hash;
