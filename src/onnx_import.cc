@@ -10,6 +10,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_tensor.h"
+#include "shape_arithmetic.h"
 #include "taso/onnx_io.h"
 #include "taso/status_macros.h"
 
@@ -134,7 +135,7 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
 
 }  // namespace
 
-absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model) {
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return Invalid("the model has no graph");
   int opset = -1;
   for (const auto& o : model.opset_import())
@@ -211,8 +212,14 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model) {
     probe.inputs = inputs;
     const std::vector<InputInfo> infos = graph.InputInfos(probe);
 
-    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset, infos, num_outputs));
     std::vector<std::string> out_names(node.output().begin(), node.output().begin() + num_outputs);
+    if (std::optional<TensorDataPtr> value;
+        options.fold_shape_arithmetic && (value = FoldShapeArithmetic(node, opset, infos))) {
+      RETURN_IF_ERROR(graph.AddNode(OpRegistry::Global().Find("Constant"), Params().Set("value", *value), {},
+                                    node.name(), out_names).status());
+      continue;
+    }
+    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset, infos, num_outputs));
     if (chosen.op != nullptr) {
       ASSIGN_OR_RETURN(std::vector<ValueId> outs,
                        graph.AddNode(chosen.op, std::move(chosen.params), inputs, node.name(), out_names));
@@ -284,9 +291,9 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   return model;
 }
 
-absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path) {
+absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModelFile(path));
-  return ImportOnnx(model);
+  return ImportOnnx(model, options);
 }
 
 }  // namespace taso

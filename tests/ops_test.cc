@@ -2,6 +2,8 @@
 // algebraic identities in both scalar domains, and the shape errors.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <set>
 
 #include "taso/executor.h"
@@ -336,4 +338,41 @@ TEST_CASE("Every library operator is registered once, with a name and a kernel")
                                "GlobalAveragePool", "Pad", "Sub", "Div", "Pow", "Sqrt", "Erf", "ReduceMean",
                                "Identity", "Dropout", "Constant"})
     CHECK(names.count(required) == 1);
+}
+
+TEST_CASE("Slice counts negative indices from the end, clamps, and steps either way") {
+  Tensor<float> x(Shape{2, 5});
+  for (int i = 0; i < 10; ++i) x.data[i] = static_cast<float>(i);
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+    Shape shape;
+    std::vector<float> values;
+  };
+  for (const Case& c : {
+           Case{{1}, {kMax}, {1}, {1}, {2, 4}, {1, 2, 3, 4, 6, 7, 8, 9}},  // to the end, clamped
+           Case{{-1}, {-6}, {1}, {-2}, {2, 3}, {4, 2, 0, 9, 7, 5}},        // backwards from the last
+           Case{{1, 3}, {2, 100}, {0, -1}, {1, 1}, {1, 2}, {8, 9}},        // two axes, one negative
+           Case{{3}, {1}, {1}, {1}, {2, 0}, {}},                           // empty
+       }) {
+    auto t = [](std::vector<int64_t> v) { return TensorData::Int64({static_cast<int64_t>(v.size())}, std::move(v)); };
+    const TensorDataPtr starts = t(c.starts), ends = t(c.ends), axes = t(c.axes), steps = t(c.steps);
+    std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}};
+    for (const TensorDataPtr& d : {starts, ends, axes, steps})
+      in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
+    auto types = Op("Slice")->InferTypes({}, in);
+    REQUIRE(types.ok());
+    REQUIRE((*types)[0].shape == c.shape);
+    Tensor<float> y(c.shape);
+    KernelArgs<float> args{{&x, nullptr, nullptr, nullptr, nullptr},
+                           {nullptr, starts.get(), ends.get(), axes.get(), steps.get()},
+                           {&y}};
+    REQUIRE(Op("Slice")->RunFloat({}, args).ok());
+    CHECK(y.data == c.values);
+  }
+  // A zero step is refused.
+  const TensorDataPtr zero = TensorData::Int64({1}, {0}), one = TensorData::Int64({1}, {1});
+  std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}};
+  for (const TensorDataPtr& d : {one, one, one, zero}) in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
+  CHECK_FALSE(Op("Slice")->InferTypes({}, in).ok());
 }

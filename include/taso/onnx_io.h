@@ -25,8 +25,15 @@ struct OnnxModel {
   int opset = kMaxOpset;                         // of the default ONNX domain
 };
 
-absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model);
-absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path);
+struct ImportOptions {
+  // Shape arithmetic on static shapes (Shape -> Gather -> Div -> ..., as PyTorch exports
+  // compute slice bounds) becomes Constant nodes, so what reads it is a library operator
+  // rather than opaque. Off by default: an import then writes back exactly what it read.
+  bool fold_shape_arithmetic = false;
+};
+
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options = {});
+absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
 
 // Builds the ModelProto; fails if it does not pass the ONNX checker.
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);

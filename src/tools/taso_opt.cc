@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_budget) < 0 || !(absl::GetFlag(FLAGS_time_limit) >= 0))
     return taso::cli::Usage(kTool, "--budget and --time-limit must not be negative");
 
-  auto model = taso::ImportOnnxFile(args[0]);
+  auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true});
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   // The self-check runs the whole graph: say so now, not after the search.
   if (!absl::GetFlag(FLAGS_skip_self_check))

@@ -1,0 +1,119 @@
+// Slice (opset 10+): the part of a tensor from constant starts to ends, with optional
+// constant axes and steps, as ONNX defines it: negative indices count from the end, and
+// indices are clamped to the dimension. Bounds known only at run time stay opaque.
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+// Per dimension of the input: the first index read and the step.
+struct Window {
+  std::vector<int64_t> start, step;
+  Shape out;
+};
+
+absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
+  RETURN_IF_ERROR(ExpectInputs(in, 3, 5));
+  RETURN_IF_ERROR(ExpectFloat(in[0], "data"));
+  const Shape& shape = in[0].shape;
+  const int rank = static_cast<int>(shape.size());
+  ASSIGN_OR_RETURN(auto starts, ConstantInts(in[1], "starts"));
+  ASSIGN_OR_RETURN(auto ends, ConstantInts(in[2], "ends"));
+  std::vector<int64_t> axes, steps(starts.size(), 1);
+  if (in.size() > 3 && in[3].present) {
+    ASSIGN_OR_RETURN(axes, ConstantInts(in[3], "axes"));
+  } else {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (in.size() > 4 && in[4].present) {
+    ASSIGN_OR_RETURN(steps, ConstantInts(in[4], "steps"));
+  }
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return Bad("starts, ends, axes and steps differ in length");
+  Window w{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), shape};
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank));
+    if (seen[axis]) return Bad(absl::StrCat("axis ", axis, " is sliced twice"));
+    seen[axis] = true;
+    const int64_t dim = shape[axis], step = steps[i];
+    if (step == 0) return Bad("a slice step is 0");
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t count;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = s > e ? (s - e - step - 1) / -step : 0;
+    }
+    w.start[axis] = s;
+    w.step[axis] = step;
+    w.out[axis] = count;
+  }
+  return w;
+}
+
+class Slice : public KernelOp<Slice> {
+ public:
+  absl::string_view name() const override { return "Slice"; }
+
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
+    ASSIGN_OR_RETURN(Window w, ReadWindow(in));
+    return std::vector<OutputType>{{DataType::kFloat32, w.out}};
+  }
+
+  template <typename S>
+  static absl::Status Compute(const Params&, KernelArgs<S>& a) {
+    std::vector<InputInfo> in;
+    for (size_t i = 0; i < a.in.size(); ++i) {
+      InputInfo info;
+      info.present = a.in[i] != nullptr || a.constant[i] != nullptr;
+      if (a.in[i]) info.shape = a.in[i]->shape;
+      info.constant = a.constant[i];
+      if (a.constant[i]) info.dtype = a.constant[i]->dtype();
+      in.push_back(std::move(info));
+    }
+    ASSIGN_OR_RETURN(Window w, ReadWindow(in));
+    const Tensor<S>& x = *a.in[0];
+    Tensor<S>& y = *a.out[0];
+    const int rank = x.rank();
+    std::vector<int64_t> stride(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * x.shape[d + 1];
+    std::vector<int64_t> index(rank, 0);  // the output element's index, as an odometer
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      int64_t offset = 0;
+      for (int d = 0; d < rank; ++d) offset += (w.start[d] + index[d] * w.step[d]) * stride[d];
+      y.data[i] = x.data[offset];
+      for (int d = rank - 1; d >= 0 && ++index[d] == y.shape[d]; --d) index[d] = 0;
+    }
+    return absl::OkStatus();
+  }
+
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
+    OpMetrics m = OpDef::Metrics(p, in.subspan(0, 1), out);
+    m.flops = 0;
+    return m;
+  }
+
+  std::vector<std::string> onnx_op_types() const override { return {"Slice"}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    if (node.opset() < 10) return std::nullopt;  // bounds as attributes: kept opaque
+    const auto& in = node.inputs();
+    for (size_t i = 1; i < in.size(); ++i)
+      if (in[i].present && in[i].constant == nullptr) return std::nullopt;  // bounds known only at run time
+    return Params();
+  }
+  absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
+    EmitSame(e, "Slice");
+    return absl::OkStatus();
+  }
+};
+
+TASO_REGISTER_OP(Slice);
+
+}  // namespace
+}  // namespace taso::ops
