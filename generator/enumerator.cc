@@ -67,14 +67,8 @@ struct MemoKey {
   }
 };
 
-// An operator's inputs by their contents (here their TensorHash), for reusing its outputs.
-using ResultKey = KernelMemo<uint32_t>::Key;
-struct CachedOutput {
-  std::vector<uint32_t> data;
-  uint64_t hash;
-};
-// Per thread; cleared when full (a depth-first walk reuses mostly what it computed lately).
-constexpr size_t kMaxCachedBytes = 64 << 20;
+// Per thread: a depth-first walk reuses mostly what it computed lately.
+constexpr size_t kResultMemoBytes = 64 << 20;
 
 struct MemoValue {
   bool ok = false;
@@ -89,7 +83,7 @@ class Walker {
  public:
   using Sink = std::function<void(uint64_t, const GraphCode&)>;
 
-  Walker(const Enumerator& e, Sink sink) : e_(e), sink_(std::move(sink)) {
+  Walker(const Enumerator& e, Sink sink) : e_(e), sink_(std::move(sink)), results_(e.inputs(), kResultMemoBytes) {
     const auto& inputs = e_.inputs();
     slots_.reserve(inputs.size() + 2 * kMaxOps + 2);  // no reallocation: kernels hold pointers
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -239,7 +233,8 @@ class Walker {
     // Run the kernel into new slots, or copy what it gave on the same inputs elsewhere in
     // the walk: the same operator on the same tensors recurs under every sibling branch.
     const int first_out = static_cast<int>(slots_.size());
-    const ResultKey rkey{op.variant, slots_[op.in[0]].hash, spec.arity > 1 ? slots_[op.in[1]].hash : 0, cut[0], cut[1]};
+    const KernelMemo<uint32_t>::Key rkey{op.variant, slots_[op.in[0]].hash, spec.arity > 1 ? slots_[op.in[1]].hash : 0,
+                                         cut[0], cut[1]};
     bool activation = false;
     for (int i = 0; i < spec.arity; ++i) activation |= slots_[op.in[i]].activation;
     for (int s : mv.out_shapes) {
@@ -248,10 +243,10 @@ class Walker {
       out.shape_id = s;
       out.t.shape = shapes_[s];
     }
-    if (auto hit = results_.find(rkey); hit != results_.end()) {
+    if (const auto* hit = results_.Find(rkey)) {
       for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
-        slots_[first_out + o].t.data = hit->second[o].data;
-        slots_[first_out + o].hash = hit->second[o].hash;
+        slots_[first_out + o].t.data = hit->outputs[o].data;
+        slots_[first_out + o].hash = hit->hashes[o];
       }
     } else {
       KernelArgs<uint32_t> args;
@@ -270,17 +265,14 @@ class Walker {
         slots_.resize(first_out);
         return false;
       }
-      if (cached_bytes_ > kMaxCachedBytes) {
-        results_.clear();
-        cached_bytes_ = 0;
-      }
-      auto& cached = results_[rkey];
+      KernelMemo<uint32_t>::Entry entry;
       for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
         Slot& out = slots_[first_out + o];
         out.hash = TensorHash(out.t);
-        cached.push_back({out.t.data, out.hash});
-        cached_bytes_ += out.t.data.size() * sizeof(uint32_t) + 64;
+        entry.outputs.push_back(out.t);
+        entry.hashes.push_back(out.hash);
       }
+      results_.Add(rkey, std::move(entry));
     }
     const size_t sym_mark = sym_.size();
     const int position = static_cast<int>(ops_.size());
@@ -448,8 +440,9 @@ class Walker {
   std::vector<Shape> shapes_;
   absl::flat_hash_map<std::vector<int64_t>, int> shape_ids_;
   absl::flat_hash_map<MemoKey, MemoValue> memo_;
-  absl::flat_hash_map<ResultKey, absl::InlinedVector<CachedOutput, 2>> results_;
-  size_t cached_bytes_ = 0;
+  // Operator outputs by their inputs' TensorHash (the walk's slot hashes), with the
+  // outputs' TensorHash; no dimension sources (the shape memo above has those).
+  KernelMemo<uint32_t> results_;
 };
 
 absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,

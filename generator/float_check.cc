@@ -43,7 +43,7 @@ constexpr size_t kMemoBytes = 8 << 20;  // per trial and thread
 
 }  // namespace
 
-FloatChecker::FloatChecker(const OpSet& set) : set_(set) {
+FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
   std::vector<Shape> base;
   for (const GenInput& in : set.inputs) base.push_back(in.shape);
   auto add = [&](std::vector<Shape> shapes, int pattern) {
@@ -91,18 +91,13 @@ FloatChecker::FloatChecker(const OpSet& set) : set_(set) {
       }
     add(std::move(shapes), trial % 2 == 0 ? 0 : 1 + trial);
   }
+  memos_.resize(std::max(1, threads));
+  for (auto& per_trial : memos_)
+    for (const Trial& trial : trials_) per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
 }
 
-FloatChecker::Memos& FloatChecker::MemosOfThisThread() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  Memos& memos = memos_[std::this_thread::get_id()];
-  if (memos.empty())
-    for (const Trial& trial : trials_) memos.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
-  return memos;
-}
-
-bool FloatChecker::Holds(const Check& c) const {
-  Memos& memos = MemosOfThisThread();
+bool FloatChecker::Holds(const Check& c, int thread) const {
+  const auto& memos = memos_.at(thread);
   for (size_t t = 0; t < trials_.size(); ++t) {
     const Trial& trial = trials_[t];
     // The fresh values are a function of the trial and the output's position, so both

@@ -5,12 +5,9 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/container/node_hash_map.h"
 
 #include "enumerator.h"
 #include "replay.h"
@@ -28,10 +25,11 @@ struct Check {
 
 class FloatChecker {
  public:
-  explicit FloatChecker(const OpSet& set);
+  // `threads`: how many threads may check at once (ParallelForThreads' thread numbers).
+  explicit FloatChecker(const OpSet& set, int threads = 1);
   // True if both graphs are defined at the generator's sizes and agree there and in every
-  // other trial where both are defined.
-  bool Holds(const Check& c) const;
+  // other trial where both are defined. `thread` in [0, threads) names the caller.
+  bool Holds(const Check& c, int thread = 0) const;
 
  private:
   struct Trial {
@@ -40,13 +38,10 @@ class FloatChecker {
     uint64_t seed;
     std::vector<Tensor<float>> inputs;  // drawn once: checks are many, trials few
   };
-  using Memos = std::vector<std::unique_ptr<KernelMemo<float>>>;  // per trial
-  Memos& MemosOfThisThread() const;
-
   const OpSet& set_;
   std::vector<Trial> trials_;  // the first at the generator's sizes
-  mutable std::mutex mu_;
-  mutable absl::node_hash_map<std::thread::id, Memos> memos_;  // one thread uses each; stable
+  // Per thread, per trial: kernel outputs already computed on that trial's inputs.
+  mutable std::vector<std::vector<std::unique_ptr<KernelMemo<float>>>> memos_;
 };
 
 }  // namespace taso::gen

@@ -65,7 +65,8 @@ class KernelMemo {
   };
   struct Entry {
     std::vector<Tensor<S>> outputs;
-    std::vector<uint64_t> hashes;  // ContentHash of each output
+    std::vector<uint64_t> hashes;  // of each output, by the hash its user keys inputs with
+                                   // (Replay: ContentHash; the enumeration: TensorHash)
     DimSources sources;
   };
   KernelMemo(const std::vector<Tensor<S>>& inputs, size_t max_bytes);

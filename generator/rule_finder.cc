@@ -232,14 +232,15 @@ std::vector<Generalization> CommonSubgraphGeneralizations(const Enumerator& e, c
 // so results do not depend on which thread asks first.
 class Validity {
  public:
-  explicit Validity(const OpSet& set) : checker_(set) {}
-  bool Holds(const std::string& key, const Check& check) {
+  Validity(const OpSet& set, int threads) : checker_(set, threads) {}
+  // `thread`: the caller's ParallelForThreads number.
+  bool Holds(const std::string& key, const Check& check, int thread) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = known_.find(key);
       if (it != known_.end()) return it->second;
     }
-    const bool holds = checker_.Holds(check);
+    const bool holds = checker_.Holds(check, thread);
     std::lock_guard<std::mutex> lock(mu_);
     known_[key] = holds;
     return holds;
@@ -305,13 +306,15 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
     for (size_t m : merged_into[f]) forms[m].more_general.push_back(f);
   std::vector<std::vector<size_t>>().swap(merged_into);
 
-  Validity validity(set);
-  auto form_holds = [&](size_t f) { return validity.Holds(forms[f].key, CheckOf(forms[f].candidate)); };
+  Validity validity(set, threads);
+  auto form_holds = [&](size_t f, int thread) {
+    return validity.Holds(forms[f].key, CheckOf(forms[f].candidate), thread);
+  };
   std::vector<char> alive(forms.size(), 1);
   auto count_alive = [&] { return static_cast<size_t>(std::count(alive.begin(), alive.end(), 1)); };
-  ParallelFor(forms.size(), threads, [&](size_t f) {
+  ParallelForThreads(forms.size(), threads, [&](int thread, size_t f) {
     for (size_t g : forms[f].more_general)
-      if (form_holds(g)) {
+      if (form_holds(g, thread)) {
         alive[f] = 0;
         break;
       }
@@ -335,10 +338,11 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
     for (const auto& gens : general)
       for (const Generalization& g : gens)
         if (!form_of.contains(g.key)) first_proposal.emplace(g.key, g.check);
-    ParallelFor(hi - lo, threads, [&](size_t i) {
+    ParallelForThreads(hi - lo, threads, [&](int thread, size_t i) {
       for (const Generalization& g : general[i]) {
         auto own = form_of.find(g.key);
-        if (own != form_of.end() ? form_holds(own->second) : validity.Holds(g.key, first_proposal.at(g.key))) {
+        if (own != form_of.end() ? form_holds(own->second, thread)
+                                 : validity.Holds(g.key, first_proposal.at(g.key), thread)) {
           alive[lo + i] = 0;
           break;
         }
@@ -349,8 +353,8 @@ std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted
   counts->after_common_subgraph = count_alive();
   phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph"));
 
-  ParallelFor(forms.size(), threads, [&](size_t f) {
-    if (alive[f] && !form_holds(f)) alive[f] = 0;
+  ParallelForThreads(forms.size(), threads, [&](int thread, size_t f) {
+    if (alive[f] && !form_holds(f, thread)) alive[f] = 0;
   });
   counts->after_float_checks = count_alive();
   phase(absl::StrCat(counts->after_float_checks, " hold on floats"));
