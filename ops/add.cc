@@ -1,4 +1,5 @@
 // Add: Element-wise addition with ONNX broadcasting.
+#include "int64_fold.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -14,6 +15,14 @@ struct AddFn {
 };
 
 TASO_REGISTER_OP(BinaryOp<AddFn>);
+
+// On int64 constants (shape arithmetic), folded at import.
+std::optional<TensorDataPtr> FoldAdd(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    return a + b;
+  });
+}
+TASO_REGISTER_ONNX_FOLDER("Add", FoldAdd);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,4 +1,5 @@
 // Concat: joins tensors along an axis.
+#include "int64_fold.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -83,6 +84,19 @@ class Concat : public KernelOp<Concat> {
 };
 
 TASO_REGISTER_OP(Concat);
+
+// Of 1-D int64 constants (shape arithmetic), folded at import.
+std::optional<TensorDataPtr> FoldConcat(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
+  if (!AllInt64Constants(in)) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const InputInfo& i : in) {
+    if (!i.present || i.constant->shape().size() != 1) return std::nullopt;
+    out.insert(out.end(), i.constant->ints().begin(), i.constant->ints().end());
+  }
+  const int64_t n = static_cast<int64_t>(out.size());
+  return TensorData::Int64(Shape{n}, std::move(out));
+}
+TASO_REGISTER_ONNX_FOLDER("Concat", FoldConcat);
 
 }  // namespace
 }  // namespace taso::ops

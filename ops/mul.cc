@@ -1,4 +1,5 @@
 // Mul: Element-wise multiplication with ONNX broadcasting.
+#include "int64_fold.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -14,6 +15,14 @@ struct MulFn {
 };
 
 TASO_REGISTER_OP(BinaryOp<MulFn>);
+
+// On int64 constants (shape arithmetic), folded at import.
+std::optional<TensorDataPtr> FoldMul(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    return a * b;
+  });
+}
+TASO_REGISTER_ONNX_FOLDER("Mul", FoldMul);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,4 +1,5 @@
 // Sub: Element-wise subtraction with ONNX broadcasting.
+#include "int64_fold.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -12,6 +13,14 @@ struct SubFn {
 };
 
 TASO_REGISTER_OP(BinaryOp<SubFn>);
+
+// On int64 constants (shape arithmetic), folded at import.
+std::optional<TensorDataPtr> FoldSub(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+    return a - b;
+  });
+}
+TASO_REGISTER_ONNX_FOLDER("Sub", FoldSub);
 
 }  // namespace
 }  // namespace taso::ops

@@ -10,7 +10,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_tensor.h"
-#include "shape_arithmetic.h"
+#include "taso/onnx_fold.h"
 #include "taso/onnx_io.h"
 #include "taso/status_macros.h"
 
@@ -213,8 +213,9 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
     const std::vector<InputInfo> infos = graph.InputInfos(probe);
 
     std::vector<std::string> out_names(node.output().begin(), node.output().begin() + num_outputs);
+    const OnnxFolder fold = node.domain().empty() || node.domain() == "ai.onnx" ? FindOnnxFolder(node.op_type()) : nullptr;
     if (std::optional<TensorDataPtr> value;
-        options.fold_shape_arithmetic && (value = FoldShapeArithmetic(node, opset, infos))) {
+        options.fold_shape_arithmetic && fold && num_outputs == 1 && (value = fold(node, opset, infos))) {
       RETURN_IF_ERROR(graph.AddNode(OpRegistry::Global().Find("Constant"), Params().Set("value", *value), {},
                                     node.name(), out_names).status());
       continue;

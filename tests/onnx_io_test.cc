@@ -3,6 +3,7 @@
 // through opaque.
 #include <catch2/catch.hpp>
 
+#include "taso/onnx_fold.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -294,4 +295,45 @@ TEST_CASE("Nodes that share a name are written under distinct names") {
   CHECK(proto->graph().node(0).name() == "twin");
   CHECK(proto->graph().node(1).name() != "twin");
   CHECK_FALSE(proto->graph().node(1).name().empty());
+}
+
+TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
+  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
+  auto info = [](const TensorDataPtr& d) { return InputInfo{true, DataType::kInt64, d->shape(), true, d.get()}; };
+  auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
+    node.set_op_type(op);
+    OnnxFolder f = FindOnnxFolder(op);
+    REQUIRE(f != nullptr);
+    return f(node, 13, in);
+  };
+  const TensorDataPtr dims = ints({3}, {16, 2, 768}), three = ints({}, {3}), zero = ints({}, {0}), axis0 = ints({1}, {0});
+  // Shape of a static tensor, then the last dimension, divided, unsqueezed, concatenated.
+  auto shape = fold("Shape", {InputInfo{true, DataType::kFloat32, {16, 2, 768}}});
+  REQUIRE(shape.has_value());
+  CHECK((*shape)->ints() == dims->ints());
+  auto last = fold("Gather", {info(dims), info(ints({}, {-1}))});
+  REQUIRE(last.has_value());
+  CHECK((*last)->shape().empty());
+  auto third = fold("Div", {info(*last), info(three)});
+  REQUIRE(third.has_value());
+  CHECK((*third)->ints()[0] == 256);
+  CHECK(fold("Sub", {info(*third), info(three)}).value()->ints()[0] == 253);
+  auto unsqueezed = fold("Unsqueeze", {info(*third), info(axis0)});
+  REQUIRE(unsqueezed.has_value());
+  CHECK((*unsqueezed)->shape() == Shape{1});
+  auto joined = fold("Concat", {info(*unsqueezed), info(ints({2}, {-1, 64}))});
+  REQUIRE(joined.has_value());
+  CHECK(std::vector<int64_t>((*joined)->ints().begin(), (*joined)->ints().end()) == std::vector<int64_t>{256, -1, 64});
+  CHECK(fold("Squeeze", {info(*unsqueezed), info(axis0)}).value()->shape().empty());
+  onnx::NodeProto cast;
+  auto* to = cast.add_attribute();
+  to->set_name("to");
+  to->set_i(onnx::TensorProto::INT64);
+  CHECK(fold("Cast", {info(three)}, cast).value()->ints()[0] == 3);
+  // Left to run time: a division by zero, a float input, a tensor of unknown shape.
+  CHECK_FALSE(fold("Div", {info(three), info(zero)}).has_value());
+  CHECK_FALSE(fold("Add", {info(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());
+  InputInfo unknown{true, DataType::kFloat32, {}};
+  unknown.shape_known = false;
+  CHECK_FALSE(fold("Shape", {unknown}).has_value());
 }
