@@ -30,6 +30,9 @@ class GemmKernel : public cpu::Kernel {
     const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;
     const bool bias = in.size() == 3 && in[2].present;
     if (bias && p.Float("beta", 1.0) != 1.0) return Bad("oneDNN's matmul bias is added with beta 1");
+    // oneDNN 2.6 scales the bias too (alpha (A B + C), not alpha A B + C): such a Gemm
+    // runs on its reference kernel.
+    if (bias && p.Float("alpha", 1.0) != 1.0) return Bad("oneDNN's output scale would scale the bias");
     // Transposed operands: the stored matrix read with swapped strides.
     auto operand = [](const Shape& s, bool transposed) {
       return transposed ? dnnl::memory::desc({s[1], s[0]}, dnnl::memory::data_type::f32, {1, s[1]}) : cpu::Plain(s);
