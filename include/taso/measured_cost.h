@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -32,16 +33,16 @@ class CostCache {
 // ~/.cache/taso/costs.sqlite.
 std::string DefaultCostCachePath();
 
-class CpuCost : public CostModel {
+// Costs measured on a backend, read from the cache when measured before; an operator
+// the backend has no kernel for gets the analytic estimate.
+class MeasuredCost : public CostModel {
  public:
-  // `cache` may be null (nothing kept between runs).
-  explicit CpuCost(std::unique_ptr<CostCache> cache);
-  std::string name() const override { return "cpu"; }
   double NodeCost(const Graph& graph, NodeId n) override;
   // The cost of an operator with these parameters and types (a node as it could be);
   // `measurable` says whether a kernel ran (else: the analytic estimate).
   double Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
               absl::Span<const OutputType> outputs, bool* measurable = nullptr);
+  // What the measurements are keyed under besides the operator: kernels, libraries, machine.
   const std::string& device() const { return device_; }
 
   struct Counts {
@@ -50,6 +51,17 @@ class CpuCost : public CostModel {
     int estimated = 0;  // no kernel (or it failed): analytic estimate
   };
   const Counts& counts() const { return counts_; }
+
+ protected:
+  // `cache` may be null (nothing kept between runs).
+  MeasuredCost(std::unique_ptr<CostCache> cache, std::string device);
+  // Median seconds of one run of the backend's kernel, or nullopt where it has none.
+  virtual std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                        absl::Span<const OutputType> outputs) = 0;
+  // Whether the backend's executor runs the operator as a view of its input (it costs
+  // nothing).
+  virtual bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                      absl::Span<const OutputType> outputs) const = 0;
 
  private:
   std::unique_ptr<CostCache> cache_;
@@ -62,6 +74,23 @@ class CpuCost : public CostModel {
   absl::flat_hash_map<std::string, Known> memo_;
   Counts counts_;
 };
+
+// oneDNN kernel times (ops/cpu/).
+class CpuCost : public MeasuredCost {
+ public:
+  explicit CpuCost(std::unique_ptr<CostCache> cache);
+  std::string name() const override { return "cpu"; }
+
+ protected:
+  std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                absl::Span<const OutputType> outputs) override;
+  bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+              absl::Span<const OutputType> outputs) const override;
+};
+
+// cuDNN, cuBLAS and our CUDA kernels' times (ops/cuda/), taken with CUDA events. Fails
+// where this build has no cuda backend or no GPU can be used, saying which.
+absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostCache> cache);
 
 // The key a measurement is stored under: operator, parameters, input and output shapes.
 std::string CostKey(const Graph& graph, NodeId n);

@@ -1,11 +1,11 @@
 #include "taso/cpu_executor.h"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
+#include "backends/timing.h"
 #include "taso/fold.h"
 #include "taso/status_macros.h"
 
@@ -181,15 +181,6 @@ absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
   return out;
 }
 
-namespace {
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
-
 absl::StatusOr<double> CpuExecutor::TimedRun() {
   const auto start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(RunOnce());
@@ -197,29 +188,11 @@ absl::StatusOr<double> CpuExecutor::TimedRun() {
 }
 
 absl::StatusOr<double> CpuExecutor::MedianSeconds(int runs) {
-  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(RunOnce());
-  std::vector<double> times;
-  for (int i = 0; i < std::max(1, runs); ++i) {
-    ASSIGN_OR_RETURN(double t, TimedRun());
-    times.push_back(t);
-  }
-  return Median(std::move(times));
+  return timing::MedianSeconds([this] { return TimedRun(); }, runs);
 }
 
 absl::StatusOr<std::pair<double, double>> CpuExecutor::CompareSeconds(CpuExecutor& a, CpuExecutor& b, int runs) {
-  for (int i = 0; i < 2; ++i) {
-    RETURN_IF_ERROR(a.RunOnce());
-    RETURN_IF_ERROR(b.RunOnce());
-  }
-  // In turn, and in the other order every other round (the one run second runs faster).
-  std::vector<double> ta, tb;
-  for (int i = 0; i < std::max(1, runs); ++i) {
-    for (CpuExecutor* e : i % 2 ? std::array{&b, &a} : std::array{&a, &b}) {
-      ASSIGN_OR_RETURN(double t, e->TimedRun());
-      (e == &a ? ta : tb).push_back(t);
-    }
-  }
-  return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));
+  return timing::InTurn([&a] { return a.TimedRun(); }, [&b] { return b.TimedRun(); }, runs);
 }
 
 int CpuExecutor::num_kernels() const {

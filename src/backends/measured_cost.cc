@@ -84,7 +84,7 @@ namespace {
 
 // Median seconds of one run: two warm-up runs, then at least 10 runs and 10 ms, at most
 // 200 (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels).
-double Measure(cpu::Prepared& p) {
+double MeasurePrepared(cpu::Prepared& p) {
   using Clock = std::chrono::steady_clock;
   p.Run();
   p.Run();
@@ -102,29 +102,22 @@ double Measure(cpu::Prepared& p) {
 
 }  // namespace
 
-CpuCost::CpuCost(std::unique_ptr<CostCache> cache) : cache_(std::move(cache)) {
-  const dnnl_version_t* v = dnnl_version();
-  // The kernel version changes whenever what a kernel's run includes changes (v3: plain
-  // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least), so old
-  // measurements are not reused.
-  device_ = absl::StrCat("cpu kernels v4/oneDNN ", v->major, ".", v->minor, "/isa ", static_cast<int>(dnnl::get_effective_cpu_isa()),
-                         "/", std::thread::hardware_concurrency(), " threads");
-}
+MeasuredCost::MeasuredCost(std::unique_ptr<CostCache> cache, std::string device)
+    : cache_(std::move(cache)), device_(std::move(device)) {}
 
-double CpuCost::NodeCost(const Graph& graph, NodeId n) {
+double MeasuredCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   return Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node));
 }
 
-double CpuCost::Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                     absl::Span<const OutputType> outputs, bool* measurable) {
+double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                          absl::Span<const OutputType> outputs, bool* measurable) {
   const std::string key = CostKey(op, params, inputs, outputs);
   if (auto it = memo_.find(key); it != memo_.end()) {
     if (measurable) *measurable = it->second.measured;
     return it->second.seconds;
   }
-  if (const cpu::View* view = cpu::FindView(op.name());
-      view && !cpu::IsBlocked(params) && view->Offsets(params, inputs, outputs)) {
+  if (IsView(op, params, inputs, outputs)) {
     memo_[key] = {0, true};  // the executor runs nothing for it
     if (measurable) *measurable = true;
     return 0;
@@ -137,17 +130,10 @@ double CpuCost::Cost(const OpDef& op, const Params& params, absl::Span<const Inp
     }
   }
   if (seconds < 0) {
-    if (const cpu::Kernel* k = cpu::FindKernel(op.name())) {
-      try {
-        auto prepared = k->Prepare(params, inputs, outputs);
-        if (prepared.ok()) {
-          seconds = Measure(**prepared);
-          ++counts_.measured;
-          if (cache_) cache_->Store(device_, key, seconds).IgnoreError();
-        }
-      } catch (const dnnl::error&) {
-        // oneDNN has no primitive for this case: estimated below.
-      }
+    if (std::optional<double> measured = Measure(op, params, inputs, outputs)) {
+      seconds = *measured;
+      ++counts_.measured;
+      if (cache_) cache_->Store(device_, key, seconds).IgnoreError();
     }
   }
   const bool measured = seconds >= 0;
@@ -159,6 +145,41 @@ double CpuCost::Cost(const OpDef& op, const Params& params, absl::Span<const Inp
   memo_[key] = {seconds, measured};
   if (measurable) *measurable = measured;
   return seconds;
+}
+
+namespace {
+
+std::string CpuDevice() {
+  const dnnl_version_t* v = dnnl_version();
+  // The kernel version changes whenever what a kernel's run includes changes (v3: plain
+  // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least), so old
+  // measurements are not reused.
+  return absl::StrCat("cpu kernels v4/oneDNN ", v->major, ".", v->minor, "/isa ",
+                      static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
+                      " threads");
+}
+
+}  // namespace
+
+CpuCost::CpuCost(std::unique_ptr<CostCache> cache) : MeasuredCost(std::move(cache), CpuDevice()) {}
+
+bool CpuCost::IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                     absl::Span<const OutputType> outputs) const {
+  const cpu::View* view = cpu::FindView(op.name());
+  return view && !cpu::IsBlocked(params) && view->Offsets(params, inputs, outputs);
+}
+
+std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                       absl::Span<const OutputType> outputs) {
+  const cpu::Kernel* k = cpu::FindKernel(op.name());
+  if (!k) return std::nullopt;
+  try {
+    auto prepared = k->Prepare(params, inputs, outputs);
+    if (prepared.ok()) return MeasurePrepared(**prepared);
+  } catch (const dnnl::error&) {
+    // oneDNN has no primitive for this case: estimated instead.
+  }
+  return std::nullopt;
 }
 
 }  // namespace taso

@@ -1,4 +1,4 @@
-// taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|analytic] [--cost-cache FILE] [--alpha A]
+// taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|cuda|analytic] [--cost-cache FILE] [--alpha A]
 // [--budget N] [--time-limit S] [--report FILE]: optimizes an ONNX model with the rule
 // database by cost-based backtracking search, folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check).
@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "taso/cost.h"
 #include "taso/cpu_executor.h"
+#include "taso/cuda_executor.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
@@ -30,7 +31,9 @@
 
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
 ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb", "the rule database");
-ABSL_FLAG(std::string, backend, "cpu", "cost model: cpu (oneDNN kernel times, measured), analytic (roofline)");
+ABSL_FLAG(std::string, backend, "cpu",
+          "cost model: cpu (oneDNN kernel times, measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), "
+          "analytic (roofline)");
 ABSL_FLAG(std::string, cost_cache, "", "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
 ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
@@ -42,10 +45,10 @@ ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has no
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
 ABSL_FLAG(std::string, search, "",
           "what to search: substitutions, layouts or both (default: both on the cpu backend, substitutions on "
-          "analytic, which cannot price layouts)");
+          "cuda and analytic, which have no layout choices)");
 ABSL_FLAG(int, measure, 0,
-          "time this many runs of the original and of the optimized graph with the cpu executor, in turn, and "
-          "report the medians");
+          "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
+          "with --backend cuda), in turn, and report the medians");
 
 namespace {
 
@@ -69,6 +72,7 @@ struct Summary {
   bool checked = false;
   double diff = 0;
   int measure_runs = 0;  // 0: not measured
+  std::string executor;  // which one measured: the backend's (cpu, or cuda)
   double measured_before = 0, measured_after = 0;
 };
 
@@ -77,7 +81,7 @@ std::string Json(const taso::SearchResult& r, const Summary& s) {
   for (const auto& [rule, n] : r.rules_applied) applied.push_back(absl::StrCat("\"", rule, "\": ", n));
   const std::string measured =
       s.measure_runs == 0 ? "null"
-                          : absl::StrCat("{\"runs\": ", s.measure_runs, ", \"before_ms\": ", s.measured_before * 1e3,
+                          : absl::StrCat("{\"executor\": \"", s.executor, "\", \"runs\": ", s.measure_runs, ", \"before_ms\": ", s.measured_before * 1e3,
                                          ", \"after_ms\": ", s.measured_after * 1e3, "}");
   return absl::StrCat("{\n  \"backend\": \"", s.backend, "\",\n  \"search\": \"", s.search,
                       "\",\n  \"blocked_nodes\": ", s.blocked_nodes, ",\n  \"layout_conversions\": ",
@@ -88,23 +92,24 @@ std::string Json(const taso::SearchResult& r, const Summary& s) {
                       ",\n  \"graphs_seen\": ", r.graphs_seen,
                       ",\n  \"stopped_by_limit\": ", r.stopped_by_limit ? "true" : "false",
                       ",\n  \"self_check\": ", s.checked ? absl::StrCat("{\"max_abs_difference\": ", s.diff, "}") : "null",
-                      ",\n  \"measured_cpu_executor\": ", measured,
+                      ",\n  \"measured\": ", measured,
                       ",\n  \"rules_applied\": {", absl::StrJoin(applied, ", "), "}\n}\n");
 }
 
-// End-to-end times of both graphs on the cpu executor, run in turn.
+// End-to-end times of both graphs on the backend's executor, run in turn.
+template <typename Executor>
 absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Summary& s) {
-  ASSIGN_OR_RETURN(auto a, taso::CpuExecutor::Create(before));
-  ASSIGN_OR_RETURN(auto b, taso::CpuExecutor::Create(after));
+  ASSIGN_OR_RETURN(auto a, Executor::Create(before));
+  ASSIGN_OR_RETURN(auto b, Executor::Create(after));
   const taso::TensorMap inputs = taso::RandomInputs(before, 3);
   ASSIGN_OR_RETURN(taso::TensorMap out_a, a->Run(inputs));
   ASSIGN_OR_RETURN(taso::TensorMap out_b, b->Run(inputs));
-  // The measured graphs must agree too (the optimized one at its layouts, on oneDNN).
+  // The measured graphs must agree too (the optimized one at its layouts, on the backend's kernels).
   double diff = 0;
   if (!CloseEnough(out_a, out_b, &diff))
-    return absl::InternalError(absl::StrCat("on the cpu executor the optimized graph's outputs differ by ", diff,
-                                            " from the original's"));
-  ASSIGN_OR_RETURN(auto times, taso::CpuExecutor::CompareSeconds(*a, *b, s.measure_runs));
+    return absl::InternalError(absl::StrCat("on the ", s.executor, " executor the optimized graph's outputs differ by ",
+                                            diff, " from the original's"));
+  ASSIGN_OR_RETURN(auto times, Executor::CompareSeconds(*a, *b, s.measure_runs));
   s.measured_before = times.first;
   s.measured_after = times.second;
   return absl::OkStatus();
@@ -114,16 +119,13 @@ absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Su
 
 int main(int argc, char** argv) {
   auto args = taso::cli::Init(argc, argv,
-                              "taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|analytic] [--cost-cache FILE] [--alpha A] "
+                              "taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|cuda|analytic] [--cost-cache FILE] [--alpha A] "
                               "[--budget N] [--time-limit S] [--report FILE]");
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX model");
   const std::string out = absl::GetFlag(FLAGS_o);
   if (out.empty()) return taso::cli::Usage(kTool, "give the output file with -o");
   const std::string backend = absl::GetFlag(FLAGS_backend);
-  if (backend == "cuda")
-    return taso::cli::Fail(kTool, absl::UnavailableError(
-                                      "the cuda backend's kernel measurements are not built yet; use --backend cpu or analytic"));
-  if (backend != "analytic" && backend != "cpu")
+  if (backend != "analytic" && backend != "cpu" && backend != "cuda")
     return taso::cli::Usage(kTool, absl::StrCat("unknown backend '", backend, "' (cpu, analytic, cuda)"));
   std::string search = absl::GetFlag(FLAGS_search);
   if (search.empty()) search = backend == "cpu" ? "both" : "substitutions";
@@ -131,7 +133,7 @@ int main(int argc, char** argv) {
     return taso::cli::Usage(kTool, absl::StrCat("unknown --search '", search, "' (substitutions, layouts, both)"));
   const bool with_layouts = search != "substitutions", with_substitutions = search != "layouts";
   if (with_layouts && backend != "cpu")
-    return taso::cli::Usage(kTool, "layouts are searched with measured costs: use --backend cpu");
+    return taso::cli::Usage(kTool, "layouts are searched on the cpu backend only (oneDNN's blocked layouts): use --backend cpu");
   if (!(absl::GetFlag(FLAGS_alpha) >= 1.0)) return taso::cli::Usage(kTool, "--alpha must be at least 1");
   if (absl::GetFlag(FLAGS_budget) < 0 || !(absl::GetFlag(FLAGS_time_limit) >= 0))
     return taso::cli::Usage(kTool, "--budget and --time-limit must not be negative");
@@ -156,8 +158,9 @@ int main(int argc, char** argv) {
   const std::vector<taso::RuleMatcher> matchers = taso::PrepareRules(rules->rules);
 
   std::unique_ptr<taso::CostModel> cost_model;
+  taso::MeasuredCost* measured = nullptr;
   taso::CpuCost* cpu = nullptr;
-  if (backend == "cpu") {
+  if (backend != "analytic") {
     std::unique_ptr<taso::CostCache> cache;
     std::string path = absl::GetFlag(FLAGS_cost_cache);
     if (path != "none") {
@@ -165,9 +168,17 @@ int main(int argc, char** argv) {
       if (!opened.ok()) return taso::cli::Fail(kTool, opened.status());
       cache = std::move(*opened);
     }
-    auto c = std::make_unique<taso::CpuCost>(std::move(cache));
-    cpu = c.get();
-    cost_model = std::move(c);
+    if (backend == "cpu") {
+      auto c = std::make_unique<taso::CpuCost>(std::move(cache));
+      cpu = c.get();
+      measured = c.get();
+      cost_model = std::move(c);
+    } else {
+      auto c = taso::MakeCudaCost(std::move(cache));
+      if (!c.ok()) return taso::cli::Fail(kTool, c.status());
+      measured = c->get();
+      cost_model = std::move(*c);
+    }
   } else {
     cost_model = std::make_unique<taso::AnalyticCost>();
   }
@@ -209,7 +220,7 @@ int main(int argc, char** argv) {
   summary.search = search;
   summary.cost_before = taso::GraphCost(model->graph, *cost_model);  // as it is, all plain
   summary.cost_after = taso::GraphCost(*folded, *cost_model);
-  // What the cpu executor runs: the optimized graph at its layouts.
+  // What the backend's executor runs: the optimized graph at its layouts.
   taso::Graph run_graph = *folded;
   if (with_layouts) {
     taso::CpuLayouts layouts(*cpu);
@@ -234,8 +245,12 @@ int main(int argc, char** argv) {
                                         "self-check failed: the optimized graph's outputs differ by ", diff,
                                         " from the original's; nothing written")));
   }
-  if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0)
-    if (auto s = MeasureBoth(model->graph, run_graph, summary); !s.ok()) return taso::cli::Fail(kTool, s);
+  summary.executor = backend == "cuda" ? "cuda" : "cpu";
+  if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0) {
+    auto s = backend == "cuda" ? MeasureBoth<taso::CudaExecutor>(model->graph, run_graph, summary)
+                               : MeasureBoth<taso::CpuExecutor>(model->graph, run_graph, summary);
+    if (!s.ok()) return taso::cli::Fail(kTool, s);
+  }
   taso::OnnxModel optimized{std::move(*folded), model->shell, model->opset};
   if (auto s = taso::ExportOnnxFile(optimized, out); !s.ok()) return taso::cli::Fail(kTool, s);
 
@@ -250,17 +265,18 @@ int main(int argc, char** argv) {
   std::printf("search (%s): %.2f s, %lld graphs expanded, %lld seen%s\n", search.c_str(), result.seconds,
               static_cast<long long>(result.expansions), static_cast<long long>(result.graphs_seen),
               result.stopped_by_limit ? " (stopped by --budget or --time-limit)" : "");
-  if (cpu)
-    std::printf("costs (%s): %d measured, %d from the cache, %d estimated (no cpu kernel)\n", cpu->device().c_str(),
-                cpu->counts().measured, cpu->counts().cached, cpu->counts().estimated);
+  if (measured)
+    std::printf("costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
+                measured->device().c_str(), measured->counts().measured, measured->counts().cached,
+                measured->counts().estimated, backend.c_str());
   if (dropped)
     std::printf("substitutions: none kept, the best gain found (%.2f%%) is below %.1f%%\n",
                 100 * (1 - result.best_cost / result.initial_cost), 100 * kMinGain);
   for (const auto& [rule, n] : result.rules_applied) std::printf("  applied %-10s x%d\n", rule.c_str(), n);
   if (check) std::printf("self-check: max |difference| of outputs %g\n", diff);
   if (summary.measure_runs > 0)
-    std::printf("measured (cpu executor, median of %d runs in turn): %.3f ms -> %.3f ms (%.2fx)\n",
-                summary.measure_runs, summary.measured_before * 1e3, summary.measured_after * 1e3,
+    std::printf("measured (%s executor, median of %d runs in turn): %.3f ms -> %.3f ms (%.2fx)\n",
+                summary.executor.c_str(), summary.measure_runs, summary.measured_before * 1e3, summary.measured_after * 1e3,
                 summary.measured_before / summary.measured_after);
   std::printf("wrote %s\n", out.c_str());
   if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty()) {

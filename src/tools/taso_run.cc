@@ -1,8 +1,9 @@
 // taso-run MODEL.onnx: imports a model, runs it on random inputs with the reference
-// executor (or, with --executor cpu, the oneDNN executor) and prints its outputs' shapes
-// and checksums. With --roundtrip it also exports, re-imports and runs the round-tripped
-// graph, and fails if anything differs. With --executor cpu, --time N prints the median
-// of N timed runs and --check compares the outputs with the reference executor's.
+// executor (or, with --executor cpu, the oneDNN executor; --executor cuda, the cuDNN and
+// cuBLAS one) and prints its outputs' shapes and checksums. With --roundtrip it also
+// exports, re-imports and runs the round-tripped graph, and fails if anything differs.
+// With a kernel executor, --time N prints the median of N timed runs and --check compares
+// the outputs with the reference executor's.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,15 +12,19 @@
 #include "cli.h"
 #include "taso/backends.h"
 #include "taso/cpu_executor.h"
+#include "taso/cuda_executor.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
 
 ABSL_FLAG(uint64_t, seed, 7, "seed of the random inputs");
 ABSL_FLAG(bool, roundtrip, false, "also export, re-import and compare");
 ABSL_FLAG(bool, backends, false, "list the kernel backends of this build and exit");
-ABSL_FLAG(std::string, executor, "reference", "reference (the operators' reference kernels) or cpu (oneDNN)");
-ABSL_FLAG(int, time, 0, "with --executor cpu: time this many runs (after two warm-up runs) and print the median");
-ABSL_FLAG(bool, check, false, "with --executor cpu: also run the reference executor and fail if the outputs differ");
+ABSL_FLAG(std::string, executor, "reference",
+          "reference (the operators' reference kernels), cpu (oneDNN) or cuda (cuDNN, cuBLAS and our CUDA kernels)");
+ABSL_FLAG(int, time, 0,
+          "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
+ABSL_FLAG(bool, check, false,
+          "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
 namespace {
 
@@ -39,27 +44,29 @@ void PrintOutputs(const taso::TensorMap& outputs) {
   }
 }
 
-int RunOnCpu(const taso::Graph& graph, const taso::TensorMap& inputs) {
+// Runs the graph on a kernel executor (`name`: cpu or cuda; `kernels`: what its kernels are).
+template <typename Executor>
+int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const char* name, const char* kernels) {
   constexpr const char* kTool = "taso-run";
   auto start = std::chrono::steady_clock::now();
-  auto executor = taso::CpuExecutor::Create(graph);
+  auto executor = Executor::Create(graph);
   if (!executor.ok()) return taso::cli::Fail(kTool, executor.status());
   auto outputs = (*executor)->Run(inputs);
   if (!outputs.ok()) return taso::cli::Fail(kTool, outputs.status());
-  std::printf("cpu executor: %d operators on oneDNN kernels, %d on reference kernels; prepared and ran in %.2f s\n",
-              (*executor)->num_kernels(), (*executor)->num_reference(), Seconds(start));
+  std::printf("%s executor: %d operators on %s kernels, %d on reference kernels; prepared and ran in %.2f s\n", name,
+              (*executor)->num_kernels(), kernels, (*executor)->num_reference(), Seconds(start));
   PrintOutputs(*outputs);
   if (const int runs = absl::GetFlag(FLAGS_time); runs > 0) {
     auto median = (*executor)->MedianSeconds(runs);
     if (!median.ok()) return taso::cli::Fail(kTool, median.status());
-    std::printf("cpu executor: median %.3f ms over %d runs\n", *median * 1e3, runs);
+    std::printf("%s executor: median %.3f ms over %d runs\n", name, *median * 1e3, runs);
   }
   if (!absl::GetFlag(FLAGS_check)) return 0;
   auto reference = taso::RunReference(graph, inputs);
   if (!reference.ok()) return taso::cli::Fail(kTool, reference.status());
   const double diff = taso::MaxAbsDifference(*reference, *outputs);
-  const bool close = taso::RelativeDifference(*reference, *outputs) <= 1e-3;  // oneDNN sums in other orders
-  std::printf("cpu executor against the reference executor: max |difference| of outputs %g (%s)\n", diff,
+  const bool close = taso::RelativeDifference(*reference, *outputs) <= 1e-3;  // kernels sum in other orders
+  std::printf("%s executor against the reference executor: max |difference| of outputs %g (%s)\n", name, diff,
               close ? "same" : "DIFFERENT");
   return close ? 0 : 1;
 }
@@ -87,8 +94,9 @@ int main(int argc, char** argv) {
 
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
-  if (executor == "cpu") return RunOnCpu(model->graph, inputs);
-  if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference or cpu");
+  if (executor == "cpu") return RunOnKernels<taso::CpuExecutor>(model->graph, inputs, "cpu", "oneDNN");
+  if (executor == "cuda") return RunOnKernels<taso::CudaExecutor>(model->graph, inputs, "cuda", "GPU");
+  if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
   start = std::chrono::steady_clock::now();
   auto outputs = taso::RunReference(model->graph, inputs);
   if (!outputs.ok()) return taso::cli::Fail(kTool, outputs.status());

@@ -1,0 +1,203 @@
+// Grid-stride CUDA kernels for the memory-bound operators, computed as the reference
+// kernels compute them (ops/*.cc): same windows, same padding counts.
+#include <cfloat>
+
+#include "device_kernels.h"
+
+namespace taso::cuda::device {
+namespace {
+
+constexpr int kThreads = 256;
+
+int Blocks(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
+}
+
+__device__ float ApplyUnary(Unary op, float x) {
+  switch (op) {
+    case Unary::kRelu: return x > 0.0f ? x : 0.0f;
+    case Unary::kTanh: return tanhf(x);
+    case Unary::kSigmoid: return 1.0f / (1.0f + expf(-x));
+    case Unary::kSqrt: return sqrtf(x);
+    case Unary::kErf: return erff(x);
+  }
+  return x;
+}
+
+__device__ float ApplyBinary(Binary op, float a, float b) {
+  switch (op) {
+    case Binary::kAdd: return a + b;
+    case Binary::kSub: return a - b;
+    case Binary::kMul: return a * b;
+    case Binary::kDiv: return a / b;
+    case Binary::kPow: return powf(a, b);
+  }
+  return a;
+}
+
+__global__ void UnaryKernel(Unary op, const float* x, float* y, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = ApplyUnary(op, x[i]);
+}
+
+__global__ void ScaleKernel(const float* x, const float* s, float* y, int64_t n) {
+  const float scale = *s;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    y[i] = x[i] * scale;
+}
+
+// The offsets into a and b of output element i.
+__device__ void Offsets(const Strided& s, int64_t i, int64_t& a, int64_t& b) {
+  a = 0;
+  b = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t at = i % s.shape[d];
+    i /= s.shape[d];
+    a += at * s.stride_a[d];
+    b += at * s.stride_b[d];
+  }
+}
+
+int64_t Count(const Strided& s) {
+  int64_t n = 1;
+  for (int d = 0; d < s.rank; ++d) n *= s.shape[d];
+  return n;
+}
+
+__global__ void BinaryKernel(Binary op, const float* a, const float* b, float* c, Strided s, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t ia, ib;
+    Offsets(s, i, ia, ib);
+    c[i] = ApplyBinary(op, a[ia], b[ib]);
+  }
+}
+
+__global__ void GatherKernel(const float* x, float* y, Strided s, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t ix, unused;
+    Offsets(s, i, ix, unused);
+    y[i] = x[ix];
+  }
+}
+
+__global__ void PoolKernel(const float* x, float* y, Window w, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ox = i % w.ow, oy = (i / w.ow) % w.oh, plane = i / (w.ow * w.oh);
+    const float* in = x + plane * w.h * w.w;
+    float acc = w.max ? -FLT_MAX : 0.0f;
+    int64_t inside = 0, padded = 0;
+    for (int64_t ky = 0; ky < w.kh; ++ky) {
+      const int64_t iy = oy * w.sh - w.pt + ky;
+      if (iy >= w.h + w.pb) continue;  // beyond the padding (ceil mode)
+      for (int64_t kx = 0; kx < w.kw; ++kx) {
+        const int64_t ix = ox * w.sw - w.pl + kx;
+        if (ix >= w.w + w.pr) continue;
+        ++padded;
+        if (iy < 0 || iy >= w.h || ix < 0 || ix >= w.w) continue;
+        const float v = in[iy * w.w + ix];
+        acc = w.max ? fmaxf(acc, v) : acc + v;
+        ++inside;
+      }
+    }
+    if (!w.max) acc /= static_cast<float>(w.count_include_pad ? padded : (inside > 0 ? inside : 1));
+    y[i] = acc;
+  }
+}
+
+__global__ void PadKernel(const float* x, float* y, int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t top,
+                          int64_t left, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
+    const int64_t iy = oy - top, ix = ox - left;
+    y[i] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[(plane * h + iy) * w + ix] : 0.0f;
+  }
+}
+
+__global__ void RowMeanKernel(const float* x, float* y, int64_t rows, int64_t inner) {
+  for (int64_t r = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; r < rows; r += int64_t{gridDim.x} * blockDim.x) {
+    float sum = 0.0f;
+    for (int64_t k = 0; k < inner; ++k) sum += x[r * inner + k];
+    y[r] = sum / static_cast<float>(inner);
+  }
+}
+
+__global__ void SoftmaxKernel(const float* x, float* y, int64_t outer, int64_t len, int64_t inner) {
+  const int64_t lines = outer * inner;
+  for (int64_t l = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; l < lines; l += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t base = (l / inner) * len * inner + l % inner;
+    float top = -FLT_MAX;
+    for (int64_t k = 0; k < len; ++k) top = fmaxf(top, x[base + k * inner]);
+    float sum = 0.0f;
+    for (int64_t k = 0; k < len; ++k) {
+      const float e = expf(x[base + k * inner] - top);
+      y[base + k * inner] = e;
+      sum += e;
+    }
+    for (int64_t k = 0; k < len; ++k) y[base + k * inner] /= sum;
+  }
+}
+
+__global__ void BatchNormKernel(const float* x, const float* scale, const float* bias, const float* mean,
+                                const float* var, float epsilon, float* y, int64_t c, int64_t inner, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t ch = (i / inner) % c;
+    y[i] = (x[i] - mean[ch]) / sqrtf(var[ch] + epsilon) * scale[ch] + bias[ch];
+  }
+}
+
+}  // namespace
+
+cudaError_t UnaryOp(Unary op, const float* x, float* y, int64_t n, cudaStream_t stream) {
+  UnaryKernel<<<Blocks(n), kThreads, 0, stream>>>(op, x, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t ScaleBy(const float* x, const float* s, float* y, int64_t n, cudaStream_t stream) {
+  ScaleKernel<<<Blocks(n), kThreads, 0, stream>>>(x, s, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t BinaryOp(Binary op, const float* a, const float* b, float* c, const Strided& s, cudaStream_t stream) {
+  const int64_t n = Count(s);
+  BinaryKernel<<<Blocks(n), kThreads, 0, stream>>>(op, a, b, c, s, n);
+  return cudaGetLastError();
+}
+
+cudaError_t Gather(const float* x, float* y, const Strided& s, cudaStream_t stream) {
+  const int64_t n = Count(s);
+  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, s, n);
+  return cudaGetLastError();
+}
+
+cudaError_t Pool2D(const float* x, float* y, const Window& w, cudaStream_t stream) {
+  const int64_t n = w.n * w.c * w.oh * w.ow;
+  PoolKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, w, n);
+  return cudaGetLastError();
+}
+
+cudaError_t PadPlanes(const float* x, float* y, int64_t planes, int64_t h, int64_t w, int64_t oh, int64_t ow,
+                      int64_t top, int64_t left, cudaStream_t stream) {
+  const int64_t n = planes * oh * ow;
+  PadKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, h, w, oh, ow, top, left, n);
+  return cudaGetLastError();
+}
+
+cudaError_t RowMean(const float* x, float* y, int64_t rows, int64_t inner, cudaStream_t stream) {
+  RowMeanKernel<<<Blocks(rows), kThreads, 0, stream>>>(x, y, rows, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t Softmax(const float* x, float* y, int64_t outer, int64_t len, int64_t inner, cudaStream_t stream) {
+  SoftmaxKernel<<<Blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, len, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t BatchNorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
+                      float epsilon, float* y, int64_t n, int64_t c, int64_t inner, cudaStream_t stream) {
+  const int64_t total = n * c * inner;
+  BatchNormKernel<<<Blocks(total), kThreads, 0, stream>>>(x, scale, bias, mean, var, epsilon, y, c, inner, total);
+  return cudaGetLastError();
+}
+
+}  // namespace taso::cuda::device

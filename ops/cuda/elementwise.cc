@@ -1,0 +1,113 @@
+// Element-wise operators on the cuda backend's own kernels: relu, tanh, sigmoid, sqrt and
+// erf; add, sub, mul, div and pow with numpy broadcasting; scalar mul.
+#include "backends/cuda_kernel.h"
+#include "cuda/strided.h"
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+using cuda::Check;
+namespace device = cuda::device;
+
+class UnaryRun : public cuda::Prepared {
+ public:
+  UnaryRun(device::Unary op, int64_t n) : op_(op), n_(n) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(device::UnaryOp(op_, in(0), out(0), n_, ctx.stream), "running an element-wise operator");
+  }
+
+ private:
+  device::Unary op_;
+  int64_t n_;
+};
+
+class UnaryKernel : public cuda::Kernel {
+ public:
+  explicit UnaryKernel(device::Unary op) : op_(op) {}
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
+    return std::make_unique<UnaryRun>(op_, NumElements(in[0].shape));
+  }
+
+ private:
+  device::Unary op_;
+};
+
+struct ReluKernel : UnaryKernel {
+  ReluKernel() : UnaryKernel(device::Unary::kRelu) {}
+};
+struct TanhKernel : UnaryKernel {
+  TanhKernel() : UnaryKernel(device::Unary::kTanh) {}
+};
+struct SigmoidKernel : UnaryKernel {
+  SigmoidKernel() : UnaryKernel(device::Unary::kSigmoid) {}
+};
+struct SqrtKernel : UnaryKernel {
+  SqrtKernel() : UnaryKernel(device::Unary::kSqrt) {}
+};
+struct ErfKernel : UnaryKernel {
+  ErfKernel() : UnaryKernel(device::Unary::kErf) {}
+};
+
+class BinaryRun : public cuda::Prepared {
+ public:
+  BinaryRun(device::Binary op, const device::Strided& s) : op_(op), s_(s) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(device::BinaryOp(op_, in(0), in(1), out(0), s_, ctx.stream), "running an element-wise operator");
+  }
+
+ private:
+  device::Binary op_;
+  device::Strided s_;
+};
+
+class BinaryKernel : public cuda::Kernel {
+ public:
+  explicit BinaryKernel(device::Binary op) : op_(op) {}
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType> out) const override {
+    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
+    if (in[0].dtype != DataType::kFloat32 || in[1].dtype != DataType::kFloat32) return Bad("float operands only");
+    auto s = cuda_strides::Broadcast(out[0].shape, in[0].shape, in[1].shape);
+    if (!s) return Bad("more dimensions than the cuda kernels take");
+    return std::make_unique<BinaryRun>(op_, *s);
+  }
+
+ private:
+  device::Binary op_;
+};
+
+struct AddKernel : BinaryKernel {
+  AddKernel() : BinaryKernel(device::Binary::kAdd) {}
+};
+struct SubKernel : BinaryKernel {
+  SubKernel() : BinaryKernel(device::Binary::kSub) {}
+};
+struct MulKernel : BinaryKernel {
+  MulKernel() : BinaryKernel(device::Binary::kMul) {}
+};
+struct DivKernel : BinaryKernel {
+  DivKernel() : BinaryKernel(device::Binary::kDiv) {}
+};
+struct PowKernel : BinaryKernel {
+  PowKernel() : BinaryKernel(device::Binary::kPow) {}
+};
+
+TASO_REGISTER_CUDA_KERNEL("Relu", ReluKernel);
+TASO_REGISTER_CUDA_KERNEL("Tanh", TanhKernel);
+TASO_REGISTER_CUDA_KERNEL("Sigmoid", SigmoidKernel);
+TASO_REGISTER_CUDA_KERNEL("Sqrt", SqrtKernel);
+TASO_REGISTER_CUDA_KERNEL("Erf", ErfKernel);
+TASO_REGISTER_CUDA_KERNEL("Add", AddKernel);
+TASO_REGISTER_CUDA_KERNEL("Sub", SubKernel);
+TASO_REGISTER_CUDA_KERNEL("Mul", MulKernel);
+TASO_REGISTER_CUDA_KERNEL("Div", DivKernel);
+TASO_REGISTER_CUDA_KERNEL("Pow", PowKernel);
+TASO_REGISTER_CUDA_KERNEL("ScalarMul", MulKernel);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,81 @@
+// MaxPool, AveragePool and GlobalAveragePool on the cuda backend's own kernels (the
+// windows of the reference kernels: ceil mode, padding counted or not).
+#include "backends/cuda_kernel.h"
+#include "cuda/device_kernels.h"
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+using cuda::Check;
+
+class PoolRun : public cuda::Prepared {
+ public:
+  explicit PoolRun(const cuda::device::Window& w) : w_(w) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(cuda::device::Pool2D(in(0), out(0), w_, ctx.stream), "running a pooling");
+  }
+
+ private:
+  cuda::device::Window w_;
+};
+
+class PoolKernel : public cuda::Kernel {
+ public:
+  explicit PoolKernel(bool max) : max_(max) {}
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType> out) const override {
+    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
+    const Shape &x = in[0].shape, &y = out[0].shape;
+    const auto k = p.Ints("kernel");
+    if (x.size() != 4 || k.size() != 2) return Bad("2-D pooling takes 4-D tensors");
+    ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, k[0], k[1]));
+    if (win.dh != 1 || win.dw != 1) return Bad("the cuda pooling has no dilations");
+    cuda::device::Window w{x[0], x[1], x[2], x[3], y[2], y[3], win.kh, win.kw, win.sh, win.sw,
+                           win.pt, win.pl, win.pb, win.pr, max_, p.Int("count_include_pad", 0) != 0};
+    return std::make_unique<PoolRun>(w);
+  }
+
+ private:
+  bool max_;
+};
+
+struct MaxPoolKernel : PoolKernel {
+  MaxPoolKernel() : PoolKernel(true) {}
+};
+struct AveragePoolKernel : PoolKernel {
+  AveragePoolKernel() : PoolKernel(false) {}
+};
+
+class MeanRun : public cuda::Prepared {
+ public:
+  MeanRun(int64_t rows, int64_t inner) : rows_(rows), inner_(inner) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(cuda::device::RowMean(in(0), out(0), rows_, inner_, ctx.stream), "running a global average pool");
+  }
+
+ private:
+  int64_t rows_, inner_;
+};
+
+class GlobalAveragePoolKernel : public cuda::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
+    const Shape& x = in[0].shape;
+    if (x.size() < 3) return Bad("GlobalAveragePool takes N, C and spatial dimensions");
+    int64_t inner = 1;
+    for (size_t d = 2; d < x.size(); ++d) inner *= x[d];
+    return std::make_unique<MeanRun>(x[0] * x[1], inner);
+  }
+};
+
+TASO_REGISTER_CUDA_KERNEL("MaxPool", MaxPoolKernel);
+TASO_REGISTER_CUDA_KERNEL("AveragePool", AveragePoolKernel);
+TASO_REGISTER_CUDA_KERNEL("GlobalAveragePool", GlobalAveragePoolKernel);
+
+}  // namespace
+}  // namespace taso::ops

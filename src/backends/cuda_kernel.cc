@@ -1,0 +1,86 @@
+#include "backends/cuda_kernel.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "taso/status_macros.h"
+
+namespace taso::cuda {
+namespace {
+
+std::map<std::string, std::unique_ptr<Kernel>, std::less<>>& Registry() {
+  static auto* r = new std::map<std::string, std::unique_ptr<Kernel>, std::less<>>();
+  return *r;
+}
+
+absl::StatusOr<Context*> CreateContext() {
+  int devices = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0)
+    return absl::UnavailableError(absl::StrCat("the cuda backend needs a GPU: ",
+                                               e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found"));
+  auto* ctx = new Context();
+  RETURN_IF_ERROR(Check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking), "creating a stream"));
+  RETURN_IF_ERROR(Check(cudnnCreate(&ctx->cudnn), "creating the cuDNN handle"));
+  RETURN_IF_ERROR(Check(cudnnSetStream(ctx->cudnn, ctx->stream), "binding cuDNN to the stream"));
+  RETURN_IF_ERROR(Check(cublasCreate(&ctx->cublas), "creating the cuBLAS handle"));
+  RETURN_IF_ERROR(Check(cublasSetStream(ctx->cublas, ctx->stream), "binding cuBLAS to the stream"));
+  // Plain float32 arithmetic, as the reference executor's (no TF32 tensor cores).
+  RETURN_IF_ERROR(Check(cublasSetMathMode(ctx->cublas, CUBLAS_PEDANTIC_MATH), "setting cuBLAS's math mode"));
+  return ctx;
+}
+
+}  // namespace
+
+absl::Status Check(cudaError_t e, absl::string_view what) {
+  if (e == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("CUDA error ", what, ": ", cudaGetErrorString(e)));
+}
+
+absl::Status Check(cudnnStatus_t s, absl::string_view what) {
+  if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("cuDNN error ", what, ": ", cudnnGetErrorString(s)));
+}
+
+absl::Status Check(cublasStatus_t s, absl::string_view what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("cuBLAS error ", what, ": ", cublasGetStatusString(s)));
+}
+
+absl::StatusOr<Context*> GetContext() {
+  static const absl::StatusOr<Context*> ctx = CreateContext();
+  return ctx;
+}
+
+absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
+  DeviceBuffer b;
+  if (bytes == 0) return b;
+  RETURN_IF_ERROR(Check(cudaMalloc(&b.data_, bytes), absl::StrCat("allocating ", bytes, " bytes")));
+  b.bytes_ = bytes;
+  return b;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (data_) cudaFree(data_);
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (data_) cudaFree(data_);
+}
+
+void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) { Registry()[op] = std::move(kernel); }
+
+const Kernel* FindKernel(absl::string_view op) {
+  auto it = Registry().find(op);
+  return it == Registry().end() ? nullptr : it->second.get();
+}
+
+bool HasLayout(const Params& params) { return params.Str("layout", "plain") != "plain"; }
+
+}  // namespace taso::cuda

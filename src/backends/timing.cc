@@ -1,0 +1,41 @@
+#include "backends/timing.h"
+
+#include <algorithm>
+
+#include "taso/status_macros.h"
+
+namespace taso::timing {
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs) {
+  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(run().status());
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, runs); ++i) {
+    ASSIGN_OR_RETURN(double t, run());
+    times.push_back(t);
+  }
+  return Median(std::move(times));
+}
+
+absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs) {
+  for (int i = 0; i < 2; ++i) {
+    RETURN_IF_ERROR(a().status());
+    RETURN_IF_ERROR(b().status());
+  }
+  std::vector<double> ta, tb;
+  for (int i = 0; i < std::max(1, runs); ++i) {
+    const bool a_first = i % 2 == 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool is_a = (k == 0) == a_first;
+      ASSIGN_OR_RETURN(double t, is_a ? a() : b());
+      (is_a ? ta : tb).push_back(t);
+    }
+  }
+  return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));
+}
+
+}  // namespace taso::timing

@@ -1,0 +1,161 @@
+// The cuda backend (cuDNN, cuBLAS and our CUDA kernels) against the reference executor,
+// and its measured costs. They run where a GPU is usable; elsewhere each says so and
+// passes (cli_test.cc checks the error the commands give there).
+#include <catch2/catch.hpp>
+
+#include "models/models.h"
+#include <algorithm>
+#include <cmath>
+
+#include "taso/backends.h"
+#include "taso/cpu_executor.h"
+#include "taso/cuda_executor.h"
+#include "taso/measured_cost.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+bool GpuUsable() {
+  const BackendInfo cuda = AvailableBackends()[1];
+  if (!cuda.usable) WARN("cuda backend not usable here, test not run: " << cuda.detail);
+  return cuda.usable;
+}
+
+void ExpectSameAsReference(const Graph& g, uint64_t seed, bool all_on_gpu) {
+  auto executor = CudaExecutor::Create(g);
+  REQUIRE(executor.ok());
+  if (all_on_gpu) CHECK((*executor)->num_reference() == 0);
+  CHECK((*executor)->num_kernels() > (*executor)->num_reference());
+  for (uint64_t s : {seed, seed + 1}) {  // twice: nothing is left over from a run
+    const TensorMap inputs = RandomInputs(g, s);
+    auto expected = RunReference(g, inputs);
+    auto got = (*executor)->Run(inputs);
+    REQUIRE(expected.ok());
+    REQUIRE(got.ok());
+    CHECK(RelativeDifference(*expected, *got) <= 1e-4);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("The cuda executor computes what the reference executor computes on every benchmark model") {
+  if (!GpuUsable()) return;
+  for (const auto& info : models::AllModels()) {
+    SECTION(info.name) {
+      auto model = info.build({.image_size = info.name == "inception_v3" ? 75 : 32, .layers = 1});
+      REQUIRE(model.ok());
+      ExpectSameAsReference(model->graph, 5, false);
+      auto executor = CudaExecutor::Create(model->graph);
+      REQUIRE(executor.ok());
+      REQUIRE((*executor)->Run(RandomInputs(model->graph, 1)).ok());
+      auto seconds = (*executor)->MedianSeconds(3);
+      REQUIRE(seconds.ok());
+      CHECK(*seconds > 0);
+    }
+  }
+}
+
+// One graph with every operator the cuda backend has a kernel for, in the cases the
+// kernels treat apart.
+Graph EveryKernelGraph() {
+  using testing::AddOp;
+  using testing::AddWeight;
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {2, 8, 11, 11});
+  auto m = g.AddInput("m", DataType::kFloat32, {3, 5, 6});
+  auto a = g.AddInput("a", DataType::kFloat32, {6, 5});
+  REQUIRE((x.ok() && m.ok() && a.ok()));
+  const Params relu = Params().Set("activation", "relu");
+  const Params same = Params().Set("padding", "same");
+  // Convolutions: grouped with bias and relu, depthwise, dense without either, and at
+  // stride 2 with unequal "same" pads on an odd size.
+  const ValueId grouped = AddOp(g, "Conv2D", {*x, AddWeight(g, "wg", {8, 2, 3, 3}, 1), AddWeight(g, "bg", {8}, 2)},
+                                "grouped", Params(relu).Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  const ValueId depthwise = AddOp(g, "Conv2D", {grouped, AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", same);
+  const ValueId dense = AddOp(g, "Conv2D", {depthwise, AddWeight(g, "w1", {6, 8, 1, 1}, 4), AddWeight(g, "b1", {6}, 5)},
+                              "dense", Params());
+  const ValueId strided = AddOp(g, "Conv2D", {*x, AddWeight(g, "ws", {4, 8, 4, 4}, 6)}, "strided",
+                                Params(relu).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 2, 2}));
+  // Pooling: ceil mode, padding counted and not, global.
+  const ValueId max = AddOp(g, "MaxPool", {dense}, "max",
+                            Params().Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2})
+                                .Set("ceil_mode", int64_t{1}));
+  const ValueId avg_in = AddOp(g, "AveragePool", {dense}, "avg_in",
+                               Params(same).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
+  const ValueId avg_ex = AddOp(g, "AveragePool", {dense}, "avg_ex",
+                               Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
+  const ValueId global = AddOp(g, "GlobalAveragePool", {strided}, "global");
+  // Element-wise, with broadcasting.
+  const ValueId scale = AddWeight(g, "scale", {6, 1, 1}, 7);
+  const ValueId sum = AddOp(g, "Add", {AddOp(g, "Mul", {avg_in, scale}, "scaled"), avg_ex}, "sum");
+  const ValueId mixed = AddOp(g, "Div", {AddOp(g, "Sub", {sum, AddOp(g, "Tanh", {avg_ex}, "tanh")}, "diff"),
+                                         AddOp(g, "Add", {AddOp(g, "Sigmoid", {sum}, "sig"), AddOp(g, "Relu", {scale}, "scale+")}, "pos")},
+                              "mixed");
+  const ValueId erf = AddOp(g, "Erf", {AddOp(g, "Sqrt", {AddOp(g, "Relu", {mixed}, "r")}, "sqrt")}, "erf");
+  // Data movement and normalization.
+  const ValueId cat = AddOp(g, "Concat", {erf, sum}, "cat", Params().Set("axis", int64_t{1}));
+  auto rows = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{4, 7}),
+                        {cat}, "rows", {"top", "bottom"});
+  REQUIRE(rows.ok());
+  const ValueId bn = AddOp(g, "BatchNormalization",
+                           {(*rows)[1], AddWeight(g, "bn_s", {12}, 8), AddWeight(g, "bn_b", {12}, 9),
+                            AddWeight(g, "bn_m", {12}, 10), AddOp(g, "Relu", {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
+                           "bn", Params().Set("epsilon", 1e-3));
+  const ValueId soft = AddOp(g, "Softmax", {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
+  const ValueId tr = AddOp(g, "Transpose", {soft}, "tr", Params().Set("perm", std::vector<int64_t>{0, 2, 3, 1}));
+  // Matrix products: batched, a shared matrix, Gemm with transposes and a bias (on a
+  // run-time input: weight-only nodes are folded before the run).
+  const ValueId batched = AddOp(g, "MatMul", {*m, AddWeight(g, "mb", {3, 6, 4}, 12)}, "batched");
+  const ValueId shared = AddOp(g, "MatMul", {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
+  const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15),
+                                         AddWeight(g, "gc", {7}, 16)},
+                             "gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
+  for (ValueId v : {max, global, bn, tr, batched, shared, gemm, strided}) REQUIRE(g.AddOutput(v).ok());
+  return g;
+}
+
+TEST_CASE("Every cuda kernel computes its operator as the reference kernel does") {
+  if (!GpuUsable()) return;
+  ExpectSameAsReference(EveryKernelGraph(), 1, true);
+}
+
+TEST_CASE("The graph of every cuda kernel runs on the cpu executor as on the reference one") {
+  // Checks the graph above where no GPU is (and the cpu kernels on the same cases).
+  const Graph g = EveryKernelGraph();
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  const TensorMap inputs = RandomInputs(g, 1);
+  auto expected = RunReference(g, inputs);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(expected.ok());
+  REQUIRE(got.ok());
+  for (const auto& [name, t] : *expected) {
+    INFO(name);
+    CHECK(RelativeDifference({{name, t}}, {{name, got->at(name)}}) <= 1e-4);
+    CHECK(std::all_of(t.data.begin(), t.data.end(), [](float v) { return std::isfinite(v); }));
+  }
+}
+
+TEST_CASE("The cuda backend measures kernel costs once and takes them from the cache after") {
+  if (!GpuUsable()) return;
+  auto dir = testing::TempDir("cuda_cost_cache");
+  const std::string path = (dir / "costs.sqlite").string();
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 28, 28});
+  REQUIRE(x.ok());
+  const ValueId conv = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
+                                      Params().Set("padding", "same").Set("activation", "relu"));
+  testing::AddOp(g, "MaxPool", {conv}, "pool", Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
+  for (int round = 0; round < 2; ++round) {
+    auto cache = CostCache::Open(path);
+    REQUIRE(cache.ok());
+    auto cost = MakeCudaCost(std::move(*cache));
+    REQUIRE(cost.ok());
+    for (NodeId n = 0; n < g.num_nodes(); ++n) CHECK((*cost)->NodeCost(g, n) > 0);
+    CHECK((*cost)->counts().estimated == 0);
+    CHECK((*cost)->counts().measured == (round == 0 ? 2 : 0));
+    CHECK((*cost)->counts().cached == (round == 0 ? 0 : 2));
+  }
+}
