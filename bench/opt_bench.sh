@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # taso-opt on every benchmark model (taso-models): search time, estimated cost before and
-# after, end-to-end time of the original and the optimized graph on the cpu executor
-# (median of OPT_RUNS runs taken in turn), nodes, peak memory, and whether the
+# after, end-to-end time of the original and the optimized graph on the backend's executor
+# (cpu, or cuda with OPT_BACKEND=cuda; median of OPT_RUNS runs taken in turn), nodes, peak
+# memory, and whether the
 # self-check passed. Usage:
 #   bench/opt_bench.sh [MODEL ...]      (default: all six)
 # Times are in ms; est_* are the cost model's sums, run_* the measured medians; wall_s is
 # the whole taso-opt run (search, layouts, self-check, measuring, export).
 # OPT_BUDGET (default 10 expansions), OPT_TIME_LIMIT (default 40 s), OPT_BACKEND
-# (default cpu), OPT_SEARCH (default both: substitutions, layouts, both) and OPT_RUNS
+# (default cpu), OPT_SEARCH (default both on cpu, substitutions on cuda) and OPT_RUNS
 # (default 20) are passed to taso-opt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,9 @@ budget="${OPT_BUDGET:-10}"
 limit="${OPT_TIME_LIMIT:-40}"
 backend="${OPT_BACKEND:-cpu}"
 runs="${OPT_RUNS:-20}"
-search="${OPT_SEARCH:-both}"
+default_search=both
+[ "$backend" = cpu ] || default_search=substitutions
+search="${OPT_SEARCH:-$default_search}"
 out="$(mktemp -d)"
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3)
