@@ -19,7 +19,9 @@ absl::StatusOr<Context*> CreateContext() {
     return absl::UnavailableError(absl::StrCat("the cuda backend needs a GPU: ",
                                                e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found"));
   auto* ctx = new Context();
-  RETURN_IF_ERROR(Check(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking), "creating a stream"));
+  // A blocking stream: plain cudaMemcpy and cudaMemset (on the legacy default stream) are
+  // ordered with the kernels queued on it.
+  RETURN_IF_ERROR(Check(cudaStreamCreate(&ctx->stream), "creating a stream"));
   RETURN_IF_ERROR(Check(cudnnCreate(&ctx->cudnn), "creating the cuDNN handle"));
   RETURN_IF_ERROR(Check(cudnnSetStream(ctx->cudnn, ctx->stream), "binding cuDNN to the stream"));
   RETURN_IF_ERROR(Check(cublasCreate(&ctx->cublas), "creating the cuBLAS handle"));
@@ -56,6 +58,9 @@ absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
   if (bytes == 0) return b;
   RETURN_IF_ERROR(Check(cudaMalloc(&b.data_, bytes), absl::StrCat("allocating ", bytes, " bytes")));
   b.bytes_ = bytes;
+  // Zeros, not whatever the memory held: a kernel that scales an input by 0 (cuDNN's
+  // fused convolution reads its output as z with alpha2 = 0) must not meet a NaN there.
+  RETURN_IF_ERROR(Check(cudaMemset(b.data_, 0, bytes), "zeroing a buffer"));
   return b;
 }
 
