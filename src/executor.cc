@@ -10,20 +10,28 @@
 
 namespace taso {
 
+absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId input, const TensorMap& inputs) {
+  const Value& v = graph.value(input);
+  auto it = inputs.find(v.name);
+  if (it == inputs.end()) {
+    if (v.is_weight()) return nullptr;  // an initializer with a default
+    return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
+  }
+  if (it->second.shape != v.shape)
+    return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
+                                                   ", the graph expects ", ShapeToString(v.shape)));
+  return &it->second;
+}
+
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs) {
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   std::vector<Tensor<float>> values(graph.num_values());
   std::vector<bool> ready(graph.num_values(), false);
 
   for (ValueId id : graph.inputs()) {
-    const Value& v = graph.value(id);
-    if (v.is_weight() && !inputs.contains(v.name)) continue;  // an initializer with a default
-    auto it = inputs.find(v.name);
-    if (it == inputs.end()) return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
-    if (it->second.shape != v.shape)
-      return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
-                                                     ", the graph expects ", ShapeToString(v.shape)));
-    values[id] = it->second;
+    ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(graph, id, inputs));
+    if (!given) continue;
+    values[id] = *given;
     ready[id] = true;
   }
   for (ValueId id : graph.weights()) {

@@ -11,6 +11,10 @@ namespace taso {
 
 using TensorMap = std::map<std::string, Tensor<float>>;
 
+// The data given for graph input `input`, checked against its shape; null for a weight
+// given none (it keeps its initializer). Every executor reads its inputs so.
+absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId input, const TensorMap& inputs);
+
 // Runs `graph` on the given inputs (by input name) and returns its outputs by name.
 // Fails with a clear error on a missing or mis-shaped input or an opaque node.
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs);

@@ -55,30 +55,32 @@ class StridedCopies : public cuda::Prepared {
   bool gather_;
 };
 
-class ConcatKernel : public cuda::Kernel {
+// Concat gathers its inputs into pieces of the output; Split scatters its input.
+class PiecesKernel : public cuda::Kernel {
  public:
+  explicit PiecesKernel(bool gather) : gather_(gather) {}
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
     if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     std::vector<const Shape*> pieces;
-    for (const InputInfo& i : in) pieces.push_back(&i.shape);
-    ASSIGN_OR_RETURN(Pieces cut, Cut(p, out[0].shape, pieces));
-    return std::make_unique<StridedCopies>(std::move(cut), /*gather=*/true);
+    if (gather_)
+      for (const InputInfo& i : in) pieces.push_back(&i.shape);
+    else
+      for (const OutputType& o : out) pieces.push_back(&o.shape);
+    ASSIGN_OR_RETURN(Pieces cut, Cut(p, gather_ ? out[0].shape : in[0].shape, pieces));
+    return std::make_unique<StridedCopies>(std::move(cut), gather_);
   }
+
+ private:
+  bool gather_;
 };
 
-class SplitKernel : public cuda::Kernel {
- public:
-  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
-                                                          absl::Span<const InputInfo> in,
-                                                          absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
-    std::vector<const Shape*> pieces;
-    for (const OutputType& o : out) pieces.push_back(&o.shape);
-    ASSIGN_OR_RETURN(Pieces cut, Cut(p, in[0].shape, pieces));
-    return std::make_unique<StridedCopies>(std::move(cut), /*gather=*/false);
-  }
+struct ConcatKernel : PiecesKernel {
+  ConcatKernel() : PiecesKernel(/*gather=*/true) {}
+};
+struct SplitKernel : PiecesKernel {
+  SplitKernel() : PiecesKernel(/*gather=*/false) {}
 };
 
 class TransposeRun : public cuda::Prepared {

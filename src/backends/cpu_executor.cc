@@ -160,16 +160,8 @@ absl::Status CpuExecutor::RunOnce() {
 absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
   const Graph& g = impl_->graph;
   for (ValueId id : g.inputs()) {
-    const Value& v = g.value(id);
-    auto it = inputs.find(v.name);
-    if (it == inputs.end()) {
-      if (v.is_weight()) continue;  // an initializer with a default
-      return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
-    }
-    if (it->second.shape != v.shape)
-      return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
-                                                     ", the graph expects ", ShapeToString(v.shape)));
-    std::copy(it->second.data.begin(), it->second.data.end(), impl_->data[id]);
+    ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(g, id, inputs));
+    if (given) std::copy(given->data.begin(), given->data.end(), impl_->data[id]);
   }
   RETURN_IF_ERROR(RunOnce());
   TensorMap out;

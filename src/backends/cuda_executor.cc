@@ -142,18 +142,11 @@ absl::Status CudaExecutor::RunOnce() {
 absl::StatusOr<TensorMap> CudaExecutor::Run(const TensorMap& inputs) {
   const Graph& g = impl_->graph;
   for (ValueId id : g.inputs()) {
-    const Value& v = g.value(id);
-    auto it = inputs.find(v.name);
-    if (it == inputs.end()) {
-      if (v.is_weight()) continue;  // an initializer with a default
-      return absl::InvalidArgumentError(absl::StrCat("no data for input '", v.name, "'"));
-    }
-    if (it->second.shape != v.shape)
-      return absl::InvalidArgumentError(absl::StrCat("input '", v.name, "' has shape ", ShapeToString(it->second.shape),
-                                                     ", the graph expects ", ShapeToString(v.shape)));
-    RETURN_IF_ERROR(cuda::Check(cudaMemcpy(impl_->data[id], it->second.data.data(),
-                                           it->second.data.size() * sizeof(float), cudaMemcpyHostToDevice),
-                                "copying an input to the GPU"));
+    ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(g, id, inputs));
+    if (given)
+      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(impl_->data[id], given->data.data(), given->data.size() * sizeof(float),
+                                             cudaMemcpyHostToDevice),
+                                  "copying an input to the GPU"));
   }
   RETURN_IF_ERROR(RunOnce());
   TensorMap out;
