@@ -24,7 +24,7 @@ bool GpuUsable() {
 }
 
 void ExpectSameAsReference(const Graph& g, uint64_t seed, bool all_on_gpu) {
-  auto executor = CudaExecutor::Create(g);
+  auto executor = MakeCudaExecutor(g);
   REQUIRE(executor.ok());
   if (all_on_gpu) CHECK((*executor)->num_reference() == 0);
   CHECK((*executor)->num_kernels() > (*executor)->num_reference());
@@ -47,7 +47,7 @@ TEST_CASE("The cuda executor computes what the reference executor computes on ev
       auto model = info.build({.image_size = info.name == "inception_v3" ? 75 : 32, .layers = 1});
       REQUIRE(model.ok());
       ExpectSameAsReference(model->graph, 5, false);
-      auto executor = CudaExecutor::Create(model->graph);
+      auto executor = MakeCudaExecutor(model->graph);
       REQUIRE(executor.ok());
       REQUIRE((*executor)->Run(RandomInputs(model->graph, 1)).ok());
       auto seconds = (*executor)->MedianSeconds(3);

@@ -7,35 +7,25 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "taso/executor.h"
 #include "taso/graph.h"
+#include "taso/kernel_executor.h"
 
 namespace taso {
 
-class CpuExecutor {
+class CpuExecutor : public KernelExecutor {
  public:
   // Folds weight-only subgraphs, allocates every tensor and prepares every kernel.
   static absl::StatusOr<std::unique_ptr<CpuExecutor>> Create(const Graph& graph);
-  ~CpuExecutor();
+  ~CpuExecutor() override;
 
-  // Runs on the given inputs (by name) and returns the outputs by name.
-  absl::StatusOr<TensorMap> Run(const TensorMap& inputs);
-  // Median seconds of one run on the inputs last given to Run: two warm-up runs, then
-  // `runs` timed runs.
-  absl::StatusOr<double> MedianSeconds(int runs);
+  absl::StatusOr<TensorMap> Run(const TensorMap& inputs) override;
 
-  int num_kernels() const;    // operators run by a oneDNN kernel
-  int num_reference() const;  // operators run by their reference kernel
-
-  // Median seconds of one run of each of `a` and `b` (inputs as last given), run in turn
-  // so that a change in the machine's speed weighs on both alike.
-  static absl::StatusOr<std::pair<double, double>> CompareSeconds(CpuExecutor& a, CpuExecutor& b, int runs);
+ protected:
+  absl::Status RunOnce() override;
 
  private:
   struct Impl;
   explicit CpuExecutor(std::unique_ptr<Impl> impl);
-  absl::Status RunOnce();
-  absl::StatusOr<double> TimedRun();
   std::unique_ptr<Impl> impl_;
 };
 

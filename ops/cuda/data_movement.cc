@@ -87,7 +87,7 @@ class TransposeRun : public cuda::Prepared {
  public:
   explicit TransposeRun(const cuda::device::Strided& s) : s_(s) {}
   absl::Status Enqueue(cuda::Context& ctx) override {
-    return Check(cuda::device::Gather(in(0), out(0), s_, ctx.stream), "transposing");
+    return Check(cuda::device::StridedCopy(in(0), out(0), s_, ctx.stream), "transposing");
   }
 
  private:

@@ -73,7 +73,7 @@ __global__ void BinaryKernel(Binary op, const float* a, const float* b, float* c
   }
 }
 
-__global__ void GatherKernel(const float* x, float* y, Strided s, int64_t n) {
+__global__ void StridedCopyKernel(const float* x, float* y, Strided s, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
     int64_t ix, unused;
     Offsets(s, i, ix, unused);
@@ -164,9 +164,9 @@ cudaError_t BinaryOp(Binary op, const float* a, const float* b, float* c, const 
   return cudaGetLastError();
 }
 
-cudaError_t Gather(const float* x, float* y, const Strided& s, cudaStream_t stream) {
+cudaError_t StridedCopy(const float* x, float* y, const Strided& s, cudaStream_t stream) {
   const int64_t n = Count(s);
-  GatherKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, s, n);
+  StridedCopyKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, s, n);
   return cudaGetLastError();
 }
 

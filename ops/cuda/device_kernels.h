@@ -28,7 +28,7 @@ cudaError_t ScaleBy(const float* x, const float* s, float* y, int64_t n, cudaStr
 cudaError_t BinaryOp(Binary op, const float* a, const float* b, float* c, const Strided& s, cudaStream_t stream);
 // y[i] = x at the input position of output position i: `s.stride_a` are the input's strides
 // permuted into the output's order.
-cudaError_t Gather(const float* x, float* y, const Strided& s, cudaStream_t stream);
+cudaError_t StridedCopy(const float* x, float* y, const Strided& s, cudaStream_t stream);
 
 struct Window {
   int64_t n, c, h, w, oh, ow;

@@ -62,7 +62,7 @@ class Gemm : public cuda::Prepared {
   absl::Status Enqueue(cuda::Context& ctx) override {
     float beta = 0.0f;
     if (bias_) {
-      RETURN_IF_ERROR(Check(cuda::device::Gather(in(2), out(0), *bias_, ctx.stream), "broadcasting Gemm's C"));
+      RETURN_IF_ERROR(Check(cuda::device::StridedCopy(in(2), out(0), *bias_, ctx.stream), "broadcasting Gemm's C"));
       beta = beta_;
     }
     // Column-major: C^T (n x m) = op(B)^T op(A)^T.
@@ -91,7 +91,7 @@ class GemmKernel : public cuda::Kernel {
     const int64_t m = c[0], n = c[1], k = trans_a ? a[0] : a[1];
     std::optional<cuda::device::Strided> bias;
     if (in.size() == 3 && in[2].present) {
-      // Gather reads C at every output position (its b strides are unused).
+      // StridedCopy reads C at every output position (its b strides are unused).
       bias = cuda_strides::Broadcast(c, in[2].shape, in[2].shape);
       if (!bias) return Bad("Gemm's C does not broadcast to the output");
     }

@@ -1,11 +1,9 @@
 #include "taso/cpu_executor.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
-#include "backends/timing.h"
 #include "taso/fold.h"
 #include "taso/status_macros.h"
 
@@ -27,8 +25,6 @@ struct CpuExecutor::Impl {
     data[v] = values[v].data.data();
   }
   bool IsView(ValueId v) const { return data[v] != values[v].data.data(); }
-  // Points a view node's outputs into its input; false when the node is no view here.
-  bool MakeView(const Node& node);
 };
 
 namespace {
@@ -81,16 +77,11 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
 
 }  // namespace
 
-bool CpuExecutor::Impl::MakeView(const Node& node) {
-  const cpu::View* view = cpu::FindView(node.op->name());
-  if (!view || node.inputs.empty() || node.inputs[0] == kNoValue || !data[node.inputs[0]]) return false;
-  auto offsets = view->Offsets(node.params, graph.InputInfos(node), graph.OutputTypes(node));
-  if (!offsets) return false;
-  for (size_t k = 0; k < node.outputs.size(); ++k) data[node.outputs[k]] = data[node.inputs[0]] + (*offsets)[k];
-  return true;
+CpuExecutor::CpuExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  int kernels = 0;
+  for (const Impl::Step& s : impl_->steps) kernels += s.kernel != nullptr;
+  CountSteps(kernels, static_cast<int>(impl_->steps.size()) - kernels);
 }
-
-CpuExecutor::CpuExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 CpuExecutor::~CpuExecutor() = default;
 
 absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& graph) {
@@ -111,7 +102,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
     if (node.op->is_opaque())
       return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
                                                    "': its operator is not in the operator library"));
-    if (!cpu::IsBlocked(node.params) && impl->MakeView(node)) continue;
+    if (!cpu::IsBlocked(node.params) && cpu::PointViewOutputs(g, node, impl->data)) continue;
     for (ValueId v : node.outputs)
       if (g.value(v).shape_known) impl->Allocate(v);
     ASSIGN_OR_RETURN(auto kernel, BindKernel(g, node, impl->data));
@@ -172,26 +163,5 @@ absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
   }
   return out;
 }
-
-absl::StatusOr<double> CpuExecutor::TimedRun() {
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(RunOnce());
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-absl::StatusOr<double> CpuExecutor::MedianSeconds(int runs) {
-  return timing::MedianSeconds([this] { return TimedRun(); }, runs);
-}
-
-absl::StatusOr<std::pair<double, double>> CpuExecutor::CompareSeconds(CpuExecutor& a, CpuExecutor& b, int runs) {
-  return timing::InTurn([&a] { return a.TimedRun(); }, [&b] { return b.TimedRun(); }, runs);
-}
-
-int CpuExecutor::num_kernels() const {
-  return static_cast<int>(std::count_if(impl_->steps.begin(), impl_->steps.end(),
-                                        [](const Impl::Step& s) { return s.kernel != nullptr; }));
-}
-
-int CpuExecutor::num_reference() const { return static_cast<int>(impl_->steps.size()) - num_kernels(); }
 
 }  // namespace taso

@@ -25,6 +25,15 @@ const View* FindView(absl::string_view op) {
   return it == Views().end() ? nullptr : it->second.get();
 }
 
+bool PointViewOutputs(const Graph& graph, const Node& node, std::vector<float*>& data) {
+  const View* view = FindView(node.op->name());
+  if (!view || node.inputs.empty() || node.inputs[0] == kNoValue || !data[node.inputs[0]]) return false;
+  auto offsets = view->Offsets(node.params, graph.InputInfos(node), graph.OutputTypes(node));
+  if (!offsets) return false;
+  for (size_t k = 0; k < node.outputs.size(); ++k) data[node.outputs[k]] = data[node.inputs[0]] + (*offsets)[k];
+  return true;
+}
+
 dnnl::engine& Engine() {
   static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *e;

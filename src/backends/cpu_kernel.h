@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "oneapi/dnnl/dnnl.hpp"
+#include "taso/graph.h"
 #include "taso/op.h"
 
 namespace taso::cpu {
@@ -99,6 +100,10 @@ class View {
 };
 void RegisterView(const std::string& op, std::unique_ptr<View> view);
 const View* FindView(absl::string_view op);
+// Points a view node's outputs into its input in `data` (where each value's elements lie,
+// on the host or on a GPU alike: views are row-major offsets); false when the node is no
+// view here (or its input has no storage).
+bool PointViewOutputs(const Graph& graph, const Node& node, std::vector<float*>& data);
 
 // A primitive with its arguments, memory allocated for every argument (filled with
 // small values so no denormals slow it down).

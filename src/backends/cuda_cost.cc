@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
 #include "backends/cuda_kernel.h"
+#include "backends/timing.h"
 #include "taso/measured_cost.h"
 #include "taso/status_macros.h"
 
@@ -20,24 +21,15 @@ struct Event {
   }
 };
 
-// Median seconds of one run: two warm-up runs, then at least 10 runs and 10 ms, at most 200.
-absl::StatusOr<double> TimeKernel(cuda::Context& ctx, cuda::Prepared& p) {
-  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(p.Enqueue(ctx));
-  Event start, stop;
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 200 && (times.size() < 10 || total < 10e-3)) {
-    RETURN_IF_ERROR(cuda::Check(cudaEventRecord(start.e, ctx.stream), "recording an event"));
-    RETURN_IF_ERROR(p.Enqueue(ctx));
-    RETURN_IF_ERROR(cuda::Check(cudaEventRecord(stop.e, ctx.stream), "recording an event"));
-    RETURN_IF_ERROR(cuda::Check(cudaEventSynchronize(stop.e), "timing a kernel"));
-    float ms = 0;
-    RETURN_IF_ERROR(cuda::Check(cudaEventElapsedTime(&ms, start.e, stop.e), "reading an event"));
-    times.push_back(ms * 1e-3);
-    total += times.back();
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+// Seconds of one run of a kernel, between CUDA events around it.
+absl::StatusOr<double> TimedKernel(cuda::Context& ctx, cuda::Prepared& p, Event& start, Event& stop) {
+  RETURN_IF_ERROR(cuda::Check(cudaEventRecord(start.e, ctx.stream), "recording an event"));
+  RETURN_IF_ERROR(p.Enqueue(ctx));
+  RETURN_IF_ERROR(cuda::Check(cudaEventRecord(stop.e, ctx.stream), "recording an event"));
+  RETURN_IF_ERROR(cuda::Check(cudaEventSynchronize(stop.e), "timing a kernel"));
+  float ms = 0;
+  RETURN_IF_ERROR(cuda::Check(cudaEventElapsedTime(&ms, start.e, stop.e), "reading an event"));
+  return ms * 1e-3;
 }
 
 class CudaCost : public MeasuredCost {
@@ -84,7 +76,9 @@ class CudaCost : public MeasuredCost {
       if (!p.ok()) return std::nullopt;
       (*prepared)->BindOutput(i, *p);
     }
-    auto seconds = TimeKernel(ctx_, **prepared);
+    Event start, stop;
+    cuda::Prepared& p = **prepared;
+    auto seconds = timing::KernelMedianSeconds([&] { return TimedKernel(ctx_, p, start, stop); });
     if (!seconds.ok()) return std::nullopt;
     return *seconds;
   }

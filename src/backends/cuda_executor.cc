@@ -1,15 +1,27 @@
 #include "taso/cuda_executor.h"
 
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
 #include "backends/cuda_kernel.h"
-#include "backends/timing.h"
 #include "taso/fold.h"
 #include "taso/status_macros.h"
 
 namespace taso {
+namespace {
+
+class CudaExecutor : public KernelExecutor {
+ public:
+  struct Impl;
+  explicit CudaExecutor(std::unique_ptr<Impl> impl);
+  ~CudaExecutor() override;
+  absl::StatusOr<TensorMap> Run(const TensorMap& inputs) override;
+
+ protected:
+  absl::Status RunOnce() override;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 struct CudaExecutor::Impl {
   struct Step {
@@ -28,21 +40,9 @@ struct CudaExecutor::Impl {
     data[v] = buffers[v].floats();
     return absl::OkStatus();
   }
-  // Points a view node's outputs into its input (the cpu backend's views are plain
-  // row-major offsets, the same on the device); false when the node is no view here.
-  bool MakeView(const Node& node);
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> BindKernel(const Node& node);
   absl::Status RunReference(const Node& node);
 };
-
-bool CudaExecutor::Impl::MakeView(const Node& node) {
-  const cpu::View* view = cpu::FindView(node.op->name());
-  if (!view || node.inputs.empty() || node.inputs[0] == kNoValue || !data[node.inputs[0]]) return false;
-  auto offsets = view->Offsets(node.params, graph.InputInfos(node), graph.OutputTypes(node));
-  if (!offsets) return false;
-  for (size_t k = 0; k < node.outputs.size(); ++k) data[node.outputs[k]] = data[node.inputs[0]] + (*offsets)[k];
-  return true;
-}
 
 absl::StatusOr<std::unique_ptr<cuda::Prepared>> CudaExecutor::Impl::BindKernel(const Node& node) {
   const cuda::Kernel* kernel = cuda::FindKernel(node.op->name());
@@ -86,43 +86,12 @@ absl::Status CudaExecutor::Impl::RunReference(const Node& node) {
   return absl::OkStatus();
 }
 
-CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-CudaExecutor::~CudaExecutor() = default;
-
-absl::StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::Create(const Graph& graph) {
-  auto impl = std::make_unique<Impl>();
-  ASSIGN_OR_RETURN(impl->ctx, cuda::GetContext());
-  ASSIGN_OR_RETURN(impl->graph, FoldWeights(graph));
-  const Graph& g = impl->graph;
-  ASSIGN_OR_RETURN(std::vector<NodeId> order, g.TopologicalOrder());
-  impl->buffers.resize(g.num_values());
-  impl->data.assign(g.num_values(), nullptr);
-  impl->host.resize(g.num_values());
-  for (ValueId v = 0; v < g.num_values(); ++v) {
-    const Value& value = g.value(v);
-    if (value.producer != kNoNode || value.dtype != DataType::kFloat32) continue;
-    RETURN_IF_ERROR(impl->Allocate(v));
-    if (value.is_weight())
-      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(impl->data[v], value.data->floats().data(),
-                                             value.data->floats().size() * sizeof(float), cudaMemcpyHostToDevice),
-                                  "copying a weight to the GPU"));
-  }
-  for (NodeId n : order) {
-    const Node& node = g.node(n);
-    if (node.op->is_opaque())
-      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
-                                                   "': its operator is not in the operator library"));
-    if (cuda::HasLayout(node.params) || node.op->name() == "LayoutConvert")
-      return absl::InvalidArgumentError(absl::StrCat("node '", node.name,
-                                                     "' carries a cpu data layout; the cuda backend runs plain ones"));
-    if (impl->MakeView(node)) continue;
-    for (ValueId v : node.outputs)
-      if (g.value(v).shape_known && g.value(v).dtype == DataType::kFloat32) RETURN_IF_ERROR(impl->Allocate(v));
-    ASSIGN_OR_RETURN(auto kernel, impl->BindKernel(node));
-    impl->steps.push_back({n, std::move(kernel)});
-  }
-  return std::unique_ptr<CudaExecutor>(new CudaExecutor(std::move(impl)));
+CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  int kernels = 0;
+  for (const Impl::Step& s : impl_->steps) kernels += s.kernel != nullptr;
+  CountSteps(kernels, static_cast<int>(impl_->steps.size()) - kernels);
 }
+CudaExecutor::~CudaExecutor() = default;
 
 absl::Status CudaExecutor::RunOnce() {
   for (Impl::Step& step : impl_->steps) {
@@ -160,26 +129,42 @@ absl::StatusOr<TensorMap> CudaExecutor::Run(const TensorMap& inputs) {
   return out;
 }
 
-absl::StatusOr<double> CudaExecutor::TimedRun() {
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(RunOnce());  // ends when the GPU is done
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+}  // namespace
 
-absl::StatusOr<double> CudaExecutor::MedianSeconds(int runs) {
-  return timing::MedianSeconds([this] { return TimedRun(); }, runs);
+absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph& graph) {
+  auto impl = std::make_unique<CudaExecutor::Impl>();
+  ASSIGN_OR_RETURN(impl->ctx, cuda::GetContext());
+  ASSIGN_OR_RETURN(impl->graph, FoldWeights(graph));
+  const Graph& g = impl->graph;
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, g.TopologicalOrder());
+  impl->buffers.resize(g.num_values());
+  impl->data.assign(g.num_values(), nullptr);
+  impl->host.resize(g.num_values());
+  for (ValueId v = 0; v < g.num_values(); ++v) {
+    const Value& value = g.value(v);
+    if (value.producer != kNoNode || value.dtype != DataType::kFloat32) continue;
+    RETURN_IF_ERROR(impl->Allocate(v));
+    if (value.is_weight())
+      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(impl->data[v], value.data->floats().data(),
+                                             value.data->floats().size() * sizeof(float), cudaMemcpyHostToDevice),
+                                  "copying a weight to the GPU"));
+  }
+  for (NodeId n : order) {
+    const Node& node = g.node(n);
+    if (node.op->is_opaque())
+      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
+                                                   "': its operator is not in the operator library"));
+    if (cuda::HasLayout(node.params))
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name,
+                                                     "' carries a cpu data layout; the cuda backend runs plain ones"));
+    // The cpu backend's views are row-major offsets, the same on the device.
+    if (cpu::PointViewOutputs(g, node, impl->data)) continue;
+    for (ValueId v : node.outputs)
+      if (g.value(v).shape_known && g.value(v).dtype == DataType::kFloat32) RETURN_IF_ERROR(impl->Allocate(v));
+    ASSIGN_OR_RETURN(auto kernel, impl->BindKernel(node));
+    impl->steps.push_back({n, std::move(kernel)});
+  }
+  return std::make_unique<CudaExecutor>(std::move(impl));
 }
-
-absl::StatusOr<std::pair<double, double>> CudaExecutor::CompareSeconds(CudaExecutor& a, CudaExecutor& b, int runs) {
-  return timing::InTurn([&a] { return a.TimedRun(); }, [&b] { return b.TimedRun(); }, runs);
-}
-
-int CudaExecutor::num_kernels() const {
-  int n = 0;
-  for (const Impl::Step& s : impl_->steps) n += s.kernel != nullptr;
-  return n;
-}
-
-int CudaExecutor::num_reference() const { return static_cast<int>(impl_->steps.size()) - num_kernels(); }
 
 }  // namespace taso

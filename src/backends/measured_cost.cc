@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
+#include "backends/timing.h"
 
 namespace taso {
 
@@ -79,28 +80,6 @@ std::string CostKey(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   return CostKey(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node));
 }
-
-namespace {
-
-// Median seconds of one run: two warm-up runs, then at least 10 runs and 10 ms, at most
-// 200 (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels).
-double MeasurePrepared(cpu::Prepared& p) {
-  using Clock = std::chrono::steady_clock;
-  p.Run();
-  p.Run();
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 200 && (times.size() < 10 || total < 10e-3)) {
-    const auto start = Clock::now();
-    p.Run();
-    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    total += times.back();
-  }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
-}
-
-}  // namespace
 
 MeasuredCost::MeasuredCost(std::unique_ptr<CostCache> cache, std::string device)
     : cache_(std::move(cache)), device_(std::move(device)) {}
@@ -175,7 +154,15 @@ std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, ab
   if (!k) return std::nullopt;
   try {
     auto prepared = k->Prepare(params, inputs, outputs);
-    if (prepared.ok()) return MeasurePrepared(**prepared);
+    if (prepared.ok()) {
+      cpu::Prepared& p = **prepared;
+      auto seconds = timing::KernelMedianSeconds([&p]() -> absl::StatusOr<double> {
+        const auto start = std::chrono::steady_clock::now();
+        p.Run();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      });
+      if (seconds.ok()) return *seconds;
+    }
   } catch (const dnnl::error&) {
     // oneDNN has no primitive for this case: estimated instead.
   }

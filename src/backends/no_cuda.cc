@@ -16,18 +16,8 @@ absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostC
   return absl::UnavailableError(kNotBuilt);
 }
 
-struct CudaExecutor::Impl {};
-CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-CudaExecutor::~CudaExecutor() = default;
-absl::StatusOr<std::unique_ptr<CudaExecutor>> CudaExecutor::Create(const Graph&) {
+absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph&) {
   return absl::UnavailableError(kNotBuilt);
 }
-absl::StatusOr<TensorMap> CudaExecutor::Run(const TensorMap&) { return absl::UnavailableError(kNotBuilt); }
-absl::StatusOr<double> CudaExecutor::MedianSeconds(int) { return absl::UnavailableError(kNotBuilt); }
-absl::StatusOr<std::pair<double, double>> CudaExecutor::CompareSeconds(CudaExecutor&, CudaExecutor&, int) {
-  return absl::UnavailableError(kNotBuilt);
-}
-int CudaExecutor::num_kernels() const { return 0; }
-int CudaExecutor::num_reference() const { return 0; }
 
 }  // namespace taso

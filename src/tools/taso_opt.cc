@@ -14,8 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "cli.h"
 #include "taso/cost.h"
-#include "taso/cpu_executor.h"
-#include "taso/cuda_executor.h"
+#include "taso/kernel_executor.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
@@ -97,10 +96,9 @@ std::string Json(const taso::SearchResult& r, const Summary& s) {
 }
 
 // End-to-end times of both graphs on the backend's executor, run in turn.
-template <typename Executor>
 absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Summary& s) {
-  ASSIGN_OR_RETURN(auto a, Executor::Create(before));
-  ASSIGN_OR_RETURN(auto b, Executor::Create(after));
+  ASSIGN_OR_RETURN(auto a, taso::MakeKernelExecutor(s.executor, before));
+  ASSIGN_OR_RETURN(auto b, taso::MakeKernelExecutor(s.executor, after));
   const taso::TensorMap inputs = taso::RandomInputs(before, 3);
   ASSIGN_OR_RETURN(taso::TensorMap out_a, a->Run(inputs));
   ASSIGN_OR_RETURN(taso::TensorMap out_b, b->Run(inputs));
@@ -109,7 +107,7 @@ absl::Status MeasureBoth(const taso::Graph& before, const taso::Graph& after, Su
   if (!CloseEnough(out_a, out_b, &diff))
     return absl::InternalError(absl::StrCat("on the ", s.executor, " executor the optimized graph's outputs differ by ",
                                             diff, " from the original's"));
-  ASSIGN_OR_RETURN(auto times, Executor::CompareSeconds(*a, *b, s.measure_runs));
+  ASSIGN_OR_RETURN(auto times, taso::KernelExecutor::CompareSeconds(*a, *b, s.measure_runs));
   s.measured_before = times.first;
   s.measured_after = times.second;
   return absl::OkStatus();
@@ -246,11 +244,8 @@ int main(int argc, char** argv) {
                                         " from the original's; nothing written")));
   }
   summary.executor = backend == "cuda" ? "cuda" : "cpu";
-  if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0) {
-    auto s = backend == "cuda" ? MeasureBoth<taso::CudaExecutor>(model->graph, run_graph, summary)
-                               : MeasureBoth<taso::CpuExecutor>(model->graph, run_graph, summary);
-    if (!s.ok()) return taso::cli::Fail(kTool, s);
-  }
+  if ((summary.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure))) > 0)
+    if (auto s = MeasureBoth(model->graph, run_graph, summary); !s.ok()) return taso::cli::Fail(kTool, s);
   taso::OnnxModel optimized{std::move(*folded), model->shell, model->opset};
   if (auto s = taso::ExportOnnxFile(optimized, out); !s.ok()) return taso::cli::Fail(kTool, s);
 

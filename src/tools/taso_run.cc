@@ -11,8 +11,7 @@
 #include "absl/flags/flag.h"
 #include "cli.h"
 #include "taso/backends.h"
-#include "taso/cpu_executor.h"
-#include "taso/cuda_executor.h"
+#include "taso/kernel_executor.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
 
@@ -45,11 +44,10 @@ void PrintOutputs(const taso::TensorMap& outputs) {
 }
 
 // Runs the graph on a kernel executor (`name`: cpu or cuda; `kernels`: what its kernels are).
-template <typename Executor>
 int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const char* name, const char* kernels) {
   constexpr const char* kTool = "taso-run";
   auto start = std::chrono::steady_clock::now();
-  auto executor = Executor::Create(graph);
+  auto executor = taso::MakeKernelExecutor(name, graph);
   if (!executor.ok()) return taso::cli::Fail(kTool, executor.status());
   auto outputs = (*executor)->Run(inputs);
   if (!outputs.ok()) return taso::cli::Fail(kTool, outputs.status());
@@ -94,8 +92,8 @@ int main(int argc, char** argv) {
 
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
-  if (executor == "cpu") return RunOnKernels<taso::CpuExecutor>(model->graph, inputs, "cpu", "oneDNN");
-  if (executor == "cuda") return RunOnKernels<taso::CudaExecutor>(model->graph, inputs, "cuda", "GPU");
+  if (executor == "cpu") return RunOnKernels(model->graph, inputs, "cpu", "oneDNN");
+  if (executor == "cuda") return RunOnKernels(model->graph, inputs, "cuda", "GPU");
   if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
   start = std::chrono::steady_clock::now();
   auto outputs = taso::RunReference(model->graph, inputs);
