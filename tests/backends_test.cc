@@ -1,6 +1,8 @@
 // The kernel backends this build has: cpu (oneDNN) always, cuda where the toolkit was found.
 #include <catch2/catch.hpp>
 
+#include "backends/cpu_kernel.h"
+#include "backends/timing.h"
 #include "taso/backends.h"
 #include "taso/measured_cost.h"
 #include "test_util.h"
@@ -82,4 +84,41 @@ TEST_CASE("Reshapes and splits into contiguous pieces cost nothing on the cpu") 
   CHECK(cost.NodeCost(g, 0) == 0);
   CHECK(cost.NodeCost(g, 1) > 0);
   CHECK(cost.NodeCost(g, 2) == 0);
+}
+
+TEST_CASE("Cost measurements read weights from memory, as a whole model's run does") {
+  using taso::timing::WeightCopies;
+  const int64_t mib = int64_t{1} << 20, cache = 32 * mib;
+  // A matrix-vector product's 1 MiB weight: copies spanning twice the cache, 64 at most.
+  CHECK(WeightCopies(1 * mib, 4096, cache) == 64);
+  CHECK(WeightCopies(4 * mib, 4096, cache) == 16);
+  // Weights larger than twice the cache come from memory in any case.
+  CHECK(WeightCopies(100 * mib, 4096, cache) == 1);
+  // A convolution whose weights are a small part of what it reads: not worth copies.
+  CHECK(WeightCopies(18 * 1024, 6 * mib, cache) == 1);
+  // No weights at all.
+  CHECK(WeightCopies(0, 4096, cache) == 1);
+  // Copies are bounded by memory (512 MiB in all), which a large cache reaches.
+  CHECK(WeightCopies(8 * mib, 32 * mib, 256 * mib) == 12);
+  CHECK(taso::timing::LastLevelCacheBytes() > 0);
+
+  // Which inputs the kernels read as weights: a layer's matrices, kernels and biases,
+  // not attention's batched operands.
+  auto info = [](taso::Shape s) {
+    taso::InputInfo i;
+    i.shape = std::move(s);
+    return i;
+  };
+  const taso::cpu::Kernel* matmul = taso::cpu::FindKernel("MatMul");
+  const taso::cpu::Kernel* conv = taso::cpu::FindKernel("Conv2D");
+  REQUIRE((matmul && conv));
+  const std::vector<taso::InputInfo> layer = {info({1, 512}), info({512, 512})};
+  const std::vector<taso::InputInfo> attention = {info({16, 128, 64}), info({16, 64, 128})};
+  CHECK(!matmul->ReadsWeight(0, layer));
+  CHECK(matmul->ReadsWeight(1, layer));
+  CHECK(!matmul->ReadsWeight(1, attention));
+  const std::vector<taso::InputInfo> conv_in = {info({1, 8, 10, 10}), info({4, 8, 3, 3}), info({4})};
+  CHECK(!conv->ReadsWeight(0, conv_in));
+  CHECK(conv->ReadsWeight(1, conv_in));
+  CHECK(conv->ReadsWeight(2, conv_in));
 }

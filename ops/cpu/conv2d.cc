@@ -16,6 +16,7 @@ class ConvKernel : public cpu::Kernel {
  public:
   // The weights are rearranged into the layout the convolution reads once, at Setup.
   bool NeedsConstant(size_t input) const override { return input == 1; }
+  bool ReadsWeight(size_t input, absl::Span<const InputInfo>) const override { return input >= 1; }  // kernel, bias
   std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {

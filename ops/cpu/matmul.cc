@@ -5,8 +5,19 @@
 namespace taso::ops {
 namespace {
 
+// A right operand that is one matrix (no batch, or a batch of one) is a layer's weight;
+// a batched one (attention's keys and values) is an activation.
+bool IsWeightMatrix(const Shape& b) {
+  int64_t batch = 1;
+  for (size_t d = 0; d + 2 < b.size(); ++d) batch *= b[d];
+  return batch == 1;
+}
+
 class MatMulKernel : public cpu::Kernel {
  public:
+  bool ReadsWeight(size_t i, absl::Span<const InputInfo> in) const override {
+    return i == 1 && IsWeightMatrix(in[1].shape);
+  }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;
@@ -25,6 +36,7 @@ class MatMulKernel : public cpu::Kernel {
 // broadcast over rows (beta 1) or absent.
 class GemmKernel : public cpu::Kernel {
  public:
+  bool ReadsWeight(size_t i, absl::Span<const InputInfo>) const override { return i >= 1; }  // B, C
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;

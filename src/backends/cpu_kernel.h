@@ -65,6 +65,10 @@ class Kernel {
   // Whether this input is read as a constant (prepared once at Setup, not at each run):
   // an executor binds it to a weight or runs the operator another way.
   virtual bool NeedsConstant(size_t) const { return false; }
+  // Whether input i is normally a model weight, which a run of a real model reads from
+  // memory (its weights far exceed the caches) while activations come warm from the
+  // previous operator. The cost measurement keeps such inputs out of the cache.
+  virtual bool ReadsWeight(size_t i, absl::Span<const InputInfo>) const { return NeedsConstant(i); }
   // The inputs that take the node's layout (parameter "layout", see Blocked) with its
   // outputs; empty when the kernel runs only plain row-major data.
   virtual std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const { return {}; }

@@ -1,5 +1,7 @@
 #include "backends/timing.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "taso/status_macros.h"
@@ -48,6 +50,18 @@ absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedR
     }
   }
   return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));
+}
+
+int WeightCopies(int64_t weight_bytes, int64_t activation_bytes, int64_t cache_bytes) {
+  if (weight_bytes <= 0 || 4 * weight_bytes < activation_bytes) return 1;
+  const int64_t wanted = (2 * cache_bytes + weight_bytes - 1) / weight_bytes;
+  const int64_t memory_cap = std::max<int64_t>(1, (int64_t{512} << 20) / (weight_bytes + activation_bytes));
+  return static_cast<int>(std::clamp<int64_t>(wanted, 1, std::min<int64_t>(64, memory_cap)));
+}
+
+int64_t LastLevelCacheBytes() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? l3 : int64_t{32} << 20;
 }
 
 }  // namespace taso::timing

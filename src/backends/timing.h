@@ -3,6 +3,7 @@
 // both alike.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -24,5 +25,13 @@ absl::StatusOr<double> KernelMedianSeconds(const TimedRun& run);
 // The medians of `a` and `b`, timed in turn (and in the other order every other round:
 // the one run second runs faster).
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs);
+
+// How many copies of a kernel, each with its own weights, a cost measurement runs in turn
+// so that every run reads its weights from memory, as a run of a real model does (its
+// weights far exceed the caches): enough to span twice `cache_bytes`, at most 64 and
+// 512 MiB. One where the weights are a small part of what the kernel reads.
+int WeightCopies(int64_t weight_bytes, int64_t activation_bytes, int64_t cache_bytes);
+// The last-level cache's size (32 MiB where the system does not say).
+int64_t LastLevelCacheBytes();
 
 }  // namespace taso::timing
