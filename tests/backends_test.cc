@@ -94,12 +94,14 @@ TEST_CASE("Cost measurements read weights from memory, as a whole model's run do
   CHECK(WeightCopies(4 * mib, 4096, cache) == 16);
   // Weights larger than twice the cache come from memory in any case.
   CHECK(WeightCopies(100 * mib, 4096, cache) == 1);
-  // A convolution whose weights are a small part of what it reads: not worth copies.
+  // Kernels whose weights are not most of what they read: a convolution, a matrix
+  // product over 128 tokens.
   CHECK(WeightCopies(18 * 1024, 6 * mib, cache) == 1);
+  CHECK(WeightCopies(4 * mib, 1 * mib, cache) == 1);
   // No weights at all.
   CHECK(WeightCopies(0, 4096, cache) == 1);
   // Copies are bounded by memory (512 MiB in all), which a large cache reaches.
-  CHECK(WeightCopies(8 * mib, 32 * mib, 256 * mib) == 12);
+  CHECK(WeightCopies(8 * mib, mib / 4, 256 * mib) == 62);
   CHECK(taso::timing::LastLevelCacheBytes() > 0);
 
   // Which inputs the kernels read as weights: a layer's matrices, kernels and biases,

@@ -132,8 +132,8 @@ std::string CpuDevice() {
   const dnnl_version_t* v = dnnl_version();
   // The kernel version changes whenever what a kernel's run includes changes (v3: plain
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
-  // weights read from memory), so old measurements are not reused.
-  return absl::StrCat("cpu kernels v5/oneDNN ", v->major, ".", v->minor, "/isa ",
+  // weights read from memory; v6: only where they dominate), so old measurements are not reused.
+  return absl::StrCat("cpu kernels v6/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }
@@ -151,8 +151,9 @@ bool CpuCost::IsView(const OpDef& op, const Params& params, absl::Span<const Inp
 // A real model's weights far exceed the caches, so each run reads an operator's weights
 // from memory, while its activations come warm from the previous operator. The kernel is
 // prepared in several copies that each own their weights and share one set of
-// activations, and the runs go round them. (Timing one copy with hot weights made a
-// NasRNN matrix-vector product 3.5x cheaper than in a whole run.)
+// activations, and the runs go round them (timing::WeightCopies says how many; one where
+// the weights do not dominate). Timing one copy with hot weights made NasRNN's
+// matrix-vector products 3.5x cheaper than in a whole run.
 std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                                        absl::Span<const OutputType> outputs) {
   const cpu::Kernel* k = cpu::FindKernel(op.name());

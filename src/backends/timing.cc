@@ -53,7 +53,7 @@ absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedR
 }
 
 int WeightCopies(int64_t weight_bytes, int64_t activation_bytes, int64_t cache_bytes) {
-  if (weight_bytes <= 0 || 4 * weight_bytes < activation_bytes) return 1;
+  if (weight_bytes <= 0 || weight_bytes < 16 * activation_bytes) return 1;
   const int64_t wanted = (2 * cache_bytes + weight_bytes - 1) / weight_bytes;
   const int64_t memory_cap = std::max<int64_t>(1, (int64_t{512} << 20) / (weight_bytes + activation_bytes));
   return static_cast<int>(std::clamp<int64_t>(wanted, 1, std::min<int64_t>(64, memory_cap)));
