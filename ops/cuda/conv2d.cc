@@ -166,7 +166,6 @@ class ConvKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context& ctx, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     const Shape &x = in[0].shape, &w = in[1].shape, &y = out[0].shape;
     if (x.size() != 4 || w.size() != 4 || y.size() != 4) return Bad("Conv2D takes 4-D tensors");
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, w[2], w[3]));

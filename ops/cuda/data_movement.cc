@@ -62,7 +62,6 @@ class PiecesKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     std::vector<const Shape*> pieces;
     if (gather_)
       for (const InputInfo& i : in) pieces.push_back(&i.shape);

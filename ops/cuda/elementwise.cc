@@ -28,7 +28,6 @@ class UnaryKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType>) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     return std::make_unique<UnaryRun>(op_, NumElements(in[0].shape));
   }
 
@@ -70,7 +69,6 @@ class BinaryKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     if (in[0].dtype != DataType::kFloat32 || in[1].dtype != DataType::kFloat32) return Bad("float operands only");
     auto s = cuda_strides::Broadcast(out[0].shape, in[0].shape, in[1].shape);
     if (!s) return Bad("more dimensions than the cuda kernels take");

@@ -39,7 +39,6 @@ class MatMulKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;
     if (a.size() < 2 || b.size() < 2 || c.size() < 2) return Bad("cuBLAS matmul here takes matrices or batches of them");
     const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();

@@ -51,11 +51,9 @@ class BatchNormKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType>) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     const Shape& x = in[0].shape;
     if (x.size() < 2 || in.size() != 5) return Bad("BatchNormalization takes x, scale, bias, mean and variance");
-    int64_t inner = 1;
-    for (size_t d = 2; d < x.size(); ++d) inner *= x[d];
+    const int64_t inner = NumElements(absl::MakeConstSpan(x).subspan(2));
     return std::make_unique<BatchNormRun>(static_cast<float>(p.Float("epsilon", 1e-5)), x[0], x[1], inner);
   }
 };

@@ -26,7 +26,6 @@ class PoolKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     const Shape &x = in[0].shape, &y = out[0].shape;
     const auto k = p.Ints("kernel");
     if (x.size() != 4 || k.size() != 2) return Bad("2-D pooling takes 4-D tensors");
@@ -64,11 +63,9 @@ class GlobalAveragePoolKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType>) const override {
-    if (cuda::HasLayout(p)) return Bad("the cuda backend runs plain layouts");
     const Shape& x = in[0].shape;
     if (x.size() < 3) return Bad("GlobalAveragePool takes N, C and spatial dimensions");
-    int64_t inner = 1;
-    for (size_t d = 2; d < x.size(); ++d) inner *= x[d];
+    const int64_t inner = NumElements(absl::MakeConstSpan(x).subspan(2));
     return std::make_unique<MeanRun>(x[0] * x[1], inner);
   }
 };

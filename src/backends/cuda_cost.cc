@@ -48,7 +48,7 @@ class CudaCost : public MeasuredCost {
   std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                                 absl::Span<const OutputType> outputs) override {
     const cuda::Kernel* kernel = cuda::FindKernel(op.name());
-    if (!kernel) return std::nullopt;
+    if (!kernel || cuda::HasLayout(params)) return std::nullopt;  // the cuda kernels run plain layouts
     for (const InputInfo& i : inputs)
       if (i.present && i.dtype != DataType::kFloat32) return std::nullopt;
     auto prepared = kernel->Prepare(ctx_, params, inputs, outputs);

@@ -74,7 +74,8 @@ class Prepared {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  // Fails when this backend has no kernel for these parameters or shapes.
+  // Fails when this backend has no kernel for these parameters or shapes. Called for
+  // plain layouts only: the executor and the cost refuse a node with a cpu layout.
   virtual absl::StatusOr<std::unique_ptr<Prepared>> Prepare(Context& ctx, const Params& params,
                                                             absl::Span<const InputInfo> inputs,
                                                             absl::Span<const OutputType> outputs) const = 0;

@@ -174,15 +174,19 @@ std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, ab
       copies.push_back(*std::move(prepared));
     }
     std::vector<std::vector<float>> shared;  // the activations every copy reads and writes
-    auto share = [&](const Shape& shape, auto bind) {
-      shared.emplace_back(std::max<int64_t>(1, NumElements(shape)), 0.25f);
-      for (auto& c : copies) bind(*c, shared.back().data());
+    auto shared_buffer = [&shared](const Shape& shape) {
+      return shared.emplace_back(std::max<int64_t>(1, NumElements(shape)), 0.25f).data();
     };
     if (copies.size() > 1) {
-      for (size_t i = 0; i < inputs.size(); ++i)
-        if (inputs[i].present && !weight[i]) share(inputs[i].shape, [i](cpu::Prepared& p, float* d) { p.BindInput(i, d); });
-      for (size_t o = 0; o < outputs.size(); ++o)
-        share(outputs[o].shape, [o](cpu::Prepared& p, float* d) { p.BindOutput(o, d); });
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].present || weight[i]) continue;
+        float* data = shared_buffer(inputs[i].shape);
+        for (auto& c : copies) c->BindInput(i, data);
+      }
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        float* data = shared_buffer(outputs[o].shape);
+        for (auto& c : copies) c->BindOutput(o, data);
+      }
     }
     size_t next = 0;
     auto seconds = timing::KernelMedianSeconds([&]() -> absl::StatusOr<double> {
