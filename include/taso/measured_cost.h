@@ -5,9 +5,11 @@
 // kernel for get the analytic estimate.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -55,9 +57,19 @@ class MeasuredCost : public CostModel {
  protected:
   // `cache` may be null (nothing kept between runs).
   MeasuredCost(std::unique_ptr<CostCache> cache, std::string device);
-  // Median seconds of one run of the backend's kernel, or nullopt where it has none.
-  virtual std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                                        absl::Span<const OutputType> outputs) = 0;
+  // One run of the backend's kernel on buffers of its own, returning its seconds; nullopt
+  // where it has none.
+  using KernelRun = std::function<absl::StatusOr<double>()>;
+  virtual std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                              absl::Span<const OutputType> outputs) = 0;
+  // Other parameters of the same operator and shapes that a choice weighs against these
+  // (the node in another data layout). Those not known yet are measured in turn with
+  // them, so a change in the machine's speed between two measurements cannot decide the
+  // choice (a cache filled while the machine ran at half speed once kept ResNet-50 plain).
+  virtual std::vector<Params> Alternatives(const OpDef&, const Params&, absl::Span<const InputInfo>,
+                                           absl::Span<const OutputType>) const {
+    return {};
+  }
   // Whether the backend's executor runs the operator as a view of its input (it costs
   // nothing).
   virtual bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
@@ -71,6 +83,14 @@ class MeasuredCost : public CostModel {
     double seconds;
     bool measured;
   };
+  // Measures the kernel for `params` with its alternatives not known yet, in turn; keeps
+  // the alternatives' times and returns the one for `params`.
+  std::optional<double> MeasureWithAlternatives(const OpDef& op, const Params& params,
+                                                absl::Span<const InputInfo> inputs,
+                                                absl::Span<const OutputType> outputs);
+  // Whether a time for the key is in the memo or the cache file.
+  bool IsKnown(const std::string& key);
+
   absl::flat_hash_map<std::string, Known> memo_;
   Counts counts_;
 };
@@ -82,8 +102,10 @@ class CpuCost : public MeasuredCost {
   std::string name() const override { return "cpu"; }
 
  protected:
-  std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                                absl::Span<const OutputType> outputs) override;
+  std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                      absl::Span<const OutputType> outputs) override;
+  std::vector<Params> Alternatives(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                   absl::Span<const OutputType> outputs) const override;
   bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
               absl::Span<const OutputType> outputs) const override;
 };

@@ -125,6 +125,23 @@ bool Blockable(const Shape& shape) { return shape.size() == 4 && shape[1] % Bloc
 
 bool IsBlocked(const Params& params) { return params.Str("layout", "plain") == "blocked"; }
 
+Params WithLayout(Params params, bool blocked) {
+  if (blocked) params.Set("layout", "blocked");
+  else params.Erase("layout");
+  return params;
+}
+
+bool CanRunBlocked(const Kernel& kernel, const Params& params, absl::Span<const InputInfo> inputs,
+                   absl::Span<const OutputType> outputs) {
+  const std::vector<size_t> layout_inputs = kernel.LayoutInputs(WithLayout(params, true), inputs);
+  if (layout_inputs.empty()) return false;
+  for (size_t i : layout_inputs)
+    if (!Blockable(inputs[i].shape)) return false;
+  for (const OutputType& o : outputs)
+    if (!Blockable(o.shape)) return false;
+  return true;
+}
+
 dnnl::memory::desc Layout(const Shape& shape, const Params& params) {
   if (!IsBlocked(params) || !Blockable(shape)) return Plain(shape);
   const auto tag = BlockSize() == 16 ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c;

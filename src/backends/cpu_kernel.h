@@ -83,6 +83,12 @@ class Kernel {
 int64_t BlockSize();
 bool Blockable(const Shape& shape);  // rank 4, channels a multiple of the block
 bool IsBlocked(const Params& params);
+// The parameters with the layout set to blocked or plain.
+Params WithLayout(Params params, bool blocked);
+// Whether the kernel can run these parameters blocked: it takes the layout, and its
+// layout inputs and outputs block.
+bool CanRunBlocked(const Kernel& kernel, const Params& params, absl::Span<const InputInfo> inputs,
+                   absl::Span<const OutputType> outputs);
 // The descriptor of a tensor in the node's layout.
 dnnl::memory::desc Layout(const Shape& shape, const Params& params);
 // Whether a node's outputs are blocked: a blocked node's blockable outputs.

@@ -1,6 +1,7 @@
 // The cuda backend's measured costs: each kernel prepared on buffers of its own and timed
 // with CUDA events (warm-up, then the median of repeated runs).
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -45,16 +46,22 @@ class CudaCost : public MeasuredCost {
     return view && !cuda::HasLayout(params) && view->Offsets(params, inputs, outputs);
   }
 
-  std::optional<double> Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                                absl::Span<const OutputType> outputs) override {
+  std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                      absl::Span<const OutputType> outputs) override {
     const cuda::Kernel* kernel = cuda::FindKernel(op.name());
     if (!kernel || cuda::HasLayout(params)) return std::nullopt;  // the cuda kernels run plain layouts
     for (const InputInfo& i : inputs)
       if (i.present && i.dtype != DataType::kFloat32) return std::nullopt;
     auto prepared = kernel->Prepare(ctx_, params, inputs, outputs);
     if (!prepared.ok()) return std::nullopt;
+    struct Timed {
+      std::unique_ptr<cuda::Prepared> prepared;
+      std::vector<cuda::DeviceBuffer> buffers;
+      Event start, stop;
+    };
+    auto timed = std::make_shared<Timed>();
+    timed->prepared = *std::move(prepared);
     // Buffers of small values (no NaNs or denormals to slow a kernel down).
-    std::vector<cuda::DeviceBuffer> buffers;
     auto buffer = [&](const Shape& shape) -> absl::StatusOr<float*> {
       const size_t n = std::max<int64_t>(1, NumElements(shape));
       ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::Allocate(n * sizeof(float)));
@@ -62,25 +69,22 @@ class CudaCost : public MeasuredCost {
       for (size_t k = 0; k < n; ++k) values[k] = 0.25f + 0.001f * static_cast<float>(k % 97);
       RETURN_IF_ERROR(cuda::Check(cudaMemcpy(b.data(), values.data(), n * sizeof(float), cudaMemcpyHostToDevice),
                                   "filling a buffer"));
-      buffers.push_back(std::move(b));
-      return buffers.back().floats();
+      timed->buffers.push_back(std::move(b));
+      return timed->buffers.back().floats();
     };
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!inputs[i].present) continue;
       auto p = buffer(inputs[i].shape);
       if (!p.ok()) return std::nullopt;
-      (*prepared)->BindInput(i, *p);
+      timed->prepared->BindInput(i, *p);
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
       auto p = buffer(outputs[i].shape);
       if (!p.ok()) return std::nullopt;
-      (*prepared)->BindOutput(i, *p);
+      timed->prepared->BindOutput(i, *p);
     }
-    Event start, stop;
-    cuda::Prepared& p = **prepared;
-    auto seconds = timing::KernelMedianSeconds([&] { return TimedKernel(ctx_, p, start, stop); });
-    if (!seconds.ok()) return std::nullopt;
-    return *seconds;
+    cuda::Context& ctx = ctx_;
+    return [timed, &ctx] { return TimedKernel(ctx, *timed->prepared, timed->start, timed->stop); };
   }
 
  private:

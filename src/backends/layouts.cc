@@ -12,11 +12,7 @@
 namespace taso {
 namespace {
 
-Params WithLayout(Params p, bool blocked) {
-  if (blocked) p.Set("layout", "blocked");
-  else p.Erase("layout");
-  return p;
-}
+using cpu::WithLayout;
 
 bool IsFloat(const Graph& g, ValueId v) { return v != kNoValue && g.value(v).dtype == DataType::kFloat32; }
 
@@ -94,15 +90,12 @@ class LayoutContext {
     const cpu::Kernel* k = cpu::FindKernel(node.op->name());
     if (!k || weight_only_.nodes[n]) return false;
     const std::vector<InputInfo> in = g_.InputInfos(node);
+    const std::vector<OutputType> out = g_.OutputTypes(node);
+    if (!cpu::CanRunBlocked(*k, node.params, in, out)) return false;
     const Params bp = WithLayout(node.params, true);
     layout_inputs_[n] = k->LayoutInputs(bp, in);
-    if (layout_inputs_[n].empty()) return false;
-    for (size_t i : layout_inputs_[n])
-      if (!cpu::Blockable(in[i].shape)) return false;
-    for (ValueId v : node.outputs)
-      if (!cpu::Blockable(g_.value(v).shape)) return false;
     bool measured = false;
-    node_cost_[n][1] = cost_.Cost(*node.op, bp, in, g_.OutputTypes(node), &measured);
+    node_cost_[n][1] = cost_.Cost(*node.op, bp, in, out, &measured);
     return measured;
   }
 
@@ -270,9 +263,7 @@ double LayoutAwareCost::NodeCost(const Graph& graph, NodeId n) {
   const std::vector<OutputType> out = graph.OutputTypes(node);
   const double plain = cost_.Cost(*node.op, node.params, in, out);
   const cpu::Kernel* k = cpu::FindKernel(node.op->name());
-  if (!k || k->LayoutInputs(WithLayout(node.params, true), in).empty()) return plain;
-  for (const OutputType& o : out)
-    if (!cpu::Blockable(o.shape)) return plain;
+  if (!k || !cpu::CanRunBlocked(*k, node.params, in, out)) return plain;
   bool measured = false;
   const double blocked = cost_.Cost(*node.op, WithLayout(node.params, true), in, out, &measured);
   return measured ? std::min(plain, blocked) : plain;

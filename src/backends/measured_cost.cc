@@ -109,7 +109,7 @@ double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<cons
     }
   }
   if (seconds < 0) {
-    if (std::optional<double> measured = Measure(op, params, inputs, outputs)) {
+    if (std::optional<double> measured = MeasureWithAlternatives(op, params, inputs, outputs)) {
       seconds = *measured;
       ++counts_.measured;
       if (cache_) cache_->Store(device_, key, seconds).IgnoreError();
@@ -126,14 +126,44 @@ double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<cons
   return seconds;
 }
 
+bool MeasuredCost::IsKnown(const std::string& key) {
+  return memo_.contains(key) || (cache_ && cache_->Lookup(device_, key).has_value());
+}
+
+std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, const Params& params,
+                                                            absl::Span<const InputInfo> inputs,
+                                                            absl::Span<const OutputType> outputs) {
+  std::optional<KernelRun> run = PrepareRun(op, params, inputs, outputs);
+  if (!run) return std::nullopt;
+  std::vector<KernelRun> runs = {*std::move(run)};
+  std::vector<std::string> keys = {""};
+  for (const Params& other : Alternatives(op, params, inputs, outputs)) {
+    std::string key = CostKey(op, other, inputs, outputs);
+    if (IsKnown(key)) continue;
+    if (std::optional<KernelRun> r = PrepareRun(op, other, inputs, outputs)) {
+      runs.push_back(*std::move(r));
+      keys.push_back(std::move(key));
+    }
+  }
+  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs);
+  if (!medians.ok()) return std::nullopt;
+  for (size_t k = 1; k < keys.size(); ++k) {
+    memo_[keys[k]] = {(*medians)[k], true};
+    ++counts_.measured;
+    if (cache_) cache_->Store(device_, keys[k], (*medians)[k]).IgnoreError();
+  }
+  return (*medians)[0];
+}
+
 namespace {
 
 std::string CpuDevice() {
   const dnnl_version_t* v = dnnl_version();
   // The kernel version changes whenever what a kernel's run includes changes (v3: plain
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
-  // weights read from memory; v6: only where they dominate), so old measurements are not reused.
-  return absl::StrCat("cpu kernels v6/oneDNN ", v->major, ".", v->minor, "/isa ",
+  // weights read from memory; v6: only where they dominate; v7: both layouts measured in
+  // turn), so old measurements are not reused.
+  return absl::StrCat("cpu kernels v7/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }
@@ -148,14 +178,23 @@ bool CpuCost::IsView(const OpDef& op, const Params& params, absl::Span<const Inp
   return view && !cpu::IsBlocked(params) && view->Offsets(params, inputs, outputs);
 }
 
+// The other layout, where the kernel takes one.
+std::vector<Params> CpuCost::Alternatives(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                          absl::Span<const OutputType> outputs) const {
+  const cpu::Kernel* k = cpu::FindKernel(op.name());
+  if (!k || !cpu::CanRunBlocked(*k, params, inputs, outputs)) return {};
+  return {cpu::WithLayout(params, !cpu::IsBlocked(params))};
+}
+
 // A real model's weights far exceed the caches, so each run reads an operator's weights
 // from memory, while its activations come warm from the previous operator. The kernel is
 // prepared in several copies that each own their weights and share one set of
 // activations, and the runs go round them (timing::WeightCopies says how many; one where
 // the weights do not dominate). Timing one copy with hot weights made NasRNN's
 // matrix-vector products 3.5x cheaper than in a whole run.
-std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                                       absl::Span<const OutputType> outputs) {
+std::optional<MeasuredCost::KernelRun> CpuCost::PrepareRun(const OpDef& op, const Params& params,
+                                                          absl::Span<const InputInfo> inputs,
+                                                          absl::Span<const OutputType> outputs) {
   const cpu::Kernel* k = cpu::FindKernel(op.name());
   if (!k) return std::nullopt;
   std::vector<bool> weight(inputs.size(), false);
@@ -166,40 +205,45 @@ std::optional<double> CpuCost::Measure(const OpDef& op, const Params& params, ab
     (weight[i] ? weight_bytes : activation_bytes) += NumElements(inputs[i].shape) * int64_t{sizeof(float)};
   }
   for (const OutputType& o : outputs) activation_bytes += NumElements(o.shape) * int64_t{sizeof(float)};
+  struct Copies {
+    std::vector<std::unique_ptr<cpu::Prepared>> prepared;
+    std::vector<std::vector<float>> shared;  // the activations every copy reads and writes
+    size_t next = 0;
+  };
+  auto copies = std::make_shared<Copies>();
   try {
-    std::vector<std::unique_ptr<cpu::Prepared>> copies;
     for (int c = timing::WeightCopies(weight_bytes, activation_bytes, timing::LastLevelCacheBytes()); c > 0; --c) {
       auto prepared = k->Prepare(params, inputs, outputs);
       if (!prepared.ok()) return std::nullopt;
-      copies.push_back(*std::move(prepared));
+      copies->prepared.push_back(*std::move(prepared));
     }
-    std::vector<std::vector<float>> shared;  // the activations every copy reads and writes
-    auto shared_buffer = [&shared](const Shape& shape) {
-      return shared.emplace_back(std::max<int64_t>(1, NumElements(shape)), 0.25f).data();
-    };
-    if (copies.size() > 1) {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        if (!inputs[i].present || weight[i]) continue;
-        float* data = shared_buffer(inputs[i].shape);
-        for (auto& c : copies) c->BindInput(i, data);
-      }
-      for (size_t o = 0; o < outputs.size(); ++o) {
-        float* data = shared_buffer(outputs[o].shape);
-        for (auto& c : copies) c->BindOutput(o, data);
-      }
-    }
-    size_t next = 0;
-    auto seconds = timing::KernelMedianSeconds([&]() -> absl::StatusOr<double> {
-      cpu::Prepared& p = *copies[next++ % copies.size()];
-      const auto start = std::chrono::steady_clock::now();
-      p.Run();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    });
-    if (seconds.ok()) return *seconds;
   } catch (const dnnl::error&) {
-    // oneDNN has no primitive for this case: estimated instead.
+    return std::nullopt;  // oneDNN has no primitive for this case: estimated instead
   }
-  return std::nullopt;
+  auto shared_buffer = [&copies](const Shape& shape) {
+    return copies->shared.emplace_back(std::max<int64_t>(1, NumElements(shape)), 0.25f).data();
+  };
+  if (copies->prepared.size() > 1) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].present || weight[i]) continue;
+      float* data = shared_buffer(inputs[i].shape);
+      for (auto& c : copies->prepared) c->BindInput(i, data);
+    }
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      float* data = shared_buffer(outputs[o].shape);
+      for (auto& c : copies->prepared) c->BindOutput(o, data);
+    }
+  }
+  return [copies]() -> absl::StatusOr<double> {
+    cpu::Prepared& p = *copies->prepared[copies->next++ % copies->prepared.size()];
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      p.Run();
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(e.what());
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
 }
 
 }  // namespace taso

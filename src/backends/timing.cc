@@ -23,16 +23,26 @@ absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs) {
   return Median(std::move(times));
 }
 
-absl::StatusOr<double> KernelMedianSeconds(const TimedRun& run) {
-  for (int i = 0; i < 2; ++i) RETURN_IF_ERROR(run().status());
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 200 && (times.size() < 10 || total < 10e-3)) {
-    ASSIGN_OR_RETURN(double t, run());
-    times.push_back(t);
-    total += t;
+absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs) {
+  const size_t n = runs.size();
+  for (int i = 0; i < 2; ++i)
+    for (const TimedRun& run : runs) RETURN_IF_ERROR(run().status());
+  std::vector<std::vector<double>> times(n);
+  std::vector<double> totals(n, 0);
+  auto enough = [&](size_t rounds) {
+    return rounds >= 10 && *std::min_element(totals.begin(), totals.end()) >= 10e-3;
+  };
+  for (size_t round = 0; n > 0 && round < 200 && !enough(round); ++round) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t which = (round + k) % n;
+      ASSIGN_OR_RETURN(double t, runs[which]());
+      times[which].push_back(t);
+      totals[which] += t;
+    }
   }
-  return Median(std::move(times));
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) medians.push_back(Median(std::move(t)));
+  return medians;
 }
 
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs) {

@@ -18,10 +18,11 @@ using TimedRun = std::function<absl::StatusOr<double>()>;
 double Median(std::vector<double> v);
 // Two warm-up runs, then the median of `runs` timed runs.
 absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
-// Median seconds of one run of a kernel, for its measured cost: two warm-up runs, then at
-// least 10 runs and 10 ms, at most 200 (on a shared 2-core machine fewer runs gave
-// medians off by 3x for small kernels).
-absl::StatusOr<double> KernelMedianSeconds(const TimedRun& run);
+// Median seconds of one run of each kernel, for their measured costs, the kernels run in
+// turn (each round in a rotated order) so that a change in the machine's speed weighs on
+// all alike: two warm-up runs each, then at least 10 runs and 10 ms of each, at most 200
+// rounds (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels).
+absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs);
 // The medians of `a` and `b`, timed in turn (and in the other order every other round:
 // the one run second runs faster).
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs);
