@@ -145,6 +145,12 @@ TEST_CASE("Kernels measured in turn: every kernel runs once in each round, in a 
     CHECK(order[2 * round] != order[2 * round + 1]);
     if (round >= 2) CHECK(order[2 * round] == static_cast<int>(round % 2));
   }
+  // A slow kernel stops the rounds after 3 (with the warm-up, 5 runs each).
+  order.clear();
+  medians = taso::timing::KernelMediansInTurn({run(0, 1e-3), run(1, 0.3)});
+  REQUIRE(medians.ok());
+  CHECK(*medians == std::vector<double>{1e-3, 0.3});
+  CHECK(order.size() == 10);
   // A run that fails fails the measurement.
   auto failing = []() -> absl::StatusOr<double> { return absl::InternalError("no"); };
   CHECK_FALSE(taso::timing::KernelMediansInTurn({run(0, 1e-3), failing}).ok());
