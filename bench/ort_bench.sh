@@ -24,7 +24,7 @@ ort_ms() {  # original, optimized -> their median ms at the highest level, timed
   echo "$(sed -n 's/.*"median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json") $(sed -n 's/.*"against_median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json")"
 }
 
-printf "%-16s %8s %12s %12s %9s %12s %12s %9s\n" model search_s ort_orig_ms ort_opt_ms ort_x ours_orig_ms ours_opt_ms ours_x
+printf "%-16s %8s %12s %12s %9s %12s %12s %9s %s\n" model search_s ort_orig_ms ort_opt_ms ort_x ours_orig_ms ours_opt_ms ours_x rules
 for m in "${models[@]}"; do
   case "$m" in
     tv_*)
@@ -40,9 +40,11 @@ for m in "${models[@]}"; do
   search=$(sed -n 's/.*"search_seconds": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
   ours_before=$(sed -n 's/.*"before_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
   ours_after=$(sed -n 's/.*"after_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
+  # The substitutions kept: rule x applications, comma-separated ("-" for none).
+  rules=$(sed -n 's/.*"rules_applied": {\(.*\)}.*/\1/p' "$out/$m.json" | tr -d '" ' | sed 's/:/x/g')
   read -r orig opt <<< "$(ort_ms "$out/$m.onnx" "$out/$m.opt.onnx")"
-  awk -v m="$m" -v s="$search" -v o="$orig" -v p="$opt" -v b="$ours_before" -v a="$ours_after" 'BEGIN {
-    printf "%-16s %8.2f %12.3f %12.3f %8.3fx %12.3f %12.3f %8.3fx\n", m, s, o, p, o / p, b, a, b / a }'
+  awk -v m="$m" -v s="$search" -v o="$orig" -v p="$opt" -v b="$ours_before" -v a="$ours_after" -v r="${rules:--}" 'BEGIN {
+    printf "%-16s %8.2f %12.3f %12.3f %8.3fx %12.3f %12.3f %8.3fx %s\n", m, s, o, p, o / p, b, a, b / a, r }'
 done
 echo "ort_x: ONNX Runtime's time of the original over that of taso-opt's output (both at level all)."
 echo "ours_x: our cpu executor's time of the original over that of the optimized graph (at its layouts)."

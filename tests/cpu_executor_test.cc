@@ -68,6 +68,34 @@ TEST_CASE("The cpu executor runs grouped and depthwise convolutions, and splits 
   ExpectClose(*expected, *got);
 }
 
+TEST_CASE("The cpu executor multiplies by a weight matrix (packed once), a merged weight and an activation matrix") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {3, 5});
+  auto y = g.AddInput("y", DataType::kFloat32, {5, 7});
+  REQUIRE((x.ok() && y.ok()));
+  const ValueId w = testing::AddWeight(g, "w", {5, 7}, 1);
+  const ValueId by_weight = testing::AddOp(g, "MatMul", {*x, w}, "by_weight");
+  // Two weights concatenated, as a merge of matrix products writes it: folded to one.
+  const ValueId merged = testing::AddOp(g, "Concat", {w, testing::AddWeight(g, "v", {5, 4}, 2)}, "merged",
+                                        Params().Set("axis", int64_t{1}));
+  const ValueId by_u = testing::AddOp(g, "MatMul", {by_weight, testing::AddWeight(g, "u", {7, 5}, 3)}, "by_u");
+  const ValueId by_both = testing::AddOp(g, "MatMul", {by_u, merged}, "by_both");
+  const ValueId by_input = testing::AddOp(g, "MatMul", {*x, *y}, "by_input");
+  REQUIRE(g.AddOutput(by_both).ok());
+  REQUIRE(g.AddOutput(by_input).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  for (uint64_t seed : {1, 2}) {  // a second run on new inputs: the packed weights stay right
+    const TensorMap inputs = RandomInputs(g, seed);
+    auto got = (*executor)->Run(inputs);
+    auto expected = RunReference(g, inputs);
+    REQUIRE(got.ok());
+    REQUIRE(expected.ok());
+    ExpectClose(*expected, *got);
+  }
+}
+
 TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the convolution") {
   // oneDNN runs plain dense convolutions as a gemm; their relu is then a separate eltwise
   // primitive in place (see ops/cpu/conv2d.cc), with and without a bias.

@@ -162,8 +162,8 @@ std::string CpuDevice() {
   // The kernel version changes whenever what a kernel's run includes changes (v3: plain
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
   // weights read from memory; v6: only where they dominate; v7: both layouts measured in
-  // turn), so old measurements are not reused.
-  return absl::StrCat("cpu kernels v7/oneDNN ", v->major, ".", v->minor, "/isa ",
+  // turn; v8: constant matrices packed), so old measurements are not reused.
+  return absl::StrCat("cpu kernels v8/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }
@@ -205,6 +205,17 @@ std::optional<MeasuredCost::KernelRun> CpuCost::PrepareRun(const OpDef& op, cons
     (weight[i] ? weight_bytes : activation_bytes) += NumElements(inputs[i].shape) * int64_t{sizeof(float)};
   }
   for (const OutputType& o : outputs) activation_bytes += NumElements(o.shape) * int64_t{sizeof(float)};
+  // A weight computed from weights (two matrices concatenated by a merge) is a constant
+  // once the executor folds the weights, and the kernel may prepare it so (a packed
+  // matrix): it is measured as one.
+  std::vector<InputInfo> as_run(inputs.begin(), inputs.end());
+  std::vector<std::shared_ptr<const TensorData>> placeholders;
+  for (size_t i = 0; i < as_run.size(); ++i) {
+    if (!weight[i] || as_run[i].constant) continue;
+    placeholders.push_back(
+        TensorData::Float(as_run[i].shape, std::vector<float>(std::max<int64_t>(1, NumElements(as_run[i].shape)), 0.25f)));
+    as_run[i].constant = placeholders.back().get();
+  }
   struct Copies {
     std::vector<std::unique_ptr<cpu::Prepared>> prepared;
     std::vector<std::vector<float>> shared;  // the activations every copy reads and writes
@@ -213,7 +224,7 @@ std::optional<MeasuredCost::KernelRun> CpuCost::PrepareRun(const OpDef& op, cons
   auto copies = std::make_shared<Copies>();
   try {
     for (int c = timing::WeightCopies(weight_bytes, activation_bytes, timing::LastLevelCacheBytes()); c > 0; --c) {
-      auto prepared = k->Prepare(params, inputs, outputs);
+      auto prepared = k->Prepare(params, as_run, outputs);
       if (!prepared.ok()) return std::nullopt;
       copies->prepared.push_back(*std::move(prepared));
     }
