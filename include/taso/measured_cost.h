@@ -83,9 +83,9 @@ class MeasuredCost : public CostModel {
     double seconds;
     bool measured;
   };
-  // Measures the kernel for `params` with its alternatives not known yet, in turn; keeps
-  // the alternatives' times and returns the one for `params`.
-  std::optional<double> MeasureWithAlternatives(const OpDef& op, const Params& params,
+  // Measures the kernel for `params` (stored under `key`) with its alternatives not known
+  // yet, in turn; keeps every time measured and returns the one for `params`.
+  std::optional<double> MeasureWithAlternatives(const OpDef& op, const Params& params, const std::string& key,
                                                 absl::Span<const InputInfo> inputs,
                                                 absl::Span<const OutputType> outputs);
   // Whether a time for the key is in the memo or the cache file.

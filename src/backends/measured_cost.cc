@@ -109,11 +109,7 @@ double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<cons
     }
   }
   if (seconds < 0) {
-    if (std::optional<double> measured = MeasureWithAlternatives(op, params, inputs, outputs)) {
-      seconds = *measured;
-      ++counts_.measured;
-      if (cache_) cache_->Store(device_, key, seconds).IgnoreError();
-    }
+    if (std::optional<double> measured = MeasureWithAlternatives(op, params, key, inputs, outputs)) seconds = *measured;
   }
   const bool measured = seconds >= 0;
   if (!measured) {
@@ -131,23 +127,23 @@ bool MeasuredCost::IsKnown(const std::string& key) {
 }
 
 std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, const Params& params,
-                                                            absl::Span<const InputInfo> inputs,
+                                                            const std::string& key, absl::Span<const InputInfo> inputs,
                                                             absl::Span<const OutputType> outputs) {
   std::optional<KernelRun> run = PrepareRun(op, params, inputs, outputs);
   if (!run) return std::nullopt;
   std::vector<KernelRun> runs = {*std::move(run)};
-  std::vector<std::string> keys = {""};
+  std::vector<std::string> keys = {key};
   for (const Params& other : Alternatives(op, params, inputs, outputs)) {
-    std::string key = CostKey(op, other, inputs, outputs);
-    if (IsKnown(key)) continue;
+    std::string other_key = CostKey(op, other, inputs, outputs);
+    if (IsKnown(other_key)) continue;
     if (std::optional<KernelRun> r = PrepareRun(op, other, inputs, outputs)) {
       runs.push_back(*std::move(r));
-      keys.push_back(std::move(key));
+      keys.push_back(std::move(other_key));
     }
   }
   absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs);
   if (!medians.ok()) return std::nullopt;
-  for (size_t k = 1; k < keys.size(); ++k) {
+  for (size_t k = 0; k < keys.size(); ++k) {
     memo_[keys[k]] = {(*medians)[k], true};
     ++counts_.measured;
     if (cache_) cache_->Store(device_, keys[k], (*medians)[k]).IgnoreError();
