@@ -2,6 +2,10 @@
 // reduced size, computes the same outputs; bad inputs are refused with a clear error.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+#include <map>
+
 #include "models/models.h"
 #include "taso/cpu_executor.h"
 #include "test_util.h"
@@ -123,6 +127,76 @@ TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the 
   for (const auto& [name, t] : *got) {
     CHECK(*std::min_element(t.data.begin(), t.data.end()) == 0.0f);
     CHECK(*std::max_element(t.data.begin(), t.data.end()) > 0.0f);
+  }
+}
+
+TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN kept; clip to constant bounds") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 12007});
+  REQUIRE(x.ok());
+  const ValueId erf = testing::AddOp(g, "Erf", {*x}, "erf");
+  auto lo = g.AddWeight("lo", TensorData::Float({1}, {-0.5f}));
+  auto hi = g.AddWeight("hi", TensorData::Float({1}, {0.75f}));
+  REQUIRE((lo.ok() && hi.ok()));
+  const ValueId clip = testing::AddOp(g, "Clip", {*x, *lo, *hi}, "clip");
+  REQUIRE(g.AddOutput(erf).ok());
+  REQUIRE(g.AddOutput(clip).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+
+  Tensor<float> in({1, 12007});
+  for (int i = 0; i < 12000; ++i) in.data[i] = -6.0f + 12.0f * static_cast<float>(i) / 11999.0f;
+  const float specials[] = {0.0f, -0.0f, 1e-30f, -3e-6f, 0.4999f, std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  std::copy(std::begin(specials), std::end(specials), in.data.begin() + 12000);
+  auto got = (*executor)->Run({{"x", in}});
+  REQUIRE(got.ok());
+  const std::vector<float>& e = got->at("erf").data;
+  const std::vector<float>& c = got->at("clip").data;
+  for (size_t i = 0; i < in.data.size(); ++i) {
+    const float v = in.data[i];
+    if (std::isnan(v)) {
+      CHECK(std::isnan(e[i]));
+      continue;
+    }
+    const double exact = std::erf(static_cast<double>(v));
+    INFO("erf(" << v << ") = " << e[i] << ", exact " << exact);
+    CHECK(std::fabs(e[i] - exact) <= 5e-7);
+    if (std::fabs(v) < 0.5f) CHECK(std::fabs(e[i] - exact) <= 2e-6 * std::fabs(exact));
+    CHECK(std::signbit(e[i]) == std::signbit(v));
+    CHECK(c[i] == std::min(std::max(v, -0.5f), 0.75f));
+  }
+}
+
+TEST_CASE("The cpu executor's profile counts each operator's nodes and the reference ones, slowest first") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {64, 256});
+  REQUIRE(x.ok());
+  const ValueId a = testing::AddOp(g, "MatMul", {*x, testing::AddWeight(g, "w1", {256, 256}, 1)}, "a");
+  const ValueId b = testing::AddOp(g, "MatMul", {a, testing::AddWeight(g, "w2", {256, 256}, 2)}, "b");
+  const ValueId e = testing::AddOp(g, "Erf", {b}, "e");
+  auto pads = g.AddWeight("pads", TensorData::Int64({4}, {0, 1, 0, 1}));
+  REQUIRE(pads.ok());
+  const ValueId padded = testing::AddOp(g, "Pad", {e, *pads}, "padded");  // no cpu kernel: the reference one
+  REQUIRE(g.AddOutput(padded).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  REQUIRE((*executor)->Run(RandomInputs(g, 1)).ok());
+  auto profile = (*executor)->ProfileByOperator(3);
+  REQUIRE(profile.ok());
+  std::map<std::string, KernelExecutor::OperatorTime> by_op;
+  for (const auto& t : *profile) by_op[t.op] = t;
+  REQUIRE(by_op.size() == 3);
+  CHECK(by_op["MatMul"].nodes == 2);
+  CHECK(by_op["MatMul"].reference == 0);
+  CHECK(by_op["Erf"].nodes == 1);
+  CHECK(by_op["Erf"].reference == 0);
+  CHECK(by_op["Pad"].nodes == 1);
+  CHECK(by_op["Pad"].reference == 1);
+  for (size_t i = 0; i < profile->size(); ++i) {
+    CHECK((*profile)[i].seconds > 0);
+    if (i > 0) CHECK((*profile)[i - 1].seconds >= (*profile)[i].seconds);
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "taso/graph.h"
@@ -22,10 +23,13 @@ class CpuExecutor : public KernelExecutor {
 
  protected:
   absl::Status RunOnce() override;
+  std::vector<Step> Steps() const override;
+  absl::Status RunOnceTimingSteps(std::vector<double>& seconds) override;
 
  private:
   struct Impl;
   explicit CpuExecutor(std::unique_ptr<Impl> impl);
+  absl::Status RunStep(size_t i);  // the i-th step of a run
   std::unique_ptr<Impl> impl_;
 };
 

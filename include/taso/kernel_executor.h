@@ -4,7 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -29,9 +31,29 @@ class KernelExecutor {
   // so that a change in the machine's speed weighs on both alike.
   static absl::StatusOr<std::pair<double, double>> CompareSeconds(KernelExecutor& a, KernelExecutor& b, int runs);
 
+  // Where a run's time goes: per operator, the nodes run, how many of them on reference
+  // kernels, and the sum over those nodes of each node's median seconds over `runs` runs
+  // (after two warm-up runs), slowest operator first.
+  struct OperatorTime {
+    std::string op;
+    int nodes = 0;
+    int reference = 0;
+    double seconds = 0;
+  };
+  absl::StatusOr<std::vector<OperatorTime>> ProfileByOperator(int runs);
+
  protected:
   // One run on the inputs last given, finished when it returns.
   virtual absl::Status RunOnce() = 0;
+  // The steps of a run in order (a node run by a kernel, or by its reference kernel), and
+  // one run that writes each step's seconds; a backend that cannot time single steps
+  // keeps the defaults, and ProfileByOperator says so.
+  struct Step {
+    std::string op;
+    bool reference = false;
+  };
+  virtual std::vector<Step> Steps() const { return {}; }
+  virtual absl::Status RunOnceTimingSteps(std::vector<double>& seconds);
   void CountSteps(int kernels, int reference) {
     kernels_ = kernels;
     reference_ = reference;

@@ -1,6 +1,8 @@
-// Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt and a power by a constant
-// (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
+// Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt, a power by a constant and a
+// clip to constant bounds (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
 // against a one-element tensor).
+#include <limits>
+
 #include "backends/cpu_kernel.h"
 #include "op_util.h"
 
@@ -53,6 +55,25 @@ class PowKernel : public cpu::Kernel {
       return Bad("oneDNN's power takes a constant one-element exponent");
     return Eltwise(dnnl::algorithm::eltwise_pow, 1.0f, e->floats()[0], in[0].shape);
   }
+};
+
+// Clip to one-element constant bounds (an absent bound does not limit): eltwise_clip
+// computes min(max(x, alpha), beta).
+class ClipKernel : public cpu::Kernel {
+ public:
+  bool NeedsConstant(size_t i) const override { return i > 0; }
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType>) const override {
+    float bounds[2] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    for (size_t i = 1; i < in.size() && i < 3; ++i) {
+      if (!in[i].present) continue;
+      const TensorData* b = in[i].constant;
+      if (!b || b->dtype() != DataType::kFloat32 || b->numel() != 1) return Bad("oneDNN's clip takes constant bounds");
+      bounds[i - 1] = b->floats()[0];
+    }
+    return Eltwise(dnnl::algorithm::eltwise_clip, bounds[0], bounds[1], in[0].shape, p);
+  }
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
 };
 
 // oneDNN broadcasts a source of the destination's rank: lower ranks get leading ones.
@@ -113,6 +134,7 @@ TASO_REGISTER_CPU_KERNEL("Tanh", TanhKernel);
 TASO_REGISTER_CPU_KERNEL("Sigmoid", SigmoidKernel);
 TASO_REGISTER_CPU_KERNEL("Sqrt", SqrtKernel);
 TASO_REGISTER_CPU_KERNEL("Pow", PowKernel);
+TASO_REGISTER_CPU_KERNEL("Clip", ClipKernel);
 TASO_REGISTER_CPU_KERNEL("Add", AddKernel);
 TASO_REGISTER_CPU_KERNEL("Sub", SubKernel);
 TASO_REGISTER_CPU_KERNEL("Mul", MulKernel);

@@ -1,6 +1,7 @@
 #include "taso/cpu_executor.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
@@ -121,29 +122,49 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
   return std::unique_ptr<CpuExecutor>(new CpuExecutor(std::move(impl)));
 }
 
-absl::Status CpuExecutor::RunOnce() {
+absl::Status CpuExecutor::RunStep(size_t i) {
+  const Impl::Step& step = impl_->steps[i];
+  if (step.kernel) {
+    step.kernel->Run();
+    return absl::OkStatus();
+  }
   const Graph& g = impl_->graph;
   std::vector<Tensor<float>>& values = impl_->values;
-  for (Impl::Step& step : impl_->steps) {
-    if (step.kernel) {
-      step.kernel->Run();
-      continue;
-    }
-    const Node& node = g.node(step.node);
-    for (ValueId v : step.copy_in) std::copy(impl_->data[v], impl_->data[v] + values[v].numel(), values[v].data.begin());
-    KernelArgs<float> args;
-    for (ValueId v : node.inputs) {
-      const bool numeric = v != kNoValue && g.value(v).dtype == DataType::kFloat32;
-      args.in.push_back(numeric ? &values[v] : nullptr);
-      args.constant.push_back(g.ConstantData(v));
-    }
-    for (ValueId v : node.outputs) {
-      std::fill(values[v].data.begin(), values[v].data.end(), 0.0f);  // reference kernels may accumulate
-      args.out.push_back(&values[v]);
-    }
-    absl::Status s = node.op->RunFloat(node.params, args);
-    if (!s.ok())
-      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  const Node& node = g.node(step.node);
+  for (ValueId v : step.copy_in) std::copy(impl_->data[v], impl_->data[v] + values[v].numel(), values[v].data.begin());
+  KernelArgs<float> args;
+  for (ValueId v : node.inputs) {
+    const bool numeric = v != kNoValue && g.value(v).dtype == DataType::kFloat32;
+    args.in.push_back(numeric ? &values[v] : nullptr);
+    args.constant.push_back(g.ConstantData(v));
+  }
+  for (ValueId v : node.outputs) {
+    std::fill(values[v].data.begin(), values[v].data.end(), 0.0f);  // reference kernels may accumulate
+    args.out.push_back(&values[v]);
+  }
+  absl::Status s = node.op->RunFloat(node.params, args);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  return absl::OkStatus();
+}
+
+absl::Status CpuExecutor::RunOnce() {
+  for (size_t i = 0; i < impl_->steps.size(); ++i) RETURN_IF_ERROR(RunStep(i));
+  return absl::OkStatus();
+}
+
+std::vector<KernelExecutor::Step> CpuExecutor::Steps() const {
+  std::vector<Step> steps;
+  for (const Impl::Step& step : impl_->steps)
+    steps.push_back({.op = std::string(impl_->graph.node(step.node).op->name()), .reference = step.kernel == nullptr});
+  return steps;
+}
+
+absl::Status CpuExecutor::RunOnceTimingSteps(std::vector<double>& seconds) {
+  seconds.resize(impl_->steps.size());
+  for (size_t i = 0; i < impl_->steps.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(RunStep(i));
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return absl::OkStatus();
 }

@@ -159,7 +159,7 @@ std::string CpuDevice() {
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
   // weights read from memory; v6: only where they dominate; v7: both layouts measured in
   // turn; v8: constant matrices packed), so old measurements are not reused.
-  return absl::StrCat("cpu kernels v8/oneDNN ", v->major, ".", v->minor, "/isa ",
+  return absl::StrCat("cpu kernels v9/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }

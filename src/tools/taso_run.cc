@@ -3,7 +3,7 @@
 // cuBLAS one) and prints its outputs' shapes and checksums. With --roundtrip it also
 // exports, re-imports and runs the round-tripped graph, and fails if anything differs.
 // With a kernel executor, --time N prints the median of N timed runs and --check compares
-// the outputs with the reference executor's.
+// the outputs with the reference executor's, and --profile N prints the time per operator.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +22,8 @@ ABSL_FLAG(std::string, executor, "reference",
           "reference (the operators' reference kernels), cpu (oneDNN) or cuda (cuDNN, cuBLAS and our CUDA kernels)");
 ABSL_FLAG(int, time, 0,
           "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
+ABSL_FLAG(int, profile, 0,
+          "with --executor cpu: time this many runs, each operator apart, and print where a run's time goes");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -58,6 +60,18 @@ int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const 
     auto median = (*executor)->MedianSeconds(runs);
     if (!median.ok()) return taso::cli::Fail(kTool, median.status());
     std::printf("%s executor: median %.3f ms over %d runs\n", name, *median * 1e3, runs);
+  }
+  if (const int runs = absl::GetFlag(FLAGS_profile); runs > 0) {
+    auto profile = (*executor)->ProfileByOperator(runs);
+    if (!profile.ok()) return taso::cli::Fail(kTool, profile.status());
+    double total = 0;
+    for (const auto& t : *profile) total += t.seconds;
+    std::printf("%s executor: per operator, sum of each node's median over %d runs (%.3f ms in all)\n", name, runs,
+                total * 1e3);
+    std::printf("  %-22s %6s %9s %10s %6s\n", "operator", "nodes", "reference", "ms", "share");
+    for (const auto& t : *profile)
+      std::printf("  %-22s %6d %9d %10.3f %5.1f%%\n", t.op.c_str(), t.nodes, t.reference, t.seconds * 1e3,
+                  total > 0 ? 100 * t.seconds / total : 0.0);
   }
   if (!absl::GetFlag(FLAGS_check)) return 0;
   auto reference = taso::RunReference(graph, inputs);
