@@ -69,6 +69,22 @@ TEST_CASE("taso-run runs a model and reports bad files in one line") {
   }
 }
 
+TEST_CASE("taso-run --profile prints each operator's nodes on the cpu executor and needs a kernel executor") {
+  auto dir = taso::testing::TempDir("cli_profile");
+  const std::string model = (dir / "nasrnn.onnx").string();
+  REQUIRE(RunTool("taso-models nasrnn --layers 2 -o " + model).code == 0);
+  Result ok = RunTool("taso-run " + model + " --executor cpu --profile 2");
+  CHECK(ok.code == 0);
+  // Two steps of 16 products each, less the 8 of the first step that multiply the initial
+  // state (a weight) and are folded; each cell has 8 tanh.
+  CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 (.|\\n)*"));
+  CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  Tanh +16 +0 (.|\\n)*"));
+
+  Result refused = RunTool("taso-run " + model + " --profile 2");
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.output, Catch::Contains("need --executor cpu or cuda"));
+}
+
 TEST_CASE("taso-gen rejects bad requests before doing any work") {
   auto dir = taso::testing::TempDir("cli_gen");
   Result unknown = RunTool("taso-gen -k 2 --ops MatMul,Gelu -o " + (dir / "r.pb").string());

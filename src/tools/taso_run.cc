@@ -109,6 +109,8 @@ int main(int argc, char** argv) {
   if (executor == "cpu") return RunOnKernels(model->graph, inputs, "cpu", "oneDNN");
   if (executor == "cuda") return RunOnKernels(model->graph, inputs, "cuda", "GPU");
   if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
+  if (absl::GetFlag(FLAGS_time) > 0 || absl::GetFlag(FLAGS_profile) > 0 || absl::GetFlag(FLAGS_check))
+    return taso::cli::Usage(kTool, "--time, --profile and --check need --executor cpu or cuda");
   start = std::chrono::steady_clock::now();
   auto outputs = taso::RunReference(model->graph, inputs);
   if (!outputs.ok()) return taso::cli::Fail(kTool, outputs.status());
