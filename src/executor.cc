@@ -23,6 +23,27 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
   return &it->second;
 }
 
+absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<Tensor<float>>& values) {
+  KernelArgs<float> args;
+  for (ValueId v : node.inputs) {
+    const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32;
+    args.in.push_back(numeric ? &values[v] : nullptr);
+    args.constant.push_back(graph.ConstantData(v));
+  }
+  for (ValueId v : node.outputs) {
+    Tensor<float>& out = values[v];
+    const Shape& shape = graph.value(v).shape;
+    if (out.shape == shape && out.numel() == NumElements(shape))  // a default tensor is shape [] with no element
+      std::fill(out.data.begin(), out.data.end(), 0.0f);
+    else
+      out = Tensor<float>(shape);
+    args.out.push_back(&out);
+  }
+  absl::Status s = node.op->RunFloat(node.params, args);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs) {
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   std::vector<Tensor<float>> values(graph.num_values());
@@ -56,19 +77,7 @@ absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inpu
       return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name, "': ONNX operator ",
                                                    node.onnx_node ? node.onnx_node->op_type() : "?",
                                                    " is not in the operator library"));
-    KernelArgs<float> args;
-    for (ValueId v : node.inputs) {
-      const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32;
-      args.in.push_back(numeric ? &values[v] : nullptr);
-      args.constant.push_back(graph.ConstantData(v));
-    }
-    for (ValueId v : node.outputs) {
-      values[v] = Tensor<float>(graph.value(v).shape);
-      args.out.push_back(&values[v]);
-    }
-    absl::Status s = node.op->RunFloat(node.params, args);
-    if (!s.ok())
-      return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+    RETURN_IF_ERROR(RunReferenceNode(graph, node, values));
     for (ValueId v : node.inputs)
       if (v != kNoValue && --readers_left[v] == 0 && !keep[v] && graph.value(v).producer != kNoNode)
         values[v] = Tensor<float>();

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "taso/graph.h"
@@ -18,6 +19,12 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
 // Runs `graph` on the given inputs (by input name) and returns its outputs by name.
 // Fails with a clear error on a missing or mis-shaped input or an opaque node.
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs);
+
+// Runs one node's reference kernel on `values` (indexed by value id): its float inputs are
+// read there and its outputs written there, zeroed first (reference kernels may
+// accumulate) and in place when already of their shape, so storage that an executor
+// points at stays where it is. An error names the node.
+absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<Tensor<float>>& values);
 
 // Runs one operator on numeric inputs in domain S (float or uint32): checks and infers
 // the output types, then runs the reference kernel.
