@@ -200,3 +200,36 @@ TEST_CASE("A node's other layout is measured in turn with it, so the layout choi
   }
   std::filesystem::remove(path);
 }
+
+TEST_CASE("Cost memo hashes tell apart what cost keys tell apart") {
+  using taso::InputInfo;
+  using taso::OutputType;
+  using taso::Params;
+  const taso::OpDef* conv = taso::testing::Op("Conv2D");
+  REQUIRE(conv != nullptr);
+  const Params plain = Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same");
+  InputInfo x, w, absent;
+  x.present = w.present = true;
+  x.shape = {1, 16, 12, 12};
+  w.shape = {16, 16, 3, 3};
+  OutputType y;
+  y.shape = {1, 16, 12, 12};
+  const std::vector<InputInfo> in = {x, w};
+  const std::vector<OutputType> out = {y};
+  const uint64_t base = taso::CostKeyHash(*conv, plain, in, out);
+  CHECK(taso::CostKeyHash(*conv, Params(plain), std::vector<InputInfo>(in), out) == base);
+  // Each differs from the base in one thing the key holds.
+  CHECK(taso::CostKeyHash(*conv, Params(plain).Set("padding", "valid"), in, out) != base);
+  CHECK(taso::CostKeyHash(*conv, Params(plain).Set("strides", std::vector<int64_t>{2, 2}), in, out) != base);
+  CHECK(taso::CostKeyHash(*conv, taso::cpu::WithLayout(plain, true), in, out) != base);
+  CHECK(taso::CostKeyHash(*taso::testing::Op("Relu"), plain, in, out) != base);
+  InputInfo wider = x;
+  wider.shape = {1, 16, 12, 13};
+  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{wider, w}, out) != base);
+  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{x, w, absent}, out) != base);
+  // A shape moved from the inputs to the outputs is another key.
+  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{x}, std::vector<OutputType>{OutputType{.shape = w.shape}, y}) !=
+        base);
+  // The text keys differ in the same places.
+  CHECK(taso::CostKey(*conv, Params(plain).Set("padding", "valid"), in, out) != taso::CostKey(*conv, plain, in, out));
+}

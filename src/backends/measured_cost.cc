@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
 #include "backends/timing.h"
@@ -76,6 +77,14 @@ std::string CostKey(const OpDef& op, const Params& params, absl::Span<const Inpu
   return key;
 }
 
+uint64_t CostKeyHash(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                     absl::Span<const OutputType> outputs) {
+  uint64_t h = absl::HashOf(op.name(), params.Hash());
+  for (const InputInfo& i : inputs) h = i.present ? absl::HashOf(h, i.shape) : absl::HashOf(h, -1);
+  for (const OutputType& o : outputs) h = absl::HashOf(h, -2, o.shape);
+  return h;
+}
+
 std::string CostKey(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   return CostKey(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node));
@@ -91,16 +100,22 @@ double MeasuredCost::NodeCost(const Graph& graph, NodeId n) {
 
 double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                           absl::Span<const OutputType> outputs, bool* measurable) {
-  const std::string key = CostKey(op, params, inputs, outputs);
-  if (auto it = memo_.find(key); it != memo_.end()) {
+  const uint64_t hash = CostKeyHash(op, params, inputs, outputs);
+  if (auto it = hashed_memo_.find(hash); it != hashed_memo_.end()) {
     if (measurable) *measurable = it->second.measured;
     return it->second.seconds;
   }
-  if (IsView(op, params, inputs, outputs)) {
-    memo_[key] = {0, true};  // the executor runs nothing for it
-    if (measurable) *measurable = true;
-    return 0;
-  }
+  const Known known = CostByKey(op, params, inputs, outputs);
+  hashed_memo_[hash] = known;
+  if (measurable) *measurable = known.measured;
+  return known.seconds;
+}
+
+MeasuredCost::Known MeasuredCost::CostByKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                            absl::Span<const OutputType> outputs) {
+  const std::string key = CostKey(op, params, inputs, outputs);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (IsView(op, params, inputs, outputs)) return memo_[key] = {0, true};  // the executor runs nothing for it
   double seconds = -1;
   if (cache_) {
     if (auto c = cache_->Lookup(device_, key)) {
@@ -117,9 +132,7 @@ double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<cons
     seconds = fallback_.Estimate(m);
     ++counts_.estimated;
   }
-  memo_[key] = {seconds, measured};
-  if (measurable) *measurable = measured;
-  return seconds;
+  return memo_[key] = {seconds, measured};
 }
 
 bool MeasuredCost::IsKnown(const std::string& key) {
