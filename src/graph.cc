@@ -194,12 +194,22 @@ std::vector<std::vector<NodeId>> Graph::Consumers() const {
 }
 
 absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
-  // Kahn's algorithm; a min-heap on node ids keeps the order deterministic.
+  // Kahn's algorithm; a min-heap on node ids keeps the order deterministic. The readers
+  // of each value are kept in one flat array (the search orders every candidate graph).
   std::vector<int> pending(nodes_.size(), 0);
-  auto consumers = Consumers();
+  std::vector<int> first_reader(values_.size() + 1, 0);
+  for (const Node& node : nodes_)
+    for (ValueId v : node.inputs)
+      if (v != kNoValue) ++first_reader[v + 1];
+  for (size_t v = 0; v < values_.size(); ++v) first_reader[v + 1] += first_reader[v];
+  std::vector<NodeId> readers(first_reader.back());
+  std::vector<int> filled(first_reader.begin(), first_reader.end() - 1);
   for (NodeId n = 0; n < num_nodes(); ++n)
-    for (ValueId v : nodes_[n].inputs)
-      if (v != kNoValue && values_[v].producer != kNoNode) ++pending[n];
+    for (ValueId v : nodes_[n].inputs) {
+      if (v == kNoValue) continue;
+      readers[filled[v]++] = n;  // once per use: a node reading a value twice waits for it twice
+      if (values_[v].producer != kNoNode) ++pending[n];
+    }
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
   for (NodeId n = 0; n < num_nodes(); ++n)
     if (pending[n] == 0) ready.push(n);
@@ -211,9 +221,8 @@ absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
     order.push_back(n);
     for (ValueId out : nodes_[n].outputs) {
       if (out == kNoValue) continue;
-      for (NodeId c : consumers[out])
-        for (ValueId in : nodes_[c].inputs)
-          if (in == out && --pending[c] == 0) ready.push(c);
+      for (int r = first_reader[out]; r < first_reader[out + 1]; ++r)
+        if (--pending[readers[r]] == 0) ready.push(readers[r]);
     }
   }
   if (order.size() != nodes_.size()) {
