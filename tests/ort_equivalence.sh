@@ -33,7 +33,7 @@ refuses() {  # expected message, runner arguments
   local expected="$1"; shift
   local status=0 out
   out=$(node "$runner" "$@" 2>&1) || status=$?
-  if [ "$status" -ne 2 ] || ! grep -q "$expected" <<< "$out"; then
+  if [ "$status" -ne 2 ] || ! grep -q -e "$expected" <<< "$out"; then
     echo "ort_run.js $*: expected exit 2 and '$expected', got $status: $out"
     exit 1
   fi
@@ -43,7 +43,28 @@ echo "not a model" > "$work/junk.onnx"
 refuses "ONNX Runtime cannot load" "$work/junk.onnx"
 refuses "unknown --level" "$work/bert.onnx" --level fastest
 refuses "manifest.json missing" "$work/bert.onnx" --compare "$work"
+refuses "--profile must be a whole number" "$work/bert.onnx" --profile -1
 echo "runner: bad input refused"
+
+# The profile: products' FLOPs from shapes (a grouped convolution, a batched product, a
+# Gemm), and rows for a model's convolutions whose node counts add up to what ran.
+node -e '
+const {flops} = require(process.argv[1]);
+const want = [[flops("Conv", [[1, 16, 8, 8], [32, 4, 3, 3]], [[1, 32, 8, 8]]), 2 * 32 * 64 * 4 * 9],
+              [flops("MatMul", [[2, 5, 7], [2, 7, 3]], [[2, 5, 3]]), 2 * 2 * 5 * 3 * 7],
+              [flops("Gemm", [[4, 6], [6, 9]], [[4, 9]]), 2 * 4 * 9 * 6],
+              [flops("Relu", [[4, 6]], [[4, 6]]), 0]];
+for (const [got, expected] of want) if (got !== expected) { console.log(`flops ${got}, expected ${expected}`); process.exit(1); }
+' "$here/tools/ort/ort_profile.js"
+node "$runner" "$work/resnext50.onnx" --profile 3 --json | node -e '
+const rows = JSON.parse(require("fs").readFileSync(0, "utf8")).profile;
+const convs = rows.filter(r => /Conv (dense|grouped)/.test(r.op));
+const share = rows.reduce((s, r) => s + r.share, 0);
+if (!convs.some(r => r.op.endsWith("grouped")) || convs.some(r => !(r.gflops > 0) || !Number.isInteger(r.nodes)) ||
+    Math.abs(share - 1) > 1e-9) { console.log("bad profile", JSON.stringify(rows)); process.exit(1); }
+console.log(`profile: ${rows.length} operator types, ${convs.map(r => `${r.op} ${r.nodes}`).join(", ")}`);
+'
+
 
 # Control: other inputs give other outputs, and the comparison says so.
 if node "$runner" "$work/bert.onnx" --seed 6 --compare "$work/bert.expected" >/dev/null; then

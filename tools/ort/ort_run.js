@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // ort_run.js MODEL.onnx [--level disabled|basic|extended|all] [--runs N] [--seed S | --inputs DIR]
 //            [--save-inputs DIR] [--save-outputs DIR] [--compare DIR [--tolerance T]]
-//            [--against OTHER.onnx] [--json]
+//            [--against OTHER.onnx] [--profile N] [--json]
 // Runs an ONNX model on ONNX Runtime's CPU execution provider. Inputs are random in [-1, 1]
 // from a seed (the same seed gives the same inputs to every model with the same input
 // names and shapes) or read from DIR. Tensors on disk: DIR/manifest.json lists each
@@ -10,10 +10,13 @@
 // --against OTHER.onnx too, OTHER (same inputs) is timed in turn with MODEL, so that a
 // change in the machine's speed weighs on both alike. With
 // --compare DIR it fails (exit 1) when an output differs from DIR's by more than the
-// tolerance, relative to the largest magnitude among DIR's outputs.
+// tolerance, relative to the largest magnitude among DIR's outputs. With --profile N it
+// runs N more times under ONNX Runtime's profiler and prints the time per operator type,
+// with the products' rate in GFLOP/s.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const {profileByOperator} = require('./ort_profile');
 
 function fail(message, code = 2) {
   process.stderr.write(`ort_run: error: ${message}\n`);
@@ -21,9 +24,9 @@ function fail(message, code = 2) {
 }
 
 function parseArgs(argv) {
-  const opts = {level: 'all', runs: 0, seed: 1, tolerance: 1e-3, json: false};
+  const opts = {level: 'all', runs: 0, profile: 0, seed: 1, tolerance: 1e-3, json: false};
   const valued = new Set(['--level', '--runs', '--seed', '--inputs', '--save-inputs', '--save-outputs', '--compare',
-                          '--tolerance', '--against']);
+                          '--tolerance', '--against', '--profile']);
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') { opts.json = true; continue; }
@@ -41,7 +44,9 @@ function parseArgs(argv) {
     fail(`unknown --level '${opts.level}' (disabled, basic, extended, all)`);
   opts.runs = Number(opts.runs);
   opts.tolerance = Number(opts.tolerance);
+  opts.profile = Number(opts.profile);
   if (!Number.isInteger(opts.runs) || opts.runs < 0) fail('--runs must be a whole number');
+  if (!Number.isInteger(opts.profile) || opts.profile < 0) fail('--profile must be a whole number');
   return opts;
 }
 
@@ -57,15 +62,18 @@ function generator(seed) {
   };
 }
 
+function sessionOptions(level) {
+  // Worker threads that spin after a run steal the cores from the other session timed in
+  // turn (--against): with spinning, a ResNeXt-50 run took 74.7 ms in turn and 42.7 ms
+  // alone. Without it, the two agree.
+  const noSpinning = {intra_op: {allow_spinning: '0'}, inter_op: {allow_spinning: '0'}};
+  return {graphOptimizationLevel: level, executionProviders: ['cpu'], extra: {session: noSpinning}};
+}
+
 async function load(ort, model, level) {
   if (!fs.existsSync(model)) fail(`cannot read ${model}`);
   try {
-    // Worker threads that spin after a run steal the cores from the other session timed in
-    // turn (--against): with spinning, a ResNeXt-50 run took 74.7 ms in turn and 42.7 ms
-    // alone. Without it, the two agree.
-    const noSpinning = {intra_op: {allow_spinning: '0'}, inter_op: {allow_spinning: '0'}};
-    return await ort.InferenceSession.create(
-        model, {graphOptimizationLevel: level, executionProviders: ['cpu'], extra: {session: noSpinning}});
+    return await ort.InferenceSession.create(model, sessionOptions(level));
   } catch (e) {
     fail(`ONNX Runtime cannot load ${model}: ${e.message.split('\n')[0]}`);
   }
@@ -165,6 +173,8 @@ async function main() {
       summary.against_median_ms = median(times[1]);
     }
   }
+  if (opts.profile > 0)
+    summary.profile = await profileByOperator(ort, opts.model, sessionOptions(opts.level), feeds, opts.profile);
   let same = true;
   if (opts.compare) {
     const {diff, scale} = maxDifference(readTensors(ort, opts.compare), outputs);
@@ -179,6 +189,12 @@ async function main() {
     if (summary.median_ms !== undefined) console.log(`median ${summary.median_ms.toFixed(3)} ms over ${opts.runs} runs`);
     if (summary.against_median_ms !== undefined)
       console.log(`${opts.against}: median ${summary.against_median_ms.toFixed(3)} ms over ${opts.runs} runs, in turn`);
+    if (summary.profile) {
+      console.log(`time per operator type (mean of ${opts.profile} runs; products' rate in GFLOP/s):`);
+      for (const r of summary.profile)
+        console.log(`  ${r.op.padEnd(22)} ${String(r.nodes).padStart(5)} nodes ${r.ms.toFixed(3).padStart(9)} ms ` +
+                    `${(100 * r.share).toFixed(1).padStart(5)}%${r.gflops === null ? '' : `  ${r.gflops.toFixed(1)} GFLOP/s`}`);
+    }
     if (opts.compare)
       console.log(`outputs against ${opts.compare}: max |difference| ${summary.max_abs_difference} (${same ? 'same' : 'DIFFERENT'})`);
   }
