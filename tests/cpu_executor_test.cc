@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "backends/cpu_kernel.h"
 #include "models/models.h"
 #include "taso/cpu_executor.h"
 #include "test_util.h"
@@ -166,6 +167,48 @@ TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN
     if (std::fabs(v) < 0.5f) CHECK(std::fabs(e[i] - exact) <= 2e-6 * std::fabs(exact));
     CHECK(std::signbit(e[i]) == std::signbit(v));
     CHECK(c[i] == std::min(std::max(v, -0.5f), 0.75f));
+  }
+}
+
+TEST_CASE("Binary operators whose first operand broadcasts run on oneDNN's fast kernels and compute a op b") {
+  // A squeeze-excitation block's scale [1, C, 1, 1] times its feature map [1, C, H, W].
+  const Shape scale_shape = {1, 8, 1, 1}, map_shape = {1, 8, 5, 5};
+  Graph g;
+  auto s = g.AddInput("s", DataType::kFloat32, scale_shape);
+  auto x = g.AddInput("x", DataType::kFloat32, map_shape);
+  REQUIRE((s.ok() && x.ok()));
+  const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+  for (const char* op : ops) REQUIRE(g.AddOutput(testing::AddOp(g, op, {*s, *x}, op)).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "Sub", {*x, *s}, "x_minus_s")).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 3);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(got.ok());
+  const std::vector<float>&sv = inputs.at("s").data, &xv = inputs.at("x").data;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const float a = sv[i / 25], b = xv[i];
+    CHECK(got->at("Add").data[i] == a + b);
+    CHECK(got->at("Sub").data[i] == a - b);
+    CHECK(got->at("Mul").data[i] == a * b);
+    CHECK(got->at("Div").data[i] == Approx(a / b).epsilon(1e-6));
+    CHECK(got->at("x_minus_s").data[i] == b - a);
+  }
+  // Division cannot swap its operands: it alone may take oneDNN's reference loop.
+  for (const char* op : {"Add", "Sub", "Mul"}) {
+    InputInfo first, second;
+    first.present = second.present = true;
+    first.shape = scale_shape;
+    second.shape = map_shape;
+    auto prepared = cpu::FindKernel(op)->Prepare(Params(), {first, second}, {OutputType{DataType::kFloat32, map_shape}});
+    REQUIRE(prepared.ok());
+    auto* run = dynamic_cast<cpu::PrimitiveRun*>(prepared->get());
+    REQUIRE(run != nullptr);
+    for (const std::string& impl : run->Implementations()) {
+      INFO(op << " runs " << impl);
+      CHECK(impl.rfind("ref", 0) != 0);
+    }
   }
 }
 

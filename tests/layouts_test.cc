@@ -98,3 +98,42 @@ TEST_CASE("The cpu executor refuses a graph whose layouts do not fit together") 
   REQUIRE_FALSE(executor.ok());
   CHECK_THAT(std::string(executor.status().message()), Catch::Contains("in another layout"));
 }
+
+TEST_CASE("A map times one value per channel runs blocked, reading the values plain, whichever side they are on") {
+  // A squeeze-excitation block: y = relu(conv(x)); s = sigmoid(mean of y per channel);
+  // then y * s, s - (y * s) and (s - y * s) / s, all on 16 channels, so all can block.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 12, 12});
+  REQUIRE(x.ok());
+  const Params same = Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  const ValueId c = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w", {16, 3, 3, 3}, 1)}, "c", same);
+  const ValueId y = testing::AddOp(g, "Relu", {c}, "y");
+  const ValueId s = testing::AddOp(g, "Sigmoid", {testing::AddOp(g, "GlobalAveragePool", {y}, "mean")}, "s");
+  const ValueId m = testing::AddOp(g, "Mul", {y, s}, "m");
+  const ValueId d = testing::AddOp(g, "Sub", {s, m}, "d");
+  const ValueId q = testing::AddOp(g, "Div", {d, s}, "q");
+  REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {q}, "out")).ok());
+
+  CpuCost cost(nullptr);
+  CpuLayouts layouts(cost);
+  CpuLayouts::Plan plan = layouts.AllPlain(g);
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    const std::string op(g.node(n).op->name());
+    plan.blocked[n] = op == "Conv2D" || op == "Mul" || op == "Sub" || op == "Div";
+  }
+  auto laid_out = layouts.Apply(g, plan);
+  REQUIRE(laid_out.ok());
+  for (const char* name : {"m", "d", "q"}) {
+    const Value& v = laid_out->value(laid_out->FindValue(name));
+    CHECK(laid_out->node(v.producer).params.Str("layout", "plain") == "blocked");
+  }
+  auto executor = CpuExecutor::Create(*laid_out);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 6);
+  auto expected = RunReference(g, inputs);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(expected.ok());
+  REQUIRE(got.ok());
+  CHECK(RelativeDifference(*expected, *got) < 1e-5);
+}

@@ -93,6 +93,16 @@ void PrimitiveRun::Setup() {
   Stream().wait();
 }
 
+std::vector<std::string> PrimitiveRun::Implementations() const {
+  std::vector<std::string> names;
+  for (const Step& s : steps_) {
+    const char* name = nullptr;
+    dnnl_primitive_desc_query(s.primitive.get_primitive_desc(), dnnl_query_impl_info_str, 0, &name);
+    names.push_back(name ? name : "?");
+  }
+  return names;
+}
+
 void PrimitiveRun::Run() {
   for (Step& s : steps_) s.primitive.execute(Stream(), s.args);
   Stream().wait();

@@ -139,6 +139,9 @@ class PrimitiveRun : public Prepared {
   dnnl::memory Output(size_t i, const dnnl::memory::desc& port, const dnnl::memory::desc& produced);
   void Setup() override;
   void Run() override;
+  // oneDNN's name for each primitive a run executes ("jit:uni", "ref:any", ...), to tell
+  // its fast kernels from its reference loops.
+  std::vector<std::string> Implementations() const;
 
  private:
   struct Step {

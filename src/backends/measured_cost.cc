@@ -171,9 +171,10 @@ std::string CpuDevice() {
   // The kernel version changes whenever what a kernel's run includes changes (v3: plain
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
   // weights read from memory; v6: only where they dominate; v7: both layouts measured in
-  // turn; v8: constant matrices packed; v9: Erf on its own kernel), so old measurements are
-  // not reused.
-  return absl::StrCat("cpu kernels v9/oneDNN ", v->major, ".", v->minor, "/isa ",
+  // turn; v8: constant matrices packed; v9: Erf on its own kernel; v10: binaries whose first
+  // source broadcasts swap their sources, one value per channel blocks), so old
+  // measurements are not reused.
+  return absl::StrCat("cpu kernels v10/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }
