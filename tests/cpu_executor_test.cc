@@ -2,6 +2,7 @@
 // reduced size, computes the same outputs; bad inputs are refused with a clear error.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -168,6 +169,32 @@ TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN
     CHECK(std::signbit(e[i]) == std::signbit(v));
     CHECK(c[i] == std::min(std::max(v, -0.5f), 0.75f));
   }
+}
+
+TEST_CASE("HardSwish and HardSigmoid run on cpu kernels and compute their piecewise-linear functions") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 1601});
+  REQUIRE(x.ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "HardSwish", {*x}, "swish")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "HardSigmoid", {*x}, "sigmoid", Params().Set("alpha", 0.25).Set("beta", 0.4)))
+              .ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  Tensor<float> in({1, 1601});
+  for (int i = 0; i < 1601; ++i) in.data[i] = -8.0f + 0.01f * static_cast<float>(i);  // the kinks at -3, 3, -1.6, 2.4
+  auto got = (*executor)->Run({{"x", in}});
+  REQUIRE(got.ok());
+  for (size_t i = 0; i < in.data.size(); ++i) {
+    const double v = in.data[i];
+    INFO("x = " << v);
+    CHECK(got->at("swish").data[i] == Approx(v * std::clamp(v / 6 + 0.5, 0.0, 1.0)).margin(1e-6));
+    CHECK(got->at("sigmoid").data[i] == Approx(std::clamp(0.25 * v + 0.4, 0.0, 1.0)).margin(1e-6));
+  }
+  // The reference kernels compute the same.
+  auto expected = RunReference(g, {{"x", in}});
+  REQUIRE(expected.ok());
+  CHECK(RelativeDifference(*expected, *got) <= 1e-6);
 }
 
 TEST_CASE("Binary operators whose first operand broadcasts run on oneDNN's fast kernels and compute a op b") {

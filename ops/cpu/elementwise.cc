@@ -1,5 +1,5 @@
-// Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt, a power by a constant and a
-// clip to constant bounds (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
+// Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt, hard swish, hard sigmoid, a
+// power by a constant and a clip to constant bounds (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
 // against a one-element tensor).
 #include <optional>
 #include <limits>
@@ -11,10 +11,11 @@ namespace taso::ops {
 namespace {
 
 absl::StatusOr<std::unique_ptr<cpu::Prepared>> Eltwise(dnnl::algorithm algo, float alpha, float beta,
-                                                       const Shape& shape, const Params& p = {}) {
+                                                       const Shape& shape, const Params& p = {},
+                                                       const dnnl::primitive_attr& attr = {}) {
   const dnnl::memory::desc md = cpu::Layout(shape, p);
   dnnl::eltwise_forward::primitive_desc pd(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algo, md, alpha, beta), cpu::Engine());
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algo, md, alpha, beta), attr, cpu::Engine());
   auto run = std::make_unique<cpu::PrimitiveRun>();
   run->Add(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, run->Input(0, md, md)}, {DNNL_ARG_DST, run->Output(0, md, md)}});
   return run;
@@ -44,6 +45,26 @@ struct SigmoidKernel : UnaryKernel {
 };
 struct SqrtKernel : UnaryKernel {
   SqrtKernel() : UnaryKernel(dnnl::algorithm::eltwise_sqrt) {}
+};
+
+struct HardSwishKernel : UnaryKernel {
+  HardSwishKernel() : UnaryKernel(dnnl::algorithm::eltwise_hardswish) {}
+};
+
+// oneDNN 2.6 has no hard sigmoid: alpha * x + beta (eltwise_linear), clipped to [0, 1]
+// by a post-op in the same pass.
+class HardSigmoidKernel : public cpu::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType>) const override {
+    dnnl::post_ops clip;
+    clip.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 1.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(clip);
+    return Eltwise(dnnl::algorithm::eltwise_linear, static_cast<float>(p.Float("alpha", 0.2)),
+                   static_cast<float>(p.Float("beta", 0.5)), in[0].shape, p, attr);
+  }
+  std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
 };
 
 // x ^ e for a constant one-element exponent e: eltwise_pow computes alpha * x ^ beta.
@@ -172,6 +193,8 @@ TASO_REGISTER_CPU_KERNEL("Sigmoid", SigmoidKernel);
 TASO_REGISTER_CPU_KERNEL("Sqrt", SqrtKernel);
 TASO_REGISTER_CPU_KERNEL("Pow", PowKernel);
 TASO_REGISTER_CPU_KERNEL("Clip", ClipKernel);
+TASO_REGISTER_CPU_KERNEL("HardSwish", HardSwishKernel);
+TASO_REGISTER_CPU_KERNEL("HardSigmoid", HardSigmoidKernel);
 TASO_REGISTER_CPU_KERNEL("Add", AddKernel);
 TASO_REGISTER_CPU_KERNEL("Sub", SubKernel);
 TASO_REGISTER_CPU_KERNEL("Mul", MulKernel);

@@ -31,6 +31,10 @@ MODELS = {
     "mobilenet_v2": (vision(torchvision.models.mobilenet_v2), 13),
     "squeezenet": (vision(torchvision.models.squeezenet1_1), 12),
     "densenet121": (vision(torchvision.models.densenet121), 14),
+    # Squeeze-excitation: the scale broadcast over the map, as Mul's first operand; hard
+    # swish and hard sigmoid.
+    "efficientnet_b0": (vision(torchvision.models.efficientnet_b0), 17),
+    "mobilenet_v3_small": (vision(torchvision.models.mobilenet_v3_small), 17),
     "transformer_layer": (transformer, 14),
 }
 

@@ -1,0 +1,72 @@
+// MobileNetV3's piecewise-linear activations, element-wise:
+//   HardSigmoid: max(0, min(1, alpha * x + beta));
+//   HardSwish:   x * max(0, min(1, x / 6 + 1 / 2)).
+// Floats only: they are in no rule, so they are never fingerprinted or verified.
+#include <algorithm>
+
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+template <typename Fn>
+class HardActivation : public KernelOp<HardActivation<Fn>> {
+ public:
+  absl::string_view name() const override { return Fn::kName; }
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
+    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+  }
+  template <typename S>
+  static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
+    if constexpr (!std::is_same_v<S, float>) {
+      return absl::UnimplementedError(absl::StrCat(Fn::kName, " runs on floats only"));
+    } else {
+      const Fn fn(p);
+      const auto& x = a.in[0]->data;
+      auto& y = a.out[0]->data;
+      for (size_t i = 0; i < x.size(); ++i) y[i] = fn(x[i]);
+      return absl::OkStatus();
+    }
+  }
+  DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
+                              absl::Span<const OutputType> out) const override {
+    return ElementwiseSources(in, out);
+  }
+  std::vector<std::string> onnx_op_types() const override { return {Fn::kName}; }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override { return Fn::Import(node); }
+  absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
+    Fn::Export(p, EmitSame(e, Fn::kName));
+    return absl::OkStatus();
+  }
+};
+
+struct HardSigmoidFn {
+  static constexpr const char* kName = "HardSigmoid";
+  explicit HardSigmoidFn(const Params& p)
+      : alpha(static_cast<float>(p.Float("alpha", 0.2))), beta(static_cast<float>(p.Float("beta", 0.5))) {}
+  float operator()(float x) const { return std::clamp(alpha * x + beta, 0.0f, 1.0f); }
+  static Params Import(OnnxImportNode& node) {
+    return Params().Set("alpha", node.Float("alpha", 0.2)).Set("beta", node.Float("beta", 0.5));
+  }
+  static void Export(const Params& p, onnx::NodeProto* n) {
+    OnnxExportNode::SetFloat(n, "alpha", p.Float("alpha", 0.2));
+    OnnxExportNode::SetFloat(n, "beta", p.Float("beta", 0.5));
+  }
+  float alpha, beta;
+};
+
+struct HardSwishFn {
+  static constexpr const char* kName = "HardSwish";
+  explicit HardSwishFn(const Params&) {}
+  float operator()(float x) const { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
+  static Params Import(OnnxImportNode&) { return Params(); }
+  static void Export(const Params&, onnx::NodeProto*) {}
+};
+
+TASO_REGISTER_OP(HardActivation<HardSigmoidFn>);
+TASO_REGISTER_OP(HardActivation<HardSwishFn>);
+
+}  // namespace
+}  // namespace taso::ops
