@@ -294,7 +294,7 @@ TEST_CASE("taso-opt --measure times the original and the optimized graph on the 
   Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 5 --measure 3 --report " + report);
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("measured (cpu executor, median of 3 runs in turn)"));
+  CHECK_THAT(r.output, Catch::Contains("measured (cpu executor, medians of 3 runs in turn over 4 executor pairs)"));
   std::ifstream f(report);
   const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   CHECK_THAT(json, Catch::Contains("\"measured\": {\"executor\": \"cpu\", \"runs\": 3, \"before_ms\": "));

@@ -10,6 +10,7 @@
 #include "backends/cpu_kernel.h"
 #include "models/models.h"
 #include "taso/cpu_executor.h"
+#include "taso/kernel_executor.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -308,4 +309,29 @@ TEST_CASE("The cpu executor refuses a graph with an operator outside the library
   REQUIRE_FALSE(executor.ok());
   CHECK_THAT(std::string(executor.status().message()),
              Catch::Contains("'fancy'") && Catch::Contains("not in the operator library"));
+}
+
+TEST_CASE("Two graphs compared on executor pairs: each graph's outputs, positive times, errors passed on") {
+  auto a = models::BuildModel("nasrnn", {.layers = 1});
+  REQUIRE(a.ok());
+  // b: a with its output doubled as a second output.
+  Graph b = a->graph;
+  const std::string y = b.value(b.outputs()[0]).name;
+  auto two = b.AddWeight("two", TensorData::Float({1}, {2.0f}));
+  REQUIRE(two.ok());
+  REQUIRE(b.AddOutput(testing::AddOp(b, "ScalarMul", {b.outputs()[0], *two}, "doubled")).ok());
+  const TensorMap inputs = RandomInputs(a->graph, 7);
+  auto c = CompareGraphs("cpu", a->graph, b, inputs, 4, 3);  // 3 pairs asked: 4 made, in both orders
+  REQUIRE(c.ok());
+  CHECK(c->a_seconds > 0);
+  CHECK(c->b_seconds > 0);
+  auto ea = RunReference(a->graph, inputs), eb = RunReference(b, inputs);
+  REQUIRE((ea.ok() && eb.ok()));
+  CHECK(RelativeDifference(*ea, c->a_outputs) <= 1e-5);
+  CHECK(RelativeDifference(*eb, c->b_outputs) <= 1e-5);
+  REQUIRE(c->b_outputs.count("doubled") == 1);
+  const std::vector<float>&ya = c->a_outputs.at(y).data, &yd = c->b_outputs.at("doubled").data;
+  REQUIRE(ya.size() == yd.size());
+  for (size_t i = 0; i < ya.size(); ++i) CHECK(yd[i] == 2 * ya[i]);
+  CHECK_FALSE(CompareGraphs("tpu", a->graph, b, inputs, 4).ok());
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
 
 #include "backends/timing.h"
 #include "taso/cpu_executor.h"
@@ -56,7 +58,38 @@ absl::StatusOr<std::vector<KernelExecutor::OperatorTime>> KernelExecutor::Profil
 
 absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeKernelExecutor(absl::string_view backend, const Graph& graph) {
   if (backend == "cuda") return MakeCudaExecutor(graph);
-  return CpuExecutor::Create(graph);
+  if (backend == "cpu") return CpuExecutor::Create(graph);
+  return absl::InvalidArgumentError(absl::StrCat("no kernel executor '", backend, "' (cpu or cuda)"));
+}
+
+absl::StatusOr<GraphComparison> CompareGraphs(absl::string_view backend, const Graph& a, const Graph& b,
+                                              const TensorMap& inputs, int runs, int pairs) {
+  pairs = std::max(2, pairs + pairs % 2);
+  const int runs_per_pair = std::max(5, (runs + pairs - 1) / pairs);
+  GraphComparison out;
+  double log_a = 0, log_b = 0;
+  for (int k = 0; k < pairs; ++k) {
+    std::unique_ptr<KernelExecutor> ea, eb;
+    if (k % 2 == 0) {
+      ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
+      ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
+    } else {
+      ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
+      ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
+    }
+    ASSIGN_OR_RETURN(TensorMap oa, ea->Run(inputs));
+    ASSIGN_OR_RETURN(TensorMap ob, eb->Run(inputs));
+    if (k == 0) {
+      out.a_outputs = std::move(oa);
+      out.b_outputs = std::move(ob);
+    }
+    ASSIGN_OR_RETURN(auto times, KernelExecutor::CompareSeconds(*ea, *eb, runs_per_pair));
+    log_a += std::log(times.first);
+    log_b += std::log(times.second);
+  }
+  out.a_seconds = std::exp(log_a / pairs);
+  out.b_seconds = std::exp(log_b / pairs);
+  return out;
 }
 
 }  // namespace taso
