@@ -2,8 +2,9 @@
 # ONNX Runtime against taso-opt: for every benchmark model (taso-models) and for
 # torchvision's ResNet-50, ResNeXt-50 and Inception-v3 exported by PyTorch, the ONNX
 # Runtime time (CPU provider, highest optimization level, median of ORT_RUNS runs taken
-# in turn) of the original and of taso-opt's output, our cpu executor's time of the optimized graph (and
-# of the original, median of runs taken in turn), and taso-opt's search time. Usage:
+# in turn, geometric mean over 4 session pairs made in both orders) of the original and
+# of taso-opt's output, our cpu executor's time of the optimized graph (and of the
+# original, timed as taso-opt --measure does), and taso-opt's search time. Usage:
 #   bench/ort_bench.sh [MODEL ...]   (default: the six benchmark models and tv_resnet50,
 #                                     tv_resnext50, tv_inception_v3)
 # OPT_BUDGET (default 10), OPT_TIME_LIMIT (default 40 s), ORT_RUNS (default 20).
@@ -20,7 +21,7 @@ models=("$@")
 
 ort_ms() {  # original, optimized -> their median ms at the highest level, timed in turn
   local json
-  json=$(node tools/ort/ort_run.js "$1" --against "$2" --level all --runs "$runs" --json)
+  json=$(node tools/ort/ort_run.js "$1" --against "$2" --level all --runs "$runs" --pairs 4 --json)
   echo "$(sed -n 's/.*"median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json") $(sed -n 's/.*"against_median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json")"
 }
 

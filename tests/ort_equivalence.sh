@@ -44,7 +44,17 @@ refuses "ONNX Runtime cannot load" "$work/junk.onnx"
 refuses "unknown --level" "$work/bert.onnx" --level fastest
 refuses "manifest.json missing" "$work/bert.onnx" --compare "$work"
 refuses "--profile must be a whole number" "$work/bert.onnx" --profile -1
+refuses "--pairs must be a positive whole number" "$work/bert.onnx" --against "$work/bert.opt.onnx" --pairs 0
 echo "runner: bad input refused"
+
+# Timing against another model on session pairs made in both orders.
+node "$runner" "$work/bert.onnx" --against "$work/bert.opt.onnx" --runs 4 --pairs 2 --json | node -e '
+const s = JSON.parse(require("fs").readFileSync(0, "utf8"));
+if (s.pairs !== 2 || s.runs !== 10 || !(s.median_ms > 0) || !(s.against_median_ms > 0)) {
+  console.log("bad timing summary", JSON.stringify(s)); process.exit(1);
+}
+console.log(`timing: ${s.pairs} session pairs, ${s.runs} runs each`);
+'
 
 # The profile: products' FLOPs from shapes (a grouped convolution, a batched product, a
 # Gemm), and rows for a model's convolutions whose node counts add up to what ran.

@@ -123,10 +123,10 @@ absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostC
 
 // The key a measurement is stored under: operator, parameters, input and output shapes.
 std::string CostKey(const Graph& graph, NodeId n);
+std::string CostKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                    absl::Span<const OutputType> outputs);
 // A 64-bit hash of what CostKey writes out, for memos within a run.
 uint64_t CostKeyHash(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                      absl::Span<const OutputType> outputs);
-std::string CostKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                    absl::Span<const OutputType> outputs);
 
 }  // namespace taso

@@ -1,8 +1,8 @@
 // Element-wise operators on oneDNN: relu, tanh, sigmoid, sqrt, hard swish, hard sigmoid, a
-// power by a constant and a clip to constant bounds (eltwise); add, sub, mul and div (binary, with numpy broadcasting), scalar mul (binary
-// against a one-element tensor).
-#include <optional>
+// power by a constant and a clip to constant bounds (eltwise); add, sub, mul and div
+// (binary, with numpy broadcasting), scalar mul (binary against a one-element tensor).
 #include <limits>
+#include <optional>
 
 #include "backends/cpu_kernel.h"
 #include "op_util.h"
@@ -120,8 +120,8 @@ std::optional<size_t> ChannelBroadcast(absl::Span<const InputInfo> in) {
 class BinaryKernel : public cpu::Kernel {
  public:
   explicit BinaryKernel(dnnl::algorithm algo) : algo_(algo) {}
-  // Blocked without broadcasting, or with one value per channel (not as a divisor's
-  // numerator: see Swaps).
+  // Blocked without broadcasting, or with one value per channel (unless those values are
+  // what a division divides: see Swappable).
   std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo> in) const override {
     if (in[0].shape == in[1].shape) return {0, 1};
     if (auto full = ChannelBroadcast(in); full && Swappable(*full == 1)) return {*full};
@@ -143,7 +143,7 @@ class BinaryKernel : public cpu::Kernel {
     }
     // oneDNN's fast kernels broadcast the second source only; with the first broadcast it
     // falls back to its reference loop (a squeeze-excitation's scale times the feature map
-    // took 8.5 ms instead of 0.06), so the sources are swapped.
+    // took 8.5 ms instead of 0.05), so the sources are swapped.
     const bool swap = sa != sc && sb == sc && Swappable(true);
     return Binary(cpu::Plain(sa), cpu::Plain(sb), cpu::Plain(sc), swap);
   }

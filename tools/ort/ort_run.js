@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // ort_run.js MODEL.onnx [--level disabled|basic|extended|all] [--runs N] [--seed S | --inputs DIR]
 //            [--save-inputs DIR] [--save-outputs DIR] [--compare DIR [--tolerance T]]
-//            [--against OTHER.onnx] [--profile N] [--json]
+//            [--against OTHER.onnx [--pairs P]] [--profile N] [--json]
 // Runs an ONNX model on ONNX Runtime's CPU execution provider. Inputs are random in [-1, 1]
 // from a seed (the same seed gives the same inputs to every model with the same input
 // names and shapes) or read from DIR. Tensors on disk: DIR/manifest.json lists each
 // tensor's name, shape and file; the file holds little-endian float32 values.
 // With --runs N it prints the median of N timed runs (after two warm-up runs); with
 // --against OTHER.onnx too, OTHER (same inputs) is timed in turn with MODEL, so that a
-// change in the machine's speed weighs on both alike. With
+// change in the machine's speed weighs on both alike; --pairs P times P pairs of sessions
+// made in both orders (geometric mean of the medians). With
 // --compare DIR it fails (exit 1) when an output differs from DIR's by more than the
 // tolerance, relative to the largest magnitude among DIR's outputs. With --profile N it
 // runs N more times under ONNX Runtime's profiler and prints the time per operator type,
@@ -24,9 +25,9 @@ function fail(message, code = 2) {
 }
 
 function parseArgs(argv) {
-  const opts = {level: 'all', runs: 0, profile: 0, seed: 1, tolerance: 1e-3, json: false};
+  const opts = {level: 'all', runs: 0, pairs: 1, profile: 0, seed: 1, tolerance: 1e-3, json: false};
   const valued = new Set(['--level', '--runs', '--seed', '--inputs', '--save-inputs', '--save-outputs', '--compare',
-                          '--tolerance', '--against', '--profile']);
+                          '--tolerance', '--against', '--pairs', '--profile']);
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i];
     if (a === '--json') { opts.json = true; continue; }
@@ -45,8 +46,10 @@ function parseArgs(argv) {
   opts.runs = Number(opts.runs);
   opts.tolerance = Number(opts.tolerance);
   opts.profile = Number(opts.profile);
+  opts.pairs = Number(opts.pairs);
   if (!Number.isInteger(opts.runs) || opts.runs < 0) fail('--runs must be a whole number');
   if (!Number.isInteger(opts.profile) || opts.profile < 0) fail('--profile must be a whole number');
+  if (!Number.isInteger(opts.pairs) || opts.pairs < 1) fail('--pairs must be a positive whole number');
   return opts;
 }
 
@@ -135,6 +138,25 @@ function maxDifference(expected, got) {
   return {diff: worst, scale};
 }
 
+const median = t => [...t].sort((x, y) => x - y)[Math.floor(t.length / 2)];
+
+// Each session's run times, in ms: two warm-up runs each, then `rounds` rounds in turn, in
+// the other order every other round (the one run second runs faster).
+async function timeInTurn(sessions, feeds, rounds) {
+  for (let i = 0; i < 2; ++i)
+    for (const s of sessions) await s.run(feeds);
+  const times = sessions.map(() => []);
+  for (let i = 0; i < rounds; ++i) {
+    for (let j = 0; j < sessions.length; ++j) {
+      const k = i % 2 ? sessions.length - 1 - j : j;
+      const start = process.hrtime.bigint();
+      await sessions[k].run(feeds);
+      times[k].push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  return times;
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   let ort;
@@ -152,25 +174,28 @@ async function main() {
 
   const summary = {model: opts.model, level: opts.level};
   if (opts.runs > 0) {
-    const sessions = other ? [session, other] : [session];
-    for (let i = 0; i < 2; ++i)
-      for (const s of sessions) await s.run(feeds);
-    const times = sessions.map(() => []);
-    // In turn, and in the other order every other round (the one run second runs faster).
-    for (let i = 0; i < opts.runs; ++i) {
-      for (let j = 0; j < sessions.length; ++j) {
-        const k = i % 2 ? sessions.length - 1 - j : j;
-        const start = process.hrtime.bigint();
-        await sessions[k].run(feeds);
-        times[k].push(Number(process.hrtime.bigint() - start) / 1e6);
+    // With --against and --pairs P, P pairs of sessions, made in both orders in turn, each
+    // timed for about runs / P rounds; the times are geometric means over pairs of the
+    // medians (the first session made can run faster than the second, as our executors do).
+    const pairs = other ? opts.pairs : 1;
+    const rounds = pairs > 1 ? Math.max(5, Math.ceil(opts.runs / pairs)) : opts.runs;
+    const logs = [0, 0];
+    for (let p = 0; p < pairs; ++p) {
+      let sessions = other ? [session, other] : [session];
+      if (p > 0) {
+        const first = await load(ort, p % 2 ? opts.against : opts.model, opts.level);
+        const second = await load(ort, p % 2 ? opts.model : opts.against, opts.level);
+        sessions = p % 2 ? [second, first] : [first, second];
       }
+      const times = await timeInTurn(sessions, feeds, rounds);
+      times.forEach((t, k) => { logs[k] += Math.log(median(t)); });
     }
-    const median = t => t.sort((x, y) => x - y)[Math.floor(t.length / 2)];
-    summary.runs = opts.runs;
-    summary.median_ms = median(times[0]);
+    summary.runs = rounds * pairs;
+    summary.median_ms = Math.exp(logs[0] / pairs);
     if (other) {
       summary.against = opts.against;
-      summary.against_median_ms = median(times[1]);
+      summary.against_median_ms = Math.exp(logs[1] / pairs);
+      summary.pairs = pairs;
     }
   }
   if (opts.profile > 0)
@@ -186,9 +211,10 @@ async function main() {
     console.log(JSON.stringify(summary));
   } else {
     console.log(`${opts.model}: ONNX Runtime ${ort.env.versions ? ort.env.versions.common : ''}, level ${opts.level}`);
-    if (summary.median_ms !== undefined) console.log(`median ${summary.median_ms.toFixed(3)} ms over ${opts.runs} runs`);
+    if (summary.median_ms !== undefined) console.log(`median ${summary.median_ms.toFixed(3)} ms over ${summary.runs} runs`);
     if (summary.against_median_ms !== undefined)
-      console.log(`${opts.against}: median ${summary.against_median_ms.toFixed(3)} ms over ${opts.runs} runs, in turn`);
+      console.log(`${opts.against}: median ${summary.against_median_ms.toFixed(3)} ms over ${summary.runs} runs, in turn` +
+                  (summary.pairs > 1 ? ` (geometric mean over ${summary.pairs} session pairs)` : ''));
     if (summary.profile) {
       console.log(`time per operator type (mean of ${opts.profile} runs; products' rate in GFLOP/s):`);
       for (const r of summary.profile)
