@@ -14,9 +14,7 @@ class HardActivation : public KernelOp<HardActivation<Fn>> {
  public:
   absl::string_view name() const override { return Fn::kName; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
-    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
-    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
-    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+    return LikeOneFloatInput(in, "X");
   }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {

@@ -8,9 +8,7 @@ class Identity : public KernelOp<Identity> {
  public:
   absl::string_view name() const override { return "Identity"; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
-    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
-    RETURN_IF_ERROR(ExpectFloat(in[0], "input"));
-    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+    return LikeOneFloatInput(in, "input");
   }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {

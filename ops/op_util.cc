@@ -37,6 +37,12 @@ absl::Status ExpectFloat(const InputInfo& in, absl::string_view what) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<OutputType>> LikeOneFloatInput(absl::Span<const InputInfo> in, absl::string_view what) {
+  RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+  RETURN_IF_ERROR(ExpectFloat(in[0], what));
+  return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+}
+
 absl::Status ExpectRank(const InputInfo& in, int rank, absl::string_view what) {
   if (static_cast<int>(in.shape.size()) != rank)
     return Bad(absl::StrCat("input ", what, " must have rank ", rank, ", got shape ", ShapeToString(in.shape)));

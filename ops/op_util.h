@@ -29,6 +29,8 @@ absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<co
 // Checks the number of inputs and that the required ones are present float tensors.
 absl::Status ExpectInputs(absl::Span<const InputInfo> in, int min, int max);
 absl::Status ExpectFloat(const InputInfo& in, absl::string_view what);
+// The types of an element-wise operator on one float input `what`: one output like it.
+absl::StatusOr<std::vector<OutputType>> LikeOneFloatInput(absl::Span<const InputInfo> in, absl::string_view what);
 absl::Status ExpectRank(const InputInfo& in, int rank, absl::string_view what);
 
 // Integer values of a constant int64 input (Reshape's shape, Pad's pads, ...).
@@ -218,9 +220,7 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
   }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
                                                      absl::Span<const InputInfo> in) const override {
-    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
-    RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
-    return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
+    return LikeOneFloatInput(in, "X");
   }
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {

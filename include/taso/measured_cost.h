@@ -83,22 +83,27 @@ class MeasuredCost : public CostModel {
     double seconds;
     bool measured;
   };
-  // The cost from the memo, the cache file or a measurement, under the key's text.
-  Known CostByKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                  absl::Span<const OutputType> outputs);
-  // Measures the kernel for `params` (stored under `key`) with its alternatives not known
-  // yet, in turn; keeps every time measured and returns the one for `params`.
-  std::optional<double> MeasureWithAlternatives(const OpDef& op, const Params& params, const std::string& key,
+  // A measurement's keys: the hash the memo is keyed by, the text the cache file is.
+  struct Keys {
+    uint64_t hash;
+    std::string text;
+  };
+  // The cost of what is not in the memo yet (`hash` its key there): zero for a view, else
+  // from the cache file, a measurement, or the analytic estimate.
+  Known Find(const OpDef& op, const Params& params, uint64_t hash, absl::Span<const InputInfo> inputs,
+             absl::Span<const OutputType> outputs);
+  // Measures the kernel for `params` with its alternatives not known yet, in turn; keeps
+  // every time measured (memo and cache file) and returns the one for `params`.
+  std::optional<double> MeasureWithAlternatives(const OpDef& op, const Params& params, Keys keys,
                                                 absl::Span<const InputInfo> inputs,
                                                 absl::Span<const OutputType> outputs);
-  // Whether a time for the key is in the memo or the cache file.
-  bool IsKnown(const std::string& key);
+  // Whether a time is in the memo or the cache file.
+  bool IsKnown(const Keys& keys);
 
-  absl::flat_hash_map<std::string, Known> memo_;
-  // The same times under a 64-bit hash of what the key holds: the search asks for the
-  // cost of every node of every candidate graph, and building the key text took a
-  // quarter of NasNet-A's search time.
-  absl::flat_hash_map<uint64_t, Known> hashed_memo_;
+  // Keyed by a 64-bit hash of the cost key (CostKeyHash), not its text: the search asks
+  // for the cost of every node of every candidate graph, and building the text took a
+  // quarter of NasNet-A's search time. The text is built only to read or write the cache.
+  absl::flat_hash_map<uint64_t, Known> memo_;
   Counts counts_;
 };
 

@@ -121,10 +121,10 @@ class BinaryKernel : public cpu::Kernel {
  public:
   explicit BinaryKernel(dnnl::algorithm algo) : algo_(algo) {}
   // Blocked without broadcasting, or with one value per channel (unless those values are
-  // what a division divides: see Swappable).
+  // what a division divides: oneDNN's fast kernels broadcast the second source only).
   std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo> in) const override {
     if (in[0].shape == in[1].shape) return {0, 1};
-    if (auto full = ChannelBroadcast(in); full && Swappable(*full == 1)) return {*full};
+    if (auto full = ChannelBroadcast(in); full && (*full == 0 || CanSwap())) return {*full};
     return {};
   }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
@@ -137,20 +137,21 @@ class BinaryKernel : public cpu::Kernel {
     const Shape sa = ToRank(in[0].shape, rank), sb = ToRank(in[1].shape, rank), sc = ToRank(out[0].shape, rank);
     if (cpu::IsBlocked(p)) {
       const std::optional<size_t> full = ChannelBroadcast(in);
-      if (!full || !Swappable(*full == 1)) return Bad("a blocked binary broadcasts one value per channel at most");
+      if (!full || (*full == 1 && !CanSwap())) return Bad("a blocked binary broadcasts one value per channel at most");
       const dnnl::memory::desc map = cpu::Layout(out[0].shape, p), values = cpu::Plain(*full == 0 ? sb : sa);
       return *full == 0 ? Binary(map, values, map, false) : Binary(values, map, map, true);
     }
     // oneDNN's fast kernels broadcast the second source only; with the first broadcast it
     // falls back to its reference loop (a squeeze-excitation's scale times the feature map
     // took 8.5 ms instead of 0.05), so the sources are swapped.
-    const bool swap = sa != sc && sb == sc && Swappable(true);
+    const bool swap = sa != sc && sb == sc && CanSwap();
     return Binary(cpu::Plain(sa), cpu::Plain(sb), cpu::Plain(sc), swap);
   }
 
  private:
-  // a - b is computed as -(b - a); a / b has no such form.
-  bool Swappable(bool swap) const { return !swap || algo_ != dnnl::algorithm::binary_div; }
+  // Whether the sources can be given the other way round: a - b is computed as -(b - a);
+  // a / b has no such form.
+  bool CanSwap() const { return algo_ != dnnl::algorithm::binary_div; }
 
   // The primitive on sources a (input 0) and b (input 1) and destination c, with the
   // sources given to oneDNN the other way round when `swap`.

@@ -101,65 +101,52 @@ double MeasuredCost::NodeCost(const Graph& graph, NodeId n) {
 double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                           absl::Span<const OutputType> outputs, bool* measurable) {
   const uint64_t hash = CostKeyHash(op, params, inputs, outputs);
-  if (auto it = hashed_memo_.find(hash); it != hashed_memo_.end()) {
-    if (measurable) *measurable = it->second.measured;
-    return it->second.seconds;
-  }
-  const Known known = CostByKey(op, params, inputs, outputs);
-  hashed_memo_[hash] = known;
-  if (measurable) *measurable = known.measured;
-  return known.seconds;
+  auto it = memo_.find(hash);
+  if (it == memo_.end()) it = memo_.emplace(hash, Find(op, params, hash, inputs, outputs)).first;
+  if (measurable) *measurable = it->second.measured;
+  return it->second.seconds;
 }
 
-MeasuredCost::Known MeasuredCost::CostByKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
-                                            absl::Span<const OutputType> outputs) {
+MeasuredCost::Known MeasuredCost::Find(const OpDef& op, const Params& params, uint64_t hash,
+                                       absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs) {
+  if (IsView(op, params, inputs, outputs)) return {0, true};  // the executor runs nothing for it
   const std::string key = CostKey(op, params, inputs, outputs);
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  if (IsView(op, params, inputs, outputs)) return memo_[key] = {0, true};  // the executor runs nothing for it
-  double seconds = -1;
   if (cache_) {
-    if (auto c = cache_->Lookup(device_, key)) {
-      seconds = *c;
+    if (std::optional<double> c = cache_->Lookup(device_, key)) {
       ++counts_.cached;
+      return {*c, true};
     }
   }
-  if (seconds < 0) {
-    if (std::optional<double> measured = MeasureWithAlternatives(op, params, key, inputs, outputs)) seconds = *measured;
-  }
-  const bool measured = seconds >= 0;
-  if (!measured) {
-    const OpMetrics m = op.Metrics(params, inputs, outputs);
-    seconds = fallback_.Estimate(m);
-    ++counts_.estimated;
-  }
-  return memo_[key] = {seconds, measured};
+  if (std::optional<double> m = MeasureWithAlternatives(op, params, {hash, key}, inputs, outputs)) return {*m, true};
+  ++counts_.estimated;
+  return {fallback_.Estimate(op.Metrics(params, inputs, outputs)), false};
 }
 
-bool MeasuredCost::IsKnown(const std::string& key) {
-  return memo_.contains(key) || (cache_ && cache_->Lookup(device_, key).has_value());
+bool MeasuredCost::IsKnown(const Keys& keys) {
+  return memo_.contains(keys.hash) || (cache_ && cache_->Lookup(device_, keys.text).has_value());
 }
 
-std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, const Params& params,
-                                                            const std::string& key, absl::Span<const InputInfo> inputs,
+std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, const Params& params, Keys keys,
+                                                            absl::Span<const InputInfo> inputs,
                                                             absl::Span<const OutputType> outputs) {
   std::optional<KernelRun> run = PrepareRun(op, params, inputs, outputs);
   if (!run) return std::nullopt;
   std::vector<KernelRun> runs = {*std::move(run)};
-  std::vector<std::string> keys = {key};
+  std::vector<Keys> measured = {std::move(keys)};
   for (const Params& other : Alternatives(op, params, inputs, outputs)) {
-    std::string other_key = CostKey(op, other, inputs, outputs);
-    if (IsKnown(other_key)) continue;
+    Keys other_keys{CostKeyHash(op, other, inputs, outputs), CostKey(op, other, inputs, outputs)};
+    if (IsKnown(other_keys)) continue;
     if (std::optional<KernelRun> r = PrepareRun(op, other, inputs, outputs)) {
       runs.push_back(*std::move(r));
-      keys.push_back(std::move(other_key));
+      measured.push_back(std::move(other_keys));
     }
   }
   absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs);
   if (!medians.ok()) return std::nullopt;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    memo_[keys[k]] = {(*medians)[k], true};
+  for (size_t k = 0; k < measured.size(); ++k) {
+    memo_[measured[k].hash] = {(*medians)[k], true};
     ++counts_.measured;
-    if (cache_) cache_->Store(device_, keys[k], (*medians)[k]).IgnoreError();
+    if (cache_) cache_->Store(device_, measured[k].text, (*medians)[k]).IgnoreError();
   }
   return (*medians)[0];
 }

@@ -45,9 +45,10 @@ async function profileByOperator(ort, model, options, feeds, runs) {
   const prefix = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ort_profile_')), 'run');
   const session = await ort.InferenceSession.create(model, {...options, enableProfiling: true, profileFilePrefix: prefix});
   for (let i = 0; i < 2 + runs; ++i) await session.run(feeds);
-  const file = session.endProfiling();
+  // onnxruntime-node's endProfiling returns no path: the profile is the one file in `dir`.
+  session.endProfiling();
   const dir = path.dirname(prefix);
-  const events = JSON.parse(fs.readFileSync(fs.existsSync(file) ? file : path.join(dir, fs.readdirSync(dir)[0]), 'utf8'));
+  const events = JSON.parse(fs.readFileSync(path.join(dir, fs.readdirSync(dir)[0]), 'utf8'));
   fs.rmSync(dir, {recursive: true, force: true});
 
   // The profile holds every run: keep the last `runs` model runs' nodes.
