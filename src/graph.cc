@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +16,17 @@ absl::Status Graph::CheckNewName(const std::string& name) const {
   if (name.empty()) return absl::InvalidArgumentError("tensor name is empty");
   if (by_name_.contains(name))
     return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' is defined twice"));
+  return absl::OkStatus();
+}
+
+absl::Status Graph::CheckNewNames(const std::vector<std::string>& names) const {
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& name : names) {
+    if (name.empty()) continue;  // an absent optional output of an opaque node
+    RETURN_IF_ERROR(CheckNewName(name));
+    if (!seen.insert(name).second)
+      return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' is given to two outputs of one node"));
+  }
   return absl::OkStatus();
 }
 
@@ -112,7 +124,7 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ",
                                                    types->size(), " outputs, ", output_names.size(),
                                                    " names given"));
-  for (size_t i = 0; i < output_names.size(); ++i) RETURN_IF_ERROR(CheckNewName(output_names[i]));
+  RETURN_IF_ERROR(CheckNewNames(output_names));
   for (size_t i = 0; i < types->size(); ++i)
     node.outputs.push_back(NewOutput(output_names.empty() ? UniqueName(node.name) : output_names[i], (*types)[i],
                                      num_nodes(), static_cast<int>(i)));
@@ -142,8 +154,7 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const 
   if (opaque == nullptr) return absl::InternalError("opaque operator not registered");
   if (output_names.size() != output_types.size())
     return absl::InvalidArgumentError("opaque node: output names and types differ in number");
-  for (const std::string& n : output_names)
-    if (!n.empty()) RETURN_IF_ERROR(CheckNewName(n));
+  RETURN_IF_ERROR(CheckNewNames(output_names));
   Node node;
   node.op = opaque;
   node.name = proto->name();

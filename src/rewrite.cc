@@ -3,6 +3,7 @@
 // the source's first node came before).
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph_copy.h"
 #include "taso/match.h"
@@ -51,11 +52,13 @@ class Rewriter {
     return std::vector<ValueId>(match_.tensors.begin(), match_.tensors.begin() + rule_.inputs.size());
   }
 
-  // A name no value of the old or the new graph has.
+  // A name no value of the old or the new graph has, nor one handed out before (a node's
+  // output names are all chosen before the node is added).
   std::string FreshName(const std::string& hint) {
     for (int i = 0;; ++i) {
       std::string name = absl::StrCat(hint, "_", rule_.name, "_", i);
-      if (old_.FindValue(name) == kNoValue && copy_.graph().FindValue(name) == kNoValue) return name;
+      if (old_.FindValue(name) == kNoValue && copy_.graph().FindValue(name) == kNoValue && given_.insert(name).second)
+        return name;
     }
   }
 
@@ -109,6 +112,7 @@ class Rewriter {
   const Rule& rule_;
   const Match& match_;
   GraphCopy copy_;
+  absl::flat_hash_set<std::string> given_;
 };
 
 }  // namespace

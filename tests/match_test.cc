@@ -4,8 +4,11 @@
 
 #include "taso/cost.h"
 #include "taso/executor.h"
+#include "models/models.h"
 #include "taso/fold.h"
+#include "taso/inference_fusion.h"
 #include "taso/match.h"
+#include "taso/onnx_io.h"
 #include "taso/search.h"
 #include "test_util.h"
 
@@ -13,12 +16,17 @@ using namespace taso;
 
 namespace {
 
-const Rule& ShippedRule(const std::string& name) {
+const RuleSet& ShippedRules() {
   static const RuleSet* set = [] {
     auto s = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
     REQUIRE(s.ok());
     return new RuleSet(*s);
   }();
+  return *set;
+}
+
+const Rule& ShippedRule(const std::string& name) {
+  const RuleSet* set = &ShippedRules();
   for (const Rule& r : set->rules)
     if (r.name == name) return r;
   FAIL("no rule " << name);
@@ -80,6 +88,82 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
   CHECK(fused->value(fused->outputs()[0]).name == "y1");
   CHECK(fused->value(fused->outputs()[1]).shape == Shape{8, 24});
   ExpectSameOutputs(g, *fused);
+}
+
+TEST_CASE("A target operator with two new outputs names them apart") {
+  // r0079 writes A + B as Add(Split(Concat(B, A))): the split's two outputs are new values.
+  Graph g;
+  auto a = g.AddInput("a", DataType::kFloat32, {4, 4});
+  auto b = g.AddInput("b", DataType::kFloat32, {4, 4});
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {*a, *b}, "sum")).ok());
+  auto rule = RuleMatcher::Create(ShippedRule("r0079"));
+  REQUIRE(rule.ok());
+  const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
+  REQUIRE(!matches.empty());
+  auto rewritten = ApplyMatch(g, *rule, matches[0]);
+  REQUIRE(rewritten.ok());
+  REQUIRE(OpNames(*rewritten) == std::vector<std::string>{"Concat", "Split", "Add"});
+  const Node& split = rewritten->node(1);
+  CHECK(rewritten->value(split.outputs[0]).name != rewritten->value(split.outputs[1]).name);
+  auto exported = ExportOnnx(NewOnnxModel(*rewritten, 17));  // the ONNX checker wants each name once
+  CHECK(exported.ok());
+  ExpectSameOutputs(g, *rewritten);
+}
+
+TEST_CASE("A node's outputs cannot share a name") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {4, 4});
+  REQUIRE(x.ok());
+  Params split;
+  split.Set("axis", int64_t{0});
+  split.Set("sizes", std::vector<int64_t>{2, 2});
+  auto outs = g.AddNode(testing::Op("Split"), split, {*x}, "split", {"half", "half"});
+  REQUIRE_FALSE(outs.ok());
+  CHECK_THAT(std::string(outs.status().message()), Catch::Contains("two outputs of one node"));
+}
+
+TEST_CASE("Every shipped rule rewrites the small benchmark models into graphs that export and compute the same") {
+  // What taso-opt does around the search: biases set apart before, weights folded and
+  // fused back after. Each rule instance is applied at its first legal match.
+  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules().rules);
+  for (auto [name, options] : {std::pair<std::string, models::ModelOptions>{"resnext50", {.image_size = 64}},
+                               {"nasnet_a", {.image_size = 64, .layers = 1}},
+                               {"bert", {.layers = 1}}}) {
+    SECTION(name) {
+      auto model = models::BuildModel(name, options);
+      REQUIRE(model.ok());
+      auto fused = FuseIntoConvolutions(model->graph);
+      REQUIRE(fused.ok());
+      auto separated = SeparateConvolutionBias(*fused);
+      REQUIRE(separated.ok());
+      const GraphIndex index(*separated);
+      const TensorMap inputs = RandomInputs(model->graph, 3);
+      auto expected = RunReference(model->graph, inputs);
+      REQUIRE(expected.ok());
+      int applied = 0;
+      for (const RuleMatcher& rule : matchers) {
+        for (const Match& match : rule.FindAll(*separated, index)) {
+          auto rewritten = ApplyMatch(*separated, rule, match);
+          if (!rewritten.ok()) continue;  // a cycle or a changed shape: refused, tested above
+          INFO("rule " << rule.rule().name);
+          auto folded = FoldWeights(*rewritten);
+          REQUIRE(folded.ok());
+          auto refused = FuseIntoConvolutions(*folded);
+          REQUIRE(refused.ok());
+          auto exported = ExportOnnx(OnnxModel{*refused, model->shell, model->opset});
+          REQUIRE(exported.ok());
+          auto got = RunReference(*refused, inputs);
+          REQUIRE(got.ok());
+          CHECK(MaxAbsDifference(*expected, *got) < 1e-3);
+          ++applied;
+          break;
+        }
+      }
+      CHECK(applied > 0);
+    }
+  }
 }
 
 TEST_CASE("A rewrite that would make a cycle is refused") {

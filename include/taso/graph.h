@@ -104,6 +104,8 @@ class Graph {
 
  private:
   absl::Status CheckNewName(const std::string& name) const;
+  // Each non-empty name new and none given twice (the outputs of one node).
+  absl::Status CheckNewNames(const std::vector<std::string>& names) const;
   std::string UniqueName(absl::string_view hint);
   ValueId NewOutput(std::string name, const OutputType& type, NodeId producer, int index);
 
