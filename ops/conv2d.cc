@@ -172,6 +172,17 @@ class Conv2D : public KernelOp<Conv2D> {
     return out;
   }
 
+  std::optional<Params> CanonicalParams(const Params& p, absl::Span<const InputInfo> in) const override {
+    if (in.size() < 2) return std::nullopt;
+    auto g = Geometry(p, in[0].shape, in[1].shape);
+    if (!g.ok()) return std::nullopt;
+    Params out = CanonicalWindowParams(p, g->win);
+    out.Erase("grouping");
+    out.Set("group", g->group);
+    if (!out.Has("activation")) out.Set("activation", "none");
+    return out;
+  }
+
   // Dense and depthwise convolutions are two functions of the verifier's logic.
   absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
     const std::string grouping = p.Str("grouping", "");

@@ -165,6 +165,14 @@ absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, in
   return true;
 }
 
+Params CanonicalWindowParams(const Params& p, const Window2D& w) {
+  Params out = p;
+  out.Erase("padding");
+  return out.Set("strides", std::vector<int64_t>{w.sh, w.sw})
+      .Set("pads", std::vector<int64_t>{w.pt, w.pl, w.pb, w.pr})
+      .Set("dilations", std::vector<int64_t>{w.dh, w.dw});
+}
+
 void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, int64_t kh, int64_t kw) {
   if (p.Has("kernel")) OnnxExportNode::SetInts(n, "kernel_shape", p.Ints("kernel"));
   OnnxExportNode::SetInts(n, "strides", p.Ints("strides", {1, 1}));

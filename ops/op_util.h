@@ -63,6 +63,9 @@ DimSources ElementwiseSources(absl::Span<const InputInfo> inputs, absl::Span<con
 // kernels, so the output keeps the input size at stride 1 whatever that size is; "valid":
 // none) when given, else the "pads" parameter.
 absl::StatusOr<std::vector<int64_t>> WindowPads(const Params& p, int64_t kh, int64_t kw);
+// The window's parameters written out in full (strides, pads, dilations), the padding
+// mode dropped; other parameters as in `p`.
+Params CanonicalWindowParams(const Params& p, const Window2D& w);
 // True when the window keeps spatial sizes for every input size (stride 1, same padding).
 bool KeepsSpatialSize(const Window2D& w);
 // N and C copy the input's; H and W too where the window keeps the spatial size.

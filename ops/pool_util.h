@@ -35,6 +35,13 @@ class PoolOp : public KernelOp<Impl> {
     if (k.size() != 2) return std::nullopt;
     return WindowRuleParams(p, k[0], k[1]);
   }
+  std::optional<Params> CanonicalParams(const Params& p, absl::Span<const InputInfo>) const override {
+    auto k = p.Ints("kernel");
+    if (k.size() != 2) return std::nullopt;
+    auto w = ReadWindow(p, k[0], k[1]);
+    if (!w.ok()) return std::nullopt;
+    return CanonicalWindowParams(p, *w).Set("ceil_mode", int64_t{w->ceil_mode});
+  }
   DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
                               absl::Span<const OutputType>) const override {
     auto k = p.Ints("kernel");

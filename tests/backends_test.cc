@@ -233,3 +233,44 @@ TEST_CASE("Cost memo hashes tell apart what cost keys tell apart") {
   // The text keys differ in the same places.
   CHECK(taso::CostKey(*conv, Params(plain).Set("padding", "valid"), in, out) != taso::CostKey(*conv, plain, in, out));
 }
+
+TEST_CASE("One kernel is measured once, however its parameters are spelled") {
+  using taso::Params;
+  taso::Graph g;
+  auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 16, 12, 12});
+  auto w = g.AddWeight("w", taso::TensorData::Float({16, 16, 3, 3}, std::vector<float>(16 * 16 * 9, 0.1f)));
+  auto b = g.AddWeight("b", taso::TensorData::Float({16}, std::vector<float>(16, 0.5f)));
+  REQUIRE((x.ok() && w.ok() && b.ok()));
+  // As rules write it, as ONNX does, and both again with a bias.
+  const Params rule_form =
+      Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same").Set("grouping", "dense").Set("activation", "relu");
+  const Params onnx_form = Params()
+                               .Set("strides", std::vector<int64_t>{1, 1})
+                               .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
+                               .Set("dilations", std::vector<int64_t>{1, 1})
+                               .Set("group", int64_t{1})
+                               .Set("activation", "relu");
+  AddOp(g, "Conv2D", {*x, *w}, rule_form);
+  AddOp(g, "Conv2D", {*x, *w}, onnx_form);
+  AddOp(g, "Conv2D", {*x, *w, *b}, rule_form);
+  AddOp(g, "Conv2D", {*x, *w, *b}, onnx_form);
+  // A pooling window too (rules: a padding mode; ONNX: pads and ceil_mode).
+  const Params pool = Params().Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2});
+  AddOp(g, "MaxPool", {*x}, Params(pool).Set("padding", "valid"));
+  AddOp(g, "MaxPool", {*x}, Params(pool).Set("pads", std::vector<int64_t>{0, 0, 0, 0}).Set("ceil_mode", int64_t{0}));
+  // Another kernel: other pads.
+  AddOp(g, "Conv2D", {*x, *w}, Params(onnx_form).Set("pads", std::vector<int64_t>{0, 0, 0, 0}));
+
+  taso::CpuCost cost(nullptr);
+  for (int pair : {0, 2, 4}) {
+    const int start = cost.counts().measured;
+    const double first = cost.NodeCost(g, pair);
+    const int measured = cost.counts().measured;
+    CHECK(measured > start);
+    CHECK(cost.NodeCost(g, pair + 1) == first);  // the very measurement, not a second one
+    CHECK(cost.counts().measured == measured);
+  }
+  const int before = cost.counts().measured;
+  cost.NodeCost(g, 6);
+  CHECK(cost.counts().measured > before);
+}

@@ -180,6 +180,14 @@ class OpDef {
     return params;
   }
 
+  // The parameters in the one spelling that every way of writing the same computation
+  // maps to (ONNX's explicit pads, dilations and group count, where rules write a padding
+  // mode and a grouping), so that measurements keyed by it find one kernel under one
+  // key; nullopt where the operator has one spelling only.
+  virtual std::optional<Params> CanonicalParams(const Params&, absl::Span<const InputInfo>) const {
+    return std::nullopt;
+  }
+
   // The operator in the verifier's logic; an error when it has no encoding there (the
   // default) or not with these parameters.
   virtual absl::StatusOr<SmtForm> Smt(const Params& params, int num_inputs, int num_outputs) const;
