@@ -274,3 +274,61 @@ TEST_CASE("One kernel is measured once, however its parameters are spelled") {
   cost.NodeCost(g, 6);
   CHECK(cost.counts().measured > before);
 }
+
+namespace {
+
+// A backend whose kernels take what the test says: each kernel's work times `slowdown`,
+// the machine's speed at the moment (the reference product's work is 1e-4 s).
+class DriftingBackend : public taso::MeasuredCost {
+ public:
+  explicit DriftingBackend(std::unique_ptr<taso::CostCache> cache) : MeasuredCost(std::move(cache), "drifting") {}
+  std::string name() const override { return "drifting"; }
+  double slowdown = 1;
+
+ protected:
+  std::optional<KernelRun> PrepareRun(const taso::OpDef& op, const taso::Params&, absl::Span<const taso::InputInfo>,
+                                      absl::Span<const taso::OutputType> outputs) override {
+    const double work = op.name() == "MatMul" ? 1e-4 : 1e-9 * static_cast<double>(taso::NumElements(outputs[0].shape));
+    return KernelRun([this, work]() -> absl::StatusOr<double> { return work * slowdown; });
+  }
+  bool IsView(const taso::OpDef&, const taso::Params&, absl::Span<const taso::InputInfo>,
+              absl::Span<const taso::OutputType>) const override {
+    return false;
+  }
+};
+
+double ReluCost(taso::MeasuredCost& cost, taso::Shape shape) {
+  taso::InputInfo x;
+  x.dtype = taso::DataType::kFloat32;
+  x.shape = shape;
+  return cost.Cost(*taso::testing::Op("Relu"), taso::Params(), std::vector<taso::InputInfo>{x},
+                   std::vector<taso::OutputType>{{taso::DataType::kFloat32, shape}});
+}
+
+}  // namespace
+
+TEST_CASE("Kernels timed while the machine runs slower cost what they cost at its speed") {
+  auto path = std::filesystem::temp_directory_path() / "taso_drift_test.sqlite";
+  std::filesystem::remove(path);
+  {
+    auto cache = taso::CostCache::Open(path.string());
+    REQUIRE(cache.ok());
+    DriftingBackend cost(*std::move(cache));
+    const double first = ReluCost(cost, {1000, 1000});  // 1 ms of work at full speed
+    CHECK(first == Approx(1e-3));
+    cost.slowdown = 2;  // the same work, timed in a slow minute
+    CHECK(ReluCost(cost, {500, 2000}) == Approx(first));
+    CHECK(cost.counts().measured == 2);
+  }
+  {
+    // A later run on a machine three times slower reads both from the file at its speed.
+    auto cache = taso::CostCache::Open(path.string());
+    REQUIRE(cache.ok());
+    DriftingBackend cost(*std::move(cache));
+    cost.slowdown = 3;
+    CHECK(ReluCost(cost, {1000, 1000}) == Approx(3e-3));
+    CHECK(ReluCost(cost, {500, 2000}) == Approx(3e-3));
+    CHECK(cost.counts().cached == 2);
+  }
+  std::filesystem::remove(path);
+}

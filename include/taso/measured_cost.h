@@ -1,7 +1,10 @@
 // Costs measured on a backend: each operator's kernel is prepared for its parameters and
-// shapes and run (warm-up, then the median of repeated runs). Measurements are kept in
-// an on-disk cache (SQLite) keyed by device, operator, parameters and shapes, so a
-// second run on the same machine measures nothing new. Operators the backend has no
+// shapes and run (warm-up, then the median of repeated runs), in turn with a reference
+// kernel (a 256x256 matrix product), and kept as a multiple of the reference's time:
+// the machine's speed drifts (2x over minutes on a shared machine), and a kernel timed in
+// a slow minute must not look dearer than one timed in a fast minute. Measurements are
+// kept in an on-disk cache (SQLite) keyed by device, operator, parameters and shapes, so
+// a second run on the same machine measures nothing new. Operators the backend has no
 // kernel for get the analytic estimate.
 #pragma once
 
@@ -99,12 +102,21 @@ class MeasuredCost : public CostModel {
                                                 absl::Span<const OutputType> outputs);
   // Whether a time is in the memo or the cache file.
   bool IsKnown(const Keys& keys);
+  // The reference kernel, prepared on first use; null where the backend cannot run it
+  // (then times are kept as they are, and not in the cache file).
+  KernelRun* Reference();
+  // What one run of the reference takes now (timed once, when first needed): a multiple
+  // of it times this is seconds.
+  double SecondsPerReference();
 
   // Keyed by a 64-bit hash of the cost key (CostKeyHash), not its text: the search asks
   // for the cost of every node of every candidate graph, and building the text took a
   // quarter of NasNet-A's search time. The text is built only to read or write the cache.
   absl::flat_hash_map<uint64_t, Known> memo_;
   Counts counts_;
+  std::optional<KernelRun> reference_;
+  bool reference_prepared_ = false;
+  std::optional<double> seconds_per_reference_;
 };
 
 // oneDNN kernel times (ops/cpu/).

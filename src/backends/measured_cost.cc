@@ -126,10 +126,10 @@ MeasuredCost::Known MeasuredCost::Find(const OpDef& op, const Params& params, ui
                                        absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs) {
   if (IsView(op, params, inputs, outputs)) return {0, true};  // the executor runs nothing for it
   const std::string key = CostKey(op, params, inputs, outputs);
-  if (cache_) {
-    if (std::optional<double> c = cache_->Lookup(device_, key)) {
+  if (cache_ && Reference()) {
+    if (std::optional<double> references = cache_->Lookup(device_, key)) {
       ++counts_.cached;
-      return {*c, true};
+      return {*references * SecondsPerReference(), true};
     }
   }
   if (std::optional<double> m = MeasureWithAlternatives(op, params, {hash, key}, inputs, outputs)) return {*m, true};
@@ -138,7 +138,31 @@ MeasuredCost::Known MeasuredCost::Find(const OpDef& op, const Params& params, ui
 }
 
 bool MeasuredCost::IsKnown(const Keys& keys) {
-  return memo_.contains(keys.hash) || (cache_ && cache_->Lookup(device_, keys.text).has_value());
+  return memo_.contains(keys.hash) || (cache_ && Reference() && cache_->Lookup(device_, keys.text).has_value());
+}
+
+MeasuredCost::KernelRun* MeasuredCost::Reference() {
+  if (!reference_prepared_) {
+    reference_prepared_ = true;
+    if (const OpDef* matmul = OpRegistry::Global().Find("MatMul")) {
+      InputInfo a;
+      a.dtype = DataType::kFloat32;
+      a.shape = {256, 256};
+      const OutputType out{DataType::kFloat32, a.shape};
+      reference_ = PrepareRun(*matmul, Params(), std::vector<InputInfo>{a, a}, std::vector<OutputType>{out});
+    }
+  }
+  return reference_ ? &*reference_ : nullptr;
+}
+
+double MeasuredCost::SecondsPerReference() {
+  if (!seconds_per_reference_) {
+    KernelRun* reference = Reference();
+    absl::StatusOr<std::vector<double>> median =
+        reference ? timing::KernelMediansInTurn({*reference}) : absl::UnavailableError("no reference kernel");
+    seconds_per_reference_ = median.ok() && (*median)[0] > 0 ? (*median)[0] : 1.0;
+  }
+  return *seconds_per_reference_;
 }
 
 std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, const Params& params, Keys keys,
@@ -156,14 +180,24 @@ std::optional<double> MeasuredCost::MeasureWithAlternatives(const OpDef& op, con
       measured.push_back(std::move(other_keys));
     }
   }
-  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs);
+  // The reference runs last in each round and does not set how many rounds run.
+  const size_t kernels = runs.size();
+  KernelRun* reference = Reference();
+  if (reference) runs.push_back(*reference);
+  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs, kernels);
   if (!medians.ok()) return std::nullopt;
-  for (size_t k = 0; k < measured.size(); ++k) {
-    memo_[measured[k].hash] = {(*medians)[k], true};
+  const double reference_seconds = reference ? medians->back() : 0;
+  if (reference && !(reference_seconds > 0)) return std::nullopt;
+  std::optional<double> seconds;
+  for (size_t k = 0; k < kernels; ++k) {
+    const double references = reference ? (*medians)[k] / reference_seconds : (*medians)[k];
+    const double s = reference ? references * SecondsPerReference() : references;
+    memo_[measured[k].hash] = {s, true};
     ++counts_.measured;
-    if (cache_) cache_->Store(device_, measured[k].text, (*medians)[k]).IgnoreError();
+    if (cache_ && reference) cache_->Store(device_, measured[k].text, references).IgnoreError();
+    if (k == 0) seconds = s;
   }
-  return (*medians)[0];
+  return seconds;
 }
 
 namespace {
@@ -174,9 +208,9 @@ std::string CpuDevice() {
   // inputs and outputs, reorders to the primitive's layouts included, 10 runs at least; v5:
   // weights read from memory; v6: only where they dominate; v7: both layouts measured in
   // turn; v8: constant matrices packed; v9: Erf on its own kernel; v10: binaries whose first
-  // source broadcasts swap their sources, one value per channel blocks), so old
-  // measurements are not reused.
-  return absl::StrCat("cpu kernels v10/oneDNN ", v->major, ".", v->minor, "/isa ",
+  // source broadcasts swap their sources, one value per channel blocks; v11: kept as
+  // multiples of the reference kernel's time), so old measurements are not reused.
+  return absl::StrCat("cpu kernels v11/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }

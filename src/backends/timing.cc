@@ -23,17 +23,18 @@ absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs) {
   return Median(std::move(times));
 }
 
-absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs) {
+absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs, size_t paced) {
   const size_t n = runs.size();
+  paced = std::max<size_t>(1, std::min(paced, n));  // n == 0 runs no round
   for (int i = 0; i < 2; ++i)
     for (const TimedRun& run : runs) RETURN_IF_ERROR(run().status());
   std::vector<std::vector<double>> times(n);
   std::vector<double> totals(n, 0);
   auto enough = [&](size_t rounds) {
-    if (rounds >= 10 && *std::min_element(totals.begin(), totals.end()) >= 10e-3) return true;
+    if (rounds >= 10 && *std::min_element(totals.begin(), totals.begin() + paced) >= 10e-3) return true;
     // A slow kernel (oneDNN's reference convolution for a blocked grouped one takes 250 ms)
     // needs few runs, and its measurement must not hold up the search for seconds.
-    return rounds >= 3 && *std::max_element(totals.begin(), totals.end()) >= 0.5;
+    return rounds >= 3 && *std::max_element(totals.begin(), totals.begin() + paced) >= 0.5;
   };
   for (size_t round = 0; n > 0 && round < 200 && !enough(round); ++round) {
     for (size_t k = 0; k < n; ++k) {

@@ -22,8 +22,10 @@ absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
 // turn (each round in a rotated order) so that a change in the machine's speed weighs on
 // all alike: two warm-up runs each, then at least 10 runs and 10 ms of each, at most 200
 // rounds (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels),
-// or only 3 rounds once one kernel has run 0.5 s.
-absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs);
+// or only 3 rounds once one kernel has run 0.5 s. Only the first `paced` kernels (all by
+// default) count towards those bounds: a short reference kernel timed alongside the
+// others must not make them run for its 10 ms.
+absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs, size_t paced = SIZE_MAX);
 // The medians of `a` and `b`, timed in turn (and in the other order every other round:
 // the one run second runs faster).
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs);
