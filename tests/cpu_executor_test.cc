@@ -335,3 +335,53 @@ TEST_CASE("Two graphs compared on executor pairs: each graph's outputs, positive
   for (size_t i = 0; i < ya.size(); ++i) CHECK(yd[i] == 2 * ya[i]);
   CHECK_FALSE(CompareGraphs("tpu", a->graph, b, inputs, 4).ok());
 }
+
+TEST_CASE("LayerNormalization normalizes each slice from its axis on, on oneDNN and on the reference kernel") {
+  // Over the last dimension with a shift (BERT's form), and over the last two without.
+  const Shape shape = {2, 3, 40};
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, shape);
+  REQUIRE(x.ok());
+  const ValueId scale_row = testing::AddWeight(g, "scale_row", {40}, 1), shift_row = testing::AddWeight(g, "shift_row", {40}, 2);
+  const ValueId scale_block = testing::AddWeight(g, "scale_block", {3, 40}, 3);
+  REQUIRE(g.AddOutput(testing::AddOp(g, "LayerNormalization", {*x, scale_row, shift_row}, "rows",
+                                     Params().Set("axis", int64_t{-1}).Set("epsilon", 1e-5)))
+              .ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "LayerNormalization", {*x, scale_block}, "blocks",
+                                     Params().Set("axis", int64_t{1}).Set("epsilon", 1e-3)))
+              .ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 9);
+  auto got = (*executor)->Run(inputs);
+  auto reference = RunReference(g, inputs);
+  REQUIRE((got.ok() && reference.ok()));
+
+  // The definition, in doubles.
+  auto expect = [&](const std::string& out, int64_t width, ValueId scale, ValueId shift, double eps) {
+    const std::vector<float>& in = inputs.at("x").data;
+    const auto scales = g.ConstantData(scale)->floats();
+    for (size_t row = 0; row * width < in.size(); ++row) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < width; ++i) mean += in[row * width + i];
+      mean /= static_cast<double>(width);
+      for (int64_t i = 0; i < width; ++i) var += (in[row * width + i] - mean) * (in[row * width + i] - mean);
+      var /= static_cast<double>(width);
+      for (int64_t i = 0; i < width; ++i) {
+        double y = (in[row * width + i] - mean) / std::sqrt(var + eps) * scales[i];
+        if (shift != kNoValue) y += g.ConstantData(shift)->floats()[i];
+        INFO(out << " row " << row << " element " << i);
+        CHECK(reference->at(out).data[row * width + i] == Approx(y).margin(1e-5));
+        CHECK(got->at(out).data[row * width + i] == Approx(y).margin(1e-4));
+      }
+    }
+  };
+  expect("rows", 40, scale_row, shift_row, 1e-5);
+  expect("blocks", 120, scale_block, kNoValue, 1e-3);
+
+  // A scale that is not the slice's shape is refused.
+  auto bad = g.AddNode(testing::Op("LayerNormalization"), Params().Set("axis", int64_t{-1}), {*x, scale_block});
+  REQUIRE_FALSE(bad.ok());
+  CHECK_THAT(std::string(bad.status().message()), Catch::Contains("normalized slice's shape"));
+}

@@ -337,3 +337,26 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   unknown.shape_known = false;
   CHECK_FALSE(fold("Shape", {unknown}).has_value());
 }
+
+TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at opset 17") {
+  auto m = NewModel(17);
+  AddInput(m, "x", {2, 8});
+  AddFloatInit(m, "scale", {8}, 1.5f);
+  AddFloatInit(m, "bias", {8}, 0.25f);
+  AddNode(m, "LayerNormalization", {"x", "scale", "bias"}, {"y"}, "norm");
+  AddNode(m, "LayerNormalization", {"x", "scale"}, {"z", "mean"}, "with_stats");
+  AddOutput(m, "y");
+  AddOutput(m, "z");
+  AddOutput(m, "mean");
+  auto r = ImportOnnx(m);
+  REQUIRE(r.ok());
+  REQUIRE(r->graph.num_nodes() == 2);
+  CHECK(r->graph.node(0).op->name() == "LayerNormalization");
+  CHECK(r->graph.node(1).op->is_opaque());  // its Mean output has no place in the library
+  auto exported = ExportOnnx(*r);
+  REQUIRE(exported.ok());  // the ONNX checker and strict shape inference ran
+  CHECK(exported->graph().node(0).op_type() == "LayerNormalization");
+  auto again = ImportOnnx(*exported);
+  REQUIRE(again.ok());
+  CHECK(again->graph.DebugString() == r->graph.DebugString());
+}

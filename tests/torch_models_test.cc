@@ -80,7 +80,7 @@ TEST_CASE("PyTorch exports import, round-trip and match PyTorch") {
   // shapes they fold to constants (ImportOptions), so every node of every model is in the
   // library.
   for (const char* name : {"resnet50", "resnext50", "inception_v3", "mobilenet_v2", "squeezenet", "densenet121",
-                           "efficientnet_b0", "mobilenet_v3_small", "transformer_layer"}) {
+                           "efficientnet_b0", "mobilenet_v3_small", "transformer_layer", "transformer_layer_17"}) {
     SECTION(name) {
       const auto base = ExportDir() / name;
       auto original = ReadModelFile(base.string() + ".onnx");

@@ -36,6 +36,8 @@ MODELS = {
     "efficientnet_b0": (vision(torchvision.models.efficientnet_b0), 17),
     "mobilenet_v3_small": (vision(torchvision.models.mobilenet_v3_small), 17),
     "transformer_layer": (transformer, 14),
+    # Opset 17: layer normalization as one LayerNormalization node.
+    "transformer_layer_17": (transformer, 17),
 }
 
 
