@@ -6,26 +6,6 @@
 namespace taso::ops {
 namespace {
 
-// Rows (the dimensions before the axis) and the length of each normalized slice.
-struct LayerNormShape {
-  int64_t rows = 1, width = 1;
-  Shape slice;
-};
-
-absl::StatusOr<LayerNormShape> SliceOf(const Params& p, const Shape& x) {
-  ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", -1), static_cast<int>(x.size())));
-  LayerNormShape s;
-  for (int d = 0; d < static_cast<int>(x.size()); ++d) {
-    if (d < axis) {
-      s.rows *= x[d];
-    } else {
-      s.width *= x[d];
-      s.slice.push_back(x[d]);
-    }
-  }
-  return s;
-}
-
 class LayerNormalization : public KernelOp<LayerNormalization> {
  public:
   absl::string_view name() const override { return "LayerNormalization"; }
@@ -34,14 +14,14 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 3));
     RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
     if (in[0].shape.empty()) return Bad("input X must have rank 1 or more");
-    ASSIGN_OR_RETURN(LayerNormShape s, SliceOf(p, in[0].shape));
+    ASSIGN_OR_RETURN(Rows rows, RowsFrom(in[0].shape, p.Int("axis", -1)));
     const char* names[] = {"X", "Scale", "B"};
     for (size_t i = 1; i < in.size(); ++i) {
       if (!in[i].present) continue;
       RETURN_IF_ERROR(ExpectFloat(in[i], names[i]));
       // ONNX lets Scale and B broadcast; the library takes them at the slice's shape.
-      if (in[i].shape != s.slice)
-        return Bad(absl::StrCat(names[i], " must have the normalized slice's shape ", ShapeToString(s.slice), ", got ",
+      if (in[i].shape != rows.row)
+        return Bad(absl::StrCat(names[i], " must have the normalized slice's shape ", ShapeToString(rows.row), ", got ",
                                 ShapeToString(in[i].shape)));
     }
     if (p.Float("epsilon", 1e-5) <= 0) return Bad("epsilon must be positive");
@@ -53,19 +33,19 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
     const Tensor<S>& x = *a.in[0];
     const Tensor<S>& scale = *a.in[1];
     const Tensor<S>* bias = a.in.size() > 2 ? a.in[2] : nullptr;
-    ASSIGN_OR_RETURN(LayerNormShape s, SliceOf(p, x.shape));
+    ASSIGN_OR_RETURN(Rows rows, RowsFrom(x.shape, p.Int("axis", -1)));
     const S eps = Domain<S>::FromDouble(p.Float("epsilon", 1e-5));
-    const S inverse_width = Domain<S>::InverseCount(s.width);
-    for (int64_t r = 0; r < s.rows; ++r) {
-      const S* src = x.data.data() + r * s.width;
-      S* dst = a.out[0]->data.data() + r * s.width;
+    const S inverse_width = Domain<S>::InverseCount(rows.width);
+    for (int64_t r = 0; r < rows.count; ++r) {
+      const S* src = x.data.data() + r * rows.width;
+      S* dst = a.out[0]->data.data() + r * rows.width;
       S sum = Domain<S>::Zero();
-      for (int64_t i = 0; i < s.width; ++i) sum += src[i];
+      for (int64_t i = 0; i < rows.width; ++i) sum += src[i];
       const S mean = sum * inverse_width;
       S squares = Domain<S>::Zero();
-      for (int64_t i = 0; i < s.width; ++i) squares += (src[i] - mean) * (src[i] - mean);
+      for (int64_t i = 0; i < rows.width; ++i) squares += (src[i] - mean) * (src[i] - mean);
       const S std_dev = Domain<S>::Sqrt(squares * inverse_width + eps);
-      for (int64_t i = 0; i < s.width; ++i) {
+      for (int64_t i = 0; i < rows.width; ++i) {
         dst[i] = Domain<S>::Div(src[i] - mean, std_dev) * scale.data[i];
         if (bias) dst[i] += bias->data[i];
       }

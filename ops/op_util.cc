@@ -8,6 +8,20 @@ absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+absl::StatusOr<Rows> RowsFrom(const Shape& shape, int64_t axis) {
+  ASSIGN_OR_RETURN(int first, NormalizeAxis(axis, static_cast<int>(shape.size())));
+  Rows r;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (d < first) {
+      r.count *= shape[d];
+    } else {
+      r.width *= shape[d];
+      r.row.push_back(shape[d]);
+    }
+  }
+  return r;
+}
+
 absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

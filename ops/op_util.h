@@ -23,6 +23,14 @@ inline absl::Status Bad(absl::string_view msg) { return absl::InvalidArgumentErr
 // Maps a possibly negative axis into [0, rank).
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank);
 
+// A tensor seen as rows: the dimensions before `axis` count the rows, those from it on
+// make each row (LayerNormalization's normalized slice).
+struct Rows {
+  int64_t count = 1, width = 1;
+  Shape row;
+};
+absl::StatusOr<Rows> RowsFrom(const Shape& shape, int64_t axis);
+
 // ONNX (numpy) multidirectional broadcasting.
 absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b);
 

@@ -10,6 +10,24 @@
 
 using namespace taso;
 
+namespace {
+
+// Runs `laid_out` on the cpu executor and checks that it computes what `original`
+// computes on the reference executor; returns how many nodes ran on reference kernels.
+int ExpectCpuComputesAsReference(const Graph& original, const Graph& laid_out, uint64_t seed) {
+  auto executor = CpuExecutor::Create(laid_out);
+  REQUIRE(executor.ok());
+  const TensorMap inputs = RandomInputs(original, seed);
+  auto expected = RunReference(original, inputs);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(expected.ok());
+  REQUIRE(got.ok());
+  CHECK(RelativeDifference(*expected, *got) < 1e-5);
+  return (*executor)->num_reference();
+}
+
+}  // namespace
+
 TEST_CASE("CNN models at their chosen layouts compute on the cpu executor what they compute plain") {
   for (const std::string name : {"resnet50", "resnext50", "inception_v3", "nasnet_a"}) {
     SECTION(name) {
@@ -75,15 +93,7 @@ TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and c
   CHECK(laid_out->node(out.producer).params.Str("layout", "plain") == "plain");
   // Its cost, node by node with the conversions as nodes, is what the plan says.
   CHECK(GraphCost(*laid_out, cost) == Approx(plan.seconds).epsilon(1e-9));
-
-  auto executor = CpuExecutor::Create(*laid_out);
-  REQUIRE(executor.ok());
-  const TensorMap inputs = RandomInputs(g, 4);
-  auto expected = RunReference(g, inputs);
-  auto got = (*executor)->Run(inputs);
-  REQUIRE(expected.ok());
-  REQUIRE(got.ok());
-  CHECK(RelativeDifference(*expected, *got) < 1e-5);
+  ExpectCpuComputesAsReference(g, *laid_out, 4);
 }
 
 TEST_CASE("The cpu executor refuses a graph whose layouts do not fit together") {
@@ -127,13 +137,5 @@ TEST_CASE("A map times one value per channel runs blocked, reading the values pl
     const Value& v = laid_out->value(laid_out->FindValue(name));
     CHECK(laid_out->node(v.producer).params.Str("layout", "plain") == "blocked");
   }
-  auto executor = CpuExecutor::Create(*laid_out);
-  REQUIRE(executor.ok());
-  CHECK((*executor)->num_reference() == 0);
-  const TensorMap inputs = RandomInputs(g, 6);
-  auto expected = RunReference(g, inputs);
-  auto got = (*executor)->Run(inputs);
-  REQUIRE(expected.ok());
-  REQUIRE(got.ok());
-  CHECK(RelativeDifference(*expected, *got) < 1e-5);
+  CHECK(ExpectCpuComputesAsReference(g, *laid_out, 6) == 0);
 }

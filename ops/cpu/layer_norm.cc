@@ -11,12 +11,9 @@ class LayerNormKernel : public cpu::Kernel {
   bool ReadsWeight(size_t i, absl::Span<const InputInfo>) const override { return i > 0; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType>) const override {
-    const Shape& x = in[0].shape;
-    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", -1), static_cast<int>(x.size())));
-    int64_t rows = 1, width = 1;
-    for (int d = 0; d < static_cast<int>(x.size()); ++d) (d < axis ? rows : width) *= x[d];
+    ASSIGN_OR_RETURN(Rows rows, RowsFrom(in[0].shape, p.Int("axis", -1)));
     const bool shift = in.size() > 2 && in[2].present;
-    const Shape data_shape{rows, width}, slice{width};
+    const Shape data_shape{rows.count, rows.width}, slice{rows.width};
     const dnnl::memory::desc data = cpu::Plain(data_shape), per_slice = cpu::Plain(slice);
     auto flags = dnnl::normalization_flags::use_scale;
     if (shift) flags |= dnnl::normalization_flags::use_shift;
