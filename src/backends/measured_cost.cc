@@ -107,15 +107,12 @@ double MeasuredCost::Cost(const OpDef& op, const Params& params, absl::Span<cons
     // convolution, imported (explicit pads) and rewritten (a padding mode), was measured
     // twice, minutes apart, at 5.1 and 2.8 ms, and the two graphs' costs disagreed.
     // Spelling them out takes a copy, so it is done only here, on the memo's misses.
-    Known known;
-    if (std::optional<Params> canonical = op.CanonicalParams(params, inputs)) {
-      const uint64_t canonical_hash = CostKeyHash(op, *canonical, inputs, outputs);
-      auto c = memo_.find(canonical_hash);
-      known = c != memo_.end() ? c->second : Find(op, *canonical, canonical_hash, inputs, outputs);
-      memo_.emplace(canonical_hash, known);
-    } else {
-      known = Find(op, params, hash, inputs, outputs);
-    }
+    const std::optional<Params> canonical = op.CanonicalParams(params, inputs);
+    const Params& spelled = canonical ? *canonical : params;
+    const uint64_t spelled_hash = canonical ? CostKeyHash(op, spelled, inputs, outputs) : hash;
+    auto found = memo_.find(spelled_hash);
+    if (found == memo_.end()) found = memo_.emplace(spelled_hash, Find(op, spelled, spelled_hash, inputs, outputs)).first;
+    const Known known = found->second;  // a copy: the next insertion may move the map's entries
     it = memo_.emplace(hash, known).first;
   }
   if (measurable) *measurable = it->second.measured;
