@@ -49,7 +49,7 @@ class Softmax : public KernelOp<Softmax> {
     const int64_t axis = node.Int("axis", node.opset() >= 13 ? -1 : 1);
     auto norm = NormalizeAxis(axis, rank);
     if (!norm.ok()) return norm.status();
-    if (node.opset() < 13 && *norm != rank - 1) return std::nullopt;  // the old 2-D coercion
+    if (node.opset() < 13 && *norm != rank - 1) return std::nullopt;  // opsets below 13 coerce to 2-D
     return Params().Set("axis", axis);
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {

@@ -2,9 +2,9 @@
 // matches and cycles refused, and every rewrite computing what the original computes.
 #include <catch2/catch.hpp>
 
+#include "models/models.h"
 #include "taso/cost.h"
 #include "taso/executor.h"
-#include "models/models.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
 #include "taso/match.h"
@@ -16,25 +16,16 @@ using namespace taso;
 
 namespace {
 
-const RuleSet& ShippedRules() {
-  static const RuleSet* set = [] {
-    auto s = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
-    REQUIRE(s.ok());
-    return new RuleSet(*s);
-  }();
-  return *set;
-}
-
-const Rule& ShippedRule(const std::string& name) {
-  const RuleSet* set = &ShippedRules();
-  for (const Rule& r : set->rules)
-    if (r.name == name) return r;
-  FAIL("no rule " << name);
-  return set->rules[0];
+// Two MatMuls sharing their left operand B become one MatMul of B by the right operands
+// concatenated, split back into the two products.
+const Rule& MergeMatMulsRule() {
+  return testing::ShippedRuleLike("MatMul(B, A), MatMul(B, C)",
+                                  "Split(MatMul(B, Concat(A, C)))[0], Split(MatMul(B, Concat(A, C)))[1]", 2);
 }
 
 using testing::AddOp;
 using testing::AddWeight;
+using testing::ShippedRules;
 
 void ExpectSameOutputs(const Graph& a, const Graph& b) {
   const TensorMap inputs = RandomInputs(a, 7);
@@ -77,7 +68,7 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w1}, "y1")).ok());
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w2}, "y2")).ok());
 
-  auto rule = RuleMatcher::Create(ShippedRule("r0327"));  // MatMul(B, A), MatMul(B, C)
+  auto rule = RuleMatcher::Create(MergeMatMulsRule());
   REQUIRE(rule.ok());
   const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
   REQUIRE(matches.size() == 2);  // either MatMul can be the first
@@ -91,14 +82,16 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
 }
 
 TEST_CASE("A target operator with two new outputs names them apart") {
-  // r0079 writes A + B as Add(Split(Concat(B, A))): the split's two outputs are new values.
+  // A + B written as the sum of the two halves of Concat(B, A): the split's two outputs
+  // are new values.
   Graph g;
   auto a = g.AddInput("a", DataType::kFloat32, {4, 4});
   auto b = g.AddInput("b", DataType::kFloat32, {4, 4});
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   REQUIRE(g.AddOutput(AddOp(g, "Add", {*a, *b}, "sum")).ok());
-  auto rule = RuleMatcher::Create(ShippedRule("r0079"));
+  auto rule = RuleMatcher::Create(
+      testing::ShippedRuleLike("Add(A, B)", "Add(Split(Concat{axis=0}(B, A))[0], Split(Concat(B, A))[1])", 2));
   REQUIRE(rule.ok());
   const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
   REQUIRE(!matches.empty());
@@ -175,7 +168,7 @@ TEST_CASE("A rewrite that would make a cycle is refused") {
   const ValueId y1 = AddOp(g, "MatMul", {*x, w}, "y1");
   const ValueId z = AddOp(g, "Relu", {y1}, "z");
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, z}, "y2")).ok());
-  auto rule = RuleMatcher::Create(ShippedRule("r0327"));
+  auto rule = RuleMatcher::Create(MergeMatMulsRule());
   REQUIRE(rule.ok());
   const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
   REQUIRE(!matches.empty());
@@ -215,8 +208,10 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
   REQUIRE(x.ok());
   const ValueId w = AddWeight(g, "w", {4, 4, 3, 3}, 4);
   Params conv;
-  conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1})
-      .Set("dilations", std::vector<int64_t>{1, 1}).Set("group", int64_t{1});
+  conv.Set("strides", std::vector<int64_t>{1, 1})
+      .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
+      .Set("dilations", std::vector<int64_t>{1, 1})
+      .Set("group", int64_t{1});
   const ValueId c = AddOp(g, "Conv2D", {*x, w}, "c", conv);
   REQUIRE(g.AddOutput(AddOp(g, "Relu", {c}, "y")).ok());
   const GraphIndex index(g);
@@ -258,8 +253,8 @@ TEST_CASE("Folding keeps int64 constants and folds constants shaped like an acti
   auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(x.ok());
   // An ONNX Constant holding a shape (int64) read by a Reshape.
-  auto shape = g.AddNode(testing::Op("Constant"),
-                         Params().Set("value", TensorData::Int64({2}, {4, 36})), {}, "shape", {"shape"});
+  auto shape = g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({2}, {4, 36})), {}, "shape",
+                         {"shape"});
   REQUIRE(shape.ok());
   // Average pooling as a depthwise convolution with C_pool, whose shape comes from x.
   const ValueId pool = AddOp(g, "C_pool", {*x}, "pool", Params().Set("kernel", std::vector<int64_t>{3, 3}));
@@ -285,9 +280,7 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
   const ValueId a = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w1}, "m1")}, "a");
   const ValueId b = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w2}, "m2")}, "b");
   REQUIRE(g.AddOutput(AddOp(g, "Add", {a, b}, "y")).ok());
-  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
-  REQUIRE(rules.ok());
-  const std::vector<RuleMatcher> matchers = PrepareRules(rules->rules);
+  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules().rules);
   SearchOptions options;
   options.budget = 5;
   AnalyticCost cost;
@@ -303,7 +296,7 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
 TEST_CASE("A rule whose target reads an input its source does not is refused") {
   Rule r = ReluTwice();
   r.inputs.push_back({"B", {4, 4}, false});  // read by the target only
-  r.source.ops[1].inputs = {2};               // tensors: A, B, then the source's outputs
+  r.source.ops[1].inputs = {2};              // tensors: A, B, then the source's outputs
   r.source.outputs = {3};
   RuleOp add;
   add.op = testing::Op("Add");
@@ -313,4 +306,27 @@ TEST_CASE("A rule whose target reads an input its source does not is refused") {
   auto m = RuleMatcher::Create(r);
   REQUIRE(!m.ok());
   CHECK_THAT(std::string(m.status().message()), Catch::Contains("does not read input B"));
+}
+
+TEST_CASE("Tests find shipped rules by what they compute rather than by generated name") {
+  const Rule& merge = MergeMatMulsRule();
+  CHECK(testing::RuleSideText(merge, merge.source) == "MatMul(B, A), MatMul(B, C)");
+  CHECK(testing::RuleSideText(merge, merge.target) ==
+        "Split{axis=1}(MatMul(B, Concat{axis=1}(A, C)))[0], Split{axis=1}(MatMul(B, Concat{axis=1}(A, C)))[1]");
+  // Inputs are matched up to renaming, spaces are ignored, parameters given must agree.
+  CHECK(testing::ShippedRulesLike("MatMul(Y,X),MatMul(Y,Z)",
+                                  "Split(MatMul(Y,Concat{axis=1}(X,Z)))[0],Split(MatMul(Y,Concat(X,Z)))[1]",
+                                  2) == std::vector<const Rule*>{&merge});
+  CHECK(testing::ShippedRulesLike("MatMul(B, A), MatMul(B, C)",
+                                  "Split(MatMul(B, Concat{axis=0}(A, C)))[0], Split(MatMul(B, Concat(A, C)))[1]")
+            .empty());
+  // The two halves of A + B along either axis: parameters tell them apart.
+  const std::vector<const Rule*> both =
+      testing::ShippedRulesLike("Add(A, B)", "Add(Split(Concat(B, A))[0], Split(Concat(B, A))[1])", 2);
+  const std::vector<const Rule*> first_axis =
+      testing::ShippedRulesLike("Add(A, B)", "Add(Split(Concat{axis=0}(B, A))[0], Split(Concat(B, A))[1])", 2);
+  CHECK(both.size() == 2);
+  REQUIRE(first_axis.size() == 1);
+  CHECK(std::count(both.begin(), both.end(), first_axis[0]) == 1);
+  CHECK(testing::ShippedRulesLike("Add(A, B)", "Add(B, A)").empty());  // commutativity is no rule
 }

@@ -68,8 +68,8 @@ class KernelExecutor {
 absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeKernelExecutor(absl::string_view backend, const Graph& graph);
 
 // Two graphs timed on a backend's executor on the same inputs. Where an executor's memory
-// lands makes one of two executors of the same graph up to 10% faster than the other
-// (NasRNN on 2 cores), and which one depends on the order they were made in. So each
+// lands can make one of two executors of the same graph measurably faster than the
+// other, and which one depends on the order they were made in. So each
 // graph gets `pairs` executors, made in both orders in turn, each pair timed in turn
 // (about `runs` runs per graph in all); a graph's time is the geometric mean over pairs
 // of its medians. The outputs are the first pair's.

@@ -1,6 +1,6 @@
-// Conv2D on oneDNN, relu as a post-op (or, after a gemm-based convolution, as an eltwise
-// primitive in place: oneDNN 2.6 applies a gemm convolution's post-ops in a slow loop,
-// 1.67 -> 2.73 ms on SqueezeNet's first convolution), bias. Inputs and outputs are plain NCHW: a dense
+// Conv2D on oneDNN, with bias, and relu as a post-op; after a gemm-based convolution the
+// relu is an eltwise primitive run in place instead, because oneDNN 2.6 applies a gemm
+// convolution's post-ops in a slow scalar loop. Inputs and outputs are plain NCHW: a dense
 // convolution reads them as they are (oneDNN's gemm-based convolution); a grouped or
 // depthwise one runs in the blocked layout oneDNN prefers, with the reorders into and out
 // of it part of its run (on depthwise layers that is faster than a gemm per group).

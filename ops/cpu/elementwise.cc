@@ -142,8 +142,8 @@ class BinaryKernel : public cpu::Kernel {
       return *full == 0 ? Binary(map, values, map, false) : Binary(values, map, map, true);
     }
     // oneDNN's fast kernels broadcast the second source only; with the first broadcast it
-    // falls back to its reference loop (a squeeze-excitation's scale times the feature map
-    // took 8.5 ms instead of 0.05), so the sources are swapped.
+    // falls back to its scalar reference loop (as for a squeeze-excitation's scale times
+    // the feature map), so the sources are swapped.
     const bool swap = sa != sc && sb == sc && CanSwap();
     return Binary(cpu::Plain(sa), cpu::Plain(sb), cpu::Plain(sc), swap);
   }
