@@ -6,18 +6,22 @@
 #include "absl/strings/str_join.h"
 
 namespace taso::gen {
+namespace {
 
-std::string Variant::label() const {
-  return spec.label.empty() ? std::string(op->name()) : absl::StrCat(op->name(), "{", spec.label, "}");
+// Small inputs as TASO used: two activations and four kernels (3x3 twice, 1x3, 1x1) of
+// four channels, three 4x4 matrices, and a scalar.
+std::vector<GenInput> SmallInputs() {
+  const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
+  return {
+      {"X", {1, 4, 5, 5}, true, image},    {"Y", {1, 4, 5, 5}, true, image},
+      {"W1", {4, 4, 3, 3}, false, kernel}, {"W2", {4, 4, 3, 3}, false, kernel},
+      {"W3", {4, 4, 1, 3}, false, kernel}, {"W4", {4, 4, 1, 1}, false, kernel},
+      {"A", {4, 4}, true, matrix},         {"B", {4, 4}, true, matrix},
+      {"C", {4, 4}, true, matrix},         {"s", {}, false, {}},
+  };
 }
 
-std::vector<std::string> GeneratorOperators() {
-  std::vector<std::string> names;
-  for (const OpDef* op : OpRegistry::Global().All())
-    if (!op->GeneratorVariants().empty()) names.emplace_back(op->name());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+}  // namespace
 
 absl::StatusOr<OpSet> MakeOpSet(const std::vector<std::string>& ops) {
   const std::vector<std::string> known = GeneratorOperators();
@@ -25,21 +29,11 @@ absl::StatusOr<OpSet> MakeOpSet(const std::vector<std::string>& ops) {
   set.op_names = ops.empty() ? known : ops;
   for (const std::string& name : set.op_names) {
     if (std::find(known.begin(), known.end(), name) == known.end())
-      return absl::InvalidArgumentError(absl::StrCat("unknown operator '", name, "' in --ops (known: ",
-                                                     absl::StrJoin(known, ","), ")"));
-    const OpDef* op = OpRegistry::Global().Find(name);
-    for (GeneratorVariant& v : op->GeneratorVariants()) set.variants.push_back({op, std::move(v)});
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown operator '", name, "' in --ops (known: ", absl::StrJoin(known, ","), ")"));
+    for (OpVariant& v : VariantsOf(*OpRegistry::Global().Find(name))) set.variants.push_back(std::move(v));
   }
-  // Small inputs as TASO used: two activations and four kernels (3x3 twice, 1x3, 1x1) of
-  // four channels, three 4x4 matrices, and a scalar.
-  const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
-  set.inputs = {
-      {"X", {1, 4, 5, 5}, true, image},     {"Y", {1, 4, 5, 5}, true, image},
-      {"W1", {4, 4, 3, 3}, false, kernel},  {"W2", {4, 4, 3, 3}, false, kernel},
-      {"W3", {4, 4, 1, 3}, false, kernel},  {"W4", {4, 4, 1, 1}, false, kernel},
-      {"A", {4, 4}, true, matrix},          {"B", {4, 4}, true, matrix},
-      {"C", {4, 4}, true, matrix},          {"s", {}, false, {}},
-  };
+  set.inputs = SmallInputs();
   return set;
 }
 

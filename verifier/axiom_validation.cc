@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "encode.h"
-#include "op_set.h"
 #include "sym_to_z3.h"
+#include "taso/op_variants.h"
 #include "taso/parallel.h"
 #include "taso/status_macros.h"
 
@@ -23,7 +23,7 @@ namespace {
 // One operator variant standing for a signature function: the variant, which of its
 // outputs, and the integers its parameters are written as.
 struct Implementation {
-  const gen::Variant* variant = nullptr;
+  const OpVariant* variant = nullptr;
   int output = 0;
   std::vector<int64_t> codes;
 };
@@ -42,10 +42,10 @@ absl::StatusOr<int64_t> ConstantValue(const AxiomSet& axioms, const std::string&
   return absl::InvalidArgumentError(absl::StrCat("the signature defines no integer ", name));
 }
 
-absl::StatusOr<FunctionTable> BuildTable(const AxiomSet& axioms, const gen::OpSet& set) {
+absl::StatusOr<FunctionTable> BuildTable(const AxiomSet& axioms, const std::vector<OpVariant>& variants) {
   FunctionTable table;
   std::map<std::string, int64_t> constant_values;
-  for (const gen::Variant& v : set.variants) {
+  for (const OpVariant& v : variants) {
     const int outputs = v.spec.split_at_concat ? 2 : 1;
     auto form = v.op->Smt(v.spec.params, v.spec.arity, outputs);
     if (!form.ok()) continue;
@@ -95,7 +95,8 @@ absl::StatusOr<ParsedAxiom> ParseAxiom(z3::context& ctx, const AxiomSet& axioms,
     a.var_is_tensor.push_back(!z3::sort(ctx, Z3_get_quantifier_bound_sort(ctx, e, i)).is_int());
   }
   z3::expr body = e.body();
-  if (!body.is_app() || body.decl().decl_kind() != Z3_OP_EQ) return absl::InvalidArgumentError("the body is not an equation");
+  if (!body.is_app() || body.decl().decl_kind() != Z3_OP_EQ)
+    return absl::InvalidArgumentError("the body is not an equation");
   absl::flat_hash_map<unsigned, int> memo;
   std::function<absl::StatusOr<int>(const z3::expr&)> walk = [&](const z3::expr& t) -> absl::StatusOr<int> {
     if (auto it = memo.find(t.id()); it != memo.end()) return it->second;
@@ -152,7 +153,9 @@ class AxiomValidator {
       if (t.kind != Term::kApply) continue;
       for (int c : t.args) {
         const Term& child = a_.terms[c];
-        const int dep = child.kind == Term::kTensor ? order_[child.var] : child.kind == Term::kApply ? child.last_tensor : -1;
+        const int dep = child.kind == Term::kTensor  ? order_[child.var]
+                        : child.kind == Term::kApply ? child.last_tensor
+                                                     : -1;
         t.last_tensor = std::max(t.last_tensor, dep);
       }
       if (!table_.contains(t.function))
@@ -162,7 +165,9 @@ class AxiomValidator {
     FindValueReads();
     for (size_t i = 0; i < a_.var_names.size(); ++i) {
       if (a_.var_is_tensor[i]) continue;
-      if (domains_[i].empty()) return absl::InvalidArgumentError(absl::StrCat("parameter ", a_.var_names[i], " has no value every use accepts"));
+      if (domains_[i].empty())
+        return absl::InvalidArgumentError(
+            absl::StrCat("parameter ", a_.var_names[i], " has no value every use accepts"));
     }
     for (int r : options_.ranks) AddShapes(r, Shape{});
     ints_.assign(a_.var_names.size(), 0);
@@ -284,8 +289,10 @@ class AxiomValidator {
     std::vector<int> tensors;
     for (int c : t.args) {
       const Term& arg = a_.terms[c];
-      if (arg.kind == Term::kInt || arg.kind == Term::kLiteral) codes.push_back(IntArg(arg));
-      else tensors.push_back(c);
+      if (arg.kind == Term::kInt || arg.kind == Term::kLiteral)
+        codes.push_back(IntArg(arg));
+      else
+        tensors.push_back(c);
     }
     out.impl = nullptr;
     for (const Implementation& impl : table_.at(t.function))
@@ -299,10 +306,10 @@ class AxiomValidator {
     for (const Shape& shape : shapes) infos.push_back({true, DataType::kFloat32, shape});
     out.params = spec.params;
     if (spec.split_at_concat) {
-      const int axis = gen::CutAxis(spec);
+      const int axis = CutAxis(spec);
       const auto& cuts = CutsOf(tensors[0]);
       if (axis >= static_cast<int>(cuts.size()) || !cuts[axis]) return false;
-      out.params = gen::WithCut(spec, (*cuts[axis])[0], (*cuts[axis])[1]);
+      out.params = WithCut(spec, (*cuts[axis])[0], (*cuts[axis])[1]);
     }
     auto types = out.impl->variant->op->InferTypes(out.params, infos);
     if (!types.ok() || out.impl->output >= static_cast<int>(types->size())) return false;
@@ -400,10 +407,9 @@ class AxiomValidator {
 
 }  // namespace
 
-absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms,
-                                                           const ValidationOptions& options) {
-  ASSIGN_OR_RETURN(gen::OpSet set, gen::MakeOpSet({}));
-  ASSIGN_OR_RETURN(FunctionTable table, BuildTable(axioms, set));
+absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms, const ValidationOptions& options) {
+  const std::vector<OpVariant> variants = AllOperatorVariants();
+  ASSIGN_OR_RETURN(FunctionTable table, BuildTable(axioms, variants));
   const size_t n = axioms.axioms.size();
   std::vector<AxiomValidation> results(n);
   std::vector<absl::Status> errors(n);
@@ -417,7 +423,8 @@ absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axio
     absl::StatusOr<AxiomValidation> r =
         parsed.ok() ? AxiomValidator(*parsed, table, options, ctx, watchdog, thread).Run() : parsed.status();
     if (!r.ok()) {
-      errors[i] = absl::InvalidArgumentError(absl::StrCat(axiom.file, ":", axiom.line, ": axiom ", axiom.name, ": ", r.status().message()));
+      errors[i] = absl::InvalidArgumentError(
+          absl::StrCat(axiom.file, ":", axiom.line, ": axiom ", axiom.name, ": ", r.status().message()));
       return;
     }
     results[i] = *r;

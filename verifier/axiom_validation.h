@@ -25,14 +25,13 @@ struct ValidationOptions {
 struct AxiomValidation {
   std::string axiom;
   Finding holds = Finding::kUnknown;  // kYes: on every case; kNo: a counterexample
-  int64_t cases = 0;  // parameter and shape combinations where both sides are defined
-  std::string detail;  // the counterexample, or why the axiom could not be checked
+  int64_t cases = 0;                  // parameter and shape combinations where both sides are defined
+  std::string detail;                 // the counterexample, or why the axiom could not be checked
   double seconds = 0;
 };
 
 // One result per axiom, in the set's order. Fails when an axiom uses a function no
-// operator of the generator's set stands for.
-absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms,
-                                                           const ValidationOptions& options);
+// operator variant (taso/op_variants.h) stands for.
+absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms, const ValidationOptions& options);
 
 }  // namespace taso::verify
