@@ -133,7 +133,7 @@ TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the 
   }
 }
 
-TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN kept; clip to constant bounds") {
+TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN kept, and clip to constant bounds") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 12007});
   REQUIRE(x.ok());

@@ -157,7 +157,7 @@ TEST_CASE("The rules taso-gen finds that the shipped database leaves out are not
   }
 }
 
-TEST_CASE("The axiom set is consistent; restated or contradictory axioms are found") {
+TEST_CASE("The axiom set is consistent, and restated or contradictory axioms are found") {
   auto axioms = LoadAxioms(kAxioms);
   REQUIRE(axioms.ok());
   AxiomCheckReport shipped = CheckAxiomSet(*axioms, 5000, 2);
