@@ -8,6 +8,8 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/status/status.h"
 
 namespace taso::cli {
@@ -16,6 +18,11 @@ namespace taso::cli {
 // may be written with hyphens (--timeout-ms) or underscores (--timeout_ms).
 inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
   absl::SetProgramUsageMessage(usage);
+  // --help lists the flags defined by the tools' own sources (absl's default looks for a
+  // file named like the binary, and taso-opt's is taso_opt.cc).
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [](absl::string_view file) { return absl::StrContains(file, "src/tools/"); };
+  absl::SetFlagsUsageConfig(config);
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "--") break;
