@@ -91,7 +91,8 @@ std::string Json(const taso::SearchResult& r, const Summary& s) {
                       r.initial_cost * 1e3, ",\n  \"search_cost_after_ms\": ", r.best_cost * 1e3,
                       ",\n  \"search_seconds\": ", r.seconds, ",\n  \"expansions\": ", r.expansions,
                       ",\n  \"graphs_seen\": ", r.graphs_seen,
-                      ",\n  \"stopped_by_limit\": ", r.stopped_by_limit ? "true" : "false",
+                      ",\n  \"stopped_by_limit\": ", r.stop_reason != taso::StopReason::kQueueEmpty ? "true" : "false",
+                      ",\n  \"stop_reason\": \"", taso::StopReasonName(r.stop_reason), "\"",
                       ",\n  \"self_check\": ", s.checked ? absl::StrCat("{\"max_abs_difference\": ", s.diff, "}") : "null",
                       ",\n  \"measured\": ", measured,
                       ",\n  \"rules_applied\": {", absl::StrJoin(applied, ", "), "}\n}\n");
@@ -262,7 +263,7 @@ int main(int argc, char** argv) {
     std::printf("layouts: %d nodes blocked, %d layout conversions\n", summary.blocked_nodes, summary.layout_conversions);
   std::printf("search (%s): %.2f s, %lld graphs expanded, %lld seen%s\n", search.c_str(), result.seconds,
               static_cast<long long>(result.expansions), static_cast<long long>(result.graphs_seen),
-              result.stopped_by_limit ? " (stopped by --budget or --time-limit)" : "");
+              result.stop_reason != taso::StopReason::kQueueEmpty ? " (stopped by --budget or --time-limit)" : "");
   if (measured)
     std::printf("costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
                 measured->device().c_str(), measured->counts().measured, measured->counts().cached,
