@@ -84,8 +84,12 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     return std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit;
   };
   while (!queue.empty()) {
-    if (result.expansions >= options.budget || out_of_time()) {
-      result.stopped_by_limit = true;
+    if (result.expansions >= options.budget) {
+      result.stop_reason = StopReason::kBudget;
+      break;
+    }
+    if (out_of_time()) {
+      result.stop_reason = StopReason::kTimeLimit;
       break;
     }
     const Candidate c = *queue.begin();

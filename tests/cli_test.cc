@@ -120,8 +120,9 @@ TEST_CASE("taso-verify --check-axioms fails on an axiom the kernels contradict")
   auto dir = taso::testing::TempDir("cli_check_axioms");
   std::filesystem::copy_file(std::string(TASO_SOURCE_DIR) + "/axioms/signature.smt2", dir / "signature.smt2");
   taso::testing::WriteFile(dir / "conv.smt2",
-      "(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))\n"
-      "  (= (conv s p RELU (ewadd x y) z) (ewadd (conv s p RELU x z) (conv s p RELU y z)))) :named conv_relu_linear))\n");
+                           "(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))\n"
+                           "  (= (conv s p RELU (ewadd x y) z) (ewadd (conv s p RELU x z) (conv s p RELU y z)))) "
+                           ":named conv_relu_linear))\n");
   Result r = RunTool("taso-verify --check-axioms --axioms " + dir.string());
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Catch::Contains("conv_relu_linear is FALSE: at s="));
@@ -130,69 +131,30 @@ TEST_CASE("taso-verify --check-axioms fails on an axiom the kernels contradict")
 
 namespace {
 
-// x -> Conv (3x3, pads 1, no bias) -> Relu -> y: the conv can take the relu in.
+// The small convolution-and-relu model as a file in `dir`.
 std::string ConvReluModel(const std::filesystem::path& dir) {
-  onnx::ModelProto m = taso::testing::NewModel(13);
-  taso::testing::AddInput(m, "x", {1, 4, 8, 8});
-  taso::testing::AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
-  onnx::NodeProto* conv = taso::testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
-  taso::testing::SetIntsAttr(conv, "pads", {1, 1, 1, 1});
-  taso::testing::SetIntsAttr(conv, "kernel_shape", {3, 3});
-  taso::testing::AddNode(m, "Relu", {"c"}, {"y"}, "relu");
-  taso::testing::AddOutput(m, "y");
   const std::string path = (dir / "conv_relu.onnx").string();
   std::string bytes;
-  REQUIRE(m.SerializeToString(&bytes));
+  REQUIRE(taso::testing::SmallConvReluModel().SerializeToString(&bytes));
   taso::testing::WriteFile(path, bytes);
   return path;
-}
-
-// Conv -> Relu -> an operator of another domain (opaque to the library) -> Relu.
-std::string OpaqueModel(const std::filesystem::path& dir) {
-  onnx::ModelProto m = taso::testing::NewModel(13);
-  auto* custom = m.add_opset_import();
-  custom->set_domain("com.example");
-  custom->set_version(1);
-  taso::testing::AddInput(m, "x", {1, 4, 8, 8});
-  taso::testing::AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
-  onnx::NodeProto* conv = taso::testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
-  taso::testing::SetIntsAttr(conv, "pads", {1, 1, 1, 1});
-  taso::testing::SetIntsAttr(conv, "kernel_shape", {3, 3});
-  taso::testing::AddNode(m, "Relu", {"c"}, {"r"}, "relu");
-  taso::testing::AddNode(m, "FancyOp", {"r"}, {"f"}, "fancy")->set_domain("com.example");
-  auto* vi = m.mutable_graph()->add_value_info();
-  vi->set_name("f");
-  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {1, 4, 8, 8}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  taso::testing::AddNode(m, "Relu", {"f"}, {"y"}, "relu2");
-  taso::testing::AddOutput(m, "y");
-  const std::string path = (dir / "opaque.onnx").string();
-  std::string bytes;
-  REQUIRE(m.SerializeToString(&bytes));
-  taso::testing::WriteFile(path, bytes);
-  return path;
-}
-
-double JsonNumber(const std::string& json, const std::string& key) {
-  const size_t at = json.find("\"" + key + "\": ");
-  REQUIRE(at != std::string::npos);
-  return std::stod(json.substr(at + key.size() + 4));
 }
 
 }  // namespace
 
-TEST_CASE("taso-opt fuses a relu into its convolution and writes a model that checks out") {
+TEST_CASE("taso-opt writes the optimized model, prints its summary and writes the report") {
   auto dir = taso::testing::TempDir("cli_opt");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string(), report = (dir / "r.json").string();
   Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("self-check: max |difference| of outputs"));
+  CHECK_THAT(r.output, Catch::StartsWith(model + ": 2 nodes -> 1 nodes; "));
+  CHECK_THAT(r.output, Catch::Contains("\nself-check: max |difference| of outputs"));
+  CHECK_THAT(r.output, Catch::EndsWith("\nwrote " + out + "\n"));
   CHECK(std::filesystem::exists(out));
   std::ifstream f(report);
   const std::string json((std::istreambuf_iterator<char>(f)), {});
-  CHECK(JsonNumber(json, "cost_after_ms") < JsonNumber(json, "cost_before_ms"));
-  CHECK_THAT(json, Catch::Contains("\"rules_applied\": {"));
+  CHECK_THAT(json, Catch::StartsWith("{\n  \"backend\": \"analytic\",") && Catch::EndsWith("}\n"));
   // The written model runs and gives what the original gives.
   Result again = RunTool("taso-run " + out);
   CHECK(again.code == 0);
@@ -201,76 +163,33 @@ TEST_CASE("taso-opt fuses a relu into its convolution and writes a model that ch
 TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   auto dir = taso::testing::TempDir("cli_opt_bad");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
-  Result no_out = RunTool("taso-opt " + model);
-  CHECK(no_out.code == 2);
-  CHECK_THAT(no_out.output, Catch::Contains("-o"));
+  auto refused = [&](const std::string& args, int code, const std::string& message) {
+    Result r = RunTool("taso-opt " + args);
+    INFO(r.output);
+    CHECK(r.code == code);
+    CHECK_THAT(r.output, Catch::StartsWith("taso-opt: error: ") && Catch::Contains(message));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(out));
+  };
+  refused(model, 2, "give the output file with -o");
+  refused(model + " " + model + " -o " + out, 2, "expected one ONNX model");
+  refused(model + " -o " + out + " --backend tpu", 2, "unknown backend 'tpu'");
+  refused(model + " -o " + out + " --search everything", 2, "unknown --search 'everything'");
+  refused(model + " -o " + out + " --backend analytic --search layouts", 2, "use --backend cpu");
+  refused(model + " -o " + out + " --alpha 0.5", 2, "--alpha must be at least 1");
+  refused(model + " -o " + out + " --budget -1", 2, "must not be negative");
   taso::testing::WriteFile(dir / "junk.pb", "junk");
-  Result junk_rules = RunTool("taso-opt " + model + " -o " + out + " --rules " + (dir / "junk.pb").string());
-  CHECK(junk_rules.code != 0);
-  CHECK_THAT(junk_rules.output, Catch::Contains("is not a taso rules file"));
+  refused(model + " -o " + out + " --rules " + (dir / "junk.pb").string(), 2, "is not a taso rules file");
+  taso::testing::WriteFile(dir / "junk.onnx", "junk");
+  refused((dir / "junk.onnx").string() + " -o " + out, 2, "not an ONNX model");
   // A rules file taso-verify has not proved: refused unless allowed.
   const std::string unproved = (dir / "k2.pb").string();
   REQUIRE(RunTool("taso-gen -k 2 -o " + unproved).code == 0);
-  Result refused = RunTool("taso-opt " + model + " -o " + out + " --rules " + unproved);
-  CHECK(refused.code != 0);
-  CHECK_THAT(refused.output, Catch::Contains("holds rules not proved"));
-  CHECK_FALSE(std::filesystem::exists(out));
-  Result allowed = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --allow-unproved --rules " + unproved);
+  refused(model + " -o " + out + " --rules " + unproved, 1, "holds rules not proved");
+  Result allowed =
+      RunTool("taso-opt " + model + " -o " + out + " --backend analytic --allow-unproved --rules " + unproved);
   CHECK(allowed.code == 0);
-  std::filesystem::remove(out);
-  Result unknown = RunTool("taso-opt " + model + " -o " + out + " --backend tpu");
-  CHECK(unknown.code == 2);
-  Result search = RunTool("taso-opt " + model + " -o " + out + " --search everything");
-  CHECK(search.code != 0);
-  CHECK_THAT(search.output, Catch::Contains("unknown --search 'everything'"));
-  Result analytic_layouts = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --search layouts");
-  CHECK(analytic_layouts.code != 0);
-  CHECK_THAT(analytic_layouts.output, Catch::Contains("use --backend cpu"));
-  Result alpha = RunTool("taso-opt " + model + " -o " + out + " --alpha 0.5");
-  CHECK(alpha.code == 2);
-  taso::testing::WriteFile(dir / "junk.onnx", "junk");
-  Result bad_model = RunTool("taso-opt " + (dir / "junk.onnx").string() + " -o " + out);
-  CHECK(bad_model.code != 0);
-  CHECK_FALSE(std::filesystem::exists(out));
-}
-
-TEST_CASE("taso-opt optimizes around an operator outside the library only without the self-check") {
-  auto dir = taso::testing::TempDir("cli_opt_opaque");
-  const std::string model = OpaqueModel(dir), out = (dir / "out.onnx").string();
-  // The self-check would have to run the opaque node: refused before the search.
-  Result checked = RunTool("taso-opt " + model + " -o " + out + " --backend analytic");
-  CHECK(checked.code != 0);
-  CHECK_THAT(checked.output, Catch::Contains("the self-check cannot run node 'fancy' (ONNX operator FancyOp"));
-  CHECK_THAT(checked.output, Catch::Contains("--skip_self_check"));
-  CHECK_FALSE(std::filesystem::exists(out));
-  // Without it, the graph around it is optimized and the opaque node is written as it was.
-  Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --skip_self_check");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  auto written = taso::ImportOnnxFile(out);
-  REQUIRE(written.ok());
-  std::multiset<std::string> ops;
-  for (taso::NodeId n = 0; n < written->graph.num_nodes(); ++n)
-    ops.insert(written->graph.node(n).onnx_node ? written->graph.node(n).onnx_node->op_type()
-                                                : std::string(written->graph.node(n).op->name()));
-  CHECK(ops.count("FancyOp") == 1);
-  CHECK(ops.count("Conv2D") + ops.count("Conv") == 1);
-}
-
-TEST_CASE("taso-opt measures kernel costs on the cpu once and takes them from the cache after") {
-  auto dir = taso::testing::TempDir("cli_opt_cache");
-  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
-  const std::string cache = (dir / "costs.sqlite").string();
-  Result first = RunTool("taso-opt " + model + " -o " + out + " --backend cpu --budget 5 --cost-cache " + cache);
-  INFO(first.output);
-  REQUIRE(first.code == 0);
-  CHECK_THAT(first.output, Catch::Contains(" 0 from the cache"));
-  CHECK_THAT(first.output, !Catch::Contains(" 0 measured"));
-  Result second = RunTool("taso-opt " + model + " -o " + out + " --backend cpu --budget 5 --cost-cache " + cache);
-  INFO(second.output);
-  REQUIRE(second.code == 0);
-  CHECK_THAT(second.output, Catch::Contains(" 0 measured"));
-  CHECK_THAT(second.output, !Catch::Contains(" 0 from the cache"));
+  CHECK(std::filesystem::exists(out));
 }
 
 TEST_CASE("taso-run runs a model on the cpu executor, times it and checks it against the reference") {
@@ -285,19 +204,6 @@ TEST_CASE("taso-run runs a model on the cpu executor, times it and checks it aga
   Result unknown = RunTool("taso-run " + model + " --executor gpu");
   CHECK(unknown.code != 0);
   CHECK_THAT(unknown.output, Catch::Contains("--executor is reference, cpu or cuda"));
-}
-
-TEST_CASE("taso-opt --measure times the original and the optimized graph on the cpu executor") {
-  auto dir = taso::testing::TempDir("cli_opt_measure");
-  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
-  const std::string report = (dir / "report.json").string();
-  Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 5 --measure 3 --report " + report);
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("measured (cpu executor, medians of 3 runs in turn over 4 executor pairs)"));
-  std::ifstream f(report);
-  const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  CHECK_THAT(json, Catch::Contains("\"measured\": {\"executor\": \"cpu\", \"runs\": 3, \"before_ms\": "));
 }
 
 TEST_CASE("Where the cuda backend cannot run, taso-opt and taso-run say what is missing and write nothing") {

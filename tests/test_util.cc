@@ -89,6 +89,18 @@ void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_
   for (int64_t x : v) a->add_ints(x);
 }
 
+onnx::ModelProto SmallConvReluModel() {
+  onnx::ModelProto m = NewModel(13);
+  AddInput(m, "x", {1, 4, 8, 8});
+  AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
+  onnx::NodeProto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
+  SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  SetIntsAttr(conv, "kernel_shape", {3, 3});
+  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  return m;
+}
+
 std::filesystem::path TempDir(const std::string& name) {
   auto dir = std::filesystem::path(TASO_BINARY_DIR) / "test-tmp" / name;
   std::filesystem::remove_all(dir);

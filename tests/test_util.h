@@ -25,6 +25,10 @@ onnx::NodeProto* AddNode(onnx::ModelProto& m, const std::string& op_type, std::v
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v);
 void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v);
 
+// x [1,4,8,8] -> Conv (3x3, pads 1, no bias) -> Relu -> y: the convolution can take the
+// relu in.
+onnx::ModelProto SmallConvReluModel();
+
 // A fresh directory under the build tree for this test's files.
 std::filesystem::path TempDir(const std::string& name);
 void WriteFile(const std::filesystem::path& p, const std::string& bytes);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "taso/cost.h"
 #include "taso/graph.h"
 #include "taso/match.h"
@@ -16,19 +17,39 @@ namespace taso {
 
 struct SearchOptions {
   double alpha = 1.05;
-  int64_t budget = 1000;      // graphs expanded at most
-  double time_limit = 60;     // seconds
-  int64_t max_queue = 1000;   // graphs waiting at most (the costliest are dropped)
+  int64_t budget = 1000;     // graphs expanded at most
+  double time_limit = 60;    // seconds
+  int64_t max_queue = 1000;  // graphs waiting at most (the costliest are dropped)
   // Called after each expansion with the expansions done and the best cost.
   std::function<void(int64_t expansions, double best_cost)> progress;
 };
+
+// Why the search ended.
+enum class StopReason {
+  kQueueEmpty,  // no graph left to expand
+  kBudget,      // SearchOptions::budget graphs expanded, with graphs left
+  kTimeLimit,   // SearchOptions::time_limit passed, with graphs left
+};
+
+// As reports spell it: queue_empty, budget, time_limit.
+constexpr absl::string_view StopReasonName(StopReason reason) {
+  switch (reason) {
+    case StopReason::kQueueEmpty:
+      return "queue_empty";
+    case StopReason::kBudget:
+      return "budget";
+    case StopReason::kTimeLimit:
+      return "time_limit";
+  }
+  return "?";
+}
 
 struct SearchResult {
   Graph best;
   double initial_cost = 0, best_cost = 0;
   int64_t expansions = 0, graphs_seen = 0;
   double seconds = 0;
-  bool stopped_by_limit = false;            // budget or time ran out with graphs left
+  StopReason stop_reason = StopReason::kQueueEmpty;
   std::map<std::string, int> rules_applied;  // on the path to the best graph
 };
 

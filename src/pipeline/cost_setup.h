@@ -1,0 +1,31 @@
+// The cost models of one pipeline run, built from its options.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "taso/cost.h"
+#include "taso/layouts.h"
+#include "taso/measured_cost.h"
+#include "taso/pipeline.h"
+
+namespace taso::pipeline {
+
+struct CostModels {
+  std::unique_ptr<CostModel> backend;             // the backend's: estimates the graphs before and after
+  MeasuredCost* measured = nullptr;               // `backend`, when it measures kernels
+  CpuCost* cpu = nullptr;                         // `backend`, on the cpu backend
+  std::unique_ptr<LayoutAwareCost> layout_aware;  // when layouts are searched
+
+  // What the search prices a graph by: at its best layouts when layouts are searched.
+  CostModel& search() { return layout_aware ? *layout_aware : *backend; }
+  // Where the measured backend's costs came from so far; unset on the analytic backend.
+  std::optional<PipelineResult::CostSources> Sources() const;
+};
+
+// Opens the cost cache the options name and makes the backend's cost model. Fails when
+// the cache cannot be opened or the backend cannot be used here.
+absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options);
+
+}  // namespace taso::pipeline

@@ -1,0 +1,51 @@
+// The pipeline's options: the names of backends and search kinds, and the options' own
+// consistency.
+#include "absl/status/status.h"
+#include "taso/pipeline.h"
+
+namespace taso {
+
+namespace {
+
+constexpr std::pair<Backend, absl::string_view> kBackendNames[] = {
+    {Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}, {Backend::kAnalytic, "analytic"}};
+constexpr std::pair<SearchKind, absl::string_view> kSearchKindNames[] = {
+    {SearchKind::kSubstitutions, "substitutions"}, {SearchKind::kLayouts, "layouts"}, {SearchKind::kBoth, "both"}};
+
+template <typename E, size_t N>
+absl::string_view NameOf(const std::pair<E, absl::string_view> (&names)[N], E e) {
+  for (const auto& [value, name] : names)
+    if (value == e) return name;
+  return "?";
+}
+
+template <typename E, size_t N>
+std::optional<E> ValueOf(const std::pair<E, absl::string_view> (&names)[N], absl::string_view name) {
+  for (const auto& [value, spelled] : names)
+    if (spelled == name) return value;
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::string_view BackendName(Backend backend) { return NameOf(kBackendNames, backend); }
+std::optional<Backend> ParseBackend(absl::string_view name) { return ValueOf(kBackendNames, name); }
+absl::string_view SearchKindName(SearchKind search) { return NameOf(kSearchKindNames, search); }
+std::optional<SearchKind> ParseSearchKind(absl::string_view name) { return ValueOf(kSearchKindNames, name); }
+
+SearchKind DefaultSearchKind(Backend backend) {
+  return backend == Backend::kCpu ? SearchKind::kBoth : SearchKind::kSubstitutions;
+}
+
+absl::Status ValidateOptions(const PipelineOptions& options) {
+  const SearchOptions& search = options.search_options;
+  if (options.search != SearchKind::kSubstitutions && options.backend != Backend::kCpu)
+    return absl::InvalidArgumentError("layouts are searched on the cpu backend only");
+  if (!(search.alpha >= 1.0)) return absl::InvalidArgumentError("the search's alpha must be at least 1");
+  if (search.budget < 0 || !(search.time_limit >= 0))
+    return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
+  if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
+  return absl::OkStatus();
+}
+
+}  // namespace taso

@@ -1,0 +1,250 @@
+// The optimizer as a library call (taso/pipeline.h): what OptimizeModel returns, what it
+// refuses, and why the search stops.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "taso/backends.h"
+#include "taso/pipeline.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+// The shipped, proved rule database.
+const std::vector<Rule>& ShippedRules() { return testing::ShippedRules().rules; }
+
+OnnxModel Import(const onnx::ModelProto& proto) {
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, {.fold_shape_arithmetic = true});
+  REQUIRE(model.ok());
+  return *std::move(model);
+}
+
+PipelineOptions AnalyticOptions(int64_t budget) {
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = DefaultSearchKind(Backend::kAnalytic);
+  options.search_options.budget = budget;
+  return options;
+}
+
+// Conv -> Relu -> an operator of another domain (opaque to the library) -> Relu.
+onnx::ModelProto OpaqueModel() {
+  onnx::ModelProto m = testing::SmallConvReluModel();
+  m.mutable_graph()->mutable_output()->Clear();
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  testing::AddNode(m, "FancyOp", {"y"}, {"f"}, "fancy")->set_domain("com.example");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("f");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 8, 8})
+    vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  testing::AddNode(m, "Relu", {"f"}, {"z"}, "relu2");
+  testing::AddOutput(m, "z");
+  return m;
+}
+
+// Each node's ONNX operator where it is opaque, else its library operator.
+std::multiset<std::string> Operators(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(n);
+    ops.insert(node.op->is_opaque() ? node.onnx_node->op_type() : std::string(node.op->name()));
+  }
+  return ops;
+}
+
+double JsonNumber(const std::string& json, const std::string& key) {
+  const size_t at = json.find("\"" + key + "\": ");
+  REQUIRE(at != std::string::npos);
+  return std::stod(json.substr(at + key.size() + 4));
+}
+
+}  // namespace
+
+TEST_CASE("OptimizeModel fuses a relu into its convolution and checks the result", "[pipeline]") {
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  CHECK(r->nodes_before == 2);
+  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D"});
+  CHECK(r->cost_after < r->cost_before);
+  CHECK(r->rule_instances > 0);
+  REQUIRE(r->self_check_difference.has_value());
+  CHECK(*r->self_check_difference < 1e-4);
+  CHECK_FALSE(r->layouts.has_value());
+  CHECK_FALSE(r->cost_sources.has_value());  // nothing measured on the analytic backend
+  CHECK_FALSE(r->measured.has_value());
+  // The optimized graph computes what the input does.
+  const TensorMap inputs = RandomInputs(model.graph, 5);
+  absl::StatusOr<TensorMap> before = RunReference(model.graph, inputs), after = RunReference(r->model.graph, inputs);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  CHECK(MaxAbsDifference(*before, *after) < 1e-4);
+
+  const std::string summary = SummaryText(options, *r, "m.onnx");
+  CHECK_THAT(summary, Catch::StartsWith("m.onnx: 2 nodes -> 1 nodes; "));
+  CHECK_THAT(summary, Catch::Contains("\nestimated cost (analytic): "));
+  CHECK_THAT(summary, Catch::Contains("\nsearch (substitutions): "));
+  CHECK_THAT(summary, Catch::Contains("\nself-check: max |difference| of outputs"));
+  const std::string json = JsonReport(options, *r);
+  CHECK(JsonNumber(json, "cost_after_ms") < JsonNumber(json, "cost_before_ms"));
+  CHECK_THAT(json, Catch::Contains("\"backend\": \"analytic\",\n  \"search\": \"substitutions\""));
+  CHECK_THAT(json, Catch::Contains("\"self_check\": {\"max_abs_difference\": "));
+  CHECK_THAT(json, Catch::Contains("\"measured\": null"));
+  CHECK_THAT(json, Catch::Contains("\"rules_applied\": {"));
+}
+
+TEST_CASE("OptimizeModel measures kernel costs on the cpu once and takes them from the cache after", "[pipeline]") {
+  const auto dir = testing::TempDir("pipeline_cache");
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  PipelineOptions options;  // the cpu backend, substitutions and layouts
+  options.cost_cache = (dir / "costs.sqlite").string();
+  options.search_options.budget = 5;
+  absl::StatusOr<PipelineResult> first = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(first.ok());
+  REQUIRE(first->cost_sources.has_value());
+  CHECK(first->cost_sources->counts.measured > 0);
+  CHECK(first->cost_sources->counts.cached == 0);
+  CHECK(first->layouts.has_value());
+  CHECK_THAT(SummaryText(options, *first, "m"), Catch::Contains("\nlayouts: ") && Catch::Contains("\ncosts (cpu "));
+
+  absl::StatusOr<PipelineResult> second = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(second.ok());
+  REQUIRE(second->cost_sources.has_value());
+  CHECK(second->cost_sources->counts.measured == 0);
+  CHECK(second->cost_sources->counts.cached > 0);
+}
+
+TEST_CASE("OptimizeModel with measure runs times both graphs on the cpu executor", "[pipeline]") {
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  PipelineOptions options = AnalyticOptions(5);
+  options.measure_runs = 3;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  REQUIRE(r->measured.has_value());
+  CHECK(r->measured->executor == Backend::kCpu);
+  CHECK(r->measured->runs == 3);
+  CHECK(r->measured->before_seconds > 0);
+  CHECK(r->measured->after_seconds > 0);
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\nmeasured (cpu executor, medians of 3 runs in turn over 4 executor pairs): "));
+  CHECK_THAT(JsonReport(options, *r),
+             Catch::Contains("\"measured\": {\"executor\": \"cpu\", \"runs\": 3, \"before_ms\": "));
+}
+
+TEST_CASE("OptimizeModel optimizes around an operator outside the library only without the self-check", "[pipeline]") {
+  const OnnxModel model = Import(OpaqueModel());
+  PipelineOptions options = AnalyticOptions(20);
+  // The self-check would have to run the opaque node: refused before the search.
+  absl::StatusOr<PipelineResult> checked = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE_FALSE(checked.ok());
+  CHECK(checked.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(checked.status().message()),
+             Catch::Contains("the self-check cannot run node 'fancy' (ONNX operator FancyOp") &&
+                 Catch::Contains("--skip_self_check"));
+  // Without it, the graph around it is optimized and the opaque node is kept as it was.
+  options.self_check = false;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->self_check_difference.has_value());
+  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D", "FancyOp", "Relu"});
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"self_check\": null"));
+  CHECK_THAT(SummaryText(options, *r, "m"), !Catch::Contains("self-check"));
+}
+
+TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends before any work", "[pipeline]") {
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  auto refusal = [&](const PipelineOptions& options) {
+    absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+    REQUIRE_FALSE(r.ok());
+    return r.status();
+  };
+  PipelineOptions layouts = AnalyticOptions(5);
+  layouts.search = SearchKind::kLayouts;
+  CHECK(refusal(layouts).code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(refusal(layouts).message()), Catch::Contains("cpu backend only"));
+  PipelineOptions alpha = AnalyticOptions(5);
+  alpha.search_options.alpha = 0.5;
+  CHECK(refusal(alpha).code() == absl::StatusCode::kInvalidArgument);
+  PipelineOptions budget = AnalyticOptions(-1);
+  CHECK(refusal(budget).code() == absl::StatusCode::kInvalidArgument);
+  PipelineOptions queue = AnalyticOptions(5);
+  queue.search_options.max_queue = 0;
+  CHECK(refusal(queue).code() == absl::StatusCode::kInvalidArgument);
+
+  // A cost cache whose directory is a file cannot be opened.
+  const auto dir = testing::TempDir("pipeline_refusals");
+  testing::WriteFile(dir / "file", "");
+  PipelineOptions cache;
+  cache.cost_cache = (dir / "file" / "costs.sqlite").string();
+  CHECK_FALSE(OptimizeModel(model, ShippedRules(), cache).ok());
+
+  const BackendInfo cuda = AvailableBackends()[1];
+  if (!cuda.usable) {
+    PipelineOptions on_cuda = AnalyticOptions(5);
+    on_cuda.backend = Backend::kCuda;
+    on_cuda.cost_cache = "none";
+    const std::string missing = cuda.compiled ? "the cuda backend needs a GPU" : "the cuda backend is not built";
+    CHECK_THAT(std::string(refusal(on_cuda).message()), Catch::StartsWith(missing));
+  }
+}
+
+TEST_CASE("Backends and search kinds are named as the command line spells them", "[pipeline]") {
+  for (Backend b : {Backend::kCpu, Backend::kCuda, Backend::kAnalytic}) CHECK(ParseBackend(BackendName(b)) == b);
+  for (SearchKind s : {SearchKind::kSubstitutions, SearchKind::kLayouts, SearchKind::kBoth})
+    CHECK(ParseSearchKind(SearchKindName(s)) == s);
+  CHECK(BackendName(Backend::kAnalytic) == "analytic");
+  CHECK(SearchKindName(SearchKind::kBoth) == "both");
+  CHECK_FALSE(ParseBackend("tpu").has_value());
+  CHECK_FALSE(ParseSearchKind("everything").has_value());
+  CHECK(DefaultSearchKind(Backend::kCpu) == SearchKind::kBoth);
+  CHECK(DefaultSearchKind(Backend::kCuda) == SearchKind::kSubstitutions);
+}
+
+TEST_CASE("The search says why it stopped", "[pipeline]") {
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules());
+  AnalyticCost cost;
+  SearchOptions options;
+  options.budget = 0;
+  SearchResult budget = Optimize(model.graph, matchers, cost, options);
+  CHECK(budget.stop_reason == StopReason::kBudget);
+  CHECK(budget.expansions == 0);
+
+  // A time limit already past stops it before the first expansion.
+  options.budget = 10;
+  options.time_limit = -1;
+  SearchResult time = Optimize(model.graph, matchers, cost, options);
+  CHECK(time.stop_reason == StopReason::kTimeLimit);
+  CHECK(time.expansions == 0);
+
+  // No rule, no match: the input is expanded and nothing is left.
+  options.time_limit = 60;
+  SearchResult empty = Optimize(model.graph, {}, cost, options);
+  CHECK(empty.stop_reason == StopReason::kQueueEmpty);
+  CHECK(empty.expansions == 1);
+}
+
+TEST_CASE("The pipeline reports why the search stopped", "[pipeline]") {
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const PipelineOptions budget = AnalyticOptions(0);
+  absl::StatusOr<PipelineResult> stopped = OptimizeModel(model, ShippedRules(), budget);
+  REQUIRE(stopped.ok());
+  CHECK_THAT(JsonReport(budget, *stopped),
+             Catch::Contains("\"stopped_by_limit\": true,\n  \"stop_reason\": \"budget\","));
+  CHECK_THAT(SummaryText(budget, *stopped, "m"), Catch::Contains(" (stopped by --budget or --time-limit)\n"));
+
+  const PipelineOptions options = AnalyticOptions(10);
+  absl::StatusOr<PipelineResult> finished = OptimizeModel(model, {}, options);
+  REQUIRE(finished.ok());
+  CHECK_THAT(JsonReport(options, *finished),
+             Catch::Contains("\"stopped_by_limit\": false,\n  \"stop_reason\": \"queue_empty\","));
+  CHECK_THAT(SummaryText(options, *finished, "m"), !Catch::Contains("stopped by"));
+  CHECK(finished->rule_instances == 0);
+  CHECK_FALSE(finished->substitutions_dropped);
+}
