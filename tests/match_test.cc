@@ -10,6 +10,7 @@
 #include "taso/match.h"
 #include "taso/onnx_io.h"
 #include "taso/search.h"
+#include "rule_lookup.h"
 #include "test_util.h"
 
 using namespace taso;

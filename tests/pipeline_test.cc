@@ -6,6 +6,7 @@
 
 #include "taso/backends.h"
 #include "taso/pipeline.h"
+#include "rule_lookup.h"
 #include "test_util.h"
 
 using namespace taso;
