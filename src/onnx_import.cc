@@ -63,9 +63,10 @@ std::vector<std::string> SubgraphCaptures(const onnx::NodeProto& n) {
   return captures;
 }
 
-// Orders the nodes so each comes after the producers of what it reads; checks that every
-// read name is defined somewhere, and that there is no cycle.
-absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer) {
+// The node producing each name; fails where a name is defined twice (or is also a graph
+// input or initializer, which are in `outer`).
+absl::StatusOr<absl::flat_hash_map<std::string, int>> Producers(const onnx::GraphProto& g,
+                                                                const absl::flat_hash_set<std::string>& outer) {
   absl::flat_hash_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output()) {
@@ -73,8 +74,20 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
       if (outer.contains(out) || !producer.emplace(out, i).second)
         return Invalid(absl::StrCat("tensor '", out, "' is defined more than once (by ", Describe(g.node(i)), ")"));
     }
-  std::vector<std::vector<int>> users(g.node_size());
-  std::vector<int> pending(g.node_size(), 0);
+  return producer;
+}
+
+// The dependencies between nodes: which nodes read each node's outputs (subgraph
+// captures included), and how many reads of a node's are produced by nodes.
+struct Dependencies {
+  std::vector<std::vector<int>> users;
+  std::vector<int> pending;
+};
+
+// Fails where a node reads a name nothing defines.
+absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer,
+                                            const absl::flat_hash_map<std::string, int>& producer) {
+  Dependencies d{std::vector<std::vector<int>>(g.node_size()), std::vector<int>(g.node_size(), 0)};
   for (int i = 0; i < g.node_size(); ++i) {
     std::vector<std::string> reads(g.node(i).input().begin(), g.node(i).input().end());
     for (auto& c : SubgraphCaptures(g.node(i))) reads.push_back(std::move(c));
@@ -84,24 +97,32 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
       if (it == producer.end())
         return Invalid(
             absl::StrCat(Describe(g.node(i)), " reads '", in, "', which no node, graph input or initializer produces"));
-      users[it->second].push_back(i);
-      ++pending[i];
+      d.users[it->second].push_back(i);
+      ++d.pending[i];
     }
   }
+  return d;
+}
+
+// Orders the nodes so each comes after the producers of what it reads; checks that every
+// read name is defined somewhere, and that there is no cycle.
+absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer) {
+  ASSIGN_OR_RETURN(const auto producer, Producers(g, outer));
+  ASSIGN_OR_RETURN(Dependencies d, DependenciesOf(g, outer, producer));
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // keeps the file's order where it can
   for (int i = 0; i < g.node_size(); ++i)
-    if (pending[i] == 0) ready.push(i);
+    if (d.pending[i] == 0) ready.push(i);
   std::vector<int> order;
   while (!ready.empty()) {
     int i = ready.top();
     ready.pop();
     order.push_back(i);
-    for (int u : users[i])
-      if (--pending[u] == 0) ready.push(u);
+    for (int u : d.users[i])
+      if (--d.pending[u] == 0) ready.push(u);
   }
   if (order.size() != static_cast<size_t>(g.node_size()))
     for (int i = 0; i < g.node_size(); ++i)
-      if (pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", Describe(g.node(i))));
+      if (d.pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", Describe(g.node(i))));
   return order;
 }
 
