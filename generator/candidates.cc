@@ -35,9 +35,8 @@ bool Match(const Decoded& a, const Decoded& b, Candidate* c) {
 
 constexpr size_t kMemoBytes = 32 << 20;  // per thread
 
-}  // namespace
-
-std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads) {
+// The [begin, end) ranges of `groups` that share a fingerprint, two graphs or more.
+std::vector<std::pair<size_t, size_t>> SharedRanges(absl::Span<const Fingerprinted> groups) {
   std::vector<std::pair<size_t, size_t>> ranges;
   for (size_t i = 0; i < groups.size();) {
     size_t j = i;
@@ -45,32 +44,59 @@ std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinte
     if (j - i >= 2) ranges.push_back({i, j});
     i = j;
   }
+  return ranges;
+}
+
+// The graphs of one range replayed: their outputs, the outputs' hashes and how many
+// outputs each operator has. Graphs whose replay fails are left out.
+std::vector<Decoded> DecodeRange(const Enumerator& e, absl::Span<const Fingerprinted> range,
+                                 KernelMemo<uint32_t>& memo) {
+  std::vector<Decoded> graphs;
+  for (const Fingerprinted& f : range) {
+    auto rep = Replay<uint32_t>(e.op_set(), f.graph, e.inputs(), nullptr, &memo);
+    if (!rep.ok()) continue;
+    Decoded d{f.graph, rep->outputs, {}, {}};
+    for (int o : rep->outputs) d.hashes.push_back(TensorHash(rep->tensor(o)));
+    for (int o = 0; o < d.code.num_ops; ++o) {
+      const int end = o + 1 < d.code.num_ops ? rep->first_output[o + 1] : rep->num_tensors();
+      d.op_outputs[o] = static_cast<uint8_t>(end - rep->first_output[o]);
+    }
+    graphs.push_back(std::move(d));
+  }
+  return graphs;
+}
+
+// Every pair in small groups; in large ones, each graph with the smallest (the other
+// pairs follow from those).
+void PairGroup(const std::vector<Decoded>& graphs, std::vector<Candidate>& found) {
+  const size_t n = graphs.size();
+  for (size_t i = 0; i < n && (n <= 6 || i == 0); ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      Candidate c;
+      if (Match(graphs[i], graphs[j], &c)) found.push_back(std::move(c));
+    }
+}
+
+// Threads finish in any order; the result must not depend on it.
+void SortCandidates(std::vector<Candidate>& all) {
+  std::sort(all.begin(), all.end(), [](const Candidate& x, const Candidate& y) {
+    if (int c = std::memcmp(&x.a, &y.a, sizeof(GraphCode))) return c < 0;
+    return std::memcmp(&x.b, &y.b, sizeof(GraphCode)) < 0;
+  });
+}
+
+}  // namespace
+
+std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads) {
+  const std::vector<std::pair<size_t, size_t>> ranges = SharedRanges(groups);
   threads = std::max(1, threads);
   std::vector<std::vector<Candidate>> found(threads);
   std::atomic<size_t> next{0};
   auto work = [&](int t) {
     KernelMemo<uint32_t> memo(e.inputs(), kMemoBytes);
     for (size_t r; (r = next.fetch_add(1)) < ranges.size();) {
-      std::vector<Decoded> graphs;
-      for (size_t i = ranges[r].first; i < ranges[r].second; ++i) {
-        auto rep = Replay<uint32_t>(e.op_set(), groups[i].graph, e.inputs(), nullptr, &memo);
-        if (!rep.ok()) continue;
-        Decoded d{groups[i].graph, rep->outputs, {}, {}};
-        for (int o : rep->outputs) d.hashes.push_back(TensorHash(rep->tensor(o)));
-        for (int o = 0; o < d.code.num_ops; ++o) {
-          const int end = o + 1 < d.code.num_ops ? rep->first_output[o + 1] : rep->num_tensors();
-          d.op_outputs[o] = static_cast<uint8_t>(end - rep->first_output[o]);
-        }
-        graphs.push_back(std::move(d));
-      }
-      // Every pair in small groups; in large ones, each graph with the smallest (the
-      // other pairs follow from those).
-      const size_t n = graphs.size();
-      for (size_t i = 0; i < n && (n <= 6 || i == 0); ++i)
-        for (size_t j = i + 1; j < n; ++j) {
-          Candidate c;
-          if (Match(graphs[i], graphs[j], &c)) found[t].push_back(std::move(c));
-        }
+      const auto [begin, end] = ranges[r];
+      PairGroup(DecodeRange(e, groups.subspan(begin, end - begin), memo), found[t]);
     }
   };
   std::vector<std::thread> pool;
@@ -78,12 +104,7 @@ std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinte
   for (auto& th : pool) th.join();
   std::vector<Candidate> all;
   for (auto& v : found) all.insert(all.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
-  // Threads finish in any order; the result must not depend on it.
-  auto less = [](const Candidate& x, const Candidate& y) {
-    if (int c = std::memcmp(&x.a, &y.a, sizeof(GraphCode))) return c < 0;
-    return std::memcmp(&x.b, &y.b, sizeof(GraphCode)) < 0;
-  };
-  std::sort(all.begin(), all.end(), less);
+  SortCandidates(all);
   return all;
 }
 

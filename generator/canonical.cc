@@ -19,6 +19,27 @@ struct Scratch {
   CanonicalOrder current;
 };
 
+// The ready operator (every input labelled in `canon`, not yet placed) with the smallest
+// key (variant, input labels, -1 for none), and its key.
+int NextReadyOp(const PGraph& g, const std::vector<int>& canon, const std::vector<char>& placed,
+                std::array<int, 4>& best_key) {
+  int best = -1;
+  for (size_t o = 0; o < g.ops.size(); ++o) {
+    if (placed[o] || g.ops[o].in.size() > 3) continue;
+    std::array<int, 4> key = {g.ops[o].variant, -1, -1, -1};
+    bool ready = true;
+    for (size_t i = 0; i < g.ops[o].in.size(); ++i) {
+      key[i + 1] = canon[g.ops[o].in[i]];
+      ready &= key[i + 1] >= 0;
+    }
+    if (ready && (best < 0 || key < best_key)) {
+      best = static_cast<int>(o);
+      best_key = key;
+    }
+  }
+  return best;
+}
+
 // Serializes a graph in its canonical operator order under an input labelling: at each
 // step the ready operator with the smallest (variant, input labels). One byte per token
 // (variants and labels are below 255; 255 ends an operator), so keys are short.
@@ -37,21 +58,8 @@ void Serialize(const PGraph& g, int num_inputs, const std::vector<int>& label, S
   std::copy(label.begin(), label.begin() + num_inputs, canon.begin());
   k.placed.assign(g.ops.size(), 0);
   for (size_t step = 0; step < g.ops.size(); ++step) {
-    int best = -1;
     std::array<int, 4> best_key{};
-    for (size_t o = 0; o < g.ops.size(); ++o) {
-      if (k.placed[o] || g.ops[o].in.size() > 3) continue;
-      std::array<int, 4> key = {g.ops[o].variant, -1, -1, -1};
-      bool ready = true;
-      for (size_t i = 0; i < g.ops[o].in.size(); ++i) {
-        key[i + 1] = canon[g.ops[o].in[i]];
-        ready &= key[i + 1] >= 0;
-      }
-      if (ready && (best < 0 || key < best_key)) {
-        best = static_cast<int>(o);
-        best_key = key;
-      }
-    }
+    const int best = NextReadyOp(g, canon, k.placed, best_key);
     k.placed[best] = 1;
     if (op_order) op_order->push_back(best);
     for (int j = 0; j < g.ops[best].outputs; ++j) canon[k.first_output[best] + j] = next_id++;
@@ -136,9 +144,8 @@ std::vector<int> UsedInputs(const PRule& r) {
 std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
   thread_local Scratch k;
   std::vector<int> used = UsedInputs(r);
-  std::sort(used.begin(), used.end(), [&](int x, int y) {
-    return std::tie(r.input_sigs[x], x) < std::tie(r.input_sigs[y], y);
-  });
+  std::sort(used.begin(), used.end(),
+            [&](int x, int y) { return std::tie(r.input_sigs[x], x) < std::tie(r.input_sigs[y], y); });
   std::string sigs;
   for (int u : used) absl::StrAppend(&sigs, r.input_sigs[u], " ");
   // Try every order of the inputs within each class of equal signatures: an odometer over
@@ -159,8 +166,8 @@ std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
     OfferLabelling(r, k, op_order != nullptr);
     if (op_order && k.best != before) *op_order = k.current;
     size_t c = classes.size();
-    while (c > 0 && !std::next_permutation(k.order.begin() + classes[c - 1].first,
-                                           k.order.begin() + classes[c - 1].second))
+    while (c > 0 &&
+           !std::next_permutation(k.order.begin() + classes[c - 1].first, k.order.begin() + classes[c - 1].second))
       --c;  // that class wrapped round to its first permutation; turn the one before
     if (c == 0) break;
   }

@@ -42,7 +42,7 @@ Enumerator::Enumerator(const OpSet& set, int max_ops, uint64_t seed) : set_(set)
 
 namespace {
 
-struct SymNode {   // a dimension: a leaf (born in `tensor` at `dim`) or a concatenation
+struct SymNode {  // a dimension: a leaf (born in `tensor` at `dim`) or a concatenation
   int left = -1, right = -1;
   int tensor = 0, dim = 0;
 };
@@ -53,7 +53,7 @@ struct Slot {
   uint64_t hash = 0;
   bool activation = false;
   bool constant = false;  // its value depends on no input's value (e.g. I_conv(X))
-  int producer = -1;  // operator position, -1 for an input
+  int producer = -1;      // operator position, -1 for an input
   int uses = 0;
   std::array<int, 4> sym{};
 };
@@ -173,11 +173,16 @@ class Walker {
 
   bool RoleOk(GenRole role, const Slot& s) const {
     switch (role) {
-      case GenRole::kAny: return true;
-      case GenRole::kActivation: return s.activation;
-      case GenRole::kWeight: return !s.activation;
-      case GenRole::kScalar: return s.t.shape.empty();
-      case GenRole::kTensor: return !s.t.shape.empty();
+      case GenRole::kAny:
+        return true;
+      case GenRole::kActivation:
+        return s.activation;
+      case GenRole::kWeight:
+        return !s.activation;
+      case GenRole::kScalar:
+        return s.t.shape.empty();
+      case GenRole::kTensor:
+        return !s.t.shape.empty();
     }
     return false;
   }
@@ -186,6 +191,30 @@ class Walker {
   bool Apply(const GenOp& op) {
     const Variant& var = e_.set_.variants[op.variant];
     const GeneratorVariant& spec = var.spec;
+    if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return false;
+    Cut cut;
+    if (spec.split_at_concat && !FindCut(op, spec, &cut)) return false;
+    const MemoKey key{op.variant, slots_[op.in[0]].shape_id, spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
+                      cut.sizes[0], cut.sizes[1]};
+    const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
+    if (!mv->ok) return false;
+    if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return false;
+    const int first_out = static_cast<int>(slots_.size());
+    if (!ComputeOutputs(var, op, mv->out_shapes, cut.sizes)) return false;
+    const size_t sym_mark = sym_.size();
+    DescribeOutputs(op, spec, *mv, cut.concat_node, first_out);
+    Push(op, spec, first_out, sym_mark);
+    return true;
+  }
+
+  // Where a split cuts its input: at the concatenation that built the cut dimension.
+  struct Cut {
+    int sizes[2] = {0, 0};  // the two parts, 0 where the operator is no split
+    int concat_node = -1;   // the SymNode of that concatenation
+  };
+
+  // The checks on the inputs' roles, ranks, shapes and kinds alone.
+  bool InputsFit(const GenOp& op, const GeneratorVariant& spec) const {
     for (int i = 0; i < spec.arity; ++i) {
       if (!RoleOk(spec.roles[i], slots_[op.in[i]])) return false;
       if (spec.rank >= 0 && static_cast<int>(slots_[op.in[i]].t.shape.size()) != spec.rank) return false;
@@ -201,106 +230,137 @@ class Walker {
       if (spec.shape_only_inputs & (1u << i))
         for (int j = 0; j < op.in[i]; ++j)
           if (slots_[j].shape_id == slots_[op.in[i]].shape_id && RoleOk(spec.roles[i], slots_[j])) return false;
-    // No two operators doing the same computation on the same inputs.
+    return true;
+  }
+
+  // No two operators doing the same computation on the same inputs; and the canonical
+  // order: the new operator must come after every operator it could have preceded (those
+  // after its last producer), so each DAG is built once.
+  bool NewAndInCanonicalOrder(const GenOp& op, const GeneratorVariant& spec) const {
     for (const GenOp& o : ops_)
       if (Key(o) == Key(op)) return false;
-    // Canonical order: the new operator must come after every operator it could have
-    // preceded (those after its last producer), so each DAG is built once.
     int last_producer = -1;
     for (int i = 0; i < spec.arity; ++i) last_producer = std::max(last_producer, slots_[op.in[i]].producer);
     for (int j = last_producer + 1; j < static_cast<int>(ops_.size()); ++j)
       if (Key(ops_[j]) > Key(op)) return false;
+    return true;
+  }
 
-    int cut[2] = {0, 0};
-    int concat_node = -1;
-    if (spec.split_at_concat) {
-      const Slot& in = slots_[op.in[0]];
-      const int axis = CutAxis(spec);
-      if (axis >= static_cast<int>(in.t.shape.size())) return false;
-      concat_node = in.sym[axis];
-      if (sym_[concat_node].left < 0) return false;  // not where anything was concatenated
-      cut[0] = static_cast<int>(SymSize(sym_[concat_node].left));
-      cut[1] = static_cast<int>(SymSize(sym_[concat_node].right));
-    }
-    const MemoKey key{op.variant, slots_[op.in[0]].shape_id, spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
-                      cut[0], cut[1]};
+  // A split's cut; false where its axis was not built by a concatenation.
+  bool FindCut(const GenOp& op, const GeneratorVariant& spec, Cut* cut) const {
+    const Slot& in = slots_[op.in[0]];
+    const int axis = CutAxis(spec);
+    if (axis >= static_cast<int>(in.t.shape.size())) return false;
+    cut->concat_node = in.sym[axis];
+    const SymNode& concat = sym_[cut->concat_node];
+    if (concat.left < 0) return false;  // not where anything was concatenated
+    cut->sizes[0] = static_cast<int>(SymSize(concat.left));
+    cut->sizes[1] = static_cast<int>(SymSize(concat.right));
+    return true;
+  }
+
+  // The shape inference of `op` (which `key` describes), computed once per key.
+  // The reference lasts until the next insertion into the memo.
+  const MemoValue& Memoized(const MemoKey& key, const Variant& var, const GenOp& op, const int cut[2]) {
     auto it = memo_.find(key);
     if (it == memo_.end()) it = memo_.emplace(key, Infer(var, op, cut)).first;
-    const MemoValue& mv = it->second;
-    if (!mv.ok) return false;
-    if (spec.constant_output && !FirstSourceOfShape(op, mv)) return false;
+    return it->second;
+  }
 
-    // Run the kernel into new slots, or copy what it gave on the same inputs elsewhere in
-    // the walk: the same operator on the same tensors recurs under every sibling branch.
+  // Fills new slots with the operator's outputs: a kernel run, or a copy of what it gave on
+  // the same inputs elsewhere in the walk (the same operator on the same tensors recurs
+  // under every sibling branch). False, with no slot added, where the kernel fails.
+  bool ComputeOutputs(const Variant& var, const GenOp& op, const std::vector<int>& out_shapes, const int cut[2]) {
+    const GeneratorVariant& spec = var.spec;
     const int first_out = static_cast<int>(slots_.size());
     const KernelMemo<uint32_t>::Key rkey{op.variant, slots_[op.in[0]].hash, spec.arity > 1 ? slots_[op.in[1]].hash : 0,
                                          cut[0], cut[1]};
-    bool activation = false;
-    for (int i = 0; i < spec.arity; ++i) activation |= slots_[op.in[i]].activation;
-    for (int s : mv.out_shapes) {
+    for (int s : out_shapes) {
       slots_.emplace_back();
       Slot& out = slots_.back();
       out.shape_id = s;
       out.t.shape = shapes_[s];
     }
     if (const auto* hit = results_.Find(rkey)) {
-      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
+      for (size_t o = 0; o < out_shapes.size(); ++o) {
         slots_[first_out + o].t.data = hit->outputs[o].data;
         slots_[first_out + o].hash = hit->hashes[o];
       }
-    } else {
-      KernelArgs<uint32_t> args;
-      for (int i = 0; i < spec.arity; ++i) {
-        args.in.push_back(&slots_[op.in[i]].t);
-        args.constant.push_back(nullptr);
-      }
-      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
-        Slot& out = slots_[first_out + o];
-        out.t.data.assign(NumElements(out.t.shape), 0u);
-        args.out.push_back(&out.t);
-      }
-      Params cut_params;  // a copy only where a split's sizes are added
-      if (spec.split_at_concat) cut_params = WithCut(spec, cut[0], cut[1]);
-      if (!var.op->RunUint32(spec.split_at_concat ? cut_params : spec.params, args).ok()) {
-        slots_.resize(first_out);
-        return false;
-      }
-      KernelMemo<uint32_t>::Entry entry;
-      for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
-        Slot& out = slots_[first_out + o];
-        out.hash = TensorHash(out.t);
-        entry.outputs.push_back(out.t);
-        entry.hashes.push_back(out.hash);
-      }
-      results_.Add(rkey, std::move(entry));
+      return true;
     }
-    const size_t sym_mark = sym_.size();
+    if (!RunKernel(var, op, cut, first_out)) {
+      slots_.resize(first_out);
+      return false;
+    }
+    KernelMemo<uint32_t>::Entry entry;
+    for (size_t o = first_out; o < slots_.size(); ++o) {
+      Slot& out = slots_[o];
+      out.hash = TensorHash(out.t);
+      entry.outputs.push_back(out.t);
+      entry.hashes.push_back(out.hash);
+    }
+    results_.Add(rkey, std::move(entry));
+    return true;
+  }
+
+  // Runs the operator's kernel into the slots from `first_out` on (shaped, not yet filled).
+  bool RunKernel(const Variant& var, const GenOp& op, const int cut[2], int first_out) {
+    const GeneratorVariant& spec = var.spec;
+    KernelArgs<uint32_t> args;
+    for (int i = 0; i < spec.arity; ++i) {
+      args.in.push_back(&slots_[op.in[i]].t);
+      args.constant.push_back(nullptr);
+    }
+    for (size_t o = first_out; o < slots_.size(); ++o) {
+      Slot& out = slots_[o];
+      out.t.data.assign(NumElements(out.t.shape), 0u);
+      args.out.push_back(&out.t);
+    }
+    Params cut_params;  // a copy only where a split's sizes are added
+    if (spec.split_at_concat) cut_params = WithCut(spec, cut[0], cut[1]);
+    return var.op->RunUint32(spec.split_at_concat ? cut_params : spec.params, args).ok();
+  }
+
+  // Sets the new output slots' kind, producer and symbolic dimensions.
+  void DescribeOutputs(const GenOp& op, const GeneratorVariant& spec, const MemoValue& mv, int concat_node,
+                       int first_out) {
+    bool activation = false;
+    for (int i = 0; i < spec.arity; ++i) activation |= slots_[op.in[i]].activation;
     const int position = static_cast<int>(ops_.size());
     for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
       Slot& out = slots_[first_out + o];
       out.activation = activation && !spec.constant_output;
       out.constant = spec.constant_output;
       out.producer = position;
-      for (int d = 0; d < static_cast<int>(out.t.shape.size()); ++d) {
-        const DimSource& src = mv.sources[o][d];
-        switch (src.kind) {
-          case DimSource::kCopy: out.sym[d] = slots_[op.in[src.input]].sym[src.dim]; break;
-          case DimSource::kConcat: {
-            SymNode n;
-            n.left = slots_[op.in[0]].sym[src.dim];
-            n.right = slots_[op.in[1]].sym[src.dim];
-            sym_.push_back(n);
-            out.sym[d] = static_cast<int>(sym_.size()) - 1;
-            break;
-          }
-          case DimSource::kSplitPart:
-            out.sym[d] = o == 0 ? sym_[concat_node].left : sym_[concat_node].right;
-            break;
-          case DimSource::kNew: out.sym[d] = NewLeaf(first_out + static_cast<int>(o), d); break;
-        }
-      }
+      for (int d = 0; d < static_cast<int>(out.t.shape.size()); ++d)
+        out.sym[d] = DimSymbol(op, mv.sources[o][d], static_cast<int>(o), d, concat_node, first_out);
     }
-    // Fingerprint: inputs read for the first time stop being outputs; the new ones start.
+  }
+
+  // The SymNode of dimension `d` of output `o`, which comes from `src`.
+  int DimSymbol(const GenOp& op, const DimSource& src, int o, int d, int concat_node, int first_out) {
+    switch (src.kind) {
+      case DimSource::kCopy:
+        return slots_[op.in[src.input]].sym[src.dim];
+      case DimSource::kConcat: {
+        SymNode n;
+        n.left = slots_[op.in[0]].sym[src.dim];
+        n.right = slots_[op.in[1]].sym[src.dim];
+        sym_.push_back(n);
+        return static_cast<int>(sym_.size()) - 1;
+      }
+      case DimSource::kSplitPart:
+        return o == 0 ? sym_[concat_node].left : sym_[concat_node].right;
+      case DimSource::kNew:
+        return NewLeaf(first_out + o, d);
+    }
+    return -1;
+  }
+
+  // Records the operator, whose outputs are the slots from `first_out` on, with what Undo
+  // needs. Fingerprint: inputs read for the first time stop being outputs; the new ones
+  // start.
+  void Push(const GenOp& op, const GeneratorVariant& spec, int first_out, size_t sym_mark) {
     Frame frame{sym_mark, fingerprint_, weight_outputs_, {}};
     for (int i = 0; i < spec.arity; ++i) {
       Slot& in = slots_[op.in[i]];
@@ -311,13 +371,12 @@ class Walker {
       ++in.uses;
       frame.used.push_back(op.in[i]);
     }
-    for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
-      fingerprint_ += OutputTerm(slots_[first_out + o].hash);
-      weight_outputs_ += !slots_[first_out + o].activation;
+    for (size_t o = first_out; o < slots_.size(); ++o) {
+      fingerprint_ += OutputTerm(slots_[o].hash);
+      weight_outputs_ += !slots_[o].activation;
     }
     frames_.push_back(std::move(frame));
     ops_.push_back(op);
-    return true;
   }
 
   void Undo() {
@@ -340,8 +399,9 @@ class Walker {
   }
 
   // A constant is a function of its shape: of the tensors that would give the same shape,
-  // only the first may be its source, so equal constants are built once.
-  bool FirstSourceOfShape(const GenOp& op, const MemoValue& mv) {
+  // only the first may be its source, so equal constants are built once. `own` is the memo
+  // entry of `own_key`, kept valid across the insertions made here.
+  bool FirstSourceOfShape(const GenOp& op, const MemoKey& own_key, const MemoValue*& own) {
     const Variant& var = e_.set_.variants[op.variant];
     for (int j = 0; j < op.in[0]; ++j) {
       if (!RoleOk(var.spec.roles[0], slots_[j])) continue;
@@ -352,8 +412,9 @@ class Walker {
         alt.in[0] = static_cast<uint8_t>(j);
         const int no_cut[2] = {0, 0};
         it = memo_.emplace(key, Infer(var, alt, no_cut)).first;
+        own = &memo_.find(own_key)->second;  // the insertion may have moved it
       }
-      if (it->second.ok && it->second.out_shapes == mv.out_shapes) return false;
+      if (it->second.ok && it->second.out_shapes == own->out_shapes) return false;
     }
     return true;
   }
@@ -445,101 +506,143 @@ class Walker {
   KernelMemo<uint32_t> results_;
 };
 
-absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,
-                             const std::function<void(int, uint64_t, const GraphCode&)>& sink) const {
-  const int threads = std::max(1, limits.threads);
+namespace {
+
+// What the walking threads share with the thread that watches them.
+struct WalkState {
+  std::atomic<size_t> next{0};      // branches taken
+  std::atomic<size_t> done{0};      // branches walked
+  std::atomic<uint64_t> graphs{0};  // graphs found, added in batches
+  std::atomic<bool> stop{false};
+};
+
+using GraphSink = std::function<void(int thread, uint64_t fp, const GraphCode&)>;
+
+// One thread's work: branches taken in turn until none is left or the walk is stopped.
+void WalkBranches(const Enumerator& e, const std::vector<GenOp>& branches, int thread, const GraphSink& sink,
+                  WalkState& state) {
+  uint64_t local = 0;
+  Walker w(e, [&](uint64_t fp, const GraphCode& c) {
+    sink(thread, fp, c);
+    if (++local == 4096) {
+      state.graphs.fetch_add(local, std::memory_order_relaxed);
+      local = 0;
+    }
+  });
+  for (size_t b; (b = state.next.fetch_add(1)) < branches.size() && !state.stop.load();) {
+    w.WalkBranch(branches[b], state.stop);
+    state.done.fetch_add(1);
+  }
+  state.graphs.fetch_add(local);
+}
+
+bool OverBudget(const EnumerationLimits& limits, uint64_t bytes_per_graph, const WalkState& state) {
+  return state.graphs.load() * bytes_per_graph > limits.max_bytes;
+}
+
+// Until every branch is walked: reports progress, and stops the walk past the memory budget.
+void Watch(const EnumerationLimits& limits, uint64_t bytes_per_graph, size_t branches, WalkState& state) {
+  while (state.done.load() < branches && !state.stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (limits.progress) limits.progress(static_cast<double>(state.done.load()) / branches, state.graphs.load());
+    if (OverBudget(limits, bytes_per_graph, state)) state.stop = true;
+  }
+}
+
+}  // namespace
+
+absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph, const GraphSink& sink) const {
   // The graphs with no operators: each input alone.
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (!set_.inputs[i].activation) continue;  // a weight alone: see Walk()
+    if (!set_.inputs[i].activation) continue;  // a weight alone: see Walker::Walk()
     GraphCode code;
     code.lone_input = static_cast<uint8_t>(i);
     sink(0, OutputTerm(TensorHash(inputs_[i])), code);
   }
   if (max_ops_ == 0) return absl::OkStatus();
   const std::vector<GenOp> branches = Walker(*this, nullptr).FirstOps();
-  std::atomic<size_t> next{0}, done{0};
-  std::atomic<uint64_t> graphs{0};
-  std::atomic<bool> stop{false};
+  WalkState state;
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      uint64_t local = 0;
-      Walker w(*this, [&, t](uint64_t fp, const GraphCode& c) {
-        sink(t, fp, c);
-        if (++local == 4096) {
-          graphs.fetch_add(local, std::memory_order_relaxed);
-          local = 0;
-        }
-      });
-      for (size_t b; (b = next.fetch_add(1)) < branches.size() && !stop.load();) {
-        w.WalkBranch(branches[b], stop);
-        done.fetch_add(1);
-      }
-      graphs.fetch_add(local);
-    });
-  // The calling thread reports progress and watches the memory budget.
-  auto over_budget = [&] { return graphs.load() * bytes_per_graph > limits.max_bytes; };
-  while (done.load() < branches.size() && !stop.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (limits.progress) limits.progress(static_cast<double>(done.load()) / branches.size(), graphs.load());
-    if (over_budget()) stop = true;
-  }
+  for (int t = 0; t < std::max(1, limits.threads); ++t)
+    pool.emplace_back([&, t] { WalkBranches(*this, branches, t, sink, state); });
+  Watch(limits, bytes_per_graph, branches.size(), state);  // on the calling thread
   for (auto& th : pool) th.join();
-  if (limits.progress) limits.progress(1.0, graphs.load());
-  if (stop.load() || over_budget())
+  if (limits.progress) limits.progress(1.0, state.graphs.load());
+  if (state.stop.load() || OverBudget(limits, bytes_per_graph, state))
     return absl::ResourceExhaustedError(absl::StrCat(
-        "enumeration stopped after ", graphs.load(), " graphs: it would need more than the memory budget of ",
+        "enumeration stopped after ", state.graphs.load(), " graphs: it would need more than the memory budget of ",
         limits.max_bytes >> 20, " MiB (--max_memory_mb); lower -k or raise the budget"));
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Enumerate(const EnumerationLimits& limits, bool shared_only,
-                                                                 uint64_t* graphs) const {
-  const int threads = std::max(1, limits.threads);
-  std::vector<std::vector<Fingerprinted>> parts(threads);
-  *graphs = 0;
-  // Each graph takes one Fingerprinted, up to twice over while vectors grow and merge.
-  RETURN_IF_ERROR(Run(limits, 2 * sizeof(Fingerprinted),
-                      [&](int t, uint64_t fp, const GraphCode& c) { parts[t].push_back({fp, c}); }));
-  auto less = [](const Fingerprinted& a, const Fingerprinted& b) {
+namespace {
+
+using Parts = std::vector<std::vector<Fingerprinted>>;
+
+// By fingerprint, then by code.
+struct FingerprintOrder {
+  bool operator()(const Fingerprinted& a, const Fingerprinted& b) const {
     if (a.fingerprint != b.fingerprint) return a.fingerprint < b.fingerprint;
     return std::memcmp(&a.graph, &b.graph, sizeof(GraphCode)) < 0;
-  };
-  {  // each part sorted on its own thread, then merged
-    std::vector<std::thread> pool;
-    for (auto& part : parts) pool.emplace_back([&part, &less] { std::sort(part.begin(), part.end(), less); });
-    for (auto& th : pool) th.join();
   }
-  for (const auto& part : parts) *graphs += part.size();
-  // Merge the sorted parts. With `shared_only`, keep only runs of two or more equal
-  // fingerprints, counted first so that the result is allocated once: at K=4 the parts
-  // hold 150 million graphs and a full merged copy would double the peak memory.
-  auto merge = [&](auto&& emit_run) {
-    std::vector<size_t> head(parts.size(), 0);
-    std::vector<const Fingerprinted*> run;
-    while (true) {
-      int best = -1;
-      for (size_t t = 0; t < parts.size(); ++t)
-        if (head[t] < parts[t].size() && (best < 0 || less(parts[t][head[t]], parts[best][head[best]])))
-          best = static_cast<int>(t);
-      if (best < 0 || (!run.empty() && parts[best][head[best]].fingerprint != run.front()->fingerprint)) {
-        if (!run.empty()) emit_run(run);
-        run.clear();
-        if (best < 0) break;
-      }
-      run.push_back(&parts[best][head[best]++]);
+};
+
+// Each part sorted on its own thread.
+void SortParts(Parts& parts) {
+  std::vector<std::thread> pool;
+  for (auto& part : parts) pool.emplace_back([&part] { std::sort(part.begin(), part.end(), FingerprintOrder()); });
+  for (auto& th : pool) th.join();
+}
+
+// Calls `emit_run` on every run of equal fingerprints of the sorted parts merged, in order.
+template <typename F>
+void ForEachRun(const Parts& parts, F&& emit_run) {
+  const FingerprintOrder less;
+  std::vector<size_t> head(parts.size(), 0);
+  std::vector<const Fingerprinted*> run;
+  while (true) {
+    int best = -1;
+    for (size_t t = 0; t < parts.size(); ++t)
+      if (head[t] < parts[t].size() && (best < 0 || less(parts[t][head[t]], parts[best][head[best]])))
+        best = static_cast<int>(t);
+    if (best < 0 || (!run.empty() && parts[best][head[best]].fingerprint != run.front()->fingerprint)) {
+      if (!run.empty()) emit_run(run);
+      run.clear();
+      if (best < 0) break;
     }
-  };
-  const size_t min_run = shared_only ? 2 : 1;
+    run.push_back(&parts[best][head[best]++]);
+  }
+}
+
+// The sorted parts merged, keeping only runs of at least `min_run` equal fingerprints.
+// They are counted first so that the result is allocated once: at K=4 the parts hold 150
+// million graphs and a full merged copy would double the peak memory.
+std::vector<Fingerprinted> MergeRuns(const Parts& parts, size_t min_run) {
   size_t kept = 0;
-  merge([&](const std::vector<const Fingerprinted*>& run) { kept += run.size() >= min_run ? run.size() : 0; });
+  ForEachRun(parts,
+             [&](const std::vector<const Fingerprinted*>& run) { kept += run.size() >= min_run ? run.size() : 0; });
   std::vector<Fingerprinted> all;
   all.reserve(kept);
-  merge([&](const std::vector<const Fingerprinted*>& run) {
+  ForEachRun(parts, [&](const std::vector<const Fingerprinted*>& run) {
     if (run.size() >= min_run)
       for (const Fingerprinted* f : run) all.push_back(*f);
   });
   return all;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Fingerprinted>> Enumerator::Enumerate(const EnumerationLimits& limits, bool shared_only,
+                                                                 uint64_t* graphs) const {
+  Parts parts(std::max(1, limits.threads));  // per thread
+  *graphs = 0;
+  // Each graph takes one Fingerprinted, up to twice over while vectors grow and merge.
+  RETURN_IF_ERROR(Run(limits, 2 * sizeof(Fingerprinted), [&](int t, uint64_t fp, const GraphCode& c) {
+    parts[t].push_back({fp, c});
+  }));
+  SortParts(parts);
+  for (const auto& part : parts) *graphs += part.size();
+  return MergeRuns(parts, shared_only ? 2 : 1);
 }
 
 }  // namespace taso::gen

@@ -1,9 +1,9 @@
 #include "generator.h"
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -15,6 +15,30 @@ namespace {
 
 double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// The live progress line of the enumeration (on a terminal only).
+void ShowEnumerationProgress(bool tty, double done, uint64_t graphs) {
+  if (tty)
+    std::fprintf(stderr, "\r  enumerating: %5.1f%% of branches, %llu graphs   ", 100 * done,
+                 static_cast<unsigned long long>(graphs));
+}
+
+// Enumerates every graph and keeps those sharing a fingerprint with another.
+absl::StatusOr<std::vector<Fingerprinted>> EnumerateShared(const Enumerator& e, const GenerateOptions& options,
+                                                           bool tty, uint64_t* graphs) {
+  EnumerationLimits limits;
+  limits.threads = options.threads;
+  limits.max_bytes = options.max_memory_mb << 20;
+  limits.progress = [tty](double done, uint64_t graphs) { ShowEnumerationProgress(tty, done, graphs); };
+  return e.Enumerate(limits, /*shared_only=*/true, graphs);
+}
+
+// How many fingerprints the sorted graphs share, and how many graphs share them.
+void CountGroups(const std::vector<Fingerprinted>& groups, GenerateReport* report) {
+  report->group_graphs = groups.size();
+  for (size_t i = 0; i < groups.size(); ++i)
+    report->groups += i == 0 || groups[i].fingerprint != groups[i - 1].fingerprint;
 }
 
 }  // namespace
@@ -53,24 +77,12 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   report->variants = static_cast<int>(set.variants.size());
   report->inputs = static_cast<int>(set.inputs.size());
   Enumerator e(set, options.max_ops, options.seed);
-
-  EnumerationLimits limits;
-  limits.threads = options.threads;
-  limits.max_bytes = options.max_memory_mb << 20;
   const bool tty = options.progress && isatty(STDERR_FILENO);  // the live progress line
-  auto progress_for = [&](const char* phase) {
-    return [tty, phase](double done, uint64_t graphs) {
-      if (tty) std::fprintf(stderr, "\r  %s: %5.1f%% of branches, %llu graphs   ", phase, 100 * done,
-                            static_cast<unsigned long long>(graphs));
-    };
-  };
-  limits.progress = progress_for("enumerating");
+
   auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, e.Enumerate(limits, /*shared_only=*/true, &report->graphs));
+  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, EnumerateShared(e, options, tty, &report->graphs));
   report->enumerate_s = Since(t);
-  report->group_graphs = groups.size();
-  for (size_t i = 0; i < groups.size(); ++i)
-    report->groups += i == 0 || groups[i].fingerprint != groups[i - 1].fingerprint;
+  CountGroups(groups, report);
   auto phase = [&](const std::string& line) {
     if (!options.progress) return;
     if (tty) std::fprintf(stderr, "\r%80s\r", "");

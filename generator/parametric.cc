@@ -20,7 +20,7 @@ struct Field {
 // part of what the operator is), and each variant with those parameters erased.
 struct Erasure {
   std::map<std::string, std::set<std::string>> fields;  // operator -> parameter names
-  std::vector<int> erased;                             // variant -> id of its erased form
+  std::vector<int> erased;                              // variant -> id of its erased form
 };
 
 Erasure Erase(const OpSet& set) {
@@ -50,9 +50,42 @@ struct Member {
 };
 
 struct Family {
-  std::vector<size_t> members;              // indices into the group
+  std::vector<size_t> members;               // indices into the group
   std::vector<std::vector<size_t>> classes;  // fields that take one variable, each
 };
+
+// The classes of `varying` fields over `members`: fields equal in every member share a
+// class (one variable), in order of their first field.
+std::vector<std::vector<size_t>> FieldClasses(const std::vector<Member>& group, const std::vector<size_t>& members,
+                                              const std::vector<size_t>& varying) {
+  auto value = [&](size_t m, size_t f) -> const std::string& { return group[m].values[f]; };
+  std::vector<std::vector<size_t>> classes;
+  for (size_t f : varying) {
+    bool placed = false;
+    for (auto& c : classes)
+      if (std::all_of(members.begin(), members.end(), [&](size_t m) { return value(m, f) == value(m, c[0]); })) {
+        c.push_back(f);
+        placed = true;
+        break;
+      }
+    if (!placed) classes.push_back({f});
+  }
+  return classes;
+}
+
+// Are the members, all different, every combination of their classes' values?
+bool FullProduct(const std::vector<Member>& group, const std::vector<size_t>& members,
+                 const std::vector<std::vector<size_t>>& classes) {
+  size_t product = 1;
+  for (const auto& c : classes) {
+    std::set<std::string> values;
+    for (size_t m : members) values.insert(group[m].values[c[0]]);
+    product *= values.size();
+  }
+  std::set<std::vector<std::string>> distinct;
+  for (size_t m : members) distinct.insert(group[m].values);
+  return distinct.size() == members.size() && product == members.size();
+}
 
 // Splits a group of rules with the same skeleton into families, each the full product of
 // its variables' values; fields equal in every member share a variable.
@@ -70,31 +103,13 @@ void Partition(const std::vector<Member>& group, std::vector<size_t> members, st
         varying.push_back(f);
         break;
       }
-  std::vector<std::vector<size_t>> classes;
-  for (size_t f : varying) {
-    bool placed = false;
-    for (auto& c : classes)
-      if (std::all_of(members.begin(), members.end(), [&](size_t m) { return value(m, f) == value(m, c[0]); })) {
-        c.push_back(f);
-        placed = true;
-        break;
-      }
-    if (!placed) classes.push_back({f});
-  }
-  size_t product = 1;
-  for (const auto& c : classes) {
-    std::set<std::string> values;
-    for (size_t m : members) values.insert(value(m, c[0]));
-    product *= values.size();
-  }
-  std::set<std::vector<std::string>> distinct;
-  for (size_t m : members) distinct.insert(group[m].values);
-  if (!varying.empty() && distinct.size() == members.size() && product == members.size()) {
-    out->push_back({members, classes});
-    return;
-  }
   if (varying.empty()) {  // the same values: nothing to merge
     for (size_t m : members) out->push_back({{m}, {}});
+    return;
+  }
+  std::vector<std::vector<size_t>> classes = FieldClasses(group, members, varying);
+  if (FullProduct(group, members, classes)) {
+    out->push_back({members, std::move(classes)});
     return;
   }
   std::map<std::string, std::vector<size_t>> by_value;
@@ -102,70 +117,99 @@ void Partition(const std::vector<Member>& group, std::vector<size_t> members, st
   for (auto& [v, part] : by_value) Partition(group, part, out);
 }
 
-}  // namespace
+// Does either graph of the rule split at a concatenation? A split's sizes are sums of
+// dimensions along the axes of the concatenations that built its input, so such rules
+// keep all their parameters.
+bool HasSplit(const OpSet& set, const PRule& rule) {
+  bool splits = false;
+  for (const PGraph* g : {&rule.a, &rule.b})
+    for (const auto& op : g->ops) splits |= set.variants[op.variant].spec.split_at_concat;
+  return splits;
+}
 
-std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& found, std::vector<Rule> rules) {
-  const Erasure erasure = Erase(set);
-  // Group by skeleton: the canonical form with parameters erased.
+// Rule `i` as a member of its skeleton's group: its erasable parameters' values and where
+// they are, in the order the skeleton's canonical form writes the operators.
+Member MemberOf(const OpSet& set, const Erasure& erasure, const PRule& rule, size_t i, const CanonicalOrder& order) {
+  Member m{i, {}, {}};
+  for (int part = 0; part < 2; ++part) {
+    const int side = (part == 0) != order.swapped ? 0 : 1;
+    const PGraph& g = side == 0 ? rule.a : rule.b;
+    for (int op : part == 0 ? order.first : order.second) {
+      const Variant& v = set.variants[g.ops[op].variant];
+      auto fields = erasure.fields.find(std::string(v.op->name()));
+      if (fields == erasure.fields.end()) continue;
+      for (const std::string& f : fields->second) {
+        auto it = v.spec.params.entries().find(f);
+        m.values.push_back(it == v.spec.params.entries().end() ? "" : ParamValueText(it->second));
+        m.fields.push_back({side, op, f});
+      }
+    }
+  }
+  return m;
+}
+
+// The rules grouped by skeleton: the canonical form with parameters erased.
+std::map<std::string, std::vector<Member>> GroupBySkeleton(const OpSet& set, const Erasure& erasure,
+                                                           const std::vector<PRule>& found) {
   std::map<std::string, std::vector<Member>> groups;
-  std::vector<std::string> skeleton_of(found.size());
   for (size_t i = 0; i < found.size(); ++i) {
-    // A split's sizes are sums of dimensions along the axes of the concatenations that
-    // built its input, so rules with one keep all their parameters.
-    bool splits = false;
-    for (const PGraph* g : {&found[i].a, &found[i].b})
-      for (const auto& op : g->ops) splits |= set.variants[op.variant].spec.split_at_concat;
+    const bool splits = HasSplit(set, found[i]);
     PRule skeleton = found[i];
     for (PGraph* g : {&skeleton.a, &skeleton.b})
       for (auto& op : g->ops)
         if (!splits) op.variant = erasure.erased[op.variant];
     CanonicalOrder order;
-    skeleton_of[i] = (splits ? "concrete:" : "erased:") + Canonical(skeleton, &order);
-    Member m{i, {}, {}};
-    for (int part = 0; part < 2; ++part) {
-      const int side = (part == 0) != order.swapped ? 0 : 1;
-      const PGraph& g = side == 0 ? found[i].a : found[i].b;
-      for (int op : part == 0 ? order.first : order.second) {
-        const Variant& v = set.variants[g.ops[op].variant];
-        auto fields = erasure.fields.find(std::string(v.op->name()));
-        if (splits || fields == erasure.fields.end()) continue;
-        for (const std::string& f : fields->second) {
-          auto it = v.spec.params.entries().find(f);
-          m.values.push_back(it == v.spec.params.entries().end() ? "" : ParamValueText(it->second));
-          m.fields.push_back({side, op, f});
-        }
-      }
-    }
-    groups[skeleton_of[i]].push_back(std::move(m));
+    const std::string key = (splits ? "concrete:" : "erased:") + Canonical(skeleton, &order);
+    groups[key].push_back(splits ? Member{i, {}, {}} : MemberOf(set, erasure, found[i], i, order));
   }
+  return groups;
+}
+
+// The variable `name` of one class of fields: the values the family's members give them,
+// sorted by their text.
+RuleVar ClassVariable(const OpSet& set, const std::vector<PRule>& found, const std::vector<Member>& group,
+                      const Family& fam, const std::vector<size_t>& fields, std::string name) {
+  RuleVar var{std::move(name), {}};
+  std::map<std::string, ParamValue> values;
+  for (size_t m : fam.members) {
+    const Field& f = group[m].fields[fields[0]];
+    const PGraph& g = f.side == 0 ? found[group[m].rule].a : found[group[m].rule].b;
+    const Params& p = set.variants[g.ops[f.op].variant].spec.params;
+    values.emplace(group[m].values[fields[0]], p.entries().find(f.param)->second);
+  }
+  for (auto& [text, v] : values) var.values.push_back(v);
+  return var;
+}
+
+// Binds the family's variables in its first member's rule.
+void BindFamily(const OpSet& set, const std::vector<PRule>& found, const std::vector<Member>& group, const Family& fam,
+                Rule& r) {
+  const Member& first = group[fam.members[0]];
+  for (size_t c = 0; c < fam.classes.size(); ++c) {
+    RuleVar var = ClassVariable(set, found, group, fam, fam.classes[c], absl::StrCat("p", c));
+    for (size_t f : fam.classes[c]) {
+      const Field& field = first.fields[f];
+      RuleGraph& side = field.side == 0 ? r.source : r.target;
+      side.ops[field.op].bound[field.param] = var.name;
+    }
+    r.vars.push_back(std::move(var));
+  }
+}
+
+}  // namespace
+
+std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& found, std::vector<Rule> rules) {
+  const Erasure erasure = Erase(set);
   // Each family becomes its first member with variables bound; the others are dropped.
   std::vector<bool> keep(rules.size(), true);
-  for (auto& [key, group] : groups) {
+  for (auto& [key, group] : GroupBySkeleton(set, erasure, found)) {
     std::vector<size_t> all(group.size());
     for (size_t m = 0; m < group.size(); ++m) all[m] = m;
     std::vector<Family> families;
     Partition(group, all, &families);
     for (const Family& fam : families) {
       if (fam.members.size() < 2) continue;
-      const Member& first = group[fam.members[0]];
-      Rule& r = rules[first.rule];
-      for (size_t c = 0; c < fam.classes.size(); ++c) {
-        RuleVar var{absl::StrCat("p", c), {}};
-        std::map<std::string, ParamValue> values;  // sorted by their text
-        for (size_t m : fam.members) {
-          const Field& f = group[m].fields[fam.classes[c][0]];
-          const PGraph& g = f.side == 0 ? found[group[m].rule].a : found[group[m].rule].b;
-          const Params& p = set.variants[g.ops[f.op].variant].spec.params;
-          values.emplace(group[m].values[fam.classes[c][0]], p.entries().find(f.param)->second);
-        }
-        for (auto& [text, v] : values) var.values.push_back(v);
-        for (size_t f : fam.classes[c]) {
-          const Field& field = first.fields[f];
-          RuleGraph& side = field.side == 0 ? r.source : r.target;
-          side.ops[field.op].bound[field.param] = var.name;
-        }
-        r.vars.push_back(std::move(var));
-      }
+      BindFamily(set, found, group, fam, rules[group[fam.members[0]].rule]);
       for (size_t k = 1; k < fam.members.size(); ++k) keep[group[fam.members[k]].rule] = false;
     }
   }

@@ -26,8 +26,10 @@ int64_t NodeSize(const Replayed<S>& r, int node) {
 
 template <typename S>
 absl::Status RunKernel(const OpDef& op, const Params& p, KernelArgs<S>& a) {
-  if constexpr (std::is_same_v<S, float>) return op.RunFloat(p, a);
-  else return op.RunUint32(p, a);
+  if constexpr (std::is_same_v<S, float>)
+    return op.RunFloat(p, a);
+  else
+    return op.RunUint32(p, a);
 }
 }  // namespace
 
@@ -60,128 +62,200 @@ void KernelMemo<S>::Add(const Key& key, Entry entry) {
   entries_.emplace(key, std::move(entry));
 }
 
+namespace {
+
+// One replay: the operators run in order, each step adding its outputs and their
+// dimensions' histories to the result.
 template <typename S>
-absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs,
-                                   const ReplacedOp<S>* replaced, KernelMemo<S>* memo) {
-  if (memo && !memo->Serves(inputs)) memo = nullptr;
-  std::vector<uint64_t> hash;  // per tensor id, where a memo is used
-  if (memo)
-    for (size_t i = 0; i < inputs.size(); ++i) hash.push_back(memo->input_hash(static_cast<int>(i)));
-  Replayed<S> r;
-  r.inputs = &inputs;
-  r.produced.reserve(2 * code.num_ops);  // no reallocation: kernels get pointers
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    std::vector<int> d;
-    for (int k = 0; k < inputs[i].rank(); ++k) {
-      r.nodes.push_back({-1, -1, static_cast<int>(i), k});
-      d.push_back(static_cast<int>(r.nodes.size()) - 1);
-    }
-    r.dims.push_back(std::move(d));
+class Replayer {
+ public:
+  Replayer(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs, const ReplacedOp<S>* replaced,
+           KernelMemo<S>* memo)
+      : set_(set),
+        code_(code),
+        inputs_(inputs),
+        replaced_(replaced),
+        memo_(memo && memo->Serves(inputs) ? memo : nullptr) {
+    if (memo_)
+      for (size_t i = 0; i < inputs.size(); ++i) hash_.push_back(memo_->input_hash(static_cast<int>(i)));
+    r_.inputs = &inputs;
+    r_.produced.reserve(2 * code.num_ops);  // no reallocation: kernels get pointers
+    uses_.assign(inputs.size() + 2 * code.num_ops + 2, 0);
   }
-  std::vector<int> uses(inputs.size() + 2 * code.num_ops + 2, 0);
-  for (int o = 0; o < code.num_ops; ++o) {
-    const GenOp& op = code.ops[o];
-    const Variant& var = set.variants[op.variant];
-    const int arity = var.spec.arity;
+
+  absl::StatusOr<Replayed<S>> Run() && {
+    AddInputDims();
+    for (int o = 0; o < code_.num_ops; ++o) RETURN_IF_ERROR(Step(o));
+    FindOutputs();
+    return std::move(r_);
+  }
+
+ private:
+  using MemoKey = typename KernelMemo<S>::Key;
+  using MemoEntry = typename KernelMemo<S>::Entry;
+
+  // Where a split cuts its input, and its parameters with the cut's sizes added.
+  struct Cut {
+    std::array<int64_t, 2> sizes = {0, 0};  // 0 where the operator is no split
+    int concat_node = -1;                   // the concatenation the cut undoes
+    Params params;                          // only where the operator is a split
+  };
+
+  void AddInputDims() {
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      std::vector<int> d;
+      for (int k = 0; k < inputs_[i].rank(); ++k) {
+        r_.nodes.push_back({-1, -1, static_cast<int>(i), k});
+        d.push_back(static_cast<int>(r_.nodes.size()) - 1);
+      }
+      r_.dims.push_back(std::move(d));
+    }
+  }
+
+  // Operator `o`: a memo hit gives its outputs, their hashes and dimension sources;
+  // otherwise the shapes are inferred and the kernel is run (or the outputs filled, for
+  // `replaced`).
+  absl::Status Step(int o) {
+    const GenOp& op = code_.ops[o];
+    const Variant& var = set_.variants[op.variant];
     std::vector<InputInfo> infos;
-    for (int i = 0; i < arity; ++i) {
-      infos.push_back({true, DataType::kFloat32, r.tensor(op.in[i]).shape});
-      ++uses[op.in[i]];
+    for (int i = 0; i < var.spec.arity; ++i) {
+      infos.push_back({true, DataType::kFloat32, r_.tensor(op.in[i]).shape});
+      ++uses_[op.in[i]];
     }
-    Params cut_params;  // a copy only where a split's sizes are added
-    const Params* params = &var.spec.params;
-    int concat_node = -1;
-    std::array<int64_t, 2> cut = {0, 0};
-    if (var.spec.split_at_concat) {
-      const int axis = CutAxis(var.spec);
-      if (axis >= r.tensor(op.in[0]).rank()) return absl::InvalidArgumentError("split axis out of range");
-      concat_node = r.dims[op.in[0]][axis];
-      if (r.nodes[concat_node].left < 0) return absl::InvalidArgumentError("split of an unconcatenated dimension");
-      cut = {NodeSize(r, r.nodes[concat_node].left), NodeSize(r, r.nodes[concat_node].right)};
-      cut_params = WithCut(var.spec, cut[0], cut[1]);
-      params = &cut_params;
-    }
-    r.cuts.push_back(cut);
-    r.first_output.push_back(r.num_tensors());
-    const bool fresh = replaced && replaced->op == o;
-    const int first = r.num_tensors();
-    // A memo hit gives the outputs, their hashes and dimension sources; otherwise the
-    // shapes are inferred and the kernel is run (or the outputs filled, for `replaced`).
-    typename KernelMemo<S>::Key key{};
-    const typename KernelMemo<S>::Entry* known = nullptr;
-    if (memo && !fresh) {
-      key = {op.variant, hash[op.in[0]], arity > 1 ? hash[op.in[1]] : 0, cut[0], cut[1]};
-      known = memo->Find(key);
+    Cut cut;
+    if (var.spec.split_at_concat) RETURN_IF_ERROR(FindCut(op, var.spec, cut));
+    r_.cuts.push_back(cut.sizes);
+    r_.first_output.push_back(r_.num_tensors());
+    const bool fresh = replaced_ && replaced_->op == o;
+    const int first = r_.num_tensors();
+    MemoKey key{};
+    const MemoEntry* known = nullptr;
+    if (memo_ && !fresh) {
+      key = {op.variant, hash_[op.in[0]], var.spec.arity > 1 ? hash_[op.in[1]] : 0, cut.sizes[0], cut.sizes[1]};
+      known = memo_->Find(key);
     }
     DimSources inferred;
     if (known) {
-      for (const Tensor<S>& t : known->outputs) r.produced.push_back(t);
-      hash.insert(hash.end(), known->hashes.begin(), known->hashes.end());
+      for (const Tensor<S>& t : known->outputs) r_.produced.push_back(t);
+      hash_.insert(hash_.end(), known->hashes.begin(), known->hashes.end());
     } else {
-      ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->InferTypes(*params, infos));
-      inferred = var.op->DimensionSources(*params, infos, types);
-      for (const OutputType& t : types) r.produced.emplace_back(t.shape);
-      KernelArgs<S> args;
-      for (int i = 0; i < arity; ++i) {
-        args.in.push_back(&r.tensor(op.in[i]));
-        args.constant.push_back(nullptr);
-      }
-      for (size_t k = 0; k < types.size(); ++k) args.out.push_back(&r.produced[first - inputs.size() + k]);
-      if (fresh) {
-        for (size_t k = 0; k < types.size(); ++k) replaced->fill(static_cast<int>(k), *args.out[k]);
-      } else {
-        RETURN_IF_ERROR(RunKernel<S>(*var.op, *params, args));
-      }
-      if (memo) {
-        typename KernelMemo<S>::Entry entry;
-        for (Tensor<S>* t : args.out) {
-          entry.outputs.push_back(*t);
-          entry.hashes.push_back(ContentHash(*t));
-          hash.push_back(entry.hashes.back());
-        }
-        entry.sources = inferred;
-        if (!fresh) memo->Add(key, std::move(entry));
-      }
+      const Params& params = var.spec.split_at_concat ? cut.params : var.spec.params;
+      RETURN_IF_ERROR(Compute(var, op, params, infos, fresh, &inferred));
+      if (memo_) Remember(first, inferred, fresh ? nullptr : &key);
     }
-    const DimSources& sources = known ? known->sources : inferred;
-    const int num_outputs = r.num_tensors() - first;
+    AddOutputDims(op, first, known ? known->sources : inferred, fresh, cut.concat_node);
+    return absl::OkStatus();
+  }
+
+  // A split's cut, at the concatenation that built its input's cut axis; fails where
+  // there is none.
+  absl::Status FindCut(const GenOp& op, const GeneratorVariant& spec, Cut& cut) {
+    const int axis = CutAxis(spec);
+    if (axis >= r_.tensor(op.in[0]).rank()) return absl::InvalidArgumentError("split axis out of range");
+    cut.concat_node = r_.dims[op.in[0]][axis];
+    const DimNode& concat = r_.nodes[cut.concat_node];
+    if (concat.left < 0) return absl::InvalidArgumentError("split of an unconcatenated dimension");
+    cut.sizes = {NodeSize(r_, concat.left), NodeSize(r_, concat.right)};
+    cut.params = WithCut(spec, cut.sizes[0], cut.sizes[1]);
+    return absl::OkStatus();
+  }
+
+  // Adds the operator's outputs, computed by its kernel (or filled by `replaced` where
+  // `fresh`), and their dimension sources.
+  absl::Status Compute(const Variant& var, const GenOp& op, const Params& params, const std::vector<InputInfo>& infos,
+                       bool fresh, DimSources* sources) {
+    ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->InferTypes(params, infos));
+    *sources = var.op->DimensionSources(params, infos, types);
+    const size_t first = r_.produced.size();
+    for (const OutputType& t : types) r_.produced.emplace_back(t.shape);
+    KernelArgs<S> args;
+    for (int i = 0; i < var.spec.arity; ++i) {
+      args.in.push_back(&r_.tensor(op.in[i]));
+      args.constant.push_back(nullptr);
+    }
+    for (size_t k = 0; k < types.size(); ++k) args.out.push_back(&r_.produced[first + k]);
+    if (!fresh) return RunKernel<S>(*var.op, params, args);
+    for (size_t k = 0; k < types.size(); ++k) replaced_->fill(static_cast<int>(k), *args.out[k]);
+    return absl::OkStatus();
+  }
+
+  // Hashes the outputs from tensor `first` on, and keeps them in the memo under `key`
+  // (none for the replaced operator, whose outputs are not its kernel's).
+  void Remember(int first, const DimSources& sources, const MemoKey* key) {
+    MemoEntry entry;
+    for (int t = first; t < r_.num_tensors(); ++t) {
+      entry.outputs.push_back(r_.tensor(t));
+      entry.hashes.push_back(ContentHash(r_.tensor(t)));
+      hash_.push_back(entry.hashes.back());
+    }
+    entry.sources = sources;
+    if (key) memo_->Add(*key, std::move(entry));
+  }
+
+  // The dimension histories of the outputs from tensor `first` on. The replaced
+  // operator's outputs are new dimensions.
+  void AddOutputDims(const GenOp& op, int first, const DimSources& sources, bool fresh, int concat_node) {
+    const int num_outputs = r_.num_tensors() - first;
     for (int k = 0; k < num_outputs; ++k) {
       std::vector<int> d;
-      for (int j = 0; j < r.tensor(first + k).rank(); ++j) {
-        const DimSource src = fresh ? DimSource{} : sources[k][j];
-        switch (src.kind) {
-          case DimSource::kCopy: d.push_back(r.dims[op.in[src.input]][src.dim]); break;
-          case DimSource::kConcat:
-            r.nodes.push_back({r.dims[op.in[0]][src.dim], r.dims[op.in[1]][src.dim], 0, 0});
-            d.push_back(static_cast<int>(r.nodes.size()) - 1);
-            break;
-          case DimSource::kSplitPart:
-            d.push_back(k == 0 ? r.nodes[concat_node].left : r.nodes[concat_node].right);
-            break;
-          case DimSource::kNew:
-            r.nodes.push_back({-1, -1, first + k, j});
-            d.push_back(static_cast<int>(r.nodes.size()) - 1);
-            break;
-        }
-      }
-      r.dims.push_back(std::move(d));
+      for (int j = 0; j < r_.tensor(first + k).rank(); ++j)
+        d.push_back(DimNodeOf(op, fresh ? DimSource{} : sources[k][j], first, k, j, concat_node));
+      r_.dims.push_back(std::move(d));
     }
   }
-  if (code.num_ops == 0) {
-    r.outputs.push_back(code.lone_input);
-  } else {
-    for (int t = static_cast<int>(inputs.size()); t < r.num_tensors(); ++t)
-      if (uses[t] == 0) r.outputs.push_back(t);
+
+  // The DimNode of dimension `j` of the operator's output `k` (tensor `first + k`), which
+  // comes from `src`.
+  int DimNodeOf(const GenOp& op, const DimSource& src, int first, int k, int j, int concat_node) {
+    switch (src.kind) {
+      case DimSource::kCopy:
+        return r_.dims[op.in[src.input]][src.dim];
+      case DimSource::kConcat:
+        r_.nodes.push_back({r_.dims[op.in[0]][src.dim], r_.dims[op.in[1]][src.dim], 0, 0});
+        return static_cast<int>(r_.nodes.size()) - 1;
+      case DimSource::kSplitPart:
+        return k == 0 ? r_.nodes[concat_node].left : r_.nodes[concat_node].right;
+      case DimSource::kNew:
+        r_.nodes.push_back({-1, -1, first + k, j});
+        return static_cast<int>(r_.nodes.size()) - 1;
+    }
+    return -1;
   }
-  return r;
+
+  // The graph's outputs: the tensors no operator reads (a lone input for no operators).
+  void FindOutputs() {
+    if (code_.num_ops == 0) {
+      r_.outputs.push_back(code_.lone_input);
+      return;
+    }
+    for (int t = static_cast<int>(inputs_.size()); t < r_.num_tensors(); ++t)
+      if (uses_[t] == 0) r_.outputs.push_back(t);
+  }
+
+  const OpSet& set_;
+  const GraphCode& code_;
+  const std::vector<Tensor<S>>& inputs_;
+  const ReplacedOp<S>* replaced_;
+  KernelMemo<S>* memo_;         // where it serves these inputs
+  std::vector<uint64_t> hash_;  // per tensor id, where a memo is used
+  std::vector<int> uses_;       // per tensor id: how many operators read it
+  Replayed<S> r_;
+};
+
+}  // namespace
+
+template <typename S>
+absl::StatusOr<Replayed<S>> Replay(const OpSet& set, const GraphCode& code, const std::vector<Tensor<S>>& inputs,
+                                   const ReplacedOp<S>* replaced, KernelMemo<S>* memo) {
+  return Replayer<S>(set, code, inputs, replaced, memo).Run();
 }
 
 template class KernelMemo<float>;
 template class KernelMemo<uint32_t>;
 template absl::StatusOr<Replayed<float>> Replay(const OpSet&, const GraphCode&, const std::vector<Tensor<float>>&,
                                                 const ReplacedOp<float>*, KernelMemo<float>*);
-template absl::StatusOr<Replayed<uint32_t>> Replay(const OpSet&, const GraphCode&,
-                                                   const std::vector<Tensor<uint32_t>>&, const ReplacedOp<uint32_t>*,
-                                                   KernelMemo<uint32_t>*);
+template absl::StatusOr<Replayed<uint32_t>> Replay(const OpSet&, const GraphCode&, const std::vector<Tensor<uint32_t>>&,
+                                                   const ReplacedOp<uint32_t>*, KernelMemo<uint32_t>*);
 
 }  // namespace taso::gen

@@ -1,23 +1,28 @@
 // Constant: a node that produces the tensor held in its "value" parameter. Its value is
 // known ahead of time, so shape inference can read it (e.g. as Reshape's shape).
+#include "constant.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
 
+constexpr absl::string_view kName = "Constant";
+constexpr absl::string_view kValue = "value";  // the parameter holding the tensor
+
 class Constant : public KernelOp<Constant> {
  public:
-  absl::string_view name() const override { return "Constant"; }
+  absl::string_view name() const override { return kName; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 0, 0));
-    TensorDataPtr v = p.Tensor("value");
+    TensorDataPtr v = p.Tensor(kValue);
     if (v == nullptr) return Bad("Constant has no value");
     return std::vector<OutputType>{{v->dtype(), v->shape()}};
   }
-  const TensorData* ConstantOutput(const Params& p) const override { return p.Tensor("value").get(); }
+  const TensorData* ConstantOutput(const Params& p) const override { return p.Tensor(kValue).get(); }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    TensorDataPtr v = p.Tensor("value");
+    TensorDataPtr v = p.Tensor(kValue);
     if (v->dtype() != DataType::kFloat32) return absl::OkStatus();  // read through KernelArgs::constant
     if constexpr (std::is_same_v<S, float>) {
       a.out[0]->data.assign(v->floats().begin(), v->floats().end());
@@ -33,10 +38,10 @@ class Constant : public KernelOp<Constant> {
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     TensorDataPtr v = node.Tensor("value");
     if (v == nullptr) return std::nullopt;  // value_float, value_ints, sparse_value, ...: opaque
-    return Params().Set("value", v);
+    return ConstantParams(v);
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
-    OnnxExportNode::SetTensor(e.AddNode("Constant", {}, e.outputs()), "value", *p.Tensor("value"));
+    OnnxExportNode::SetTensor(e.AddNode("Constant", {}, e.outputs()), "value", *p.Tensor(kValue));
     return absl::OkStatus();
   }
 };
@@ -44,4 +49,16 @@ class Constant : public KernelOp<Constant> {
 TASO_REGISTER_OP(Constant);
 
 }  // namespace
+
+const OpDef* ConstantOp() {
+  static const OpDef* const op = OpRegistry::Global().Find(kName);
+  return op;
+}
+
+Params ConstantParams(TensorDataPtr value) {
+  Params p;
+  p.Set(kValue, std::move(value));
+  return p;
+}
+
 }  // namespace taso::ops

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx/checker.h"
-#include "onnx/shape_inference/implementation.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
 #include "onnx_tensor.h"
 #include "taso/onnx_io.h"
 #include "taso/status_macros.h"
@@ -38,6 +38,85 @@ void WriteValueInfo(const Value& v, const google::protobuf::RepeatedPtrField<onn
   FillValueInfo(v, out);
 }
 
+// The names of the graph's values and nodes: a name made up during the export must be
+// none of them.
+absl::flat_hash_set<std::string> UsedNames(const Graph& graph) {
+  absl::flat_hash_set<std::string> used;
+  for (ValueId v = 0; v < graph.num_values(); ++v) used.insert(graph.value(v).name);
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) used.insert(graph.node(n).name);
+  return used;
+}
+
+// Node names made unique: ONNX Runtime refuses two nodes of one name (rewrites can make
+// such names), so a repeated name gets a suffix no value or node has.
+class UniqueNodeNames {
+ public:
+  explicit UniqueNodeNames(absl::flat_hash_set<std::string>& used) : used_(used) {}
+  std::string Of(const std::string& name) {
+    if (name.empty() || written_.insert(name).second) return name;
+    std::string fresh;
+    for (int i = 2; used_.contains(fresh = absl::StrCat(name, "_", i)); ++i) {
+    }
+    used_.insert(fresh);
+    return fresh;
+  }
+
+ private:
+  absl::flat_hash_set<std::string>& used_;
+  absl::flat_hash_set<std::string> written_;
+};
+
+// Writes one node: an opaque node's NodeProto as it was, a library node through its
+// operator's ToOnnx.
+absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames& names,
+                       absl::flat_hash_set<std::string>& used, onnx::GraphProto* g) {
+  const Graph& graph = model.graph;
+  if (node.onnx_node) {
+    onnx::NodeProto* copy = g->add_node();
+    *copy = *node.onnx_node;
+    copy->set_name(names.Of(copy->name()));
+    return absl::OkStatus();
+  }
+  std::vector<std::string> ins, outs;
+  for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? "" : graph.value(v).name);
+  for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
+  OnnxExportNode e(*g, names.Of(node.name), ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset,
+                   used);
+  absl::Status s = node.op->ToOnnx(node.params, e);
+  if (!s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  return absl::OkStatus();
+}
+
+// Value infos for what the nodes produce, other than the graph's inputs and outputs,
+// where the shape is known.
+void WriteIntermediateValueInfos(const Graph& graph, const std::vector<NodeId>& order, onnx::GraphProto* g) {
+  absl::flat_hash_set<ValueId> listed(graph.inputs().begin(), graph.inputs().end());
+  listed.insert(graph.outputs().begin(), graph.outputs().end());
+  for (NodeId id : order)
+    for (ValueId v : graph.node(id).outputs)
+      if (v != kNoValue && !listed.contains(v) && graph.value(v).shape_known)
+        FillValueInfo(graph.value(v), g->add_value_info());
+}
+
+// The ONNX checker and strict shape inference (every type ONNX infers must agree with
+// what was written) must accept the model; the inference adds the value infos it finds.
+absl::Status CheckAndInferShapes(onnx::ModelProto* model) {
+  try {
+    onnx::checker::check_model(*model);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
+  }
+  try {
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, false));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 OnnxModel NewOnnxModel(Graph graph, int opset, std::string graph_name) {
@@ -59,9 +138,7 @@ OnnxModel NewOnnxModel(Graph graph, int opset, std::string graph_name) {
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   const Graph& graph = model.graph;
   RETURN_IF_ERROR(graph.Validate());
-  onnx::ModelProto out;
-  if (model.shell) out = *model.shell;
-  else out = *NewOnnxModel(Graph(), model.opset).shell;
+  onnx::ModelProto out = model.shell ? *model.shell : *NewOnnxModel(Graph(), model.opset).shell;
   onnx::GraphProto* g = out.mutable_graph();
   const auto original_inputs = g->input();
   const auto original_outputs = g->output();
@@ -71,61 +148,15 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   g->clear_initializer();
   g->clear_value_info();
 
-  absl::flat_hash_set<std::string> used;
-  for (ValueId v = 0; v < graph.num_values(); ++v) used.insert(graph.value(v).name);
-  for (NodeId n = 0; n < graph.num_nodes(); ++n) used.insert(graph.node(n).name);
-
+  absl::flat_hash_set<std::string> used = UsedNames(graph);
   for (ValueId v : graph.inputs()) WriteValueInfo(graph.value(v), original_inputs, g->add_input());
   for (ValueId v : graph.weights()) TensorToProto(*graph.value(v).data, graph.value(v).name, g->add_initializer());
-
-  // ONNX Runtime refuses two nodes of one name (rewrites can make such names): a repeated
-  // name gets a suffix no value or node has.
-  absl::flat_hash_set<std::string> node_names;
-  auto node_name = [&](const std::string& name) {
-    if (name.empty() || node_names.insert(name).second) return name;
-    std::string fresh;
-    for (int i = 2; used.contains(fresh = absl::StrCat(name, "_", i)); ++i) {
-    }
-    used.insert(fresh);
-    return fresh;
-  };
-
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
-  for (NodeId id : order) {
-    const Node& node = graph.node(id);
-    if (node.onnx_node) {
-      onnx::NodeProto* copy = g->add_node();
-      *copy = *node.onnx_node;
-      copy->set_name(node_name(copy->name()));
-      continue;
-    }
-    std::vector<std::string> ins, outs;
-    for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? "" : graph.value(v).name);
-    for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
-    OnnxExportNode e(*g, node_name(node.name), ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset, used);
-    absl::Status s = node.op->ToOnnx(node.params, e);
-    if (!s.ok())
-      return absl::Status(s.code(), absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));
-  }
+  UniqueNodeNames names(used);
+  for (NodeId id : order) RETURN_IF_ERROR(WriteNode(model, graph.node(id), names, used, g));
   for (ValueId v : graph.outputs()) WriteValueInfo(graph.value(v), original_outputs, g->add_output());
-
-  absl::flat_hash_set<ValueId> listed(graph.inputs().begin(), graph.inputs().end());
-  listed.insert(graph.outputs().begin(), graph.outputs().end());
-  for (NodeId id : order)
-    for (ValueId v : graph.node(id).outputs)
-      if (v != kNoValue && !listed.contains(v) && graph.value(v).shape_known) FillValueInfo(graph.value(v), g->add_value_info());
-
-  try {
-    onnx::checker::check_model(out);
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
-  }
-  try {  // strict: every type ONNX infers must agree with what we wrote
-    onnx::shape_inference::InferShapes(out, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(true, 1, false));
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
-  }
+  WriteIntermediateValueInfos(graph, order, g);
+  RETURN_IF_ERROR(CheckAndInferShapes(&out));
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "constant.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_tensor.h"
@@ -19,9 +20,10 @@ namespace {
 
 absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
-std::string Describe(const onnx::NodeProto& n) {
-  return absl::StrCat("node '", n.name(), "' (", n.op_type(), ")");
-}
+// The default ONNX domain, where the library's operators live.
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string Describe(const onnx::NodeProto& n) { return absl::StrCat("node '", n.name(), "' (", n.op_type(), ")"); }
 
 // Element type and static shape of an ONNX value type; nullopt if not a static tensor.
 std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
@@ -61,10 +63,10 @@ std::vector<std::string> SubgraphCaptures(const onnx::NodeProto& n) {
   return captures;
 }
 
-// Orders the nodes so each comes after the producers of what it reads; checks that every
-// read name is defined somewhere, and that there is no cycle.
-absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g,
-                                           const absl::flat_hash_set<std::string>& outer) {
+// The node producing each name; fails where a name is defined twice (or is also a graph
+// input or initializer, which are in `outer`).
+absl::StatusOr<absl::flat_hash_map<std::string, int>> Producers(const onnx::GraphProto& g,
+                                                                const absl::flat_hash_set<std::string>& outer) {
   absl::flat_hash_map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i)
     for (const auto& out : g.node(i).output()) {
@@ -72,8 +74,20 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g,
       if (outer.contains(out) || !producer.emplace(out, i).second)
         return Invalid(absl::StrCat("tensor '", out, "' is defined more than once (by ", Describe(g.node(i)), ")"));
     }
-  std::vector<std::vector<int>> users(g.node_size());
-  std::vector<int> pending(g.node_size(), 0);
+  return producer;
+}
+
+// The dependencies between nodes: which nodes read each node's outputs (subgraph
+// captures included), and how many reads of a node's are produced by nodes.
+struct Dependencies {
+  std::vector<std::vector<int>> users;
+  std::vector<int> pending;
+};
+
+// Fails where a node reads a name nothing defines.
+absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer,
+                                            const absl::flat_hash_map<std::string, int>& producer) {
+  Dependencies d{std::vector<std::vector<int>>(g.node_size()), std::vector<int>(g.node_size(), 0)};
   for (int i = 0; i < g.node_size(); ++i) {
     std::vector<std::string> reads(g.node(i).input().begin(), g.node(i).input().end());
     for (auto& c : SubgraphCaptures(g.node(i))) reads.push_back(std::move(c));
@@ -81,26 +95,34 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g,
       if (in.empty() || outer.contains(in)) continue;
       auto it = producer.find(in);
       if (it == producer.end())
-        return Invalid(absl::StrCat(Describe(g.node(i)), " reads '", in,
-                                    "', which no node, graph input or initializer produces"));
-      users[it->second].push_back(i);
-      ++pending[i];
+        return Invalid(
+            absl::StrCat(Describe(g.node(i)), " reads '", in, "', which no node, graph input or initializer produces"));
+      d.users[it->second].push_back(i);
+      ++d.pending[i];
     }
   }
+  return d;
+}
+
+// Orders the nodes so each comes after the producers of what it reads; checks that every
+// read name is defined somewhere, and that there is no cycle.
+absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer) {
+  ASSIGN_OR_RETURN(const auto producer, Producers(g, outer));
+  ASSIGN_OR_RETURN(Dependencies d, DependenciesOf(g, outer, producer));
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // keeps the file's order where it can
   for (int i = 0; i < g.node_size(); ++i)
-    if (pending[i] == 0) ready.push(i);
+    if (d.pending[i] == 0) ready.push(i);
   std::vector<int> order;
   while (!ready.empty()) {
     int i = ready.top();
     ready.pop();
     order.push_back(i);
-    for (int u : users[i])
-      if (--pending[u] == 0) ready.push(u);
+    for (int u : d.users[i])
+      if (--d.pending[u] == 0) ready.push(u);
   }
   if (order.size() != static_cast<size_t>(g.node_size()))
     for (int i = 0; i < g.node_size(); ++i)
-      if (pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", Describe(g.node(i))));
+      if (d.pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", Describe(g.node(i))));
   return order;
 }
 
@@ -112,7 +134,7 @@ struct Chosen {
 
 absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, const std::vector<InputInfo>& inputs,
                                       int num_outputs) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") return Chosen{};
+  if (!IsDefaultDomain(node.domain())) return Chosen{};
   // Library operators compute on float32 data of known shape; integer shape arithmetic,
   // and whatever reads a tensor of unknown shape, stays opaque.
   if (!inputs.empty() && inputs[0].present && inputs[0].dtype != DataType::kFloat32) return Chosen{};
@@ -133,143 +155,201 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
   return Chosen{};
 }
 
-}  // namespace
-
-absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
-  if (!model.has_graph()) return Invalid("the model has no graph");
+// The version of the default ONNX opset the model imports, if supported.
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const auto& o : model.opset_import())
-    if (o.domain().empty() || o.domain() == "ai.onnx") opset = static_cast<int>(o.version());
+    if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
   if (opset < 0) return Invalid("the model does not import the default ONNX opset");
   if (opset < kMinOpset || opset > kMaxOpset)
     return Invalid(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ", kMaxOpset, ")"));
-  const onnx::GraphProto& g = model.graph();
-  if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
+  return opset;
+}
 
-  // ONNX's own shape inference gives the types of what opaque nodes produce.
-  absl::flat_hash_map<std::string, OutputType> inferred, declared;
-  absl::flat_hash_map<std::string, DataType> elem_types;  // also for tensors of unknown shape
-  {
-    onnx::ModelProto copy = model;
-    try {
-      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(false, 0, true));
-    } catch (const std::exception&) {
-      // Best effort: nodes whose types stay unknown are reported below.
-    }
-    for (const auto& vi : copy.graph().value_info()) {
-      if (auto t = StaticType(vi.type())) inferred[vi.name()] = *t;
-      if (vi.type().has_tensor_type())
-        elem_types[vi.name()] = static_cast<DataType>(vi.type().tensor_type().elem_type());
-    }
-    for (const auto& vi : copy.graph().output())
-      if (auto t = StaticType(vi.type())) inferred[vi.name()] = *t;
-    for (const auto& vi : g.value_info())
-      if (auto t = StaticType(vi.type())) declared[vi.name()] = *t;
-    for (const auto& vi : g.output())
-      if (auto t = StaticType(vi.type())) declared[vi.name()] = *t;
+// The types ONNX knows for a model's values, by name.
+struct KnownTypes {
+  absl::flat_hash_map<std::string, OutputType> inferred;  // by ONNX's own shape inference
+  absl::flat_hash_map<std::string, OutputType> declared;  // by the file (value_info, outputs)
+  absl::flat_hash_map<std::string, DataType> elem_types;  // inferred, also for tensors of unknown shape
+};
+
+// ONNX's own shape inference gives the types of what opaque nodes produce.
+KnownTypes KnownTypesOf(const onnx::ModelProto& model) {
+  KnownTypes known;
+  onnx::ModelProto copy = model;
+  try {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception&) {
+    // Best effort: nodes whose types stay unknown are reported below.
   }
+  for (const auto& vi : copy.graph().value_info()) {
+    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
+    if (vi.type().has_tensor_type())
+      known.elem_types[vi.name()] = static_cast<DataType>(vi.type().tensor_type().elem_type());
+  }
+  for (const auto& vi : copy.graph().output())
+    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
+  for (const auto& vi : model.graph().value_info())
+    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
+  for (const auto& vi : model.graph().output())
+    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
+  return known;
+}
 
-  OnnxModel result;
-  result.opset = opset;
-  Graph& graph = result.graph;
+// A graph input's shape, which must be static.
+absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
+  if (!in.type().has_tensor_type()) return Invalid(absl::StrCat("input '", in.name(), "' is not a tensor"));
+  const auto& tt = in.type().tensor_type();
+  if (!tt.has_shape()) return Invalid(absl::StrCat("input '", in.name(), "' has no shape"));
+  Shape shape;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value())
+      return Invalid(absl::StrCat("input '", in.name(), "' has a dynamic dimension '", d.dim_param(),
+                                  "'; taso needs static input shapes"));
+    shape.push_back(d.dim_value());
+  }
+  return shape;
+}
 
-  absl::flat_hash_set<std::string> outer;
+// The initializers as weights, then the graph inputs (an input that is also an initializer
+// is a weight marked as an input). Their names go into `outer`.
+absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, Graph& graph, absl::flat_hash_set<std::string>& outer) {
   for (const auto& init : g.initializer()) {
     ASSIGN_OR_RETURN(TensorDataPtr data, TensorFromProto(init));
-    ASSIGN_OR_RETURN(ValueId id, graph.AddWeight(init.name(), std::move(data)));
-    (void)id;
+    RETURN_IF_ERROR(graph.AddWeight(init.name(), std::move(data)).status());
     outer.insert(init.name());
   }
   for (const auto& in : g.input()) {
-    ValueId existing = graph.FindValue(in.name());
-    if (existing != kNoValue) {
+    if (ValueId existing = graph.FindValue(in.name()); existing != kNoValue) {
       RETURN_IF_ERROR(graph.MarkWeightAsInput(existing));
       continue;
     }
-    if (!in.type().has_tensor_type()) return Invalid(absl::StrCat("input '", in.name(), "' is not a tensor"));
-    Shape shape;
-    const auto& tt = in.type().tensor_type();
-    if (!tt.has_shape()) return Invalid(absl::StrCat("input '", in.name(), "' has no shape"));
-    for (const auto& d : tt.shape().dim()) {
-      if (!d.has_dim_value())
-        return Invalid(absl::StrCat("input '", in.name(), "' has a dynamic dimension '", d.dim_param(),
-                                    "'; taso needs static input shapes"));
-      shape.push_back(d.dim_value());
-    }
-    RETURN_IF_ERROR(graph.AddInput(in.name(), static_cast<DataType>(tt.elem_type()), std::move(shape)).status());
+    ASSIGN_OR_RETURN(Shape shape, StaticInputShape(in));
+    const auto elem_type = static_cast<DataType>(in.type().tensor_type().elem_type());
+    RETURN_IF_ERROR(graph.AddInput(in.name(), elem_type, std::move(shape)).status());
     outer.insert(in.name());
   }
+  return absl::OkStatus();
+}
 
-  ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
-  for (int index : order) {
-    const onnx::NodeProto& node = g.node(index);
+// Adds nodes to the graph, each as a Constant where it is shape arithmetic that folds, else
+// as the library operator that represents it, else as an opaque node.
+class NodeImporter {
+ public:
+  NodeImporter(int opset, const ImportOptions& options, KnownTypes known, Graph& graph)
+      : opset_(opset), options_(options), known_(std::move(known)), graph_(graph) {}
+
+  // The node's inputs must be in the graph already.
+  absl::Status Add(const onnx::NodeProto& node) {
     std::vector<ValueId> inputs;
-    for (const auto& in : node.input()) inputs.push_back(in.empty() ? kNoValue : graph.FindValue(in));
-    int num_outputs = node.output_size();
+    for (const auto& in : node.input()) inputs.push_back(in.empty() ? kNoValue : graph_.FindValue(in));
+    int num_outputs = node.output_size();  // trailing optional outputs left out
     while (num_outputs > 0 && node.output(num_outputs - 1).empty()) --num_outputs;
+    const std::vector<std::string> out_names(node.output().begin(), node.output().begin() + num_outputs);
     Node probe;
     probe.inputs = inputs;
-    const std::vector<InputInfo> infos = graph.InputInfos(probe);
-
-    std::vector<std::string> out_names(node.output().begin(), node.output().begin() + num_outputs);
-    const OnnxFolder fold = node.domain().empty() || node.domain() == "ai.onnx" ? FindOnnxFolder(node.op_type()) : nullptr;
-    if (std::optional<TensorDataPtr> value;
-        options.fold_shape_arithmetic && fold && num_outputs == 1 && (value = fold(node, opset, infos))) {
-      RETURN_IF_ERROR(graph.AddNode(OpRegistry::Global().Find("Constant"), Params().Set("value", *value), {},
-                                    node.name(), out_names).status());
-      continue;
-    }
-    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset, infos, num_outputs));
-    if (chosen.op != nullptr) {
-      ASSIGN_OR_RETURN(std::vector<ValueId> outs,
-                       graph.AddNode(chosen.op, std::move(chosen.params), inputs, node.name(), out_names));
-      for (ValueId v : outs) {  // what the file declares must agree with what the inputs give
-        auto it = declared.find(graph.value(v).name);
-        if (it != declared.end() && it->second.shape != graph.value(v).shape)
-          return Invalid(absl::StrCat(Describe(node), ": the model declares '", it->first, "' with shape ",
-                                      ShapeToString(it->second.shape), " but its inputs give ",
-                                      ShapeToString(graph.value(v).shape)));
-      }
-      continue;
-    }
-    std::vector<OutputType> types;
-    for (const std::string& name : out_names) {
-      if (name.empty()) {
-        types.emplace_back();
-        continue;
-      }
-      const OutputType* type = nullptr;
-      if (auto it = inferred.find(name); it != inferred.end()) type = &it->second;
-      else if (auto it2 = declared.find(name); it2 != declared.end()) type = &it2->second;
-      if (type != nullptr) {
-        types.push_back(*type);
-        continue;
-      }
-      OutputType unknown;  // ONNX cannot tell statically; kept, but nothing computes on it
-      unknown.shape_known = false;
-      auto et = elem_types.find(name);
-      unknown.dtype = et == elem_types.end() ? DataType::kUndefined : et->second;
-      types.push_back(unknown);
-    }
-    for (const auto& c : SubgraphCaptures(node))  // outer values a subgraph reads are dependencies too
-      if (ValueId v = graph.FindValue(c); v != kNoValue) inputs.push_back(v);
-    RETURN_IF_ERROR(graph.AddOpaqueNode(std::make_shared<onnx::NodeProto>(node), inputs, out_names, types).status());
+    const std::vector<InputInfo> infos = graph_.InputInfos(probe);
+    ASSIGN_OR_RETURN(const bool folded, TryFold(node, infos, out_names));
+    if (folded) return absl::OkStatus();
+    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    if (chosen.op != nullptr) return AddLibraryNode(node, std::move(chosen), inputs, out_names);
+    return AddOpaqueNode(node, std::move(inputs), out_names);
   }
 
+ private:
+  // Adds a Constant for a single-output node that folds on these inputs; false where the
+  // options ask for no folding or the node does not fold.
+  absl::StatusOr<bool> TryFold(const onnx::NodeProto& node, const std::vector<InputInfo>& infos,
+                               const std::vector<std::string>& out_names) {
+    const OnnxFolder fold = IsDefaultDomain(node.domain()) ? FindOnnxFolder(node.op_type()) : nullptr;
+    if (!options_.fold_shape_arithmetic || !fold || out_names.size() != 1) return false;
+    std::optional<TensorDataPtr> value = fold(node, opset_, infos);
+    if (!value) return false;
+    RETURN_IF_ERROR(
+        graph_.AddNode(ops::ConstantOp(), ops::ConstantParams(*value), {}, node.name(), out_names).status());
+    return true;
+  }
+
+  // What the file declares for the outputs must agree with what the inputs give.
+  absl::Status AddLibraryNode(const onnx::NodeProto& node, Chosen chosen, const std::vector<ValueId>& inputs,
+                              const std::vector<std::string>& out_names) {
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs,
+                     graph_.AddNode(chosen.op, std::move(chosen.params), inputs, node.name(), out_names));
+    for (ValueId v : outs) {
+      auto it = known_.declared.find(graph_.value(v).name);
+      if (it != known_.declared.end() && it->second.shape != graph_.value(v).shape)
+        return Invalid(absl::StrCat(Describe(node), ": the model declares '", it->first, "' with shape ",
+                                    ShapeToString(it->second.shape), " but its inputs give ",
+                                    ShapeToString(graph_.value(v).shape)));
+    }
+    return absl::OkStatus();
+  }
+
+  // Outer values a subgraph reads are the node's dependencies too.
+  absl::Status AddOpaqueNode(const onnx::NodeProto& node, std::vector<ValueId> inputs,
+                             const std::vector<std::string>& out_names) {
+    std::vector<OutputType> types;
+    for (const std::string& name : out_names) types.push_back(OpaqueOutputType(name));
+    for (const auto& c : SubgraphCaptures(node))
+      if (ValueId v = graph_.FindValue(c); v != kNoValue) inputs.push_back(v);
+    return graph_.AddOpaqueNode(std::make_shared<onnx::NodeProto>(node), inputs, out_names, types).status();
+  }
+
+  // An opaque node's output type: as ONNX inferred it, else as the file declares it, else
+  // unknown (kept, but nothing computes on it).
+  OutputType OpaqueOutputType(const std::string& name) const {
+    if (name.empty()) return OutputType();
+    if (auto it = known_.inferred.find(name); it != known_.inferred.end()) return it->second;
+    if (auto it = known_.declared.find(name); it != known_.declared.end()) return it->second;
+    auto et = known_.elem_types.find(name);
+    return OutputType{et == known_.elem_types.end() ? DataType::kUndefined : et->second, Shape(),
+                      /*shape_known=*/false};
+  }
+
+  const int opset_;
+  const ImportOptions& options_;
+  const KnownTypes known_;
+  Graph& graph_;
+};
+
+absl::Status AddGraphOutputs(const onnx::GraphProto& g, Graph& graph) {
   for (const auto& out : g.output()) {
     ValueId v = graph.FindValue(out.name());
     if (v == kNoValue) return Invalid(absl::StrCat("graph output '", out.name(), "' is not produced by any node"));
     RETURN_IF_ERROR(graph.AddOutput(v));
   }
   if (graph.outputs().empty()) return Invalid("the graph has no outputs");
+  return absl::OkStatus();
+}
 
+// The model without its nodes, weights and value infos, for the export to write into.
+// Inputs and outputs stay: their ValueInfoProtos are written back as they were.
+std::shared_ptr<const onnx::ModelProto> ShellOf(const onnx::ModelProto& model) {
   auto shell = std::make_shared<onnx::ModelProto>(model);
-  onnx::GraphProto* sg = shell->mutable_graph();
-  sg->clear_node();
-  sg->clear_initializer();
-  sg->clear_value_info();  // inputs and outputs stay: their ValueInfoProtos are written back as they were
-  result.shell = std::move(shell);
+  onnx::GraphProto* g = shell->mutable_graph();
+  g->clear_node();
+  g->clear_initializer();
+  g->clear_value_info();
+  return shell;
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
+  if (!model.has_graph()) return Invalid("the model has no graph");
+  ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+  const onnx::GraphProto& g = model.graph();
+  if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
+  OnnxModel result;
+  result.opset = opset;
+  NodeImporter nodes(opset, options, KnownTypesOf(model), result.graph);
+  absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
+  RETURN_IF_ERROR(AddWeightsAndInputs(g, result.graph, outer));
+  ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
+  for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
+  RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
+  result.shell = ShellOf(model);
   return result;
 }
 
@@ -288,7 +368,8 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   if (!model.ParseFromString(bytes))
     return Invalid(absl::StrCat("'", path, "' is not an ONNX model (it does not parse; truncated or another format?)"));
   if (!model.has_graph() || model.opset_import_size() == 0 || model.ir_version() <= 0)
-    return Invalid(absl::StrCat("'", path, "' is not a complete ONNX model (no graph, IR version or opset import; truncated?)"));
+    return Invalid(
+        absl::StrCat("'", path, "' is not a complete ONNX model (no graph, IR version or opset import; truncated?)"));
   return model;
 }
 
