@@ -402,6 +402,26 @@ TEST_CASE("Params getters give the default when absent and abort on another type
   CHECK(floats_of_ints.stderr_text == "taso: parameter 'sizes' read as floats but holds ints\n");
 }
 
+TEST_CASE("Operators claiming an ONNX op type are tried by priority, then by name") {
+  auto names = [](absl::string_view op_type) {
+    std::vector<std::string> out;
+    for (const OpDef* op : OpRegistry::Global().ForOnnxType(op_type)) out.emplace_back(op->name());
+    return out;
+  };
+  CHECK(names("Mul") == std::vector<std::string>{"ScalarMul", "Mul"});
+  CHECK(names("Conv") == std::vector<std::string>{"Conv2D"});
+  CHECK(names("NoSuchOnnxOp").empty());
+  for (const OpDef* op : OpRegistry::Global().All())
+    for (const std::string& type : op->onnx().onnx_op_types()) {
+      const std::vector<const OpDef*> claimants = OpRegistry::Global().ForOnnxType(type);
+      INFO(type);
+      CHECK(std::is_sorted(claimants.begin(), claimants.end(), [](const OpDef* a, const OpDef* b) {
+        const int pa = a->onnx().onnx_import_priority(), pb = b->onnx().onnx_import_priority();
+        return pa != pb ? pa > pb : a->name() < b->name();
+      }));
+    }
+}
+
 TEST_CASE("Slice counts negative indices from the end, clamps, and steps either way") {
   Tensor<float> x(Shape{2, 5});
   for (int i = 0; i < 10; ++i) x.data[i] = static_cast<float>(i);
