@@ -48,6 +48,12 @@ absl::Status OnnxMapping::ToOnnx(const Params&, OnnxExportNode&) const {
   return absl::UnimplementedError(absl::StrCat("operator ", name(), " has no ONNX form"));
 }
 
+absl::StatusOr<std::optional<Params>> OnnxMapping::Import(OnnxImportNode& node) const {
+  absl::StatusOr<std::optional<Params>> params = FromOnnx(node);
+  if (params.ok() && !node.status().ok()) return node.status();
+  return params;
+}
+
 OpRegistry& OpRegistry::Global() {
   static OpRegistry* registry = new OpRegistry();
   return *registry;

@@ -29,10 +29,15 @@ class OnnxMapping {
   // priorities in the order of their names).
   virtual int onnx_import_priority() const { return 0; }
   // The parameters, or nullopt when this node has a meaning the operator cannot represent
-  // exactly (it is then kept opaque).
+  // exactly (it is then kept opaque). Importers call Import, which checks what this read.
   virtual absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const { return std::nullopt; }
   // Writes the node (or nodes) representing one application of the operator.
   virtual absl::Status ToOnnx(const Params& params, OnnxExportNode& node) const;
+
+  // FromOnnx, then an error if it read an attribute of another type than the attribute
+  // holds (invalid ONNX, e.g. Conv strides as floats): such a node is refused rather than
+  // read with defaults.
+  absl::StatusOr<std::optional<Params>> Import(OnnxImportNode& node) const;
 };
 
 }  // namespace taso
