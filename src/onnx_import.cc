@@ -142,7 +142,7 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
     if (in.present && !in.shape_known) return Chosen{};
   for (const OpDef* op : OpRegistry::Global().ForOnnxType(node.op_type())) {
     OnnxImportNode view(node, opset, inputs);
-    auto params = op->FromOnnx(view);
+    auto params = op->onnx().Import(view);
     if (!params.ok())
       return absl::Status(params.status().code(), absl::StrCat(Describe(node), ": ", params.status().message()));
     if (!params->has_value() || !view.AllAttributesRead()) continue;

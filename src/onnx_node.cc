@@ -17,12 +17,18 @@ int OnnxImportNode::num_outputs() const {
   return n;
 }
 
-const onnx::AttributeProto* OnnxImportNode::Find(absl::string_view attr) const {
-  for (const auto& a : node_.attribute())
-    if (a.name() == attr) {
-      read_.insert(std::string(attr));
-      return &a;
-    }
+const onnx::AttributeProto* OnnxImportNode::Find(absl::string_view attr,
+                                                 onnx::AttributeProto::AttributeType type) const {
+  for (const auto& a : node_.attribute()) {
+    if (a.name() != attr) continue;
+    read_.insert(std::string(attr));
+    if (a.type() == type) return &a;
+    if (status_.ok())
+      status_ = absl::InvalidArgumentError(absl::StrCat("attribute '", attr, "' should be ",
+                                                        onnx::AttributeProto::AttributeType_Name(type), " but is ",
+                                                        onnx::AttributeProto::AttributeType_Name(a.type())));
+    return nullptr;
+  }
   return nullptr;
 }
 
@@ -33,29 +39,29 @@ bool OnnxImportNode::Has(absl::string_view attr) const {
 }
 
 int64_t OnnxImportNode::Int(absl::string_view attr, int64_t def) const {
-  const auto* a = Find(attr);
-  return a && a->type() == onnx::AttributeProto::INT ? a->i() : def;
+  const auto* a = Find(attr, onnx::AttributeProto::INT);
+  return a ? a->i() : def;
 }
 
 double OnnxImportNode::Float(absl::string_view attr, double def) const {
-  const auto* a = Find(attr);
-  return a && a->type() == onnx::AttributeProto::FLOAT ? a->f() : def;
+  const auto* a = Find(attr, onnx::AttributeProto::FLOAT);
+  return a ? a->f() : def;
 }
 
 std::string OnnxImportNode::Str(absl::string_view attr, absl::string_view def) const {
-  const auto* a = Find(attr);
-  return a && a->type() == onnx::AttributeProto::STRING ? a->s() : std::string(def);
+  const auto* a = Find(attr, onnx::AttributeProto::STRING);
+  return a ? a->s() : std::string(def);
 }
 
 std::vector<int64_t> OnnxImportNode::Ints(absl::string_view attr, std::vector<int64_t> def) const {
-  const auto* a = Find(attr);
-  if (!a || a->type() != onnx::AttributeProto::INTS) return def;
+  const auto* a = Find(attr, onnx::AttributeProto::INTS);
+  if (!a) return def;
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
 TensorDataPtr OnnxImportNode::Tensor(absl::string_view attr) const {
-  const auto* a = Find(attr);
-  if (!a || a->type() != onnx::AttributeProto::TENSOR) return nullptr;
+  const auto* a = Find(attr, onnx::AttributeProto::TENSOR);
+  if (!a) return nullptr;
   auto t = TensorFromProto(a->t());
   return t.ok() ? *t : nullptr;
 }

@@ -7,8 +7,8 @@
 
 namespace taso {
 
-OpMetrics OpDef::Metrics(const Params&, absl::Span<const InputInfo> inputs,
-                         absl::Span<const OutputType> outputs) const {
+OpMetrics OpSemantics::Metrics(const Params&, absl::Span<const InputInfo> inputs,
+                               absl::Span<const OutputType> outputs) const {
   OpMetrics m;
   for (const InputInfo& in : inputs)
     if (in.present) m.bytes += 4.0 * static_cast<double>(NumElements(in.shape));
@@ -19,8 +19,8 @@ OpMetrics OpDef::Metrics(const Params&, absl::Span<const InputInfo> inputs,
   return m;
 }
 
-DimSources OpDef::DimensionSources(const Params&, absl::Span<const InputInfo>,
-                                   absl::Span<const OutputType> outputs) const {
+DimSources OpRuleForm::DimensionSources(const Params&, absl::Span<const InputInfo>,
+                                        absl::Span<const OutputType> outputs) const {
   DimSources d;
   for (const OutputType& o : outputs) d.emplace_back(o.shape.size());
   return d;
@@ -36,16 +36,22 @@ bool GeneratorVariant::AcceptsShapes(absl::Span<const Shape> inputs) const {
   return !same_shapes || arity < 2 || inputs[0] == inputs[1];
 }
 
-absl::Status OpDef::RunSymbolic(const Params&, KernelArgs<Sym>&) const {
+absl::Status OpSemantics::RunSymbolic(const Params&, KernelArgs<Sym>&) const {
   return absl::UnimplementedError(absl::StrCat(name(), " has no kernel in the symbolic domain"));
 }
 
-absl::StatusOr<SmtForm> OpDef::Smt(const Params&, int, int) const {
+absl::StatusOr<SmtForm> OpRuleForm::Smt(const Params&, int, int) const {
   return absl::InvalidArgumentError(absl::StrCat("operator ", name(), " has no SMT encoding"));
 }
 
-absl::Status OpDef::ToOnnx(const Params&, OnnxExportNode&) const {
+absl::Status OnnxMapping::ToOnnx(const Params&, OnnxExportNode&) const {
   return absl::UnimplementedError(absl::StrCat("operator ", name(), " has no ONNX form"));
+}
+
+absl::StatusOr<std::optional<Params>> OnnxMapping::Import(OnnxImportNode& node) const {
+  absl::StatusOr<std::optional<Params>> params = FromOnnx(node);
+  if (params.ok() && !node.status().ok()) return node.status();
+  return params;
 }
 
 OpRegistry& OpRegistry::Global() {
@@ -72,11 +78,13 @@ absl::StatusOr<const OpDef*> OpRegistry::Get(absl::string_view name) const {
 
 std::vector<const OpDef*> OpRegistry::ForOnnxType(absl::string_view op_type) const {
   std::vector<const OpDef*> out;
-  for (const auto& op : ops_)
-    for (const std::string& t : op->onnx_op_types())
-      if (t == op_type) out.push_back(op.get());
-  std::stable_sort(out.begin(), out.end(), [](const OpDef* a, const OpDef* b) {
-    return a->onnx_import_priority() > b->onnx_import_priority();
+  for (const auto& op : ops_) {
+    const std::vector<std::string> types = op->onnx().onnx_op_types();
+    if (std::find(types.begin(), types.end(), op_type) != types.end()) out.push_back(op.get());
+  }
+  std::sort(out.begin(), out.end(), [](const OpDef* a, const OpDef* b) {
+    const int pa = a->onnx().onnx_import_priority(), pb = b->onnx().onnx_import_priority();
+    return pa != pb ? pa > pb : a->name() < b->name();
   });
   return out;
 }

@@ -1,5 +1,9 @@
 #include "taso/params.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <iterator>
+
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,12 +23,26 @@ void Params::Erase(absl::string_view name) {
 }
 
 namespace {
+
+// The variant's alternatives, in ParamValue's order, as the mismatch message names them.
+constexpr const char* kTypeNames[] = {"int", "float", "string", "ints", "floats", "tensor"};
+static_assert(std::size(kTypeNames) == std::variant_size_v<ParamValue>);
+
+[[noreturn]] void TypeMismatch(absl::string_view name, size_t asked, size_t held) {
+  std::fprintf(stderr, "taso: parameter '%.*s' read as %s but holds %s\n", static_cast<int>(name.size()), name.data(),
+               kTypeNames[asked], kTypeNames[held]);
+  std::abort();
+}
+
+// The value of parameter `name` if present; aborts if it is present with another type.
 template <typename T>
 const T* Lookup(const std::map<std::string, ParamValue, std::less<>>& m, absl::string_view name) {
   auto it = m.find(name);
   if (it == m.end()) return nullptr;
-  return std::get_if<T>(&it->second);
+  if (const T* v = std::get_if<T>(&it->second)) return v;
+  TypeMismatch(name, ParamValue(std::in_place_type<T>).index(), it->second.index());
 }
+
 }  // namespace
 
 int64_t Params::Int(absl::string_view name, int64_t def) const {
@@ -58,8 +76,10 @@ uint64_t Params::Hash() const {
     uint64_t hv = std::visit(
         [](const auto& x) -> uint64_t {
           using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, TensorDataPtr>) return x ? x->ContentHash() : 0;
-          else return absl::HashOf(x);
+          if constexpr (std::is_same_v<T, TensorDataPtr>)
+            return x ? x->ContentHash() : 0;
+          else
+            return absl::HashOf(x);
         },
         v);
     h = absl::HashOf(h, k, v.index(), hv);
@@ -71,11 +91,14 @@ std::string ParamValueText(const ParamValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) return absl::StrCat(x);
-        else if constexpr (std::is_same_v<T, std::string>) return absl::StrCat("\"", x, "\"");
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>)
+          return absl::StrCat(x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return absl::StrCat("\"", x, "\"");
         else if constexpr (std::is_same_v<T, TensorDataPtr>)
           return x ? absl::StrCat("tensor", ShapeToString(x->shape()), "#", x->ContentHash()) : "null";
-        else return absl::StrCat("[", absl::StrJoin(x, ","), "]");
+        else
+          return absl::StrCat("[", absl::StrJoin(x, ","), "]");
       },
       v);
 }

@@ -251,6 +251,27 @@ TEST_CASE("Meanings the library cannot represent exactly keep a node opaque") {
   CHECK_THAT(std::string(refused.status().message()), Catch::Contains("fails the ONNX checker"));
 }
 
+TEST_CASE("An attribute of another type than ONNX defines is refused at import") {
+  // Conv strides as FLOATS [2.0, 2.0]: invalid ONNX, never read as the default stride 1.
+  auto m = ConvReluModel();
+  auto* strides = m.mutable_graph()->mutable_node(0)->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::FLOATS);
+  strides->add_floats(2.0f);
+  strides->add_floats(2.0f);
+  CHECK_THAT(ImportError(m), Catch::Contains("'conv'") && Catch::Contains("attribute 'strides'") &&
+                                 Catch::Contains("INTS") && Catch::Contains("FLOATS"));
+
+  auto valid = ConvReluModel();
+  SetIntsAttr(valid.mutable_graph()->mutable_node(0), "strides", {2, 2});
+  auto r = ImportOnnx(valid);
+  REQUIRE(r.ok());
+  const Node& conv = r->graph.node(r->graph.value(r->graph.FindValue("c")).producer);
+  CHECK_FALSE(conv.op->is_opaque());
+  CHECK(conv.params.Ints("strides") == std::vector<int64_t>{2, 2});
+  CHECK(r->graph.value(r->graph.FindValue("c")).shape == Shape{1, 4, 4, 4});
+}
+
 TEST_CASE("auto_pad is resolved to the explicit pads it means") {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 2, 7, 7});

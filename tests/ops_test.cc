@@ -2,8 +2,12 @@
 // algebraic identities in both scalar domains, and the shape errors.
 #include <catch2/catch.hpp>
 
-#include <limits>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
+#include <functional>
+#include <limits>
 #include <set>
 
 #include "taso/executor.h"
@@ -75,6 +79,33 @@ void RequireClose(const Tensor<float>& a, const Tensor<float>& b, double tol = 1
 Params ConvParams(std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t group,
                   std::vector<int64_t> dil = {1, 1}) {
   return Params().Set("strides", strides).Set("pads", pads).Set("group", group).Set("dilations", dil);
+}
+
+// Runs `body` in a child process: whether the child aborted, and what it wrote to stderr.
+struct ChildResult {
+  bool aborted = false;
+  std::string stderr_text;
+};
+ChildResult RunInChild(const std::function<void()>& body) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::signal(SIGABRT, SIG_DFL);  // the test framework's handler would report the abort as a failure
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    body();
+    _exit(0);
+  }
+  close(fds[1]);
+  ChildResult result;
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) result.stderr_text.append(buf, n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+  return result;
 }
 
 }  // namespace
@@ -338,6 +369,57 @@ TEST_CASE("Every library operator is registered once, with a name and a kernel")
                                "GlobalAveragePool", "Pad", "Sub", "Div", "Pow", "Sqrt", "Erf", "ReduceMean",
                                "Identity", "Dropout", "Constant"})
     CHECK(names.count(required) == 1);
+}
+
+TEST_CASE("Params getters give the default when absent and abort on another type") {
+  const Params p = Params()
+                       .Set("axis", int64_t{1})
+                       .Set("alpha", 0.5)
+                       .Set("padding", "same")
+                       .Set("sizes", std::vector<int64_t>{2, 3});
+  CHECK(p.Int("missing", 7) == 7);
+  CHECK(p.Float("missing", 0.25) == 0.25);
+  CHECK(p.Str("missing", "none") == "none");
+  CHECK(p.Ints("missing", {4}) == std::vector<int64_t>{4});
+  CHECK(p.Floats("missing").empty());
+  CHECK(p.Tensor("missing") == nullptr);
+  CHECK(p.Int("axis", 7) == 1);
+  CHECK(p.Float("alpha") == 0.5);
+  CHECK(p.Str("padding") == "same");
+  CHECK(p.Ints("sizes") == std::vector<int64_t>{2, 3});
+
+  const ChildResult same_type = RunInChild([&] { (void)p.Int("axis"); });
+  CHECK_FALSE(same_type.aborted);
+  CHECK(same_type.stderr_text.empty());
+  const ChildResult int_of_string = RunInChild([&] { (void)p.Int("padding"); });
+  CHECK(int_of_string.aborted);
+  CHECK(int_of_string.stderr_text == "taso: parameter 'padding' read as int but holds string\n");
+  const ChildResult float_of_int = RunInChild([&] { (void)p.Float("axis", 1.0); });
+  CHECK(float_of_int.aborted);
+  CHECK(float_of_int.stderr_text == "taso: parameter 'axis' read as float but holds int\n");
+  const ChildResult floats_of_ints = RunInChild([&] { (void)p.Floats("sizes"); });
+  CHECK(floats_of_ints.aborted);
+  CHECK(floats_of_ints.stderr_text == "taso: parameter 'sizes' read as floats but holds ints\n");
+}
+
+TEST_CASE("Operators claiming an ONNX op type are tried by priority, then by name") {
+  auto names = [](absl::string_view op_type) {
+    std::vector<std::string> out;
+    for (const OpDef* op : OpRegistry::Global().ForOnnxType(op_type)) out.emplace_back(op->name());
+    return out;
+  };
+  CHECK(names("Mul") == std::vector<std::string>{"ScalarMul", "Mul"});
+  CHECK(names("Conv") == std::vector<std::string>{"Conv2D"});
+  CHECK(names("NoSuchOnnxOp").empty());
+  for (const OpDef* op : OpRegistry::Global().All())
+    for (const std::string& type : op->onnx().onnx_op_types()) {
+      const std::vector<const OpDef*> claimants = OpRegistry::Global().ForOnnxType(type);
+      INFO(type);
+      CHECK(std::is_sorted(claimants.begin(), claimants.end(), [](const OpDef* a, const OpDef* b) {
+        const int pa = a->onnx().onnx_import_priority(), pb = b->onnx().onnx_import_priority();
+        return pa != pb ? pa > pb : a->name() < b->name();
+      }));
+    }
 }
 
 TEST_CASE("Slice counts negative indices from the end, clamps, and steps either way") {

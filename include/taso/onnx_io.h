@@ -7,6 +7,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 #include "taso/graph.h"
@@ -45,7 +46,10 @@ absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& pa
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);
 
 // The view of one ONNX node an operator's FromOnnx reads. Attributes that no operator
-// reads make the node opaque, so nothing is approximated.
+// reads make the node opaque, so nothing is approximated. The getters give the default
+// for an absent attribute; one of another type than the getter reads (Conv strides given
+// as FLOATS) is invalid ONNX: the getter gives the default and `status()` reports it, so
+// the import fails instead of reading something else (see OnnxMapping::Import).
 class OnnxImportNode {
  public:
   OnnxImportNode(const onnx::NodeProto& node, int opset, std::vector<InputInfo> inputs);
@@ -64,13 +68,18 @@ class OnnxImportNode {
   TensorDataPtr Tensor(absl::string_view attr) const;
   // True when every attribute of the node was read.
   bool AllAttributesRead() const;
+  // OK, or an InvalidArgumentError naming the first attribute read with another type than
+  // the one it holds, the type expected and the type found.
+  const absl::Status& status() const { return status_; }
 
  private:
-  const onnx::AttributeProto* Find(absl::string_view attr) const;
+  // The attribute if present with type `type`; marks it read, and records a type mismatch.
+  const onnx::AttributeProto* Find(absl::string_view attr, onnx::AttributeProto::AttributeType type) const;
   const onnx::NodeProto& node_;
   int opset_;
   std::vector<InputInfo> inputs_;
   mutable absl::flat_hash_set<std::string> read_;
+  mutable absl::Status status_;
 };
 
 // Where an operator writes its ONNX form. Most operators write one node with the node's

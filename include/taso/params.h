@@ -9,14 +9,13 @@
 #include <variant>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "taso/tensor.h"
 
 namespace taso {
 
-using ParamValue = std::variant<int64_t, double, std::string, std::vector<int64_t>,
-                                std::vector<double>, TensorDataPtr>;
+using ParamValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, TensorDataPtr>;
 
 // One value as Params::ToString writes it: 3, "same", [1,1].
 std::string ParamValueText(const ParamValue& v);
@@ -27,7 +26,15 @@ class Params {
   bool Has(absl::string_view name) const;
   void Erase(absl::string_view name);
 
-  // Typed getters: the default is returned when the parameter is absent.
+  // Typed getters. An absent parameter gives the default: operators read optional
+  // parameters this way. A parameter present with another type (an Int read of a string, a
+  // Floats read of ints) means the operator's writer and its reader disagree: a programming
+  // error, since every value is typed by code (ONNX import checks attribute types, the rule
+  // file stores each value's type). Returning the default would quietly compute something
+  // else, and the getters have no error channel (kernels, shape inference and hooks call
+  // them), so they print one line naming the parameter, the type asked for and the type
+  // held, and abort. An int is never read as a float or the reverse: each parameter has one
+  // type in every writer.
   int64_t Int(absl::string_view name, int64_t def = 0) const;
   double Float(absl::string_view name, double def = 0) const;
   std::string Str(absl::string_view name, absl::string_view def = "") const;
