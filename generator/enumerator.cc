@@ -318,7 +318,7 @@ class Walker {
     }
     Params cut_params;  // a copy only where a split's sizes are added
     if (spec.split_at_concat) cut_params = WithCut(spec, cut[0], cut[1]);
-    return var.op->RunUint32(spec.split_at_concat ? cut_params : spec.params, args).ok();
+    return var.op->semantics().RunUint32(spec.split_at_concat ? cut_params : spec.params, args).ok();
   }
 
   // Sets the new output slots' kind, producer and symbolic dimensions.
@@ -424,13 +424,13 @@ class Walker {
     std::vector<InputInfo> infos;
     for (int i = 0; i < var.spec.arity; ++i) infos.push_back({true, DataType::kFloat32, slots_[op.in[i]].t.shape});
     const Params params = var.spec.split_at_concat ? WithCut(var.spec, cut[0], cut[1]) : var.spec.params;
-    auto types = var.op->InferTypes(params, infos);
+    auto types = var.op->semantics().InferTypes(params, infos);
     if (!types.ok()) return mv;
     for (const OutputType& t : *types) {
       if (t.shape.size() > 4 || NumElements(t.shape) > 4096) return mv;  // keep tensors small
       mv.out_shapes.push_back(ShapeId(t.shape));
     }
-    mv.sources = var.op->DimensionSources(params, infos, *types);
+    mv.sources = var.op->rule_form().DimensionSources(params, infos, *types);
     mv.ok = !SameAsEarlierVariant(var, params, infos, *types);
     return mv;
   }

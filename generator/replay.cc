@@ -165,8 +165,8 @@ class Replayer {
   // `fresh`), and their dimension sources.
   absl::Status Compute(const Variant& var, const GenOp& op, const Params& params, const std::vector<InputInfo>& infos,
                        bool fresh, DimSources* sources) {
-    ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->InferTypes(params, infos));
-    *sources = var.op->DimensionSources(params, infos, types);
+    ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->semantics().InferTypes(params, infos));
+    *sources = var.op->rule_form().DimensionSources(params, infos, types);
     const size_t first = r_.produced.size();
     for (const OutputType& t : types) r_.produced.emplace_back(t.shape);
     KernelArgs<S> args;

@@ -39,7 +39,7 @@ absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<
       out = Tensor<float>(shape);
     args.out.push_back(&out);
   }
-  absl::Status s = node.op->RunFloat(node.params, args);
+  absl::Status s = node.op->semantics().RunFloat(node.params, args);
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
   return absl::OkStatus();
 }

@@ -82,7 +82,7 @@ absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames
   for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
   OnnxExportNode e(*g, names.Of(node.name), ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset,
                    used);
-  absl::Status s = node.op->ToOnnx(node.params, e);
+  absl::Status s = node.op->onnx().ToOnnx(node.params, e);
   if (!s.ok())
     return absl::Status(s.code(),
                         absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));

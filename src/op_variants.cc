@@ -13,14 +13,14 @@ std::string OpVariant::label() const {
 std::vector<std::string> GeneratorOperators() {
   std::vector<std::string> names;
   for (const OpDef* op : OpRegistry::Global().All())
-    if (!op->GeneratorVariants().empty()) names.emplace_back(op->name());
+    if (!op->rule_form().GeneratorVariants().empty()) names.emplace_back(op->name());
   std::sort(names.begin(), names.end());
   return names;
 }
 
 std::vector<OpVariant> VariantsOf(const OpDef& op) {
   std::vector<OpVariant> variants;
-  for (GeneratorVariant& v : op.GeneratorVariants()) variants.push_back({&op, std::move(v)});
+  for (GeneratorVariant& v : op.rule_form().GeneratorVariants()) variants.push_back({&op, std::move(v)});
   return variants;
 }
 

@@ -47,7 +47,7 @@ absl::StatusOr<FunctionTable> BuildTable(const AxiomSet& axioms, const std::vect
   std::map<std::string, int64_t> constant_values;
   for (const OpVariant& v : variants) {
     const int outputs = v.spec.split_at_concat ? 2 : 1;
-    auto form = v.op->Smt(v.spec.params, v.spec.arity, outputs);
+    auto form = v.op->rule_form().Smt(v.spec.params, v.spec.arity, outputs);
     if (!form.ok()) continue;
     std::vector<int64_t> codes;
     for (const auto& [name, value] : form->params) {
@@ -311,11 +311,11 @@ class AxiomValidator {
       if (axis >= static_cast<int>(cuts.size()) || !cuts[axis]) return false;
       out.params = WithCut(spec, (*cuts[axis])[0], (*cuts[axis])[1]);
     }
-    auto types = out.impl->variant->op->InferTypes(out.params, infos);
+    auto types = out.impl->variant->op->semantics().InferTypes(out.params, infos);
     if (!types.ok() || out.impl->output >= static_cast<int>(types->size())) return false;
     out.types = *types;
     out.shape = (*types)[out.impl->output].shape;
-    const DimSources sources = out.impl->variant->op->DimensionSources(out.params, infos, *types);
+    const DimSources sources = out.impl->variant->op->rule_form().DimensionSources(out.params, infos, *types);
     out.cuts.assign(out.shape.size(), std::nullopt);
     for (size_t d = 0; d < out.shape.size(); ++d) {
       const DimSource& src = sources[out.impl->output][d];
@@ -372,7 +372,7 @@ class AxiomValidator {
       std::vector<Tensor<Sym>> outs;
       for (const OutputType& o : v.types) outs.emplace_back(o.shape);
       for (Tensor<Sym>& o : outs) args.out.push_back(&o);
-      absl::Status s = v.impl->variant->op->RunSymbolic(v.params, args);
+      absl::Status s = v.impl->variant->op->semantics().RunSymbolic(v.params, args);
       if (!s.ok()) {
         result_.holds = Finding::kUnknown;
         result_.detail = absl::StrCat("at ", CaseText(), ": ", s.message());

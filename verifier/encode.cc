@@ -31,7 +31,7 @@ absl::StatusOr<std::vector<std::string>> EncodeSide(const RuleGraph& g, std::vec
                                                     EncodedRule* e) {
   for (const RuleOp& op : g.ops) {
     ASSIGN_OR_RETURN(SmtForm form,
-                     op.op->Smt(op.params, static_cast<int>(op.inputs.size()), op.num_outputs));
+                     op.op->rule_form().Smt(op.params, static_cast<int>(op.inputs.size()), op.num_outputs));
     if (static_cast<int>(form.functions.size()) != op.num_outputs)
       return absl::InvalidArgumentError(absl::StrCat(op.op->name(), " has ", op.num_outputs, " outputs"));
     std::vector<std::string> args;

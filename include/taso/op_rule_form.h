@@ -54,7 +54,7 @@ struct GeneratorVariant {
   bool constant_output = false;
   // Cuts its input where it was concatenated (TASO's split trees). The contract: the
   // operator's "axis" parameter names the dimension, and the generator passes the cut as
-  // the "sizes" parameter (see CutAxis / WithCut in generator/op_set.h).
+  // the "sizes" parameter (see CutAxis / WithCut in taso/op_variants.h).
   bool split_at_concat = false;
   // Parameters that are part of what the operator is: never made a rule variable even
   // where variants differ in them.

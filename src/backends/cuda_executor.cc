@@ -76,7 +76,7 @@ absl::Status CudaExecutor::Impl::RunReference(const Node& node) {
     host[v] = Tensor<float>(graph.value(v).shape);  // zeros: reference kernels may accumulate
     args.out.push_back(&host[v]);
   }
-  absl::Status s = node.op->RunFloat(node.params, args);
+  absl::Status s = node.op->semantics().RunFloat(node.params, args);
   if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
   for (ValueId v : node.outputs)
     if (data[v])
