@@ -23,14 +23,12 @@ std::optional<GeneratorVariant> VariantOf(const RuleOp& op) {
 
 }  // namespace
 
-GraphIndex::GraphIndex(const Graph& graph)
-    : consumers(graph.Consumers()), rule_params(graph.num_nodes()), is_output(graph.num_values(), false) {
+GraphIndex::GraphIndex(const Graph& graph) : uses(graph), rule_params(graph.num_nodes()) {
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
     const Node& node = graph.node(n);
     if (!node.op->is_opaque()) rule_params[n] = node.op->RuleParams(node.params, graph.InputInfos(node));
     nodes_of[node.op].push_back(n);
   }
-  for (ValueId v : graph.outputs()) is_output[v] = true;
 }
 
 absl::StatusOr<RuleMatcher> RuleMatcher::Create(const Rule& rule) {
@@ -87,8 +85,8 @@ std::vector<Match> RuleMatcher::FindAll(const Graph& graph, const GraphIndex& in
         const int t = first_output[i] + k;
         if (is_rule_output[t]) continue;
         const ValueId v = m.tensors[t];
-        if (index.is_output[v]) return false;
-        for (NodeId reader : index.consumers[v])
+        if (index.uses.is_graph_output(v)) return false;
+        for (NodeId reader : index.uses.readers(v))
           if (!used[reader]) return false;
       }
     return true;
@@ -144,9 +142,7 @@ std::vector<Match> RuleMatcher::FindAll(const Graph& graph, const GraphIndex& in
     for (int t : op.inputs)
       if (m.tensors[t] != kNoValue) anchor = m.tensors[t];
     if (anchor != kNoValue) {
-      candidates = index.consumers[anchor];
-      std::sort(candidates.begin(), candidates.end());
-      candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+      candidates = index.uses.readers(anchor);
     } else if (auto it = index.nodes_of.find(op.op); it != index.nodes_of.end()) {
       candidates = it->second;
     }
