@@ -219,8 +219,8 @@ int main(int argc, char** argv) {
   Summary summary;
   summary.backend = backend;
   summary.search = search;
-  summary.cost_before = taso::GraphCost(model->graph, *cost_model);  // as it is, all plain
-  summary.cost_after = taso::GraphCost(*folded, *cost_model);
+  summary.cost_before = cost_model->TotalCost(model->graph);  // as it is, all plain
+  summary.cost_after = cost_model->TotalCost(*folded);
   // What the backend's executor runs: the optimized graph at its layouts.
   taso::Graph run_graph = *folded;
   if (with_layouts) {
