@@ -23,7 +23,7 @@ TensorDataPtr Copy(const TensorData& d) {
 }  // namespace
 
 absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
-  const std::vector<bool> weight_only = WeightOnlyNodes(graph);
+  const std::vector<bool> weight_only = FindWeightOnly(graph).nodes;
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   GraphCopy copy(graph);
   RETURN_IF_ERROR(copy.CopyInputs());
