@@ -1,4 +1,6 @@
 // Add: Element-wise addition with ONNX broadcasting.
+#include "add.h"
+
 #include "int64_fold.h"
 #include "op_util.h"
 
@@ -25,4 +27,10 @@ std::optional<TensorDataPtr> FoldAdd(const onnx::NodeProto&, int, const std::vec
 TASO_REGISTER_ONNX_FOLDER("Add", FoldAdd);
 
 }  // namespace
+
+const OpDef& AddOp() {
+  static const OpDef* op = OpRegistry::Global().Find(AddFn::kName);
+  return *op;
+}
+
 }  // namespace taso::ops

@@ -1,5 +1,7 @@
 // Conv2D: grouped 2-D convolution with strides, explicit pads, dilations, an optional
 // bias and a fused activation (none or relu). Kernel size comes from the weight input.
+#include "conv2d.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -222,5 +224,20 @@ class Conv2D : public KernelOp<Conv2D> {
 
 TASO_REGISTER_OP(Conv2D);
 
+constexpr absl::string_view kNoActivation = "none";
+
 }  // namespace
+
+bool IsConv2D(const OpDef& op) { return dynamic_cast<const Conv2D*>(&op) != nullptr; }
+
+std::string ConvActivation(const Params& params) {
+  const std::string activation = params.Str("activation", kNoActivation);
+  return activation == kNoActivation ? "" : activation;
+}
+
+Params WithConvActivation(Params params, absl::string_view activation) {
+  params.Set("activation", std::string(activation.empty() ? kNoActivation : activation));
+  return params;
+}
+
 }  // namespace taso::ops

@@ -3,6 +3,8 @@
 // layout is invisible to the computation, so the reference kernel copies; the cpu backend
 // reorders memory. It appears only in graphs a layout assignment made (never in ONNX
 // files, where it would be an Identity).
+#include "layout_convert.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -10,7 +12,8 @@ namespace {
 
 class LayoutConvert : public KernelOp<LayoutConvert> {
  public:
-  absl::string_view name() const override { return "LayoutConvert"; }
+  static constexpr absl::string_view kName = "LayoutConvert";
+  absl::string_view name() const override { return kName; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
     RETURN_IF_ERROR(ExpectFloat(in[0], "input"));
@@ -31,4 +34,16 @@ class LayoutConvert : public KernelOp<LayoutConvert> {
 TASO_REGISTER_OP(LayoutConvert);
 
 }  // namespace
+
+const OpDef& LayoutConvertOp() {
+  static const OpDef* op = OpRegistry::Global().Find(LayoutConvert::kName);
+  return *op;
+}
+
+Params LayoutConvertParams(bool to_blocked) {
+  Params params;
+  if (to_blocked) params.Set("layout", "blocked");
+  return params;
+}
+
 }  // namespace taso::ops

@@ -1,6 +1,8 @@
 // Split: cuts a tensor along an axis into pieces of stated sizes. The sizes are a
 // parameter, or (ONNX opset 13+) a constant second input; they are always explicit, so a
 // rule can state them in terms of its inputs' dimensions.
+#include "split.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -136,4 +138,9 @@ class Split : public KernelOp<Split> {
 TASO_REGISTER_OP(Split);
 
 }  // namespace
+
+bool IsSplit(const OpDef& op) { return dynamic_cast<const Split*>(&op) != nullptr; }
+
+int64_t SplitAxis(const Params& params) { return params.Int("axis", 0); }
+
 }  // namespace taso::ops

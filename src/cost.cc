@@ -13,17 +13,23 @@ double AnalyticCost::Estimate(const OpMetrics& m) const {
   return std::max(m.flops / machine_.flops_per_second, m.bytes / machine_.bytes_per_second) + machine_.launch_seconds;
 }
 
+bool IsWeightOnlyNode(const Node& node, const std::vector<bool>& weight_only_values) {
+  if (node.op->is_opaque()) return false;
+  if (node.op->reads_only_shapes()) return true;
+  for (ValueId v : node.inputs)
+    if (v != kNoValue && !weight_only_values[v]) return false;
+  return true;
+}
+
 WeightOnly FindWeightOnly(const Graph& graph) {
   WeightOnly w{std::vector<bool>(graph.num_nodes(), false), std::vector<bool>(graph.num_values(), false)};
-  for (ValueId v = 0; v < graph.num_values(); ++v) w.values[v] = graph.value(v).is_weight() && !graph.value(v).is_graph_input;
+  for (ValueId v = 0; v < graph.num_values(); ++v)
+    w.values[v] = graph.value(v).is_weight() && !graph.value(v).is_graph_input;
   auto order = graph.TopologicalOrder();
   if (!order.ok()) return w;
   for (NodeId n : *order) {
     const Node& node = graph.node(n);
-    if (node.op->is_opaque()) continue;
-    bool all = true;
-    for (ValueId v : node.inputs) all &= v == kNoValue || w.values[v];
-    if (!all && !node.op->reads_only_shapes()) continue;
+    if (!IsWeightOnlyNode(node, w.values)) continue;
     w.nodes[n] = true;
     for (ValueId v : node.outputs) w.values[v] = true;
   }
@@ -31,7 +37,7 @@ WeightOnly FindWeightOnly(const Graph& graph) {
 }
 
 double CostModel::TotalCost(const Graph& graph) {
-  const std::vector<bool> weight_only = WeightOnlyNodes(graph);
+  const std::vector<bool> weight_only = FindWeightOnly(graph).nodes;
   double total = 0;
   for (NodeId n = 0; n < graph.num_nodes(); ++n)
     if (!weight_only[n]) total += NodeCost(graph, n);

@@ -20,47 +20,45 @@ TensorDataPtr Copy(const TensorData& d) {
   }
 }
 
-}  // namespace
+// Copies a graph with each weight-only node replaced by weights holding its results.
+class WeightFolder {
+ public:
+  explicit WeightFolder(const Graph& graph)
+      : g_(graph), weight_only_(FindWeightOnly(graph).nodes), copy_(graph), computed_(graph.num_values()) {}
 
-absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
-  const std::vector<bool> weight_only = WeightOnlyNodes(graph);
-  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
-  GraphCopy copy(graph);
-  RETURN_IF_ERROR(copy.CopyInputs());
-  std::vector<std::optional<Tensor<float>>> computed(graph.num_values());
-  auto value_of = [&](ValueId v) -> absl::StatusOr<const Tensor<float>*> {
-    if (!computed[v]) {
-      const TensorData* data = graph.ConstantData(v);
-      if (data == nullptr || data->dtype() != DataType::kFloat32)
-        return absl::FailedPreconditionError("a folded operator reads a non-float constant");
-      computed[v] = Tensor<float>(data->shape(), std::vector<float>(data->floats().begin(), data->floats().end()));
-    }
-    return &*computed[v];
-  };
-  for (NodeId n : order) {
-    if (!weight_only[n]) {
-      RETURN_IF_ERROR(copy.CopyNode(n));
-      continue;
-    }
-    const Node& node = graph.node(n);
-    // A constant known as it is (an ONNX Constant, of any element type) becomes a weight
-    // holding its data; other non-float results stay computed by their node.
+  absl::StatusOr<Graph> Run() {
+    ASSIGN_OR_RETURN(std::vector<NodeId> order, g_.TopologicalOrder());
+    RETURN_IF_ERROR(copy_.CopyInputs());
+    for (NodeId n : order) RETURN_IF_ERROR(weight_only_[n] ? Fold(n) : copy_.CopyNode(n));
+    return copy_.Finish();
+  }
+
+ private:
+  // A constant known as it is (an ONNX Constant, of any element type) becomes a weight
+  // holding its data; a float result is computed; other results stay computed by
+  // their node.
+  absl::Status Fold(NodeId n) {
+    const Node& node = g_.node(n);
     bool known = true, floats = true;
     for (ValueId v : node.outputs) {
-      known &= graph.ConstantData(v) != nullptr;
-      floats &= graph.value(v).dtype == DataType::kFloat32;
+      known &= g_.ConstantData(v) != nullptr;
+      floats &= g_.value(v).dtype == DataType::kFloat32;
     }
-    if (known) {
-      for (ValueId v : node.outputs) {
-        ASSIGN_OR_RETURN(ValueId w, copy.graph().AddWeight(graph.value(v).name, Copy(*graph.ConstantData(v))));
-        copy.Replace(v, w);
-      }
-      continue;
+    if (known) return KeepConstants(node);
+    if (!floats) return copy_.CopyNode(n);
+    return Compute(node);
+  }
+
+  absl::Status KeepConstants(const Node& node) {
+    for (ValueId v : node.outputs) {
+      ASSIGN_OR_RETURN(ValueId w, copy_.graph().AddWeight(g_.value(v).name, Copy(*g_.ConstantData(v))));
+      copy_.Replace(v, w);
     }
-    if (!floats) {
-      RETURN_IF_ERROR(copy.CopyNode(n));
-      continue;
-    }
+    return absl::OkStatus();
+  }
+
+  // Runs the node's reference kernel and adds its results as weights.
+  absl::Status Compute(const Node& node) {
     std::vector<const Tensor<float>*> inputs;
     std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
     shaped.reserve(node.inputs.size());
@@ -68,21 +66,42 @@ absl::StatusOr<Graph> FoldWeights(const Graph& graph) {
       if (v == kNoValue) {
         inputs.push_back(nullptr);
       } else if (node.op->reads_only_shapes()) {
-        inputs.push_back(&shaped.emplace_back(graph.value(v).shape));
+        inputs.push_back(&shaped.emplace_back(g_.value(v).shape));
       } else {
-        ASSIGN_OR_RETURN(const Tensor<float>* t, value_of(v));
+        ASSIGN_OR_RETURN(const Tensor<float>* t, ValueOf(v));
         inputs.push_back(t);
       }
     }
     ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId v = node.outputs[k];
-      ASSIGN_OR_RETURN(ValueId w, copy.graph().AddWeight(graph.value(v).name, TensorData::Float(outs[k].shape, outs[k].data)));
-      copy.Replace(v, w);
-      computed[v] = std::move(outs[k]);
+      ASSIGN_OR_RETURN(ValueId w,
+                       copy_.graph().AddWeight(g_.value(v).name, TensorData::Float(outs[k].shape, outs[k].data)));
+      copy_.Replace(v, w);
+      computed_[v] = std::move(outs[k]);
     }
+    return absl::OkStatus();
   }
-  return copy.Finish();
-}
+
+  // The value of a float constant or of a folded node's output.
+  absl::StatusOr<const Tensor<float>*> ValueOf(ValueId v) {
+    if (!computed_[v]) {
+      const TensorData* data = g_.ConstantData(v);
+      if (data == nullptr || data->dtype() != DataType::kFloat32)
+        return absl::FailedPreconditionError("a folded operator reads a non-float constant");
+      computed_[v] = Tensor<float>(data->shape(), std::vector<float>(data->floats().begin(), data->floats().end()));
+    }
+    return &*computed_[v];
+  }
+
+  const Graph& g_;
+  const std::vector<bool> weight_only_;  // per node
+  GraphCopy copy_;
+  std::vector<std::optional<Tensor<float>>> computed_;  // per value: its value once known
+};
+
+}  // namespace
+
+absl::StatusOr<Graph> FoldWeights(const Graph& graph) { return WeightFolder(graph).Run(); }
 
 }  // namespace taso

@@ -30,12 +30,16 @@ absl::Status Graph::CheckNewNames(const std::vector<std::string>& names) const {
   return absl::OkStatus();
 }
 
-std::string Graph::UniqueName(absl::string_view hint) {
+std::string NextFreeName(absl::string_view base, int64_t& next, absl::FunctionRef<bool(absl::string_view)> taken) {
   std::string name;
   do {
-    name = absl::StrCat(hint, "_", name_counter_++);
-  } while (by_name_.contains(name));
+    name = absl::StrCat(base, "_", next++);
+  } while (taken(name));
   return name;
+}
+
+std::string Graph::UniqueName(absl::string_view hint) {
+  return NextFreeName(hint, name_counter_, [this](absl::string_view name) { return by_name_.contains(name); });
 }
 
 absl::StatusOr<ValueId> Graph::AddInput(std::string name, DataType dtype, Shape shape) {
@@ -103,9 +107,8 @@ std::vector<InputInfo> Graph::InputInfos(const Node& n) const {
   return infos;
 }
 
-absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params params,
-                                                    std::vector<ValueId> inputs, std::string name,
-                                                    std::vector<std::string> output_names) {
+absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params params, std::vector<ValueId> inputs,
+                                                    std::string name, std::vector<std::string> output_names) {
   if (op == nullptr) return absl::InvalidArgumentError("null operator");
   for (ValueId id : inputs)
     if (id != kNoValue && (id < 0 || id >= num_values()))
@@ -121,9 +124,8 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
     return absl::Status(types.status().code(),
                         absl::StrCat("node '", node.name, "' (", op->name(), "): ", types.status().message()));
   if (!output_names.empty() && output_names.size() != types->size())
-    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ",
-                                                   types->size(), " outputs, ", output_names.size(),
-                                                   " names given"));
+    return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ", types->size(),
+                                                   " outputs, ", output_names.size(), " names given"));
   RETURN_IF_ERROR(CheckNewNames(output_names));
   for (size_t i = 0; i < types->size(); ++i)
     node.outputs.push_back(NewOutput(output_names.empty() ? UniqueName(node.name) : output_names[i], (*types)[i],
@@ -196,12 +198,19 @@ ValueId Graph::FindValue(absl::string_view name) const {
   return it == by_name_.end() ? kNoValue : it->second;
 }
 
-std::vector<std::vector<NodeId>> Graph::Consumers() const {
-  std::vector<std::vector<NodeId>> consumers(values_.size());
-  for (NodeId n = 0; n < num_nodes(); ++n)
-    for (ValueId v : nodes_[n].inputs)
-      if (v != kNoValue && (consumers[v].empty() || consumers[v].back() != n)) consumers[v].push_back(n);
-  return consumers;
+UseIndex::UseIndex(const Graph& graph)
+    : readers_(graph.num_values()), reads_(graph.num_values(), 0), is_graph_output_(graph.num_values(), false) {
+  for (NodeId n = 0; n < graph.num_nodes(); ++n)
+    for (ValueId v : graph.node(n).inputs) {
+      if (v == kNoValue) continue;
+      ++reads_[v];
+      if (readers_[v].empty() || readers_[v].back() != n) readers_[v].push_back(n);
+    }
+  for (ValueId v : graph.outputs()) is_graph_output_[v] = true;
+}
+
+NodeId UseIndex::SoleReader(ValueId v) const {
+  return !is_graph_output_[v] && reads_[v] == 1 ? readers_[v][0] : kNoNode;
 }
 
 absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
@@ -239,8 +248,7 @@ absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
   if (order.size() != nodes_.size()) {
     for (NodeId n = 0; n < num_nodes(); ++n)
       if (pending[n] > 0)
-        return absl::InvalidArgumentError(
-            absl::StrCat("graph has a cycle through node '", nodes_[n].name, "'"));
+        return absl::InvalidArgumentError(absl::StrCat("graph has a cycle through node '", nodes_[n].name, "'"));
   }
   return order;
 }
@@ -265,8 +273,9 @@ uint64_t Graph::StructuralHash() const {
   if (!order.ok()) return 0;
   std::vector<uint64_t> h(values_.size(), 0);
   for (size_t i = 0; i < inputs_.size(); ++i)
-    h[inputs_[i]] = absl::HashOf(absl::string_view("input"), i, static_cast<int>(values_[inputs_[i]].dtype),
-                                 std::vector<int64_t>(values_[inputs_[i]].shape.begin(), values_[inputs_[i]].shape.end()));
+    h[inputs_[i]] =
+        absl::HashOf(absl::string_view("input"), i, static_cast<int>(values_[inputs_[i]].dtype),
+                     std::vector<int64_t>(values_[inputs_[i]].shape.begin(), values_[inputs_[i]].shape.end()));
   for (ValueId v = 0; v < num_values(); ++v)
     if (values_[v].is_weight() && !values_[v].is_graph_input)
       h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
@@ -279,8 +288,7 @@ uint64_t Graph::StructuralHash() const {
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       ValueId out = node.outputs[i];
       if (out == kNoValue) continue;
-      h[out] = absl::HashOf(nh, i, static_cast<int>(values_[out].layout.order.size()),
-                            values_[out].layout.ToString());
+      h[out] = absl::HashOf(nh, i);
     }
     node_sum += nh;
   }
@@ -294,8 +302,7 @@ std::string Graph::DebugString() const {
   auto describe = [&](ValueId v) {
     if (v == kNoValue) return std::string("<absent>");
     const Value& val = values_[v];
-    return absl::StrCat(val.name, ":", DataTypeName(val.dtype), val.shape_known ? ShapeToString(val.shape) : "[?]",
-                        val.layout.is_default() ? "" : absl::StrCat("@", val.layout.ToString()));
+    return absl::StrCat(val.name, ":", DataTypeName(val.dtype), val.shape_known ? ShapeToString(val.shape) : "[?]");
   };
   for (ValueId v : inputs_) absl::StrAppend(&s, "input ", describe(v), "\n");
   for (ValueId v = 0; v < num_values(); ++v)
@@ -304,8 +311,10 @@ std::string Graph::DebugString() const {
                       values_[v].data->ContentHash(), "\n");
   auto order = TopologicalOrder();
   std::vector<NodeId> nodes;
-  if (order.ok()) nodes = *order;
-  else for (NodeId n = 0; n < num_nodes(); ++n) nodes.push_back(n);
+  if (order.ok())
+    nodes = *order;
+  else
+    for (NodeId n = 0; n < num_nodes(); ++n) nodes.push_back(n);
   for (NodeId n : nodes) {
     const Node& node = nodes_[n];
     std::vector<std::string> ins, outs;
@@ -313,8 +322,7 @@ std::string Graph::DebugString() const {
     for (ValueId v : node.outputs) outs.push_back(describe(v));
     absl::StrAppend(&s, "node ", node.name, " = ", node.op->name(),
                     node.onnx_node ? absl::StrCat("<", node.onnx_node->op_type(), ">") : "", "{",
-                    node.params.ToString(), "}(", absl::StrJoin(ins, ", "), ") -> ",
-                    absl::StrJoin(outs, ", "), "\n");
+                    node.params.ToString(), "}(", absl::StrJoin(ins, ", "), ") -> ", absl::StrJoin(outs, ", "), "\n");
   }
   for (ValueId v : outputs_) absl::StrAppend(&s, "output ", describe(v), "\n");
   return s;

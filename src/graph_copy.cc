@@ -43,14 +43,30 @@ absl::Status GraphCopy::CopyNode(NodeId n) {
   }
   std::vector<std::string> names;
   for (ValueId v : node.outputs) names.push_back(old_.value(v).name);
-  std::vector<ValueId> outs;
-  if (node.op->is_opaque()) {
-    ASSIGN_OR_RETURN(outs, new_.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), old_.OutputTypes(node)));
-  } else {
-    ASSIGN_OR_RETURN(outs, new_.AddNode(node.op, node.params, std::move(inputs), node.name, std::move(names)));
-  }
+  ASSIGN_OR_RETURN(std::vector<ValueId> outs, AddNodeLike(n, node.params, std::move(inputs), std::move(names)));
   for (size_t k = 0; k < outs.size(); ++k) remap_[node.outputs[k]] = outs[k];
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<ValueId>> GraphCopy::AddNodeLike(NodeId n, Params params, std::vector<ValueId> inputs,
+                                                            std::vector<std::string> names) {
+  const Node& node = old_.node(n);
+  if (node.op->is_opaque())
+    return new_.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), old_.OutputTypes(node));
+  return new_.AddNode(node.op, std::move(params), std::move(inputs), node.name, std::move(names));
+}
+
+std::string GraphCopy::FreshName(absl::string_view base, NameStyle style) {
+  auto taken = [this](absl::string_view name) {
+    return old_.FindValue(name) != kNoValue || new_.FindValue(name) != kNoValue || handed_out_.contains(name);
+  };
+  std::string name(base);
+  if (style == NameStyle::kNumbered || taken(name)) {
+    int64_t next = style == NameStyle::kNumbered ? 0 : 2;
+    name = NextFreeName(base, next, taken);
+  }
+  handed_out_.insert(name);
+  return name;
 }
 
 absl::StatusOr<Graph> GraphCopy::Finish() {

@@ -1,11 +1,22 @@
-// Copying a graph into a new one node by node (internal to the rewriter and the weight
-// folder): graph inputs first, weights when first read (so unread ones disappear), nodes
-// as the caller orders them, outputs under their names.
+// Copying a graph into a new one node by node (internal to the rewriter, the fusions,
+// the weight folder and the layout assignment): graph inputs first, weights when first
+// read (so unread ones disappear), nodes as the caller orders them, outputs under their
+// names. Names for what the copy adds are fresh in both graphs.
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
 #include "taso/graph.h"
 
 namespace taso {
+
+// How GraphCopy::FreshName numbers a name made from a base.
+enum class NameStyle {
+  kNumbered,          // base_0, base_1, ...
+  kBaseThenNumbered,  // base itself, then base_2, base_3, ...
+};
 
 class GraphCopy {
  public:
@@ -17,9 +28,17 @@ class GraphCopy {
   // The new value standing for old value `v`, adding a weight on first use.
   absl::StatusOr<ValueId> Use(ValueId v);
   absl::Status CopyNode(NodeId n);
+  // Adds old node `n` to the new graph reading `inputs`, its outputs named `names`, with
+  // `params` for a library operator (an opaque node is copied whole). The old outputs are
+  // not mapped to the new ones: the caller does that.
+  absl::StatusOr<std::vector<ValueId>> AddNodeLike(NodeId n, Params params, std::vector<ValueId> inputs,
+                                                   std::vector<std::string> names);
   // Old value `v` is now `now` of the new graph.
   void Replace(ValueId v, ValueId now) { remap_[v] = now; }
   bool Made(ValueId v) const { return remap_[v] != kNoValue; }
+  // A name that no value of the old or the new graph has and that was not handed out
+  // before (a node's output names are all chosen before the node is added).
+  std::string FreshName(absl::string_view base, NameStyle style);
   absl::StatusOr<Graph> Finish();
 
   const Graph& old() const { return old_; }
@@ -29,6 +48,7 @@ class GraphCopy {
   const Graph& old_;
   Graph new_;
   std::vector<ValueId> remap_;
+  absl::flat_hash_set<std::string> handed_out_;
 };
 
 }  // namespace taso

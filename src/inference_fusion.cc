@@ -6,10 +6,13 @@
 #include "graph_copy.h"
 #include "taso/status_macros.h"
 
+// The operators these fusions know, through their accessors in ops/.
+#include "add.h"
+#include "conv2d.h"
+#include "split.h"
+
 namespace taso {
 namespace {
-
-const OpDef& Op(absl::string_view name) { return *OpRegistry::Global().Find(name); }
 
 // The operator that applies a convolution's activation on its own (Relu for "relu").
 const OpDef* ActivationOp(absl::string_view activation) {
@@ -23,22 +26,6 @@ const TensorData* FloatConstant(const Graph& g, ValueId v) {
   return d && d->dtype() == DataType::kFloat32 ? d : nullptr;
 }
 
-// What one pass needs to know of the old graph.
-struct Readers {
-  explicit Readers(const Graph& g) : graph(g), consumers(g.Consumers()), is_output(g.num_values(), false) {
-    for (ValueId v : g.outputs()) is_output[v] = true;
-  }
-  // The one node that reads `v` (once), when `v` is not a graph output.
-  NodeId Sole(ValueId v) const {
-    if (is_output[v] || consumers[v].size() != 1) return kNoNode;
-    const Node& n = graph.node(consumers[v][0]);
-    return std::count(n.inputs.begin(), n.inputs.end(), v) == 1 ? consumers[v][0] : kNoNode;
-  }
-  const Graph& graph;
-  std::vector<std::vector<NodeId>> consumers;
-  std::vector<bool> is_output;
-};
-
 // A per-channel affine map y = x * scale + shift, then maybe an activation, that a chain
 // of nodes after a value of shape [N, C, H, W] computes (each node says what it computes:
 // OpDef::AsChannelAffine, OpDef::AsConvActivation).
@@ -49,15 +36,14 @@ struct Chain {
   std::string activation;  // empty: none
 };
 
-Chain FollowChain(const Readers& r, ValueId start, bool allow_activation) {
-  const Graph& g = r.graph;
+Chain FollowChain(const Graph& g, const UseIndex& uses, ValueId start, bool allow_activation) {
   Chain c;
   c.last = start;
   const Shape& shape = g.value(start).shape;
   if (shape.size() != 4) return c;
   c.scale.assign(shape[1], 1.0f);
   c.shift.assign(shape[1], 0.0f);
-  for (NodeId n = r.Sole(start); n != kNoNode && c.activation.empty(); n = r.Sole(c.last)) {
+  for (NodeId n = uses.SoleReader(start); n != kNoNode && c.activation.empty(); n = uses.SoleReader(c.last)) {
     const Node& node = g.node(n);
     if (node.outputs.size() != 1 || g.value(node.outputs[0]).shape != shape) break;
     const size_t data = std::find(node.inputs.begin(), node.inputs.end(), c.last) - node.inputs.begin();
@@ -77,16 +63,9 @@ Chain FollowChain(const Readers& r, ValueId start, bool allow_activation) {
   return c;
 }
 
-std::string FreshName(const Graph& old, const Graph& made, const std::string& base) {
-  std::string name = base;
-  for (int i = 2; old.FindValue(name) != kNoValue || made.FindValue(name) != kNoValue; ++i)
-    name = absl::StrCat(base, "_", i);
-  return name;
-}
-
 class ConvolutionFuser {
  public:
-  explicit ConvolutionFuser(const Graph& g) : g_(g), readers_(g), copy_(g), absorbed_(g.num_nodes(), false) {}
+  explicit ConvolutionFuser(const Graph& g) : g_(g), uses_(g), copy_(g), absorbed_(g.num_nodes(), false) {}
 
   absl::StatusOr<Graph> Run() {
     ASSIGN_OR_RETURN(std::vector<NodeId> order, g_.TopologicalOrder());
@@ -102,37 +81,33 @@ class ConvolutionFuser {
  private:
   // A convolution with constant weights and bias, no activation yet.
   bool Fusable(const Node& node) const {
-    if (node.op->name() != "Conv2D" || node.params.Str("activation", "none") != "none") return false;
+    if (!ops::IsConv2D(*node.op) || !ops::ConvActivation(node.params).empty()) return false;
     if (!FloatConstant(g_, node.inputs[1])) return false;
     return node.inputs.size() < 3 || node.inputs[2] == kNoValue || FloatConstant(g_, node.inputs[2]);
   }
 
+  // Fuses what follows convolution n into it, directly or through a channel split; false
+  // when nothing does.
   absl::StatusOr<bool> TryFuse(NodeId n) {
     const Node& conv = g_.node(n);
     if (!Fusable(conv)) return false;
+    Chain chain = FollowChain(g_, uses_, conv.outputs[0], true);
+    if (chain.nodes.empty()) return TryFuseThroughSplit(conv);
+    ASSIGN_OR_RETURN(ValueId out, AddConv(conv, chain, g_.value(chain.last).name));
+    Absorb(chain, out);
+    return true;
+  }
+
+  // Through a split along the channels whose every piece is followed alike.
+  absl::StatusOr<bool> TryFuseThroughSplit(const Node& conv) {
     const ValueId y = conv.outputs[0];
-    Chain chain = FollowChain(readers_, y, true);
-    if (!chain.nodes.empty()) {
-      ASSIGN_OR_RETURN(ValueId out, AddConv(conv, chain, g_.value(chain.last).name));
-      Absorb(chain, out);
-      return true;
-    }
-    // Through a split along the channels whose every piece is followed alike.
-    const NodeId s = readers_.Sole(y);
+    const NodeId s = uses_.SoleReader(y);
     if (s == kNoNode) return false;
     const Node& split = g_.node(s);
-    if (split.op->name() != "Split" || split.inputs.size() != 1) return false;
-    const int64_t axis = split.params.Int("axis", 0);
+    if (!ops::IsSplit(*split.op) || split.inputs.size() != 1) return false;
+    const int64_t axis = ops::SplitAxis(split.params);
     if (axis != 1 && axis != -3) return false;
-    std::vector<Chain> pieces;
-    for (bool allow_activation : {true, false}) {
-      pieces.clear();
-      for (ValueId piece : split.outputs) pieces.push_back(FollowChain(readers_, piece, allow_activation));
-      bool same = true;
-      for (const Chain& p : pieces) same = same && !p.nodes.empty() && p.activation == pieces[0].activation;
-      if (same) break;
-      pieces.clear();
-    }
+    const std::vector<Chain> pieces = AlikeChains(split.outputs);
     if (pieces.empty()) return false;
     Chain whole;
     whole.activation = pieces[0].activation;
@@ -148,6 +123,19 @@ class ConvolutionFuser {
     absorbed_[s] = true;
     for (size_t k = 0; k < pieces.size(); ++k) Absorb(pieces[k], outs[k]);
     return true;
+  }
+
+  // The chains after the given values when each has one and all end alike (with the same
+  // activation, or none); else empty.
+  std::vector<Chain> AlikeChains(const std::vector<ValueId>& starts) const {
+    for (bool allow_activation : {true, false}) {
+      std::vector<Chain> chains;
+      for (ValueId v : starts) chains.push_back(FollowChain(g_, uses_, v, allow_activation));
+      bool same = true;
+      for (const Chain& c : chains) same = same && !c.nodes.empty() && c.activation == chains[0].activation;
+      if (same) return chains;
+    }
+    return {};
   }
 
   // The convolution with the chain's affine map folded into its weights and bias.
@@ -174,17 +162,19 @@ class ConvolutionFuser {
       ASSIGN_OR_RETURN(ValueId wv, copy_.Use(conv.inputs[1]));
       inputs.push_back(wv);
     } else {
-      ASSIGN_OR_RETURN(ValueId wv, made.AddWeight(FreshName(g_, made, base + "_fused"), TensorData::Float(w.shape(), weights)));
+      ASSIGN_OR_RETURN(ValueId wv, made.AddWeight(copy_.FreshName(base + "_fused", NameStyle::kBaseThenNumbered),
+                                                  TensorData::Float(w.shape(), weights)));
       inputs.push_back(wv);
     }
     // Without a bias before or after, the convolution stays without one (as the rules take it).
     if (needs_bias) {
-      ASSIGN_OR_RETURN(ValueId bv, made.AddWeight(FreshName(g_, made, base + "_fused_bias"), TensorData::Float({channels}, bias)));
+      ASSIGN_OR_RETURN(ValueId bv, made.AddWeight(copy_.FreshName(base + "_fused_bias", NameStyle::kBaseThenNumbered),
+                                                  TensorData::Float({channels}, bias)));
       inputs.push_back(bv);
     }
-    Params p = conv.params;
-    p.Set("activation", chain.activation.empty() ? "none" : chain.activation);
-    ASSIGN_OR_RETURN(std::vector<ValueId> outs, made.AddNode(conv.op, p, std::move(inputs), conv.name, {out_name}));
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs,
+                     made.AddNode(conv.op, ops::WithConvActivation(conv.params, chain.activation), std::move(inputs),
+                                  conv.name, {out_name}));
     return outs[0];
   }
 
@@ -194,10 +184,45 @@ class ConvolutionFuser {
   }
 
   const Graph& g_;
-  Readers readers_;
+  UseIndex uses_;
   GraphCopy copy_;
   std::vector<bool> absorbed_;
 };
+
+// Adds node n as Conv -> Add(bias [1,C,1,1]) -> activation when it is a convolution
+// with a constant bias whose bias-free form the rules match; false (nothing added) when
+// it is not.
+absl::StatusOr<bool> SeparateBias(const Graph& graph, NodeId n, GraphCopy& copy) {
+  const Node& node = graph.node(n);
+  const TensorData* bias = node.inputs.size() == 3 ? FloatConstant(graph, node.inputs[2]) : nullptr;
+  std::vector<InputInfo> infos = graph.InputInfos(node);
+  infos.resize(std::min<size_t>(infos.size(), 2));
+  if (!ops::IsConv2D(*node.op) || !bias || !node.op->RuleParams(node.params, infos)) return false;
+  const std::string activation = ops::ConvActivation(node.params);
+  const OpDef* activation_op = activation.empty() ? nullptr : ActivationOp(activation);
+  if (!activation.empty() && !activation_op) return false;
+
+  Graph& made = copy.graph();
+  ASSIGN_OR_RETURN(ValueId x, copy.Use(node.inputs[0]));
+  ASSIGN_OR_RETURN(ValueId w, copy.Use(node.inputs[1]));
+  const std::string bias_name =
+      copy.FreshName(graph.value(node.inputs[2]).name + "_nchw", NameStyle::kBaseThenNumbered);
+  ASSIGN_OR_RETURN(
+      ValueId b,
+      made.AddWeight(bias_name, TensorData::Float({1, bias->numel(), 1, 1},
+                                                  std::vector<float>(bias->floats().begin(), bias->floats().end()))));
+  ASSIGN_OR_RETURN(std::vector<ValueId> conv,
+                   made.AddNode(node.op, ops::WithConvActivation(node.params, ""), {x, w}, node.name));
+  const std::string& name = graph.value(node.outputs[0]).name;
+  ASSIGN_OR_RETURN(std::vector<ValueId> added,
+                   made.AddNode(&ops::AddOp(), Params(), {conv[0], b}, "",
+                                activation_op ? std::vector<std::string>{} : std::vector{name}));
+  if (activation_op) {
+    ASSIGN_OR_RETURN(added, made.AddNode(activation_op, Params(), {added[0]}, "", {name}));
+  }
+  copy.Replace(node.outputs[0], added[0]);
+  return true;
+}
 
 }  // namespace
 
@@ -208,38 +233,8 @@ absl::StatusOr<Graph> SeparateConvolutionBias(const Graph& graph) {
   GraphCopy copy(graph);
   RETURN_IF_ERROR(copy.CopyInputs());
   for (NodeId n : order) {
-    const Node& node = graph.node(n);
-    const TensorData* bias = node.inputs.size() == 3 ? FloatConstant(graph, node.inputs[2]) : nullptr;
-    std::vector<InputInfo> infos = graph.InputInfos(node);
-    infos.resize(std::min<size_t>(infos.size(), 2));
-    if (node.op->name() != "Conv2D" || !bias || !node.op->RuleParams(node.params, infos)) {
-      RETURN_IF_ERROR(copy.CopyNode(n));
-      continue;
-    }
-    Graph& made = copy.graph();
-    const ValueId y = node.outputs[0];
-    const std::string activation = node.params.Str("activation", "none");
-    const OpDef* activation_op = activation == "none" ? nullptr : ActivationOp(activation);
-    if (activation != "none" && !activation_op) {
-      RETURN_IF_ERROR(copy.CopyNode(n));
-      continue;
-    }
-    const int64_t channels = bias->numel();
-    ASSIGN_OR_RETURN(ValueId x, copy.Use(node.inputs[0]));
-    ASSIGN_OR_RETURN(ValueId w, copy.Use(node.inputs[1]));
-    ASSIGN_OR_RETURN(ValueId b, made.AddWeight(FreshName(graph, made, graph.value(node.inputs[2]).name + "_nchw"),
-                                              TensorData::Float({1, channels, 1, 1}, std::vector<float>(
-                                                                                          bias->floats().begin(), bias->floats().end()))));
-    Params p = node.params;
-    p.Set("activation", "none");
-    ASSIGN_OR_RETURN(std::vector<ValueId> conv, made.AddNode(node.op, p, {x, w}, node.name));
-    const std::string& name = graph.value(y).name;
-    ASSIGN_OR_RETURN(std::vector<ValueId> added, made.AddNode(&Op("Add"), Params(), {conv[0], b}, "",
-                                                              activation_op ? std::vector<std::string>{} : std::vector{name}));
-    if (activation_op) {
-      ASSIGN_OR_RETURN(added, made.AddNode(activation_op, Params(), {added[0]}, "", {name}));
-    }
-    copy.Replace(y, added[0]);
+    ASSIGN_OR_RETURN(bool separated, SeparateBias(graph, n, copy));
+    if (!separated) RETURN_IF_ERROR(copy.CopyNode(n));
   }
   return copy.Finish();
 }

@@ -3,7 +3,6 @@
 // the source's first node came before).
 #include <set>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "graph_copy.h"
 #include "taso/match.h"
@@ -52,14 +51,9 @@ class Rewriter {
     return std::vector<ValueId>(match_.tensors.begin(), match_.tensors.begin() + rule_.inputs.size());
   }
 
-  // A name no value of the old or the new graph has, nor one handed out before (a node's
-  // output names are all chosen before the node is added).
-  std::string FreshName(const std::string& hint) {
-    for (int i = 0;; ++i) {
-      std::string name = absl::StrCat(hint, "_", rule_.name, "_", i);
-      if (old_.FindValue(name) == kNoValue && copy_.graph().FindValue(name) == kNoValue && given_.insert(name).second)
-        return name;
-    }
+  // A fresh name made from `hint` and the rule's name.
+  std::string FreshName(absl::string_view hint) {
+    return copy_.FreshName(absl::StrCat(hint, "_", rule_.name), NameStyle::kNumbered);
   }
 
   absl::Status EmitTarget() {
@@ -68,7 +62,8 @@ class Rewriter {
     // Which old value each target tensor replaces.
     std::vector<ValueId> replaces(rule_.inputs.size(), kNoValue);
     for (const RuleOp& op : target.ops) replaces.resize(replaces.size() + op.num_outputs, kNoValue);
-    for (size_t k = 0; k < target.outputs.size(); ++k) replaces[target.outputs[k]] = match_.tensors[rule_.source.outputs[k]];
+    for (size_t k = 0; k < target.outputs.size(); ++k)
+      replaces[target.outputs[k]] = match_.tensors[rule_.source.outputs[k]];
 
     std::vector<ValueId> tensors;  // target tensor -> new value
     for (ValueId v : TargetInputs()) {
@@ -86,9 +81,8 @@ class Rewriter {
         const ValueId old = replaces[tensors.size() + k];
         names.push_back(old != kNoValue && !copy_.Made(old) ? old_.value(old).name : FreshName(hint));
       }
-      ASSIGN_OR_RETURN(std::vector<ValueId> outs,
-                       out.AddNode(op.op, std::move(params), std::move(inputs), FreshName(op.op->name().data()),
-                                   std::move(names)));
+      ASSIGN_OR_RETURN(std::vector<ValueId> outs, out.AddNode(op.op, std::move(params), std::move(inputs),
+                                                              FreshName(op.op->name()), std::move(names)));
       tensors.insert(tensors.end(), outs.begin(), outs.end());
     }
     for (size_t k = 0; k < target.outputs.size(); ++k) {
@@ -96,11 +90,11 @@ class Rewriter {
       const ValueId now = tensors[target.outputs[k]];
       const bool graph_output = std::find(old_.outputs().begin(), old_.outputs().end(), old) != old_.outputs().end();
       if (graph_output && target.outputs[k] < static_cast<int>(rule_.inputs.size()))
-        return absl::FailedPreconditionError(absl::StrCat("rule ", rule_.name, " would rename the graph output ",
-                                                          old_.value(old).name));
+        return absl::FailedPreconditionError(
+            absl::StrCat("rule ", rule_.name, " would rename the graph output ", old_.value(old).name));
       if (old_.value(old).shape != out.value(now).shape)
-        return absl::FailedPreconditionError(absl::StrCat("rule ", rule_.name, " would change the shape of ",
-                                                          old_.value(old).name));
+        return absl::FailedPreconditionError(
+            absl::StrCat("rule ", rule_.name, " would change the shape of ", old_.value(old).name));
       if (copy_.Made(old))  // a source output that is also a rule input: the same value
         return absl::FailedPreconditionError(absl::StrCat("rule ", rule_.name, " maps an output to an input"));
       copy_.Replace(old, now);
@@ -112,7 +106,6 @@ class Rewriter {
   const Rule& rule_;
   const Match& match_;
   GraphCopy copy_;
-  absl::flat_hash_set<std::string> given_;
 };
 
 }  // namespace

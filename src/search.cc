@@ -45,13 +45,9 @@ std::optional<double> CostDelta(const Graph& graph, const WeightOnly& weight_onl
   double delta = 0;
   for (NodeId n = 0; n < target->num_nodes(); ++n) {
     const Node& node = target->node(n);
-    bool all = node.op->reads_only_shapes();
-    if (!all) {
-      all = true;
-      for (ValueId v : node.inputs) all &= constant[v];
-    }
-    for (size_t k = 0; k < node.outputs.size(); ++k) constant.push_back(all);
-    if (!all) delta += cost.NodeCost(*target, n);
+    const bool ahead = IsWeightOnlyNode(node, constant);
+    constant.insert(constant.end(), node.outputs.size(), ahead);
+    if (!ahead) delta += cost.NodeCost(*target, n);
   }
   for (NodeId n : m.nodes)
     if (!weight_only.nodes[n]) delta -= node_costs[n];
@@ -70,7 +66,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   SearchResult result;
-  result.initial_cost = result.best_cost = GraphCost(graph, cost);
+  result.initial_cost = result.best_cost = cost.TotalCost(graph);
   result.best = graph;
   // The queue, cheapest first, holding at most max_queue graphs: past that the costliest
   // are dropped, which bounds memory.
@@ -112,7 +108,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
         auto next = ApplyMatch(current, rule, m);
         if (!next.ok()) continue;
         if (!seen.insert(next->StructuralHash()).second) continue;
-        const double next_cost = GraphCost(*next, cost);
+        const double next_cost = cost.TotalCost(*next);
         if (next_cost >= options.alpha * result.best_cost) continue;
         std::map<std::string, int> next_applied = applied;
         ++next_applied[rule.rule().name];

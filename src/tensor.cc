@@ -34,18 +34,6 @@ Shape RowMajorStrides(absl::Span<const int64_t> shape) {
   return strides;
 }
 
-bool Layout::is_default() const {
-  for (size_t i = 0; i < order.size(); ++i)
-    if (order[i] != static_cast<int8_t>(i)) return false;
-  return true;
-}
-
-std::string Layout::ToString() const {
-  if (is_default()) return "default";
-  std::vector<int> o(order.begin(), order.end());
-  return absl::StrCat("order(", absl::StrJoin(o, ","), ")");
-}
-
 std::shared_ptr<const TensorData> TensorData::Float(Shape shape, std::vector<float> values) {
   auto t = std::make_shared<TensorData>();
   t->dtype_ = DataType::kFloat32;

@@ -92,7 +92,7 @@ TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and c
   CHECK(out.name == "y");
   CHECK(laid_out->node(out.producer).params.Str("layout", "plain") == "plain");
   // Its cost, node by node with the conversions as nodes, is what the plan says.
-  CHECK(GraphCost(*laid_out, cost) == Approx(plan.seconds).epsilon(1e-9));
+  CHECK(cost.TotalCost(*laid_out) == Approx(plan.seconds).epsilon(1e-9));
   ExpectCpuComputesAsReference(g, *laid_out, 4);
 }
 

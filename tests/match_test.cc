@@ -238,9 +238,9 @@ TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
   const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
   const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
-  CHECK(WeightOnlyNodes(g) == std::vector<bool>{true, false});
+  CHECK(FindWeightOnly(g).nodes == std::vector<bool>{true, false});
   AnalyticCost cost;
-  CHECK(GraphCost(g, cost) == cost.NodeCost(g, 1));
+  CHECK(cost.TotalCost(g) == cost.NodeCost(g, 1));
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
   CHECK(OpNames(*folded) == std::vector<std::string>{"MatMul"});
@@ -262,7 +262,7 @@ TEST_CASE("Folding keeps int64 constants and folds constants shaped like an acti
   const ValueId conv = AddOp(g, "Conv2D", {*x, pool}, "conv",
                              Params().Set("grouping", "depthwise").Set("padding", "same").Set("activation", "none"));
   REQUIRE(g.AddOutput(AddOp(g, "Reshape", {conv, (*shape)[0]}, "y")).ok());
-  CHECK(WeightOnlyNodes(g) == std::vector<bool>{true, true, false, false});
+  CHECK(FindWeightOnly(g).nodes == std::vector<bool>{true, true, false, false});
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
   CHECK(OpNames(*folded) == std::vector<std::string>{"Conv2D", "Reshape"});
@@ -290,7 +290,7 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
   CHECK(first.best.StructuralHash() == second.best.StructuralHash());
   CHECK(first.rules_applied == second.rules_applied);
   CHECK(first.best_cost <= first.initial_cost);
-  CHECK(GraphCost(first.best, cost) == first.best_cost);
+  CHECK(cost.TotalCost(first.best) == first.best_cost);
   ExpectSameOutputs(g, first.best);
 }
 

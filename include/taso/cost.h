@@ -46,9 +46,8 @@ struct WeightOnly {
   std::vector<bool> values;  // per value
 };
 WeightOnly FindWeightOnly(const Graph& graph);
-inline std::vector<bool> WeightOnlyNodes(const Graph& graph) { return FindWeightOnly(graph).nodes; }
-
-// The model's cost of the whole graph (CostModel::TotalCost).
-inline double GraphCost(const Graph& graph, CostModel& model) { return model.TotalCost(graph); }
+// Whether `node` is computable ahead of time, given per value of its graph whether that
+// value is: a library operator whose present inputs all are, or that reads only shapes.
+bool IsWeightOnlyNode(const Node& node, const std::vector<bool>& weight_only_values);
 
 }  // namespace taso

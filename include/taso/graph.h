@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "taso/op.h"
@@ -29,11 +30,10 @@ struct Value {
   std::string name;
   DataType dtype = DataType::kFloat32;
   Shape shape;
-  bool shape_known = true;  // false only for some outputs of opaque nodes
-  Layout layout;
+  bool shape_known = true;    // false only for some outputs of opaque nodes
   NodeId producer = kNoNode;  // kNoNode for graph inputs and weights
   int producer_output = 0;
-  TensorDataPtr data;         // set for weights (constants known ahead of time)
+  TensorDataPtr data;           // set for weights (constants known ahead of time)
   bool is_graph_input = false;  // fed at run time (or an initializer also listed as input)
 
   bool is_weight() const { return data != nullptr; }
@@ -43,7 +43,7 @@ struct Node {
   std::string name;
   const OpDef* op = nullptr;
   Params params;
-  std::vector<ValueId> inputs;   // kNoValue marks an absent optional input
+  std::vector<ValueId> inputs;  // kNoValue marks an absent optional input
   std::vector<ValueId> outputs;
   // For opaque nodes: the ONNX node, kept whole so it is written back unchanged.
   std::shared_ptr<const onnx::NodeProto> onnx_node;
@@ -57,13 +57,11 @@ class Graph {
   absl::StatusOr<ValueId> AddWeight(std::string name, TensorDataPtr data);
   // A library operator; infers and checks the output types. Output names may be empty
   // (then generated).
-  absl::StatusOr<std::vector<ValueId>> AddNode(const OpDef* op, Params params,
-                                               std::vector<ValueId> inputs, std::string name = "",
-                                               std::vector<std::string> output_names = {});
+  absl::StatusOr<std::vector<ValueId>> AddNode(const OpDef* op, Params params, std::vector<ValueId> inputs,
+                                               std::string name = "", std::vector<std::string> output_names = {});
   // A node the library does not model, with the output types found at import.
   absl::StatusOr<std::vector<ValueId>> AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> node,
-                                                     std::vector<ValueId> inputs,
-                                                     std::vector<std::string> output_names,
+                                                     std::vector<ValueId> inputs, std::vector<std::string> output_names,
                                                      std::vector<OutputType> output_types);
   absl::Status AddOutput(ValueId v);
   // Lists a weight among the graph inputs too (an ONNX initializer that is also an input,
@@ -71,7 +69,6 @@ class Graph {
   absl::Status MarkWeightAsInput(ValueId v);
 
   const Value& value(ValueId id) const { return values_[id]; }
-  Value& mutable_value(ValueId id) { return values_[id]; }
   const Node& node(NodeId id) const { return nodes_[id]; }
   int num_values() const { return static_cast<int>(values_.size()); }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
@@ -91,8 +88,6 @@ class Graph {
 
   // Nodes in a dependency order (deterministic); an error naming a node on a cycle.
   absl::StatusOr<std::vector<NodeId>> TopologicalOrder() const;
-  // For every value, the nodes that read it.
-  std::vector<std::vector<NodeId>> Consumers() const;
   // Checks references, acyclicity and that every output is defined.
   absl::Status Validate() const;
 
@@ -116,5 +111,28 @@ class Graph {
   absl::flat_hash_map<std::string, ValueId> by_name_;
   int64_t name_counter_ = 0;
 };
+
+// Who uses each value of a graph: the nodes that read it and whether it is a graph
+// output. Built once for a graph that no longer changes.
+class UseIndex {
+ public:
+  explicit UseIndex(const Graph& graph);
+
+  // The nodes that read `v`, each once, in increasing id order.
+  const std::vector<NodeId>& readers(ValueId v) const { return readers_[v]; }
+  bool is_graph_output(ValueId v) const { return is_graph_output_[v]; }
+  // The one node reading `v`, when it reads `v` in one input only and `v` is no graph
+  // output; else kNoNode.
+  NodeId SoleReader(ValueId v) const;
+
+ private:
+  std::vector<std::vector<NodeId>> readers_;  // per value
+  std::vector<int> reads_;                    // per value: inputs reading it, over all nodes
+  std::vector<bool> is_graph_output_;         // per value
+};
+
+// The first of the names base_<next>, base_<next + 1>, ... that is not `taken`; `next`
+// is left at the number after the one used.
+std::string NextFreeName(absl::string_view base, int64_t& next, absl::FunctionRef<bool(absl::string_view)> taken);
 
 }  // namespace taso

@@ -14,9 +14,8 @@ namespace taso {
 // What matching needs of a graph, computed once per graph.
 struct GraphIndex {
   explicit GraphIndex(const Graph& graph);
-  std::vector<std::vector<NodeId>> consumers;           // per value
-  std::vector<std::optional<Params>> rule_params;       // per node: OpDef::RuleParams
-  std::vector<bool> is_output;                          // per value: a graph output
+  UseIndex uses;
+  std::vector<std::optional<Params>> rule_params;                   // per node: OpDef::RuleParams
   absl::flat_hash_map<const OpDef*, std::vector<NodeId>> nodes_of;  // per operator, in id order
 };
 

@@ -29,15 +29,6 @@ std::string ShapeToString(absl::Span<const int64_t> shape);
 // Row-major strides of a shape.
 Shape RowMajorStrides(absl::Span<const int64_t> shape);
 
-// A data layout: the order in which dimensions are laid out in memory, outermost first.
-// Empty means the default row-major order (0, 1, ..., rank-1).
-struct Layout {
-  absl::InlinedVector<int8_t, 6> order;
-  bool is_default() const;
-  std::string ToString() const;
-  bool operator==(const Layout& o) const = default;
-};
-
 // Constant tensor data (weights, initializers, shape arguments). Immutable once built and
 // shared between graphs, so copying a graph never copies weights.
 class TensorData {

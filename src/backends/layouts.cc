@@ -9,6 +9,9 @@
 #include "graph_copy.h"
 #include "taso/status_macros.h"
 
+// The conversion operator, through its accessors in ops/.
+#include "layout_convert.h"
+
 namespace taso {
 namespace {
 
@@ -27,19 +30,15 @@ class LayoutContext {
       : g_(g),
         cost_(cost),
         weight_only_(FindWeightOnly(g)),
-        consumers_(g.Consumers()),
-        is_output_(g.num_values()),
+        uses_(g),
         can_block_(g.num_nodes(), -1),
         layout_inputs_(g.num_nodes()),
         node_cost_(g.num_nodes(), {-1, -1}),
-        convert_cost_(g.num_values(), {-1, -1}) {
-    for (ValueId v : g.outputs()) is_output_[v] = true;
-  }
+        convert_cost_(g.num_values(), {-1, -1}) {}
 
   const Graph& graph() const { return g_; }
   bool IsWeightOnly(NodeId n) const { return weight_only_.nodes[n]; }
-  const std::vector<NodeId>& Consumers(ValueId v) const { return consumers_[v]; }
-  bool IsOutput(ValueId v) const { return is_output_[v]; }
+  const UseIndex& uses() const { return uses_; }
 
   // Whether node n could run blocked: a kernel that takes the layout, shapes that block,
   // and a measured blocked cost.
@@ -67,10 +66,10 @@ class LayoutContext {
   double ConvertCost(ValueId v, bool to_blocked) {
     double& c = convert_cost_[v][to_blocked];
     if (c < 0) {
-      static const OpDef* convert = OpRegistry::Global().Find("LayoutConvert");
       InputInfo in;
       in.shape = g_.value(v).shape;
-      c = cost_.Cost(*convert, WithLayout(Params(), to_blocked), {in}, {OutputType{DataType::kFloat32, in.shape}});
+      c = cost_.Cost(ops::LayoutConvertOp(), ops::LayoutConvertParams(to_blocked), {in},
+                     {OutputType{DataType::kFloat32, in.shape}});
     }
     return c;
   }
@@ -78,8 +77,8 @@ class LayoutContext {
   // Whether some reader of v could read it blocked (so a blocked producer need not
   // convert it back at once).
   bool ReaderCouldBlock(ValueId v) {
-    if (is_output_[v]) return false;
-    for (NodeId c : consumers_[v])
+    if (uses_.is_graph_output(v)) return false;
+    for (NodeId c : uses_.readers(v))
       if (CanBlock(c)) return true;
     return false;
   }
@@ -102,8 +101,7 @@ class LayoutContext {
   const Graph& g_;
   CpuCost& cost_;
   taso::WeightOnly weight_only_;
-  std::vector<std::vector<NodeId>> consumers_;
-  std::vector<bool> is_output_;
+  UseIndex uses_;
   std::vector<int8_t> can_block_;
   std::vector<std::vector<size_t>> layout_inputs_;
   std::vector<std::array<double, 2>> node_cost_;
@@ -120,6 +118,80 @@ bool WritesBlocked(const Graph& g, const CpuLayouts::Plan& plan, ValueId v) {
   const NodeId p = g.value(v).producer;
   return p != kNoNode && plan.blocked[p] && cpu::Blockable(g.value(v).shape);
 }
+
+// Writes the graph as a plan lays it out (CpuLayouts::Apply): each node in its layout,
+// each value converted once for each other layout it is read in, and a blocked graph
+// output converted back to plain under its own name.
+class PlanWriter {
+ public:
+  PlanWriter(LayoutContext& ctx, const CpuLayouts::Plan& plan)
+      : g_(ctx.graph()), ctx_(ctx), plan_(plan), copy_(g_), as_made_(g_.num_values(), kNoValue) {}
+
+  absl::StatusOr<Graph> Run(const std::vector<NodeId>& order) {
+    RETURN_IF_ERROR(copy_.CopyInputs());
+    for (NodeId n : order) RETURN_IF_ERROR(AddNode(n));
+    return copy_.Finish();
+  }
+
+ private:
+  bool IsBlockedOutput(ValueId v) const { return WritesBlocked(g_, plan_, v) && ctx_.uses().is_graph_output(v); }
+
+  absl::Status AddNode(NodeId n) {
+    const Node& node = g_.node(n);
+    const bool blocked = plan_.blocked[n];
+    std::vector<ValueId> inputs;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] == kNoValue) {
+        inputs.push_back(kNoValue);
+        continue;
+      }
+      ASSIGN_OR_RETURN(ValueId v, Use(node.inputs[i], !ctx_.IsWeightOnly(n) && ctx_.ReadsBlocked(n, blocked, i)));
+      inputs.push_back(v);
+    }
+    std::vector<std::string> names;
+    for (ValueId v : node.outputs)
+      names.push_back(IsBlockedOutput(v) ? absl::StrCat(g_.value(v).name, "_blocked") : g_.value(v).name);
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs,
+                     copy_.AddNodeLike(n, WithLayout(node.params, blocked), std::move(inputs), std::move(names)));
+    for (size_t k = 0; k < outs.size(); ++k) RETURN_IF_ERROR(Record(node.outputs[k], outs[k]));
+    return absl::OkStatus();
+  }
+
+  // Old value `v` as a reader wants it: as made, or converted (once per layout).
+  absl::StatusOr<ValueId> Use(ValueId v, bool want_blocked) {
+    if (as_made_[v] == kNoValue) {
+      ASSIGN_OR_RETURN(as_made_[v], copy_.Use(v));
+    }
+    if (!IsFloat(g_, v) || want_blocked == WritesBlocked(g_, plan_, v)) return as_made_[v];
+    auto it = conversions_.find({v, want_blocked});
+    if (it != conversions_.end()) return it->second;
+    ASSIGN_OR_RETURN(
+        std::vector<ValueId> out,
+        copy_.graph().AddNode(&ops::LayoutConvertOp(), ops::LayoutConvertParams(want_blocked), {as_made_[v]}));
+    conversions_[{v, want_blocked}] = out[0];
+    return out[0];
+  }
+
+  // Old value `old` is made as `now`, in its producer's layout.
+  absl::Status Record(ValueId old, ValueId now) {
+    as_made_[old] = now;
+    copy_.Replace(old, now);
+    if (!IsBlockedOutput(old)) return absl::OkStatus();
+    ASSIGN_OR_RETURN(std::vector<ValueId> plain,
+                     copy_.graph().AddNode(&ops::LayoutConvertOp(), ops::LayoutConvertParams(false), {now}, "",
+                                           {g_.value(old).name}));
+    conversions_[{old, false}] = plain[0];
+    copy_.Replace(old, plain[0]);
+    return absl::OkStatus();
+  }
+
+  const Graph& g_;
+  LayoutContext& ctx_;
+  const CpuLayouts::Plan& plan_;
+  GraphCopy copy_;
+  std::vector<ValueId> as_made_;                                        // per old value
+  absl::flat_hash_map<std::pair<ValueId, bool>, ValueId> conversions_;  // (old value, to blocked)
+};
 
 }  // namespace
 
@@ -182,8 +254,8 @@ double CpuLayouts::Evaluate(internal::LayoutContext& ctx, Plan& plan) {
   for (ValueId v = 0; v < graph.num_values(); ++v) {
     if (!IsFloat(graph, v)) continue;
     const bool own = WritesBlocked(graph, plan, v);
-    bool read_other = own && ctx.IsOutput(v);
-    for (NodeId c : ctx.Consumers(v)) {
+    bool read_other = own && ctx.uses().is_graph_output(v);
+    for (NodeId c : ctx.uses().readers(v)) {
       if (ctx.IsWeightOnly(c)) continue;
       const Node& node = graph.node(c);
       for (size_t i = 0; i < node.inputs.size(); ++i)
@@ -201,60 +273,7 @@ double CpuLayouts::Evaluate(internal::LayoutContext& ctx, Plan& plan) {
 absl::StatusOr<Graph> CpuLayouts::Apply(const Graph& graph, const Plan& plan) {
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   LayoutContext ctx(graph, cost_);
-  const OpDef* convert = OpRegistry::Global().Find("LayoutConvert");
-  GraphCopy copy(graph);
-  RETURN_IF_ERROR(copy.CopyInputs());
-  Graph& made = copy.graph();
-  // Each old value as made (in its producer's layout), and its conversions.
-  std::vector<ValueId> as_made(graph.num_values(), kNoValue);
-  absl::flat_hash_map<std::pair<ValueId, bool>, ValueId> conversions;
-  auto use = [&](ValueId v, bool want_blocked) -> absl::StatusOr<ValueId> {
-    if (as_made[v] == kNoValue) {
-      ASSIGN_OR_RETURN(as_made[v], copy.Use(v));
-    }
-    if (!IsFloat(graph, v) || want_blocked == WritesBlocked(graph, plan, v)) return as_made[v];
-    auto it = conversions.find({v, want_blocked});
-    if (it != conversions.end()) return it->second;
-    ASSIGN_OR_RETURN(std::vector<ValueId> out, made.AddNode(convert, WithLayout(Params(), want_blocked), {as_made[v]}));
-    conversions[{v, want_blocked}] = out[0];
-    return out[0];
-  };
-  for (NodeId n : order) {
-    const Node& node = graph.node(n);
-    const bool blocked = plan.blocked[n];
-    std::vector<ValueId> inputs;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      if (node.inputs[i] == kNoValue) {
-        inputs.push_back(kNoValue);
-        continue;
-      }
-      ASSIGN_OR_RETURN(ValueId v, use(node.inputs[i], !ctx.IsWeightOnly(n) && ctx.ReadsBlocked(n, blocked, i)));
-      inputs.push_back(v);
-    }
-    std::vector<std::string> names;
-    for (ValueId v : node.outputs)
-      names.push_back(WritesBlocked(graph, plan, v) && ctx.IsOutput(v) ? absl::StrCat(graph.value(v).name, "_blocked")
-                                                                       : graph.value(v).name);
-    std::vector<ValueId> outs;
-    if (node.op->is_opaque()) {
-      ASSIGN_OR_RETURN(outs, made.AddOpaqueNode(node.onnx_node, std::move(inputs), std::move(names), graph.OutputTypes(node)));
-    } else {
-      ASSIGN_OR_RETURN(outs, made.AddNode(node.op, WithLayout(node.params, blocked), std::move(inputs), node.name,
-                                          std::move(names)));
-    }
-    for (size_t k = 0; k < outs.size(); ++k) {
-      const ValueId old = node.outputs[k];
-      as_made[old] = outs[k];
-      copy.Replace(old, outs[k]);
-      if (WritesBlocked(graph, plan, old) && ctx.IsOutput(old)) {
-        ASSIGN_OR_RETURN(std::vector<ValueId> plain, made.AddNode(convert, Params(), {outs[k]}, "",
-                                                                  {graph.value(old).name}));
-        conversions[{old, false}] = plain[0];
-        copy.Replace(old, plain[0]);
-      }
-    }
-  }
-  return copy.Finish();
+  return PlanWriter(ctx, plan).Run(order);
 }
 
 double LayoutAwareCost::NodeCost(const Graph& graph, NodeId n) {

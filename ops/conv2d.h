@@ -1,0 +1,20 @@
+// What generic code (the inference fusions) needs to know of Conv2D: whether an operator
+// is it, and its fused activation.
+#pragma once
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "taso/op.h"
+#include "taso/params.h"
+
+namespace taso::ops {
+
+bool IsConv2D(const OpDef& op);
+// A convolution's fused activation as OpDef::AsConvActivation names it ("relu"); empty
+// for none.
+std::string ConvActivation(const Params& params);
+// The convolution's parameters with the fused activation set (empty: none).
+Params WithConvActivation(Params params, absl::string_view activation);
+
+}  // namespace taso::ops
