@@ -1,5 +1,7 @@
 // MatMul: batched matrix multiplication, [..., M, K] x [..., K, N] -> [..., M, N], with
 // the batch dimensions broadcast as ONNX (numpy) does.
+#include "matmul.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -104,4 +106,10 @@ class MatMul : public KernelOp<MatMul> {
 TASO_REGISTER_OP(MatMul);
 
 }  // namespace
+
+const OpDef& MatMulOp() {
+  static const OpDef* op = OpRegistry::Global().Find(MatMul().name());
+  return *op;
+}
+
 }  // namespace taso::ops
