@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "taso/cost.h"
 #include "taso/graph.h"
-#include "taso/measured_cost.h"
+#include "taso/cpu_cost.h"
 
 namespace taso {
 
