@@ -57,7 +57,8 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   REQUIRE((w.ok() && dw.ok() && mw.ok()));
   const Params window = Params().Set("strides", std::vector<int64_t>{2, 2}).Set("padding", "same");
   const auto conv = AddOp(g, "Conv2D", {*x, *w}, Params(window).Set("grouping", "dense").Set("activation", "relu"));
-  const auto dconv = AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
+  const auto dconv =
+      AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
   const auto pool = AddOp(g, "MaxPool", {*x}, Params(window).Set("kernel", std::vector<int64_t>{3, 3}));
   const auto avg = AddOp(g, "AveragePool", {*x},
                          Params(window).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
@@ -323,8 +324,11 @@ TEST_CASE("One kernel is measured once, however its parameters are spelled") {
   auto b = g.AddWeight("b", taso::TensorData::Float({16}, std::vector<float>(16, 0.5f)));
   REQUIRE((x.ok() && w.ok() && b.ok()));
   // As rules write it, as ONNX does, and both again with a bias.
-  const Params rule_form =
-      Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same").Set("grouping", "dense").Set("activation", "relu");
+  const Params rule_form = Params()
+                               .Set("strides", std::vector<int64_t>{1, 1})
+                               .Set("padding", "same")
+                               .Set("grouping", "dense")
+                               .Set("activation", "relu");
   const Params onnx_form = Params()
                                .Set("strides", std::vector<int64_t>{1, 1})
                                .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
