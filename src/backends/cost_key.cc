@@ -47,12 +47,17 @@ bool SameInput(const InputInfo& a, const InputInfo& b) {
 
 bool SameOutput(const OutputType& a, const OutputType& b) { return a.shape == b.shape; }
 
+bool SameOperator(const OpDef* a, const OpDef* b) { return a == b || a->name() == b->name(); }
+
 }  // namespace
 
 bool operator==(const CostKey& a, const CostKey& b) {
-  return a.op_->name() == b.op_->name() && *a.params_ == *b.params_ &&
+  // The parameters last: comparing them walks a map, and the memo compares keys on every
+  // lookup.
+  return SameOperator(a.op_, b.op_) &&
          std::equal(a.inputs_.begin(), a.inputs_.end(), b.inputs_.begin(), b.inputs_.end(), SameInput) &&
-         std::equal(a.outputs_.begin(), a.outputs_.end(), b.outputs_.begin(), b.outputs_.end(), SameOutput);
+         std::equal(a.outputs_.begin(), a.outputs_.end(), b.outputs_.begin(), b.outputs_.end(), SameOutput) &&
+         *a.params_ == *b.params_;
 }
 
 }  // namespace taso
