@@ -1,5 +1,7 @@
 // MatMul: batched matrix multiplication, [..., M, K] x [..., K, N] -> [..., M, N], with
 // the batch dimensions broadcast as ONNX (numpy) does.
+#include "matmul.h"
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -9,10 +11,9 @@ absl::StatusOr<Shape> OutputShape(const Shape& a, const Shape& b) {
   if (a.size() < 2 || b.size() < 2)
     return Bad(absl::StrCat("operands must have rank 2 or more, got ", ShapeToString(a), " and ", ShapeToString(b)));
   const int64_t m = a[a.size() - 2], k = a.back(), kb = b[b.size() - 2], n = b.back();
-  if (k != kb)
-    return Bad(absl::StrCat("inner dimensions differ: ", ShapeToString(a), " x ", ShapeToString(b)));
-  ASSIGN_OR_RETURN(Shape batch, BroadcastShapes(absl::MakeSpan(a.data(), a.size() - 2),
-                                                absl::MakeSpan(b.data(), b.size() - 2)));
+  if (k != kb) return Bad(absl::StrCat("inner dimensions differ: ", ShapeToString(a), " x ", ShapeToString(b)));
+  ASSIGN_OR_RETURN(Shape batch,
+                   BroadcastShapes(absl::MakeSpan(a.data(), a.size() - 2), absl::MakeSpan(b.data(), b.size() - 2)));
   batch.push_back(m);
   batch.push_back(n);
   return batch;
@@ -104,4 +105,10 @@ class MatMul : public KernelOp<MatMul> {
 TASO_REGISTER_OP(MatMul);
 
 }  // namespace
+
+const OpDef& MatMulOp() {
+  static const OpDef* op = OpRegistry::Global().Find(MatMul().name());
+  return *op;
+}
+
 }  // namespace taso::ops

@@ -2,10 +2,18 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/hash/hash.h"
 #include "backends/cpu_kernel.h"
 #include "backends/timing.h"
 #include "taso/backends.h"
+#include "taso/cost_cache.h"
+#include "taso/cost_key.h"
+#include "taso/cpu_cost.h"
 #include "taso/measured_cost.h"
 #include "test_util.h"
 
@@ -49,7 +57,8 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   REQUIRE((w.ok() && dw.ok() && mw.ok()));
   const Params window = Params().Set("strides", std::vector<int64_t>{2, 2}).Set("padding", "same");
   const auto conv = AddOp(g, "Conv2D", {*x, *w}, Params(window).Set("grouping", "dense").Set("activation", "relu"));
-  const auto dconv = AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
+  const auto dconv =
+      AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
   const auto pool = AddOp(g, "MaxPool", {*x}, Params(window).Set("kernel", std::vector<int64_t>{3, 3}));
   const auto avg = AddOp(g, "AveragePool", {*x},
                          Params(window).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
@@ -201,37 +210,110 @@ TEST_CASE("A node's other layout is measured in turn with it, so the layout choi
   std::filesystem::remove(path);
 }
 
-TEST_CASE("Cost memo hashes tell apart what cost keys tell apart") {
-  using taso::InputInfo;
-  using taso::OutputType;
-  using taso::Params;
-  const taso::OpDef* conv = taso::testing::Op("Conv2D");
-  REQUIRE(conv != nullptr);
-  const Params plain = Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same");
-  InputInfo x, w, absent;
-  x.present = w.present = true;
-  x.shape = {1, 16, 12, 12};
-  w.shape = {16, 16, 3, 3};
-  OutputType y;
-  y.shape = {1, 16, 12, 12};
-  const std::vector<InputInfo> in = {x, w};
-  const std::vector<OutputType> out = {y};
-  const uint64_t base = taso::CostKeyHash(*conv, plain, in, out);
-  CHECK(taso::CostKeyHash(*conv, Params(plain), std::vector<InputInfo>(in), out) == base);
-  // Each differs from the base in one thing the key holds.
-  CHECK(taso::CostKeyHash(*conv, Params(plain).Set("padding", "valid"), in, out) != base);
-  CHECK(taso::CostKeyHash(*conv, Params(plain).Set("strides", std::vector<int64_t>{2, 2}), in, out) != base);
-  CHECK(taso::CostKeyHash(*conv, taso::cpu::WithLayout(plain, true), in, out) != base);
-  CHECK(taso::CostKeyHash(*taso::testing::Op("Relu"), plain, in, out) != base);
-  InputInfo wider = x;
-  wider.shape = {1, 16, 12, 13};
-  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{wider, w}, out) != base);
-  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{x, w, absent}, out) != base);
-  // A shape moved from the inputs to the outputs is another key.
-  CHECK(taso::CostKeyHash(*conv, plain, std::vector<InputInfo>{x}, std::vector<OutputType>{OutputType{.shape = w.shape}, y}) !=
-        base);
-  // The text keys differ in the same places.
-  CHECK(taso::CostKey(*conv, Params(plain).Set("padding", "valid"), in, out) != taso::CostKey(*conv, plain, in, out));
+namespace {
+
+// A dense 3x3 convolution's parts, for cost keys.
+struct ConvParts {
+  const taso::OpDef* op = taso::testing::Op("Conv2D");
+  taso::Params params = taso::Params()
+                            .Set("strides", std::vector<int64_t>{2, 2})
+                            .Set("padding", "same")
+                            .Set("grouping", "dense")
+                            .Set("activation", "relu");
+  std::vector<taso::InputInfo> inputs = {Input({1, 16, 12, 12}), Input({32, 16, 3, 3})};
+  std::vector<taso::OutputType> outputs = {taso::OutputType{.shape = {1, 32, 6, 6}}};
+
+  static taso::InputInfo Input(taso::Shape shape) {
+    taso::InputInfo i;
+    i.shape = std::move(shape);
+    return i;
+  }
+  static taso::InputInfo Absent() {
+    taso::InputInfo i;
+    i.present = false;
+    return i;
+  }
+  taso::CostKey Key() const { return taso::CostKey(*op, params, inputs, outputs); }
+};
+
+size_t HashOf(const taso::CostKey& key) { return absl::Hash<taso::CostKey>{}(key); }
+
+}  // namespace
+
+TEST_CASE("Cost keys of equal operators, parameters and shapes are equal and hash alike") {
+  const ConvParts a, b;  // equal parts, held apart
+  REQUIRE(a.op != nullptr);
+  CHECK(a.Key() == b.Key());
+  CHECK(HashOf(a.Key()) == HashOf(b.Key()));
+  CHECK(a.Key().ToString() == b.Key().ToString());
+  // Neither an input's type nor its constant value is part of the key.
+  ConvParts typed;
+  typed.inputs[0].dtype = taso::DataType::kInt64;
+  const auto weight = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
+  typed.inputs[1].constant = weight.get();
+  CHECK(typed.Key() == a.Key());
+  CHECK(HashOf(typed.Key()) == HashOf(a.Key()));
+}
+
+TEST_CASE("An owned cost key outlives the parts it was built from") {
+  std::optional<taso::CostKey> owned;
+  {
+    ConvParts scoped;
+    const auto weight = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
+    scoped.inputs[1].constant = weight.get();
+    owned = scoped.Key().Owned();
+  }
+  const ConvParts fresh;
+  CHECK(*owned == fresh.Key());
+  CHECK(HashOf(*owned) == HashOf(fresh.Key()));
+  CHECK(owned->ToString() == fresh.Key().ToString());
+  CHECK(owned->params() == fresh.params);
+  CHECK(owned->inputs()[1].constant == nullptr);
+}
+
+TEST_CASE("Cost keys differ in each thing they hold, in memo and in text alike") {
+  const ConvParts base;
+  std::vector<std::pair<std::string, ConvParts>> others;
+  auto other = [&others](std::string what) -> ConvParts& { return others.emplace_back(what, ConvParts()).second; };
+  other("padding").params.Set("padding", "valid");
+  other("strides").params.Set("strides", std::vector<int64_t>{1, 1});
+  other("layout").params = taso::cpu::WithLayout(base.params, true);
+  other("operator").op = taso::testing::Op("Relu");
+  other("input shape").inputs[0].shape = {1, 16, 12, 13};
+  other("output shape").outputs[0].shape = {1, 32, 6, 7};
+  other("an absent input").inputs.push_back(ConvParts::Absent());
+  ConvParts& moved = other("a shape moved from the inputs to the outputs");
+  moved.outputs.insert(moved.outputs.begin(), taso::OutputType{.shape = moved.inputs.back().shape});
+  moved.inputs.pop_back();
+  ConvParts with_bias, without_bias;
+  with_bias.inputs.push_back(ConvParts::Input({32}));
+  without_bias.inputs.push_back(ConvParts::Absent());
+  for (const auto& [what, parts] : others) {
+    INFO(what);
+    CHECK(parts.Key() != base.Key());
+    CHECK(HashOf(parts.Key()) != HashOf(base.Key()));
+    CHECK(parts.Key().ToString() != base.Key().ToString());
+  }
+  CHECK(with_bias.Key() != without_bias.Key());
+  CHECK(HashOf(with_bias.Key()) != HashOf(without_bias.Key()));
+}
+
+// Cache files written by earlier runs are keyed by this text: a change re-measures every
+// kernel and changes what the search finds.
+TEST_CASE("A cost key's text is the one cost cache files hold") {
+  ConvParts conv;
+  conv.params.Set("epsilon", 1e-5).Set("group", int64_t{1});
+  conv.inputs.push_back(ConvParts::Absent());
+  CHECK(conv.Key().ToString() ==
+        "Conv2D{activation=\"relu\" epsilon=1e-05 group=1 grouping=\"dense\" padding=\"same\" "
+        "strides=[2,2]}[1,16,12,12][32,16,3,3]-->[1,32,6,6]");
+  conv.inputs.pop_back();
+  CHECK(taso::CostKey(*conv.op, taso::cpu::WithLayout(conv.params, true), conv.inputs, conv.outputs).ToString() ==
+        "Conv2D{activation=\"relu\" epsilon=1e-05 group=1 grouping=\"dense\" layout=\"blocked\" padding=\"same\" "
+        "strides=[2,2]}[1,16,12,12][32,16,3,3]->[1,32,6,6]");
+  const std::vector<taso::InputInfo> scalar = {taso::InputInfo{}};
+  const std::vector<taso::OutputType> scalar_out = {taso::OutputType{}};
+  CHECK(taso::CostKey(*taso::testing::Op("Relu"), taso::Params(), scalar, scalar_out).ToString() == "Relu{}[]->[]");
 }
 
 TEST_CASE("One kernel is measured once, however its parameters are spelled") {
@@ -242,8 +324,11 @@ TEST_CASE("One kernel is measured once, however its parameters are spelled") {
   auto b = g.AddWeight("b", taso::TensorData::Float({16}, std::vector<float>(16, 0.5f)));
   REQUIRE((x.ok() && w.ok() && b.ok()));
   // As rules write it, as ONNX does, and both again with a bias.
-  const Params rule_form =
-      Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same").Set("grouping", "dense").Set("activation", "relu");
+  const Params rule_form = Params()
+                               .Set("strides", std::vector<int64_t>{1, 1})
+                               .Set("padding", "same")
+                               .Set("grouping", "dense")
+                               .Set("activation", "relu");
   const Params onnx_form = Params()
                                .Set("strides", std::vector<int64_t>{1, 1})
                                .Set("pads", std::vector<int64_t>{1, 1, 1, 1})

@@ -10,7 +10,7 @@
 #include "taso/backends.h"
 #include "taso/cpu_executor.h"
 #include "taso/cuda_executor.h"
-#include "taso/measured_cost.h"
+#include "taso/cuda_cost.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "taso/cost.h"
+#include "taso/cpu_cost.h"
 #include "taso/graph.h"
-#include "taso/measured_cost.h"
 
 namespace taso {
 

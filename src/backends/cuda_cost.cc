@@ -1,14 +1,16 @@
 // The cuda backend's measured costs: each kernel prepared on buffers of its own and timed
 // with CUDA events (warm-up, then the median of repeated runs).
+#include "taso/cuda_cost.h"
+
 #include <algorithm>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"
 #include "backends/cuda_kernel.h"
-#include "backends/timing.h"
-#include "taso/measured_cost.h"
 #include "taso/status_macros.h"
 
 namespace taso {
@@ -97,7 +99,8 @@ absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostC
   ASSIGN_OR_RETURN(cuda::Context * ctx, cuda::GetContext());
   cudaDeviceProp prop{};
   RETURN_IF_ERROR(cuda::Check(cudaGetDeviceProperties(&prop, 0), "reading the GPU's properties"));
-  // v2: kept as multiples of the reference kernel's time (MeasuredCost).
+  // Bump the kernel version whenever what a kernel's run includes or how its time is kept
+  // changes, so that old measurements are not reused.
   const std::string device = absl::StrCat("cuda kernels v2/", prop.name, "/cuDNN ", cudnnGetVersion());
   return std::unique_ptr<MeasuredCost>(new CudaCost(std::move(cache), *ctx, device));
 }

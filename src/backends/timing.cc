@@ -32,8 +32,8 @@ absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedR
   std::vector<double> totals(n, 0);
   auto enough = [&](size_t rounds) {
     if (rounds >= 10 && *std::min_element(totals.begin(), totals.begin() + paced) >= 10e-3) return true;
-    // A slow kernel (oneDNN's reference convolution for a blocked grouped one takes 250 ms)
-    // needs few runs, and its measurement must not hold up the search for seconds.
+    // A slow kernel needs few runs for a steady median, and its measurement must not hold
+    // up the search for seconds.
     return rounds >= 3 && *std::max_element(totals.begin(), totals.begin() + paced) >= 0.5;
   };
   for (size_t round = 0; n > 0 && round < 200 && !enough(round); ++round) {

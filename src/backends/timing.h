@@ -20,11 +20,11 @@ double Median(std::vector<double> v);
 absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
 // Median seconds of one run of each kernel, for their measured costs, the kernels run in
 // turn (each round in a rotated order) so that a change in the machine's speed weighs on
-// all alike: two warm-up runs each, then at least 10 runs and 10 ms of each, at most 200
-// rounds (on a shared 2-core machine fewer runs gave medians off by 3x for small kernels),
-// or only 3 rounds once one kernel has run 0.5 s. Only the first `paced` kernels (all by
-// default) count towards those bounds: a short reference kernel timed alongside the
-// others must not make them run for its 10 ms.
+// all alike: two warm-up runs each, then at least 10 runs and 10 ms of each (a small
+// kernel's median over fewer runs is at the mercy of the machine's other work), at most
+// 200 rounds, or only 3 rounds once one kernel has run 0.5 s. Only the first `paced`
+// kernels (all by default) count towards those bounds: a short reference kernel timed
+// alongside the others must not make them run for its 10 ms.
 absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs, size_t paced = SIZE_MAX);
 // The medians of `a` and `b`, timed in turn (and in the other order every other round:
 // the one run second runs faster).
@@ -34,8 +34,8 @@ absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedR
 // so that every run reads its weights from memory, as a run of a real model does (its
 // weights far exceed the caches): enough to span twice `cache_bytes`, at most 64 and
 // 512 MiB. One unless reading the weights is most of the kernel's run (16 times the bytes
-// of its activations, as in a matrix-vector product): BERT's matrix products at 128 tokens,
-// measured so, made merges look 9% cheaper that ran no faster.
+// of its activations, as in a matrix-vector product): elsewhere copies would make the
+// kernel look dearer than it is in a whole model's run.
 int WeightCopies(int64_t weight_bytes, int64_t activation_bytes, int64_t cache_bytes);
 // The last-level cache's size (32 MiB where the system does not say).
 int64_t LastLevelCacheBytes();

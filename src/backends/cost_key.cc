@@ -1,0 +1,63 @@
+#include "taso/cost_key.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace taso {
+
+struct CostKey::Parts {
+  Params params;
+  std::vector<InputInfo> inputs;
+  std::vector<OutputType> outputs;
+};
+
+CostKey::CostKey(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                 absl::Span<const OutputType> outputs)
+    : op_(&op), params_(&params), inputs_(inputs), outputs_(outputs) {}
+
+CostKey CostKey::Owned() const {
+  auto parts = std::make_shared<Parts>();
+  parts->params = *params_;
+  for (const InputInfo& i : inputs_) {
+    InputInfo copy = i;
+    copy.constant = nullptr;  // not part of the key, and not owned by it
+    parts->inputs.push_back(std::move(copy));
+  }
+  parts->outputs.assign(outputs_.begin(), outputs_.end());
+  CostKey owned(*op_, parts->params, parts->inputs, parts->outputs);
+  owned.owned_ = std::move(parts);
+  return owned;
+}
+
+std::string CostKey::ToString() const {
+  std::string text = absl::StrCat(op_->name(), "{", params_->ToString(), "}");
+  for (const InputInfo& i : inputs_) absl::StrAppend(&text, i.present ? ShapeToString(i.shape) : "-");
+  absl::StrAppend(&text, "->");
+  for (const OutputType& o : outputs_) absl::StrAppend(&text, ShapeToString(o.shape));
+  return text;
+}
+
+namespace {
+
+bool SameInput(const InputInfo& a, const InputInfo& b) {
+  return a.present == b.present && (!a.present || a.shape == b.shape);
+}
+
+bool SameOutput(const OutputType& a, const OutputType& b) { return a.shape == b.shape; }
+
+bool SameOperator(const OpDef* a, const OpDef* b) { return a == b || a->name() == b->name(); }
+
+}  // namespace
+
+bool operator==(const CostKey& a, const CostKey& b) {
+  // The parameters last: comparing them walks a map, and the memo compares keys on every
+  // lookup.
+  return SameOperator(a.op_, b.op_) &&
+         std::equal(a.inputs_.begin(), a.inputs_.end(), b.inputs_.begin(), b.inputs_.end(), SameInput) &&
+         std::equal(a.outputs_.begin(), a.outputs_.end(), b.outputs_.begin(), b.outputs_.end(), SameOutput) &&
+         *a.params_ == *b.params_;
+}
+
+}  // namespace taso
