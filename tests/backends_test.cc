@@ -10,11 +10,11 @@
 #include "absl/hash/hash.h"
 #include "backends/cpu_kernel.h"
 #include "backends/timing.h"
-#include "taso/backends.h"
-#include "taso/cost_cache.h"
-#include "taso/cost_key.h"
-#include "taso/cpu_cost.h"
-#include "taso/measured_cost.h"
+#include "taso/backends/backends.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/cost_key.h"
+#include "taso/backends/cpu_cost.h"
+#include "taso/backends/measured_cost.h"
 #include "test_util.h"
 
 TEST_CASE("Backends report what is built and what can run") {

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <set>
 
-#include "taso/backends.h"
+#include "taso/backends/backends.h"
 #include "test_util.h"
 
 namespace {

@@ -9,8 +9,8 @@
 
 #include "backends/cpu_kernel.h"
 #include "models/models.h"
-#include "taso/cpu_executor.h"
-#include "taso/kernel_executor.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/backends/kernel_executor.h"
 #include "test_util.h"
 
 using namespace taso;

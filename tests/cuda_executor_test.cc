@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "taso/backends.h"
-#include "taso/cpu_executor.h"
-#include "taso/cuda_executor.h"
-#include "taso/cuda_cost.h"
+#include "taso/backends/backends.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/backends/cuda_cost.h"
+#include "taso/backends/cuda_executor.h"
 #include "test_util.h"
 
 using namespace taso;

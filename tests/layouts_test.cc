@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "models/models.h"
-#include "taso/cpu_executor.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/backends/layouts.h"
 #include "taso/inference_fusion.h"
-#include "taso/layouts.h"
 #include "test_util.h"
 
 using namespace taso;

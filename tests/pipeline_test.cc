@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "taso/backends.h"
-#include "taso/pipeline.h"
 #include "rule_lookup.h"
+#include "taso/backends/backends.h"
+#include "taso/pipeline.h"
 #include "test_util.h"
 
 using namespace taso;

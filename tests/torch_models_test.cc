@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "onnx_tensor.h"
-#include "taso/cpu_executor.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/backends/layouts.h"
 #include "taso/executor.h"
 #include "taso/inference_fusion.h"
-#include "taso/layouts.h"
 #include "test_util.h"
 
 using namespace taso;

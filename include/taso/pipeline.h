@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "taso/measured_cost.h"
+#include "taso/backends/measured_cost.h"
 #include "taso/onnx_io.h"
 #include "taso/rules.h"
 #include "taso/search.h"

@@ -1,4 +1,4 @@
-#include "taso/backends.h"
+#include "taso/backends/backends.h"
 
 #include "absl/strings/str_cat.h"
 #include "oneapi/dnnl/dnnl.h"

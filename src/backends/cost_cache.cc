@@ -1,4 +1,4 @@
-#include "taso/cost_cache.h"
+#include "taso/backends/cost_cache.h"
 
 #include <sqlite3.h>
 

@@ -1,4 +1,4 @@
-#include "taso/cost_key.h"
+#include "taso/backends/cost_key.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "taso/cpu_cost.h"
+#include "taso/backends/cpu_cost.h"
 
 #include <algorithm>
 #include <chrono>

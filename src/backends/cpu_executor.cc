@@ -1,4 +1,4 @@
-#include "taso/cpu_executor.h"
+#include "taso/backends/cpu_executor.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,6 @@
 // The cuda backend's measured costs: each kernel prepared on buffers of its own and timed
 // with CUDA events (warm-up, then the median of repeated runs).
-#include "taso/cuda_cost.h"
+#include "taso/backends/cuda_cost.h"
 
 #include <algorithm>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "taso/cuda_executor.h"
+#include "taso/backends/cuda_executor.h"
 
 #include "absl/strings/str_cat.h"
 #include "backends/cpu_kernel.h"

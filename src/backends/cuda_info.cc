@@ -4,7 +4,7 @@
 #include <cudnn.h>
 
 #include "absl/strings/str_cat.h"
-#include "taso/backends.h"
+#include "taso/backends/backends.h"
 
 namespace taso {
 

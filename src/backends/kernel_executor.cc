@@ -1,4 +1,4 @@
-#include "taso/kernel_executor.h"
+#include "taso/backends/kernel_executor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/timing.h"
-#include "taso/cpu_executor.h"
-#include "taso/cuda_executor.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/backends/cuda_executor.h"
 #include "taso/status_macros.h"
 
 namespace taso {

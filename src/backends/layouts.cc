@@ -1,4 +1,4 @@
-#include "taso/layouts.h"
+#include "taso/backends/layouts.h"
 
 #include <array>
 

@@ -1,4 +1,4 @@
-#include "taso/measured_cost.h"
+#include "taso/backends/measured_cost.h"
 
 #include <utility>
 

@@ -1,7 +1,7 @@
 // Built where the CUDA toolkit or cuDNN is missing: the cuda backend says so.
-#include "taso/backends.h"
-#include "taso/cuda_cost.h"
-#include "taso/cuda_executor.h"
+#include "taso/backends/backends.h"
+#include "taso/backends/cuda_cost.h"
+#include "taso/backends/cuda_executor.h"
 
 namespace taso {
 namespace {

@@ -5,9 +5,12 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/cpu_cost.h"
+#include "taso/backends/cuda_cost.h"
+#include "taso/backends/layouts.h"
+#include "taso/backends/measured_cost.h"
 #include "taso/cost.h"
-#include "taso/layouts.h"
-#include "taso/measured_cost.h"
 #include "taso/pipeline.h"
 
 namespace taso::pipeline {

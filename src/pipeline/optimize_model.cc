@@ -3,9 +3,9 @@
 
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
+#include "taso/backends/layouts.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
-#include "taso/layouts.h"
 #include "taso/pipeline.h"
 #include "taso/status_macros.h"
 

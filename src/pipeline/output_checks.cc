@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "taso/backends/kernel_executor.h"
 #include "taso/executor.h"
-#include "taso/kernel_executor.h"
 #include "taso/status_macros.h"
 
 namespace taso::pipeline {

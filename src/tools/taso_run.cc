@@ -10,8 +10,8 @@
 
 #include "absl/flags/flag.h"
 #include "cli.h"
-#include "taso/backends.h"
-#include "taso/kernel_executor.h"
+#include "taso/backends/backends.h"
+#include "taso/backends/kernel_executor.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
 

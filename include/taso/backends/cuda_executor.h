@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "taso/backends/kernel_executor.h"
 #include "taso/graph.h"
-#include "taso/kernel_executor.h"
 
 namespace taso {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "taso/backends/kernel_executor.h"
 #include "taso/graph.h"
-#include "taso/kernel_executor.h"
 
 namespace taso {
 

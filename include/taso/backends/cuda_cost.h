@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "taso/cost_cache.h"
-#include "taso/measured_cost.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/measured_cost.h"
 
 namespace taso {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "taso/cost_cache.h"
-#include "taso/measured_cost.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/measured_cost.h"
 #include "taso/op.h"
 #include "taso/params.h"
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "taso/backends/cpu_cost.h"
 #include "taso/cost.h"
-#include "taso/cpu_cost.h"
 #include "taso/graph.h"
 
 namespace taso {
