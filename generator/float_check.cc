@@ -25,11 +25,16 @@ bool Close(const Tensor<float>& a, const Tensor<float>& b) {
 // negative everywhere, but can be.
 bool Negative(int pattern, size_t i, bool activation) {
   switch (pattern) {
-    case 1: return activation;
-    case 2: return !activation;
-    case 3: return i % 2 == 0;
-    case 4: return i % 2 == 1;
-    default: return true;
+    case 1:
+      return activation;
+    case 2:
+      return !activation;
+    case 3:
+      return i % 2 == 0;
+    case 4:
+      return i % 2 == 1;
+    default:
+      return true;
   }
 }
 
@@ -80,8 +85,10 @@ FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
   // images 5 to 8, matrices 3 to 6, kernel sizes by 0 or 2 (they stay odd).
   Rng rng(99);
   for (int trial = 0; trial < 4; ++trial) {
-    std::map<std::string, int64_t> change = {{"n", rng.Next() % 2},     {"c", rng.Next() % 3 - 1},
-                                             {"h", rng.Next() % 4},     {"w", rng.Next() % 4},
+    std::map<std::string, int64_t> change = {{"n", rng.Next() % 2},
+                                             {"c", rng.Next() % 3 - 1},
+                                             {"h", rng.Next() % 4},
+                                             {"w", rng.Next() % 4},
                                              {"m", rng.Next() % 4 - 1}};
     std::vector<Shape> shapes = base;
     for (size_t i = 0; i < shapes.size(); ++i)
@@ -93,7 +100,8 @@ FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
   }
   memos_.resize(std::max(1, threads));
   for (auto& per_trial : memos_)
-    for (const Trial& trial : trials_) per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
+    for (const Trial& trial : trials_)
+      per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
 }
 
 bool FloatChecker::Holds(const Check& c, int thread) const {

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-
 #include "enumerator.h"
 #include "replay.h"
 

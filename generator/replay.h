@@ -24,17 +24,17 @@ struct Replayed {
   // Tensor ids: the inputs, then every operator's outputs. The inputs are the caller's
   // (replays are many; copying them was most of their cost).
   const std::vector<Tensor<S>>* inputs = nullptr;
-  std::vector<Tensor<S>> produced;         // every operator's outputs, in order
+  std::vector<Tensor<S>> produced;  // every operator's outputs, in order
   const Tensor<S>& tensor(int id) const {
     const int n = static_cast<int>(inputs->size());
     return id < n ? (*inputs)[id] : produced[id - n];
   }
   int num_tensors() const { return static_cast<int>(inputs->size() + produced.size()); }
-  std::vector<std::vector<int>> dims;      // per tensor, per dimension: a DimNode index
+  std::vector<std::vector<int>> dims;  // per tensor, per dimension: a DimNode index
   std::vector<DimNode> nodes;
-  std::vector<int> outputs;                // the graph's outputs: tensors no operator reads
+  std::vector<int> outputs;                  // the graph's outputs: tensors no operator reads
   std::vector<std::array<int64_t, 2>> cuts;  // per operator: split sizes (0 where none)
-  std::vector<int> first_output;           // per operator: the id of its first output
+  std::vector<int> first_output;             // per operator: the id of its first output
 };
 
 // One operator whose outputs are replaced by other values, for checking a generalized

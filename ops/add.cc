@@ -13,16 +13,17 @@ struct AddFn {
   static constexpr const char* kOnnx = "Add";
   static constexpr const char* kSmt = "ewadd";
   static constexpr bool kChannelShift = true;  // adds a per-channel constant as a bias
-  template <typename S> static S Apply(S a, S b) { return a + b; }
+  template <typename S>
+  static S Apply(S a, S b) {
+    return a + b;
+  }
 };
 
 TASO_REGISTER_OP(BinaryOp<AddFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldAdd(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return a + b;
-  });
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a + b; });
 }
 TASO_REGISTER_ONNX_FOLDER("Add", FoldAdd);
 

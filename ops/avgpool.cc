@@ -17,10 +17,11 @@ class AveragePool : public PoolOp<AveragePool> {
     auto k = p.Ints("kernel");
     ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
     const bool include_pad = p.Int("count_include_pad", 0) != 0;
-    Pool2D<S>(*a.in[0], *a.out[0], w, Domain<S>::Zero(), [](S acc, S v) { return acc + v; },
-              [include_pad](S acc, int64_t inside, int64_t padded) {
-                return acc * Domain<S>::InverseCount(include_pad ? padded : inside);
-              });
+    Pool2D<S>(
+        *a.in[0], *a.out[0], w, Domain<S>::Zero(), [](S acc, S v) { return acc + v; },
+        [include_pad](S acc, int64_t inside, int64_t padded) {
+          return acc * Domain<S>::InverseCount(include_pad ? padded : inside);
+        });
     return absl::OkStatus();
   }
   // Counting padding, so pooling equals a depth-wise convolution with C_pool.

@@ -12,7 +12,8 @@ class BatchNorm : public KernelOp<BatchNorm> {
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 5, 5));
     RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
-    if (in[0].shape.size() < 2) return Bad(absl::StrCat("input X must have rank 2 or more, got ", ShapeToString(in[0].shape)));
+    if (in[0].shape.size() < 2)
+      return Bad(absl::StrCat("input X must have rank 2 or more, got ", ShapeToString(in[0].shape)));
     const int64_t c = in[0].shape[1];
     static const char* kNames[] = {"X", "scale", "B", "mean", "var"};
     for (int i = 1; i < 5; ++i) {

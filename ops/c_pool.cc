@@ -15,11 +15,15 @@ struct CPool {
     return Shape{src[1], 1, k[0], k[1]};
   }
   static absl::Status CheckShape(const Shape& s) {
-    if (s.size() != 4 || s[1] != 1) return Bad(absl::StrCat("C_pool shape must be [C,1,kh,kw], got ", ShapeToString(s)));
+    if (s.size() != 4 || s[1] != 1)
+      return Bad(absl::StrCat("C_pool shape must be [C,1,kh,kw], got ", ShapeToString(s)));
     return absl::OkStatus();
   }
   static std::vector<DimSource> Sources(int) { return {DimSource::Copy(0, 1), {}, {}, {}}; }
-  static GeneratorVariant Generated() { return GeneratorVariant{.label = "3x3", .params = Params().Set("kernel", std::vector<int64_t>{3, 3}), .roles = {GenRole::kActivation}}; }
+  static GeneratorVariant Generated() {
+    return GeneratorVariant{
+        .label = "3x3", .params = Params().Set("kernel", std::vector<int64_t>{3, 3}), .roles = {GenRole::kActivation}};
+  }
   template <typename S>
   static void Fill(Tensor<S>& t) {
     std::fill(t.data.begin(), t.data.end(), Domain<S>::InverseCount(t.shape[2] * t.shape[3]));

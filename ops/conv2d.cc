@@ -36,8 +36,8 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
     g.group = 1;
   } else if (grouping == "depthwise") {
     if (!OneKernelPerChannel(g.c, g.o, g.cg))
-      return Bad(absl::StrCat("a depthwise convolution needs one kernel of one input channel per channel (",
-                              g.c, " channels), got ", ShapeToString(w)));
+      return Bad(absl::StrCat("a depthwise convolution needs one kernel of one input channel per channel (", g.c,
+                              " channels), got ", ShapeToString(w)));
     g.group = g.c;
   } else if (!grouping.empty()) {
     return Bad(absl::StrCat("unknown grouping '", grouping, "' (dense or depthwise)"));
@@ -55,7 +55,8 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   ASSIGN_OR_RETURN(g.win, ReadWindow(p, w[2], w[3]));
   g.oh = WindowOutputSize(g.h, g.win.kh, g.win.sh, g.win.pt, g.win.pb, g.win.dh, false);
   g.ow = WindowOutputSize(g.w, g.win.kw, g.win.sw, g.win.pl, g.win.pr, g.win.dw, false);
-  if (g.oh < 1 || g.ow < 1) return Bad(absl::StrCat("kernel ", ShapeToString(w), " is larger than the padded input ", ShapeToString(x)));
+  if (g.oh < 1 || g.ow < 1)
+    return Bad(absl::StrCat("kernel ", ShapeToString(w), " is larger than the padded input ", ShapeToString(x)));
   const std::string act = p.Str("activation", "none");
   if (act != "none" && act != "relu") return Bad(absl::StrCat("unknown activation '", act, "'"));
   return g;
@@ -144,17 +145,20 @@ class Conv2D : public KernelOp<Conv2D> {
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     std::vector<GeneratorVariant> out;
     for (const char* grouping : {"dense", "depthwise"})
-    for (int64_t s : {1, 2})
-      for (const char* pad : {"same", "valid"})
-        for (const char* act : {"none", "relu"}) {
-          GeneratorVariant v;
-          v.label = absl::StrCat(grouping, ",s", s, ",", pad, ",", act);
-          v.params.Set("grouping", grouping).Set("strides", std::vector<int64_t>{s, s}).Set("padding", pad).Set("activation", act);
-          v.fixed_params = {"grouping"};
-          v.arity = 2;
-          v.roles = {GenRole::kActivation, GenRole::kWeight};
-          out.push_back(v);
-        }
+      for (int64_t s : {1, 2})
+        for (const char* pad : {"same", "valid"})
+          for (const char* act : {"none", "relu"}) {
+            GeneratorVariant v;
+            v.label = absl::StrCat(grouping, ",s", s, ",", pad, ",", act);
+            v.params.Set("grouping", grouping)
+                .Set("strides", std::vector<int64_t>{s, s})
+                .Set("padding", pad)
+                .Set("activation", act);
+            v.fixed_params = {"grouping"};
+            v.arity = 2;
+            v.roles = {GenRole::kActivation, GenRole::kWeight};
+            out.push_back(v);
+          }
     return out;
   }
 
@@ -167,9 +171,12 @@ class Conv2D : public KernelOp<Conv2D> {
     std::optional<Params> out = WindowRuleParams(p, in[1].shape[2], in[1].shape[3]);
     if (!out) return std::nullopt;
     out->Erase("group");
-    if (g->group == 1) out->Set("grouping", "dense");
-    else if (g->group == g->c && OneKernelPerChannel(g->c, g->o, g->cg)) out->Set("grouping", "depthwise");
-    else return std::nullopt;
+    if (g->group == 1)
+      out->Set("grouping", "dense");
+    else if (g->group == g->c && OneKernelPerChannel(g->c, g->o, g->cg))
+      out->Set("grouping", "depthwise");
+    else
+      return std::nullopt;
     if (!out->Has("activation")) out->Set("activation", "none");
     return out;
   }

@@ -9,7 +9,10 @@ struct DivFn {
   static constexpr const char* kName = "Div";
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Div";
-  template <typename S> static S Apply(S a, S b) { return Domain<S>::Div(a, b); }
+  template <typename S>
+  static S Apply(S a, S b) {
+    return Domain<S>::Div(a, b);
+  }
 };
 
 TASO_REGISTER_OP(BinaryOp<DivFn>);
@@ -18,7 +21,7 @@ TASO_REGISTER_OP(BinaryOp<DivFn>);
 std::optional<TensorDataPtr> FoldDiv(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
   return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
     if (b == 0) return std::nullopt;  // left to run time
-    return a / b;  // truncates, as ONNX's integer Div
+    return a / b;                     // truncates, as ONNX's integer Div
   });
 }
 TASO_REGISTER_ONNX_FOLDER("Div", FoldDiv);

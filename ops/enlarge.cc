@@ -43,7 +43,8 @@ class Enlarge : public KernelOp<Enlarge> {
     std::fill(y.data.begin(), y.data.end(), Domain<S>::Zero());
     for (int64_t plane = 0; plane < x.shape[0] * x.shape[1]; ++plane)
       for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j) y.data[(plane * KH + i + oy) * KW + j + ox] = x.data[(plane * kh + i) * kw + j];
+        for (int64_t j = 0; j < kw; ++j)
+          y.data[(plane * KH + i + oy) * KW + j + ox] = x.data[(plane * kh + i) * kw + j];
     return absl::OkStatus();
   }
 

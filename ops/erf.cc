@@ -1,4 +1,5 @@
-// Erf: the error function element-wise (GELU is built from it). The scalar function is defined per domain (scalar_domain.h).
+// Erf: the error function element-wise (GELU is built from it). The scalar function is defined per domain
+// (scalar_domain.h).
 #include "op_util.h"
 
 namespace taso::ops {
@@ -9,7 +10,10 @@ struct ErfFn {
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Erf";
   static constexpr double kFlopsPerElement = 4;
-  template <typename S> static S Apply(S x) { return Domain<S>::Erf(x); }
+  template <typename S>
+  static S Apply(S x) {
+    return Domain<S>::Erf(x);
+  }
 };
 
 TASO_REGISTER_OP(UnaryOp<ErfFn>);

@@ -17,8 +17,9 @@ class GlobalAveragePool : public KernelOp<GlobalAveragePool> {
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
     const Shape& x = a.in[0]->shape;
     Window2D w{x[2], x[3], 1, 1, 1, 1, 0, 0, 0, 0, false};
-    Pool2D<S>(*a.in[0], *a.out[0], w, Domain<S>::Zero(), [](S acc, S v) { return acc + v; },
-              [](S acc, int64_t inside, int64_t) { return acc * Domain<S>::InverseCount(inside); });
+    Pool2D<S>(
+        *a.in[0], *a.out[0], w, Domain<S>::Zero(), [](S acc, S v) { return acc + v; },
+        [](S acc, int64_t inside, int64_t) { return acc * Domain<S>::InverseCount(inside); });
     return absl::OkStatus();
   }
   std::vector<std::string> onnx_op_types() const override { return {"GlobalAveragePool"}; }

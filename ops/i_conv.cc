@@ -20,7 +20,10 @@ struct IConv {
     return absl::OkStatus();
   }
   static std::vector<DimSource> Sources(int) { return {DimSource::Copy(0, 1), DimSource::Copy(0, 1), {}, {}}; }
-  static GeneratorVariant Generated() { return GeneratorVariant{.label = "3x3", .params = Params().Set("kernel", std::vector<int64_t>{3, 3}), .roles = {GenRole::kActivation}}; }
+  static GeneratorVariant Generated() {
+    return GeneratorVariant{
+        .label = "3x3", .params = Params().Set("kernel", std::vector<int64_t>{3, 3}), .roles = {GenRole::kActivation}};
+  }
   template <typename S>
   static void Fill(Tensor<S>& t) {
     const int64_t c = t.shape[0], kh = t.shape[2], kw = t.shape[3];

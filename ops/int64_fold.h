@@ -15,7 +15,8 @@ inline const TensorData* Int64Constant(const InputInfo& in) {
 
 // Every present input is an int64 constant.
 inline bool AllInt64Constants(const std::vector<InputInfo>& in) {
-  return !in.empty() && std::all_of(in.begin(), in.end(), [](const InputInfo& i) { return !i.present || Int64Constant(i); });
+  return !in.empty() &&
+         std::all_of(in.begin(), in.end(), [](const InputInfo& i) { return !i.present || Int64Constant(i); });
 }
 
 inline const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const char* name) {
@@ -37,11 +38,16 @@ std::optional<TensorDataPtr> FoldInt64Binary(const std::vector<InputInfo>& in, F
   const TensorData &a = *in[0].constant, &b = *in[1].constant;
   const bool a_one = a.numel() == 1, b_one = b.numel() == 1;
   Shape shape;
-  if (a.shape() == b.shape()) shape = a.shape();
-  else if (a_one && b_one) shape = a.shape().size() >= b.shape().size() ? a.shape() : b.shape();
-  else if (a_one && a.shape().size() <= b.shape().size()) shape = b.shape();
-  else if (b_one && b.shape().size() <= a.shape().size()) shape = a.shape();
-  else return std::nullopt;
+  if (a.shape() == b.shape())
+    shape = a.shape();
+  else if (a_one && b_one)
+    shape = a.shape().size() >= b.shape().size() ? a.shape() : b.shape();
+  else if (a_one && a.shape().size() <= b.shape().size())
+    shape = b.shape();
+  else if (b_one && b.shape().size() <= a.shape().size())
+    shape = a.shape();
+  else
+    return std::nullopt;
   const int64_t n = std::max(a.numel(), b.numel());
   std::vector<int64_t> out(n);
   for (int64_t i = 0; i < n; ++i) {

@@ -61,7 +61,7 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
 
   std::vector<std::string> onnx_op_types() const override { return {"LayerNormalization"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    if (node.num_outputs() > 1) return std::nullopt;  // Mean or InvStdDev wanted
+    if (node.num_outputs() > 1) return std::nullopt;          // Mean or InvStdDev wanted
     if (node.Int("stash_type", 1) != 1) return std::nullopt;  // statistics in another type
     return Params().Set("axis", node.Int("axis", -1)).Set("epsilon", node.Float("epsilon", 1e-5));
   }

@@ -11,8 +11,9 @@ class MaxPool : public PoolOp<MaxPool> {
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     auto k = p.Ints("kernel");
     ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
-    Pool2D<S>(*a.in[0], *a.out[0], w, Domain<S>::Lowest(), [](S acc, S v) { return Domain<S>::Max(acc, v); },
-              [](S acc, int64_t, int64_t) { return acc; });
+    Pool2D<S>(
+        *a.in[0], *a.out[0], w, Domain<S>::Lowest(), [](S acc, S v) { return Domain<S>::Max(acc, v); },
+        [](S acc, int64_t, int64_t) { return acc; });
     return absl::OkStatus();
   }
   std::vector<GeneratorVariant> GeneratorVariants() const override { return PoolGeneratorVariants({}); }

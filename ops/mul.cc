@@ -11,16 +11,17 @@ struct MulFn {
   static constexpr const char* kOnnx = "Mul";
   static constexpr const char* kSmt = "ewmul";
   static constexpr bool kChannelScale = true;  // scales by a per-channel constant
-  template <typename S> static S Apply(S a, S b) { return a * b; }
+  template <typename S>
+  static S Apply(S a, S b) {
+    return a * b;
+  }
 };
 
 TASO_REGISTER_OP(BinaryOp<MulFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldMul(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return a * b;
-  });
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; });
 }
 TASO_REGISTER_ONNX_FOLDER("Mul", FoldMul);
 

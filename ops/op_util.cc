@@ -90,8 +90,8 @@ absl::StatusOr<std::vector<int64_t>> WindowPads(const Params& p, int64_t kh, int
 }
 
 bool KeepsSpatialSize(const Window2D& w) {
-  return w.sh == 1 && w.sw == 1 && w.dh == 1 && w.dw == 1 && w.kh % 2 == 1 && w.kw % 2 == 1 &&
-         w.pt == w.kh / 2 && w.pb == w.kh / 2 && w.pl == w.kw / 2 && w.pr == w.kw / 2 && !w.ceil_mode;
+  return w.sh == 1 && w.sw == 1 && w.dh == 1 && w.dw == 1 && w.kh % 2 == 1 && w.kw % 2 == 1 && w.pt == w.kh / 2 &&
+         w.pb == w.kh / 2 && w.pl == w.kw / 2 && w.pr == w.kw / 2 && !w.ceil_mode;
 }
 
 DimSources WindowSources(const Window2D& w, int channel_input, int channel_dim) {
@@ -149,8 +149,7 @@ absl::StatusOr<Window2D> ReadWindow(const Params& p, int64_t kh, int64_t kw) {
   return w;
 }
 
-absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw,
-                                    Params& params) {
+absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw, Params& params) {
   if (input.size() != 4) return false;
   auto ks = node.Ints("kernel_shape", {kh, kw});
   if (ks.size() != 2 || ks[0] != kh || ks[1] != kw) return false;
@@ -256,8 +255,7 @@ absl::StatusOr<std::vector<OutputType>> PoolTypes(const Params& p, absl::Span<co
   auto k = p.Ints("kernel");
   if (k.size() != 2) return Bad("kernel needs 2 values");
   ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
-  if (w.pt >= w.kh || w.pb >= w.kh || w.pl >= w.kw || w.pr >= w.kw)
-    return Bad("pads must be smaller than the kernel");
+  if (w.pt >= w.kh || w.pb >= w.kh || w.pl >= w.kw || w.pr >= w.kw) return Bad("pads must be smaller than the kernel");
   const Shape& x = in[0].shape;
   const int64_t oh = WindowOutputSize(x[2], w.kh, w.sh, w.pt, w.pb, w.dh, w.ceil_mode);
   const int64_t ow = WindowOutputSize(x[3], w.kw, w.sw, w.pl, w.pr, w.dw, w.ceil_mode);

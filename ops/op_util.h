@@ -59,8 +59,7 @@ absl::StatusOr<Window2D> ReadWindow(const Params& p, int64_t kh, int64_t kw);
 // Reads ONNX's kernel/strides/pads/dilations/auto_pad attributes of a 2-D window op into
 // params (auto_pad resolved to explicit pads from the static input shape). Returns false
 // when the node uses something the library does not represent.
-absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw,
-                                    Params& params);
+absl::StatusOr<bool> ReadOnnxWindow(OnnxImportNode& node, const Shape& input, int64_t kh, int64_t kw, Params& params);
 void WriteOnnxWindow(const Params& p, onnx::NodeProto* n, int64_t kh, int64_t kw);
 
 // Every output dimension copies the same dimension of one input (element-wise operators);
@@ -131,16 +130,17 @@ void BroadcastBinary(const Tensor<S>& a, const Tensor<S>& b, Tensor<S>& out, F f
 // An SMT form of one function applied to `params`, then to exactly `arity` inputs.
 inline absl::StatusOr<SmtForm> SmtCall(absl::string_view op, int num_inputs, int arity, std::string function,
                                        std::vector<std::pair<std::string, ParamValue>> params = {}) {
-  if (num_inputs != arity)
-    return Bad(absl::StrCat(op, " with ", num_inputs, " inputs has no SMT encoding"));
+  if (num_inputs != arity) return Bad(absl::StrCat(op, " with ", num_inputs, " inputs has no SMT encoding"));
   return SmtForm{{std::move(function)}, std::move(params)};
 }
 
 // The SMT form of an element-wise operator whose Fn names its function (kSmt), if any.
 template <typename Fn>
 absl::StatusOr<SmtForm> ElementwiseSmt(int num_inputs, int arity) {
-  if constexpr (requires { Fn::kSmt; }) return SmtCall(Fn::kName, num_inputs, arity, Fn::kSmt);
-  else return Bad(absl::StrCat("operator ", Fn::kName, " has no SMT encoding"));
+  if constexpr (requires { Fn::kSmt; })
+    return SmtCall(Fn::kName, num_inputs, arity, Fn::kSmt);
+  else
+    return Bad(absl::StrCat("operator ", Fn::kName, " has no SMT encoding"));
 }
 
 // A sliding window's parameters as rules state them: explicit pads as the padding mode
@@ -151,12 +151,12 @@ std::optional<Params> WindowRuleParams(const Params& p, int64_t kh, int64_t kw);
 // A sliding window's parameters in the verifier's logic: strides and the padding mode.
 // Explicit pads, dilations or ceil mode have no encoding there.
 inline absl::StatusOr<std::vector<std::pair<std::string, ParamValue>>> WindowSmtParams(absl::string_view op,
-                                                                                     const Params& p) {
+                                                                                       const Params& p) {
   if (!p.Has("padding") || p.Has("pads") || p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1} ||
       p.Int("ceil_mode", 0) != 0)
     return Bad(absl::StrCat(op, " without a padding mode, or with dilations or ceil mode, has no SMT encoding"));
   return std::vector<std::pair<std::string, ParamValue>>{{"strides", p.Ints("strides", {1, 1})},
-                                                          {"padding", p.Str("padding")}};
+                                                         {"padding", p.Str("padding")}};
 }
 
 // An element-wise binary operator with broadcasting; Fn gives its name, ONNX type and
@@ -165,8 +165,7 @@ template <typename Fn>
 class BinaryOp : public KernelOp<BinaryOp<Fn>> {
  public:
   absl::string_view name() const override { return Fn::kName; }
-  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
-                                                     absl::Span<const InputInfo> in) const override {
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));
     RETURN_IF_ERROR(ExpectFloat(in[0], "A"));
     RETURN_IF_ERROR(ExpectFloat(in[1], "B"));
@@ -185,7 +184,8 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
   // Add and Mul by a constant of one value per channel (shaped [1,C,1,1] or [C,1,1]).
   std::optional<ChannelAffine> AsChannelAffine(const Params&, absl::Span<const InputInfo> in,
                                                size_t data) const override {
-    constexpr bool shift = requires { Fn::kChannelShift; }, scale = requires { Fn::kChannelScale; };
+    constexpr bool shift = requires { Fn::kChannelShift; }
+    , scale = requires { Fn::kChannelScale; };
     if constexpr (shift || scale) {
       const InputInfo& x = in[data];
       const TensorData* c = in[1 - data].constant;
@@ -208,9 +208,7 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
     return {v};
   }
   std::vector<std::string> onnx_op_types() const override { return {Fn::kOnnx}; }
-  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    return Params();
-  }
+  absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override { return Params(); }
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
     EmitSame(e, Fn::kOnnx);
     return absl::OkStatus();
@@ -229,8 +227,7 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
     if constexpr (requires { Fn::kConvActivation; }) return Fn::kConvActivation;
     return {};
   }
-  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&,
-                                                     absl::Span<const InputInfo> in) const override {
+  absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     return LikeOneFloatInput(in, "X");
   }
   template <typename S>
@@ -240,8 +237,7 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
     for (size_t i = 0; i < x.size(); ++i) y[i] = Fn::template Apply<S>(x[i]);
     return absl::OkStatus();
   }
-  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in,
-                    absl::Span<const OutputType> out) const override {
+  OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
     OpMetrics m = OpDef::Metrics(p, in, out);
     m.flops *= Fn::kFlopsPerElement;
     return m;

@@ -8,7 +8,10 @@ struct PowFn {
   static constexpr const char* kName = "Pow";
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Pow";
-  template <typename S> static S Apply(S a, S b) { return Domain<S>::Pow(a, b); }
+  template <typename S>
+  static S Apply(S a, S b) {
+    return Domain<S>::Pow(a, b);
+  }
 };
 
 TASO_REGISTER_OP(BinaryOp<PowFn>);

@@ -26,8 +26,10 @@ class ReduceMean : public KernelOp<ReduceMean> {
     const bool keep = p.Int("keepdims", 1) != 0;
     Shape out;
     for (int d = 0; d < rank; ++d) {
-      if (!reduced[d]) out.push_back(in[0].shape[d]);
-      else if (keep) out.push_back(1);
+      if (!reduced[d])
+        out.push_back(in[0].shape[d]);
+      else if (keep)
+        out.push_back(1);
     }
     return std::vector<OutputType>{{DataType::kFloat32, out}};
   }

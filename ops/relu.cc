@@ -11,7 +11,10 @@ struct ReluFn {
   static constexpr const char* kSmt = "relu";
   static constexpr double kFlopsPerElement = 1;
   static constexpr const char* kConvActivation = "relu";  // Conv2D's fused activation
-  template <typename S> static S Apply(S x) { return Domain<S>::Relu(x); }
+  template <typename S>
+  static S Apply(S x) {
+    return Domain<S>::Relu(x);
+  }
 };
 
 TASO_REGISTER_OP(UnaryOp<ReluFn>);

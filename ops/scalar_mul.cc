@@ -14,8 +14,8 @@ class ScalarMul : public KernelOp<ScalarMul> {
     RETURN_IF_ERROR(ExpectFloat(in[0], "X"));
     RETURN_IF_ERROR(ExpectFloat(in[1], "scalar"));
     if (NumElements(in[1].shape) != 1 || in[1].shape.size() > in[0].shape.size())
-      return Bad(absl::StrCat("scalar operand must have one element and rank at most ", in[0].shape.size(),
-                              ", got ", ShapeToString(in[1].shape)));
+      return Bad(absl::StrCat("scalar operand must have one element and rank at most ", in[0].shape.size(), ", got ",
+                              ShapeToString(in[1].shape)));
     return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
   }
 
@@ -40,8 +40,7 @@ class ScalarMul : public KernelOp<ScalarMul> {
   int onnx_import_priority() const override { return 1; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     const auto& in = node.inputs();
-    if (in.size() != 2 || NumElements(in[1].shape) != 1 || in[1].shape.size() > in[0].shape.size())
-      return std::nullopt;
+    if (in.size() != 2 || NumElements(in[1].shape) != 1 || in[1].shape.size() > in[0].shape.size()) return std::nullopt;
     return Params();
   }
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {

@@ -9,7 +9,10 @@ struct SigmoidFn {
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sigmoid";
   static constexpr double kFlopsPerElement = 4;
-  template <typename S> static S Apply(S x) { return Domain<S>::Sigmoid(x); }
+  template <typename S>
+  static S Apply(S x) {
+    return Domain<S>::Sigmoid(x);
+  }
 };
 
 TASO_REGISTER_OP(UnaryOp<SigmoidFn>);

@@ -34,8 +34,8 @@ class Split : public KernelOp<Split> {
       out.push_back({DataType::kFloat32, shape});
     }
     if (total != in[0].shape[axis])
-      return Bad(absl::StrCat("split sizes add up to ", total, " but axis ", axis, " of ",
-                              ShapeToString(in[0].shape), " has ", in[0].shape[axis]));
+      return Bad(absl::StrCat("split sizes add up to ", total, " but axis ", axis, " of ", ShapeToString(in[0].shape),
+                              " has ", in[0].shape[axis]));
     return out;
   }
 
@@ -81,7 +81,8 @@ class Split : public KernelOp<Split> {
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     std::vector<GeneratorVariant> out;
     for (int64_t axis : {0, 1})
-      out.push_back({.label = absl::StrCat("axis", axis), .params = Params().Set("axis", axis), .split_at_concat = true});
+      out.push_back(
+          {.label = absl::StrCat("axis", axis), .params = Params().Set("axis", axis), .split_at_concat = true});
     return out;
   }
   std::vector<std::string> onnx_op_types() const override { return {"Split"}; }
@@ -113,9 +114,11 @@ class Split : public KernelOp<Split> {
     const bool has_sizes_input = e.num_inputs() == 2 && !e.input(1).empty();
     std::vector<int64_t> sizes = p.Ints("sizes");
     if (e.opset() >= 13) {
-      if (has_sizes_input) inputs.push_back(e.input(1));
-      else inputs.push_back(e.AddInitializer(e.node_name() + "_split",
-                                             *TensorData::Int64({static_cast<int64_t>(sizes.size())}, sizes)));
+      if (has_sizes_input)
+        inputs.push_back(e.input(1));
+      else
+        inputs.push_back(e.AddInitializer(e.node_name() + "_split",
+                                          *TensorData::Int64({static_cast<int64_t>(sizes.size())}, sizes)));
     } else if (has_sizes_input) {
       const TensorData* c = e.input_info(1).constant;
       if (c == nullptr) return absl::InvalidArgumentError("Split sizes must be constant before opset 13");

@@ -9,7 +9,10 @@ struct SqrtFn {
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sqrt";
   static constexpr double kFlopsPerElement = 2;
-  template <typename S> static S Apply(S x) { return Domain<S>::Sqrt(x); }
+  template <typename S>
+  static S Apply(S x) {
+    return Domain<S>::Sqrt(x);
+  }
 };
 
 TASO_REGISTER_OP(UnaryOp<SqrtFn>);

@@ -15,8 +15,10 @@ std::optional<TensorDataPtr> FoldSqueeze(const onnx::NodeProto& node, int opset,
   Shape kept;
   for (int64_t d = 0; d < rank; ++d) {
     const bool listed = axes->empty() ? x.shape()[d] == 1 : std::count(axes->begin(), axes->end(), d) > 0;
-    if (!listed) kept.push_back(x.shape()[d]);
-    else if (x.shape()[d] != 1) return std::nullopt;
+    if (!listed)
+      kept.push_back(x.shape()[d]);
+    else if (x.shape()[d] != 1)
+      return std::nullopt;
   }
   return TensorData::Int64(kept, std::vector<int64_t>(x.ints().begin(), x.ints().end()));
 }

@@ -9,16 +9,17 @@ struct SubFn {
   static constexpr const char* kName = "Sub";
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sub";
-  template <typename S> static S Apply(S a, S b) { return a - b; }
+  template <typename S>
+  static S Apply(S a, S b) {
+    return a - b;
+  }
 };
 
 TASO_REGISTER_OP(BinaryOp<SubFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldSub(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    return a - b;
-  });
+  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; });
 }
 TASO_REGISTER_ONNX_FOLDER("Sub", FoldSub);
 

@@ -9,7 +9,10 @@ struct TanhFn {
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Tanh";
   static constexpr double kFlopsPerElement = 4;
-  template <typename S> static S Apply(S x) { return Domain<S>::Tanh(x); }
+  template <typename S>
+  static S Apply(S x) {
+    return Domain<S>::Tanh(x);
+  }
 };
 
 TASO_REGISTER_OP(UnaryOp<TanhFn>);

@@ -89,7 +89,8 @@ class Transpose : public KernelOp<Transpose> {
     return absl::OkStatus();
   }
   absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
-    if (p.Ints("perm") != std::vector<int64_t>{1, 0}) return Bad("only the matrix Transpose (perm [1,0]) has an SMT encoding");
+    if (p.Ints("perm") != std::vector<int64_t>{1, 0})
+      return Bad("only the matrix Transpose (perm [1,0]) has an SMT encoding");
     return SmtCall(name(), num_inputs, 1, "transpose");
   }
 };

@@ -40,7 +40,8 @@ absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<
     args.out.push_back(&out);
   }
   absl::Status s = node.op->semantics().RunFloat(node.params, args);
-  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  if (!s.ok())
+    return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
   return absl::OkStatus();
 }
 
@@ -105,8 +106,10 @@ absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& para
   args.in = inputs;
   args.constant.assign(inputs.size(), nullptr);
   for (Tensor<S>& t : outputs) args.out.push_back(&t);
-  if constexpr (std::is_same_v<S, float>) RETURN_IF_ERROR(op.RunFloat(params, args));
-  else RETURN_IF_ERROR(op.RunUint32(params, args));
+  if constexpr (std::is_same_v<S, float>)
+    RETURN_IF_ERROR(op.RunFloat(params, args));
+  else
+    RETURN_IF_ERROR(op.RunUint32(params, args));
   return outputs;
 }
 

@@ -18,14 +18,15 @@ bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
 
 absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0)
-    return absl::UnimplementedError(absl::StrCat("tensor '", proto.name(), "' keeps its data in an external file, which is not supported"));
+    return absl::UnimplementedError(
+        absl::StrCat("tensor '", proto.name(), "' keeps its data in an external file, which is not supported"));
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' has a negative dimension"));
   const int64_t n = NumElements(shape);
   auto size_error = [&] {
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ",
-                                                   ShapeToString(shape)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));
   };
   switch (proto.data_type()) {
     case onnx::TensorProto::FLOAT: {
@@ -64,9 +65,11 @@ void TensorToProto(const TensorData& data, const std::string& name, onnx::Tensor
   proto->set_data_type(static_cast<int32_t>(data.dtype()));
   for (int64_t d : data.shape()) proto->add_dims(d);
   if (data.dtype() == DataType::kFloat32)
-    proto->set_raw_data(std::string(reinterpret_cast<const char*>(data.floats().data()), data.floats().size() * sizeof(float)));
+    proto->set_raw_data(
+        std::string(reinterpret_cast<const char*>(data.floats().data()), data.floats().size() * sizeof(float)));
   else if (data.dtype() == DataType::kInt64)
-    proto->set_raw_data(std::string(reinterpret_cast<const char*>(data.ints().data()), data.ints().size() * sizeof(int64_t)));
+    proto->set_raw_data(
+        std::string(reinterpret_cast<const char*>(data.ints().data()), data.ints().size() * sizeof(int64_t)));
 }
 
 }  // namespace taso

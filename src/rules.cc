@@ -25,23 +25,30 @@ void SizeToProto(const SymbolicSize& s, proto::Size* out) {
 }
 
 void ValueToProto(const ParamValue& value, proto::Param* p) {
-  if (auto* i = std::get_if<int64_t>(&value)) p->set_int_value(*i);
-  else if (auto* f = std::get_if<double>(&value)) p->set_float_value(*f);
-  else if (auto* s = std::get_if<std::string>(&value)) p->set_string_value(*s);
+  if (auto* i = std::get_if<int64_t>(&value))
+    p->set_int_value(*i);
+  else if (auto* f = std::get_if<double>(&value))
+    p->set_float_value(*f);
+  else if (auto* s = std::get_if<std::string>(&value))
+    p->set_string_value(*s);
   else if (auto* v = std::get_if<std::vector<int64_t>>(&value))
     for (int64_t x : *v) p->mutable_ints()->add_values(x);
 }
 
 absl::StatusOr<ParamValue> ValueFromProto(const proto::Param& p) {
   switch (p.value_case()) {
-    case proto::Param::kIntValue: return ParamValue(p.int_value());
-    case proto::Param::kFloatValue: return ParamValue(p.float_value());
-    case proto::Param::kStringValue: return ParamValue(p.string_value());
-    case proto::Param::kInts: return ParamValue(std::vector<int64_t>(p.ints().values().begin(), p.ints().values().end()));
-    default: return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name(), "' has no value"));
+    case proto::Param::kIntValue:
+      return ParamValue(p.int_value());
+    case proto::Param::kFloatValue:
+      return ParamValue(p.float_value());
+    case proto::Param::kStringValue:
+      return ParamValue(p.string_value());
+    case proto::Param::kInts:
+      return ParamValue(std::vector<int64_t>(p.ints().values().begin(), p.ints().values().end()));
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("parameter '", p.name(), "' has no value"));
   }
 }
-
 
 void GraphToProto(const RuleGraph& g, proto::RuleGraph* out) {
   for (const RuleOp& op : g.ops) {
@@ -83,7 +90,8 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
             SymbolicSize sum;
             for (const auto& t : s.terms()) {
               if (t.tensor() < 0 || t.tensor() >= tensors)
-                return absl::InvalidArgumentError(absl::StrCat("size refers to tensor ", t.tensor(), " before it exists"));
+                return absl::InvalidArgumentError(
+                    absl::StrCat("size refers to tensor ", t.tensor(), " before it exists"));
               sum.push_back({t.tensor(), t.dim()});
             }
             sizes.push_back(std::move(sum));
@@ -98,7 +106,8 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
     }
     for (const auto& b : o.bound()) {
       if (!op.params.Has(b.param()))
-        return absl::InvalidArgumentError(absl::StrCat(o.op(), " binds parameter '", b.param(), "', which it does not have"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(o.op(), " binds parameter '", b.param(), "', which it does not have"));
       op.bound[b.param()] = b.var();
     }
     for (int i : o.inputs()) {
@@ -123,7 +132,8 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
 absl::Status CheckBindings(const Rule& r) {
   std::set<std::string> declared, used;
   for (const RuleVar& v : r.vars)
-    if (!declared.insert(v.name).second) return absl::InvalidArgumentError(absl::StrCat("variable '", v.name, "' declared twice"));
+    if (!declared.insert(v.name).second)
+      return absl::InvalidArgumentError(absl::StrCat("variable '", v.name, "' declared twice"));
   for (const RuleGraph* g : {&r.source, &r.target})
     for (const RuleOp& op : g->ops)
       for (const auto& [param, var] : op.bound) {
@@ -177,7 +187,8 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
   if (!f) return absl::NotFoundError(absl::StrCat("cannot open rules file '", path, "'"));
   proto::RuleSet p;
   if (!p.ParseFromIstream(&f) || p.format_version() != kFormatVersion)
-    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a taso rules file (format ", kFormatVersion, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not a taso rules file (format ", kFormatVersion, ")"));
   RuleSet set;
   set.max_ops = p.max_ops();
   set.operators.assign(p.operators().begin(), p.operators().end());
@@ -198,15 +209,17 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
       RuleVar var{pv.name(), {}};
       for (const auto& value : pv.values()) {
         auto v = ValueFromProto(value);
-        if (!v.ok()) s = v.status();
-        else var.values.push_back(*std::move(v));
+        if (!v.ok())
+          s = v.status();
+        else
+          var.values.push_back(*std::move(v));
       }
-      if (s.ok() && var.values.empty()) s = absl::InvalidArgumentError(absl::StrCat("variable '", var.name, "' has no values"));
+      if (s.ok() && var.values.empty())
+        s = absl::InvalidArgumentError(absl::StrCat("variable '", var.name, "' has no values"));
       r.vars.push_back(std::move(var));
     }
     if (s.ok()) s = CheckBindings(r);
-    if (!s.ok())
-      return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
     set.rules.push_back(std::move(r));
   }
   return set;
@@ -266,8 +279,7 @@ std::string RuleText(const Rule& r) {
   }
   return absl::StrCat("rule ", r.name, " (", absl::StrJoin(ins, ", "), ")",
                       vars.empty() ? "" : absl::StrCat(" for ", absl::StrJoin(vars, ", ")), "\n  source:\n",
-                      GraphText(r, r.source),
-                      "  target:\n", GraphText(r, r.target));
+                      GraphText(r, r.source), "  target:\n", GraphText(r, r.target));
 }
 
 std::string RuleSetText(const RuleSet& set) {
@@ -340,7 +352,8 @@ absl::StatusOr<Graph> InstantiateRuleGraph(const Rule& rule, const RuleGraph& si
     tensors.push_back(v);
   }
   for (const RuleOp& op : side.ops) {
-    ASSIGN_OR_RETURN(Params params, ResolvedParams(rule, op, [&](int t) -> const Shape& { return g.value(tensors[t]).shape; }));
+    ASSIGN_OR_RETURN(Params params,
+                     ResolvedParams(rule, op, [&](int t) -> const Shape& { return g.value(tensors[t]).shape; }));
     std::vector<ValueId> ins;
     for (int i : op.inputs) ins.push_back(tensors[i]);
     ASSIGN_OR_RETURN(std::vector<ValueId> outs, g.AddNode(op.op, std::move(params), std::move(ins)));

@@ -76,9 +76,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
   queue.insert({result.initial_cost, 0});
   absl::flat_hash_set<uint64_t> seen = {graph.StructuralHash()};
   int64_t found = 1;
-  auto out_of_time = [&] {
-    return std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit;
-  };
+  auto out_of_time = [&] { return std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit; };
   while (!queue.empty()) {
     if (result.expansions >= options.budget) {
       result.stop_reason = StopReason::kBudget;

@@ -123,8 +123,7 @@ Sym Domain<Sym>::FromDouble(double d) {
 bool Domain<Sym>::Greater(Sym a, Sym b) {
   auto& arena = SymArena::Current();
   const SymNode &x = arena.node(a), &y = arena.node(b);
-  if (IsConst(x) && IsConst(y))
-    return static_cast<__int128>(x.num) * y.den > static_cast<__int128>(y.num) * x.den;
+  if (IsConst(x) && IsConst(y)) return static_cast<__int128>(x.num) * y.den > static_cast<__int128>(y.num) * x.den;
   arena.Fail("an order comparison of symbolic values");
   return false;
 }

@@ -10,11 +10,16 @@ namespace taso {
 
 std::string DataTypeName(DataType t) {
   switch (t) {
-    case DataType::kFloat32: return "float32";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt64: return "int64";
-    case DataType::kBool: return "bool";
-    default: return absl::StrCat("onnx_type_", static_cast<int>(t));
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kBool:
+      return "bool";
+    default:
+      return absl::StrCat("onnx_type_", static_cast<int>(t));
   }
 }
 
@@ -24,9 +29,7 @@ int64_t NumElements(absl::Span<const int64_t> shape) {
   return n;
 }
 
-std::string ShapeToString(absl::Span<const int64_t> shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
-}
+std::string ShapeToString(absl::Span<const int64_t> shape) { return absl::StrCat("[", absl::StrJoin(shape, ","), "]"); }
 
 Shape RowMajorStrides(absl::Span<const int64_t> shape) {
   Shape strides(shape.size(), 1);
@@ -62,9 +65,12 @@ uint64_t TensorData::ContentHash() const {
   if (!hashed_) {
     uint64_t h = absl::HashOf(static_cast<int>(dtype_), std::vector<int64_t>(shape_.begin(), shape_.end()));
     absl::string_view bytes;
-    if (!f32_.empty()) bytes = {reinterpret_cast<const char*>(f32_.data()), f32_.size() * sizeof(float)};
-    else if (!i64_.empty()) bytes = {reinterpret_cast<const char*>(i64_.data()), i64_.size() * sizeof(int64_t)};
-    else bytes = raw_;
+    if (!f32_.empty())
+      bytes = {reinterpret_cast<const char*>(f32_.data()), f32_.size() * sizeof(float)};
+    else if (!i64_.empty())
+      bytes = {reinterpret_cast<const char*>(i64_.data()), i64_.size() * sizeof(int64_t)};
+    else
+      bytes = raw_;
     hash_ = absl::HashOf(h, bytes);
     hashed_ = true;
   }

@@ -55,10 +55,11 @@ TEST_CASE("The cpu executor runs grouped and depthwise convolutions, and splits 
   REQUIRE(x.ok());
   Params conv;
   conv.Set("pads", std::vector<int64_t>{1, 1, 1, 1}).Set("activation", "relu");
-  const ValueId grouped = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "wg", {8, 2, 3, 3}, 1),
-                                                       testing::AddWeight(g, "bg", {8}, 2)}, "grouped", conv);
-  const ValueId depthwise = testing::AddOp(g, "Conv2D", {grouped, testing::AddWeight(g, "wd", {8, 1, 3, 3}, 3)},
-                                           "depthwise", conv);
+  const ValueId grouped = testing::AddOp(
+      g, "Conv2D", {*x, testing::AddWeight(g, "wg", {8, 2, 3, 3}, 1), testing::AddWeight(g, "bg", {8}, 2)}, "grouped",
+      conv);
+  const ValueId depthwise =
+      testing::AddOp(g, "Conv2D", {grouped, testing::AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", conv);
   auto pieces = g.AddNode(testing::Op("Split"), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{3, 5}),
                           {depthwise}, "split", {"a", "b"});
   REQUIRE(pieces.ok());
@@ -111,10 +112,12 @@ TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the 
   REQUIRE(x.ok());
   Params conv;
   conv.Set("strides", std::vector<int64_t>{2, 2}).Set("activation", "relu");
-  const ValueId biased = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1),
-                                                      testing::AddWeight(g, "b1", {16}, 2)}, "biased", conv);
+  const ValueId biased = testing::AddOp(
+      g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1), testing::AddWeight(g, "b1", {16}, 2)}, "biased",
+      conv);
   conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ValueId plain = testing::AddOp(g, "Conv2D", {biased, testing::AddWeight(g, "w2", {8, 16, 3, 3}, 3)}, "plain", conv);
+  const ValueId plain =
+      testing::AddOp(g, "Conv2D", {biased, testing::AddWeight(g, "w2", {8, 16, 3, 3}, 3)}, "plain", conv);
   REQUIRE(g.AddOutput(biased).ok());
   REQUIRE(g.AddOutput(plain).ok());
   auto executor = CpuExecutor::Create(g);
@@ -150,7 +153,12 @@ TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN
 
   Tensor<float> in({1, 12007});
   for (int i = 0; i < 12000; ++i) in.data[i] = -6.0f + 12.0f * static_cast<float>(i) / 11999.0f;
-  const float specials[] = {0.0f, -0.0f, 1e-30f, -3e-6f, 0.4999f, std::numeric_limits<float>::infinity(),
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1e-30f,
+                            -3e-6f,
+                            0.4999f,
+                            std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN()};
   std::copy(std::begin(specials), std::end(specials), in.data.begin() + 12000);
   auto got = (*executor)->Run({{"x", in}});
@@ -229,7 +237,8 @@ TEST_CASE("Binary operators whose first operand broadcasts run on oneDNN's fast 
     first.present = second.present = true;
     first.shape = scale_shape;
     second.shape = map_shape;
-    auto prepared = cpu::FindKernel(op)->Prepare(Params(), {first, second}, {OutputType{DataType::kFloat32, map_shape}});
+    auto prepared =
+        cpu::FindKernel(op)->Prepare(Params(), {first, second}, {OutputType{DataType::kFloat32, map_shape}});
     REQUIRE(prepared.ok());
     auto* run = dynamic_cast<cpu::PrimitiveRun*>(prepared->get());
     REQUIRE(run != nullptr);
@@ -342,7 +351,8 @@ TEST_CASE("LayerNormalization normalizes each slice from its axis on, on oneDNN 
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, shape);
   REQUIRE(x.ok());
-  const ValueId scale_row = testing::AddWeight(g, "scale_row", {40}, 1), shift_row = testing::AddWeight(g, "shift_row", {40}, 2);
+  const ValueId scale_row = testing::AddWeight(g, "scale_row", {40}, 1),
+                shift_row = testing::AddWeight(g, "shift_row", {40}, 2);
   const ValueId scale_block = testing::AddWeight(g, "scale_block", {3, 40}, 3);
   REQUIRE(g.AddOutput(testing::AddOp(g, "LayerNormalization", {*x, scale_row, shift_row}, "rows",
                                      Params().Set("axis", int64_t{-1}).Set("epsilon", 1e-5)))

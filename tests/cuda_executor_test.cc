@@ -3,9 +3,9 @@
 // passes (cli_test.cc checks the error the commands give there).
 #include <catch2/catch.hpp>
 
-#include "models/models.h"
 #include <algorithm>
 #include <cmath>
+#include "models/models.h"
 
 #include "taso/backends/backends.h"
 #include "taso/backends/cpu_executor.h"
@@ -76,42 +76,48 @@ Graph EveryKernelGraph() {
   const ValueId depthwise = AddOp(g, "Conv2D", {grouped, AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", same);
   const ValueId dense = AddOp(g, "Conv2D", {depthwise, AddWeight(g, "w1", {6, 8, 1, 1}, 4), AddWeight(g, "b1", {6}, 5)},
                               "dense", Params());
-  const ValueId strided = AddOp(g, "Conv2D", {*x, AddWeight(g, "ws", {4, 8, 4, 4}, 6)}, "strided",
-                                Params(relu).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 2, 2}));
+  const ValueId strided =
+      AddOp(g, "Conv2D", {*x, AddWeight(g, "ws", {4, 8, 4, 4}, 6)}, "strided",
+            Params(relu).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 2, 2}));
   // Pooling: ceil mode, padding counted and not, global.
   const ValueId max = AddOp(g, "MaxPool", {dense}, "max",
-                            Params().Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2})
+                            Params()
+                                .Set("kernel", std::vector<int64_t>{3, 3})
+                                .Set("strides", std::vector<int64_t>{2, 2})
                                 .Set("ceil_mode", int64_t{1}));
-  const ValueId avg_in = AddOp(g, "AveragePool", {dense}, "avg_in",
-                               Params(same).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
-  const ValueId avg_ex = AddOp(g, "AveragePool", {dense}, "avg_ex",
-                               Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
+  const ValueId avg_in =
+      AddOp(g, "AveragePool", {dense}, "avg_in",
+            Params(same).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
+  const ValueId avg_ex =
+      AddOp(g, "AveragePool", {dense}, "avg_ex", Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
   const ValueId global = AddOp(g, "GlobalAveragePool", {strided}, "global");
   // Element-wise, with broadcasting.
   const ValueId scale = AddWeight(g, "scale", {6, 1, 1}, 7);
   const ValueId sum = AddOp(g, "Add", {AddOp(g, "Mul", {avg_in, scale}, "scaled"), avg_ex}, "sum");
-  const ValueId mixed = AddOp(g, "Div", {AddOp(g, "Sub", {sum, AddOp(g, "Tanh", {avg_ex}, "tanh")}, "diff"),
-                                         AddOp(g, "Add", {AddOp(g, "Sigmoid", {sum}, "sig"), AddOp(g, "Relu", {scale}, "scale+")}, "pos")},
-                              "mixed");
+  const ValueId mixed =
+      AddOp(g, "Div",
+            {AddOp(g, "Sub", {sum, AddOp(g, "Tanh", {avg_ex}, "tanh")}, "diff"),
+             AddOp(g, "Add", {AddOp(g, "Sigmoid", {sum}, "sig"), AddOp(g, "Relu", {scale}, "scale+")}, "pos")},
+            "mixed");
   const ValueId erf = AddOp(g, "Erf", {AddOp(g, "Sqrt", {AddOp(g, "Relu", {mixed}, "r")}, "sqrt")}, "erf");
   // Data movement and normalization.
   const ValueId cat = AddOp(g, "Concat", {erf, sum}, "cat", Params().Set("axis", int64_t{1}));
   auto rows = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{4, 7}),
                         {cat}, "rows", {"top", "bottom"});
   REQUIRE(rows.ok());
-  const ValueId bn = AddOp(g, "BatchNormalization",
-                           {(*rows)[1], AddWeight(g, "bn_s", {12}, 8), AddWeight(g, "bn_b", {12}, 9),
-                            AddWeight(g, "bn_m", {12}, 10), AddOp(g, "Relu", {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
-                           "bn", Params().Set("epsilon", 1e-3));
+  const ValueId bn =
+      AddOp(g, "BatchNormalization",
+            {(*rows)[1], AddWeight(g, "bn_s", {12}, 8), AddWeight(g, "bn_b", {12}, 9), AddWeight(g, "bn_m", {12}, 10),
+             AddOp(g, "Relu", {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
+            "bn", Params().Set("epsilon", 1e-3));
   const ValueId soft = AddOp(g, "Softmax", {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
   const ValueId tr = AddOp(g, "Transpose", {soft}, "tr", Params().Set("perm", std::vector<int64_t>{0, 2, 3, 1}));
   // Matrix products: batched, a shared matrix, Gemm with transposes and a bias (on a
   // run-time input: weight-only nodes are folded before the run).
   const ValueId batched = AddOp(g, "MatMul", {*m, AddWeight(g, "mb", {3, 6, 4}, 12)}, "batched");
   const ValueId shared = AddOp(g, "MatMul", {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
-  const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15),
-                                         AddWeight(g, "gc", {7}, 16)},
-                             "gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
+  const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)}, "gemm",
+                             Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
   for (ValueId v : {max, global, bn, tr, batched, shared, gemm, strided}) REQUIRE(g.AddOutput(v).ok());
   return g;
 }
@@ -147,7 +153,8 @@ TEST_CASE("The cuda backend measures kernel costs once and takes them from the c
   REQUIRE(x.ok());
   const ValueId conv = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
                                       Params().Set("padding", "same").Set("activation", "relu"));
-  testing::AddOp(g, "MaxPool", {conv}, "pool", Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
+  testing::AddOp(g, "MaxPool", {conv}, "pool",
+                 Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
   for (int round = 0; round < 2; ++round) {
     auto cache = CostCache::Open(path);
     REQUIRE(cache.ok());

@@ -61,7 +61,8 @@ std::optional<double> Difference(const Rule& r, const std::vector<Shape>& shapes
     if (x.shape != y.shape) return 1e30;
     float scale = 1;
     for (float v : x.data) scale = std::max(scale, std::fabs(v));
-    for (size_t k = 0; k < x.data.size(); ++k) worst = std::max(worst, std::fabs(x.data[k] - y.data[k]) / double(scale));
+    for (size_t k = 0; k < x.data.size(); ++k)
+      worst = std::max(worst, std::fabs(x.data[k] - y.data[k]) / double(scale));
   }
   return worst;
 }
@@ -109,27 +110,27 @@ TEST_CASE("Every shipped rule holds at other tensor sizes") {
   };
   size_t checked = 0, rules_checked_resized = 0, instances = 0;
   for (const Rule& parametric : Shipped().rules)
-  for (const Rule& r : Instances(parametric)) {
-    ++instances;
-    std::vector<Shape> example;
-    for (const RuleInput& in : r.inputs) example.push_back(in.example_shape);
-    auto base = Difference(r, example, 3);
-    INFO(RuleText(r));
-    REQUIRE(base.has_value());
-    REQUIRE(*base <= 1e-3);
-    bool resized = false;
-    for (size_t m = 0; m < remaps.size(); ++m) {
-      std::vector<Shape> shapes = example;
-      for (Shape& s : shapes)
-        for (int64_t& d : s) d = remaps[m].at(d);
-      auto diff = Difference(r, shapes, 5 + m);
-      if (!diff) continue;  // the rule does not apply at these sizes
-      REQUIRE(*diff <= 1e-3);
-      resized = true;
-      ++checked;
+    for (const Rule& r : Instances(parametric)) {
+      ++instances;
+      std::vector<Shape> example;
+      for (const RuleInput& in : r.inputs) example.push_back(in.example_shape);
+      auto base = Difference(r, example, 3);
+      INFO(RuleText(r));
+      REQUIRE(base.has_value());
+      REQUIRE(*base <= 1e-3);
+      bool resized = false;
+      for (size_t m = 0; m < remaps.size(); ++m) {
+        std::vector<Shape> shapes = example;
+        for (Shape& s : shapes)
+          for (int64_t& d : s) d = remaps[m].at(d);
+        auto diff = Difference(r, shapes, 5 + m);
+        if (!diff) continue;  // the rule does not apply at these sizes
+        REQUIRE(*diff <= 1e-3);
+        resized = true;
+        ++checked;
+      }
+      rules_checked_resized += resized;
     }
-    rules_checked_resized += resized;
-  }
   // Nearly every rule type-checks at some other size (split points and paddings are symbolic).
   CHECK(rules_checked_resized >= instances * 9 / 10);
   CHECK(checked > 0);
@@ -153,8 +154,7 @@ TEST_CASE("Parametric rules stand for one rule per combination of their values")
       texts.insert(t.substr(t.find('(')));
     }
     CHECK(texts.size() == combinations);
-    for (const RuleOp& op : r.source.ops)
-      conv_stride |= op.op->name() == "Conv2D" && op.bound.count("strides");
+    for (const RuleOp& op : r.source.ops) conv_stride |= op.op->name() == "Conv2D" && op.bound.count("strides");
   }
   CHECK(parametric > 100);
   CHECK(conv_stride);
@@ -248,7 +248,8 @@ TEST_CASE("Each DAG is enumerated once and never with duplicated computation") {
   std::set<std::multiset<std::tuple<int, int, int>>> seen;  // each graph as a set of operators
   for (const auto& g : *graphs) {
     std::multiset<std::tuple<int, int, int>> ops;
-    for (int i = 0; i < g.graph.num_ops; ++i) ops.insert({g.graph.ops[i].variant, g.graph.ops[i].in[0], g.graph.ops[i].in[1]});
+    for (int i = 0; i < g.graph.num_ops; ++i)
+      ops.insert({g.graph.ops[i].variant, g.graph.ops[i].in[0], g.graph.ops[i].in[1]});
     if (g.graph.num_ops == 0) continue;
     // Independent operators may come in either order: as sets they must still be distinct.
     CHECK(seen.insert(ops).second);
@@ -342,7 +343,8 @@ TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") 
     if (set->variants[v].label() == "Relu") code.ops[code.num_ops++] = {uint8_t(v), {uint8_t(n), 0, 0}};
   REQUIRE(code.num_ops == 2);
   for (uint32_t value : {7u, 9u}) {
-    gen::ReplacedOp<uint32_t> fresh{0, [&](int, Tensor<uint32_t>& t) { std::fill(t.data.begin(), t.data.end(), value); }};
+    gen::ReplacedOp<uint32_t> fresh{0,
+                                    [&](int, Tensor<uint32_t>& t) { std::fill(t.data.begin(), t.data.end(), value); }};
     auto plain = gen::Replay<uint32_t>(*set, code, e.inputs(), &fresh);
     auto memoized = gen::Replay<uint32_t>(*set, code, e.inputs(), &fresh, &memo);
     REQUIRE(plain.ok());

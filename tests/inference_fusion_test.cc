@@ -68,8 +68,10 @@ TEST_CASE("Biases after a channel split are folded into the convolution before i
   auto pieces = g.AddNode(testing::Op("Split"), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{2, 4}), {y},
                           "split", {"p", "q"});
   REQUIRE(pieces.ok());
-  const ValueId p = AddOp(g, "Relu", {AddOp(g, "Add", {(*pieces)[0], AddWeight(g, "bp", {1, 2, 1, 1}, 2)}, "pb")}, "pr");
-  const ValueId q = AddOp(g, "Relu", {AddOp(g, "Add", {AddWeight(g, "bq", {1, 4, 1, 1}, 3), (*pieces)[1]}, "qb")}, "qr");
+  const ValueId p =
+      AddOp(g, "Relu", {AddOp(g, "Add", {(*pieces)[0], AddWeight(g, "bp", {1, 2, 1, 1}, 2)}, "pb")}, "pr");
+  const ValueId q =
+      AddOp(g, "Relu", {AddOp(g, "Add", {AddWeight(g, "bq", {1, 4, 1, 1}, 3), (*pieces)[1]}, "qb")}, "qr");
   REQUIRE(g.AddOutput(p).ok());
   REQUIRE(g.AddOutput(q).ok());
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "models/models.h"
+#include "rule_lookup.h"
 #include "taso/cost.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
@@ -10,7 +11,6 @@
 #include "taso/match.h"
 #include "taso/onnx_io.h"
 #include "taso/search.h"
-#include "rule_lookup.h"
 #include "test_util.h"
 
 using namespace taso;

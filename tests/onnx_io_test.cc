@@ -88,7 +88,8 @@ TEST_CASE("Graphs with a cycle, an undefined input or disagreeing shapes are rej
     auto* vi = m.mutable_graph()->add_value_info();  // declares c with the wrong shape
     vi->set_name("c");
     vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : {1, 4, 6, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    for (int64_t d : {1, 4, 6, 6})
+      vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
     CHECK_THAT(ImportError(m), Catch::Contains("declares 'c' with shape [1,4,6,6] but its inputs give [1,4,8,8]"));
   }
   {
@@ -109,7 +110,8 @@ TEST_CASE("Only opsets 11 to 17 are accepted") {
 
 TEST_CASE("Dynamic input shapes are refused clearly") {
   auto m = ConvReluModel();
-  auto* dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  auto* dim =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
   dim->set_dim_param("batch");
   CHECK_THAT(ImportError(m), Catch::Contains("dynamic dimension 'batch'"));
 }
@@ -144,7 +146,8 @@ TEST_CASE("A round trip keeps names, initializers, metadata, opaque nodes and va
   auto* vi = m.mutable_graph()->add_value_info();
   vi->set_name("z");
   vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {1, 4, 8, 8}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  for (int64_t d : {1, 4, 8, 8})
+    vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   AddOutput(m, "z");
   // An unused initializer that is also listed as a graph input, and a Constant feeding a Reshape.
   AddFloatInit(m, "unused", {3});
@@ -240,7 +243,8 @@ TEST_CASE("Meanings the library cannot represent exactly keep a node opaque") {
   CHECK(r->graph.value(r->graph.FindValue("p")).shape == Shape{1, 1, 3, 3});  // from ONNX shape inference
   auto exported = ExportOnnx(*r);
   REQUIRE(exported.ok());
-  for (int i = 0; i < 2; ++i) CHECK(exported->graph().node(i).SerializeAsString() == m.graph().node(i).SerializeAsString());
+  for (int i = 0; i < 2; ++i)
+    CHECK(exported->graph().node(i).SerializeAsString() == m.graph().node(i).SerializeAsString());
 
   auto invalid = ConvReluModel();
   SetIntAttr(invalid.mutable_graph()->mutable_node(1), "unheard_of", 1);  // not valid ONNX
@@ -327,7 +331,8 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
     REQUIRE(f != nullptr);
     return f(node, 13, in);
   };
-  const TensorDataPtr dims = ints({3}, {16, 2, 768}), three = ints({}, {3}), zero = ints({}, {0}), axis0 = ints({1}, {0});
+  const TensorDataPtr dims = ints({3}, {16, 2, 768}), three = ints({}, {3}), zero = ints({}, {0}),
+                      axis0 = ints({1}, {0});
   // Shape of a static tensor, then the last dimension, divided, unsqueezed, concatenated.
   auto shape = fold("Shape", {InputInfo{true, DataType::kFloat32, {16, 2, 768}}});
   REQUIRE(shape.has_value());

@@ -212,7 +212,9 @@ TEST_CASE("Transpose, Concat and Split move elements where they belong") {
 TEST_CASE("Pooling matches the direct definition, with and without counting padding") {
   auto x = RandomTensor({1, 2, 6, 7}, 9);
   Params p;
-  p.Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  p.Set("kernel", std::vector<int64_t>{3, 3})
+      .Set("strides", std::vector<int64_t>{2, 2})
+      .Set("pads", std::vector<int64_t>{1, 1, 1, 1});
   auto mx = Run<float>("MaxPool", p, {&x})[0];
   auto avg_ex = Run<float>("AveragePool", p, {&x})[0];
   auto avg_in = Run<float>("AveragePool", Params(p).Set("count_include_pad", int64_t{1}), {&x})[0];
@@ -243,7 +245,9 @@ TEST_CASE("Identities behind TASO's constant tensors hold in both domains") {
   auto pool_vs_conv = [](auto x) {
     using S = std::decay_t<decltype(x.data[0])>;
     Params pool;
-    pool.Set("kernel", std::vector<int64_t>{3, 3}).Set("pads", std::vector<int64_t>{1, 1, 1, 1}).Set("count_include_pad", int64_t{1});
+    pool.Set("kernel", std::vector<int64_t>{3, 3})
+        .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
+        .Set("count_include_pad", int64_t{1});
     auto pooled = Run<S>("AveragePool", pool, {&x})[0];
     auto cpool = Run<S>("C_pool", Params().Set("shape", std::vector<int64_t>{x.shape[1], 1, 3, 3}), {})[0];
     auto conv = Run<S>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, x.shape[1]), {&x, &cpool})[0];
@@ -317,7 +321,8 @@ TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm 
   REQUIRE(bn.data[4] == Approx((img.data[4] - 1) / 2));
 
   auto a = RandomTensor({3, 2}, 4), b = RandomTensor({4, 3}, 5), c = RandomTensor({4}, 6);
-  auto g = Run<float>("Gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 2.0).Set("beta", 0.5),
+  auto g = Run<float>("Gemm",
+                      Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 2.0).Set("beta", 0.5),
                       {&a, &b, &c})[0];
   REQUIRE(g.shape == Shape{2, 4});
   double expect = 0;
@@ -331,7 +336,8 @@ TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm 
 
 TEST_CASE("Bad shapes and parameters get clear errors") {
   const Params conv = ConvParams({1, 1}, {0, 0, 0, 0}, 1);
-  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 8, 8}, {4, 2, 3, 3}}), Catch::Contains("input has 3 channels per group") && Catch::Contains("expects 2 per group"));
+  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 8, 8}, {4, 2, 3, 3}}),
+             Catch::Contains("input has 3 channels per group") && Catch::Contains("expects 2 per group"));
   CHECK_THAT(ErrorOf("Conv2D", ConvParams({1, 1}, {0, 0, 0, 0}, 2), {{1, 3, 8, 8}, {4, 1, 3, 3}}),
              Catch::Contains("does not divide"));
   CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 2, 2}, {4, 3, 3, 3}}), Catch::Contains("larger than the padded input"));
@@ -340,11 +346,15 @@ TEST_CASE("Bad shapes and parameters get clear errors") {
   CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{2, 3}, {2, 4}}), Catch::Contains("do not agree"));
   CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{5}), {{2, 3}, {2, 3}}), Catch::Contains("out of range"));
   CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{}, {}}), Catch::Contains("out of range for rank 0"));
-  CHECK_THAT(ErrorOf("Split", Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}), Catch::Contains("add up to"));
-  CHECK_THAT(ErrorOf("Transpose", Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}), Catch::Contains("not a permutation"));
-  CHECK_THAT(ErrorOf("Enlarge", Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}), Catch::Contains("cannot enlarge"));
+  CHECK_THAT(ErrorOf("Split", Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}),
+             Catch::Contains("add up to"));
+  CHECK_THAT(ErrorOf("Transpose", Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}),
+             Catch::Contains("not a permutation"));
+  CHECK_THAT(ErrorOf("Enlarge", Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}),
+             Catch::Contains("cannot enlarge"));
   CHECK_THAT(ErrorOf("I_conv", Params().Set("shape", std::vector<int64_t>{2, 2, 2, 2}), {}), Catch::Contains("odd"));
-  CHECK_THAT(ErrorOf("BatchNormalization", {}, {{1, 3, 2, 2}, {3}, {3}, {3}, {4}}), Catch::Contains("var must have shape [3]"));
+  CHECK_THAT(ErrorOf("BatchNormalization", {}, {{1, 3, 2, 2}, {3}, {3}, {3}, {4}}),
+             Catch::Contains("var must have shape [3]"));
   CHECK_THAT(ErrorOf("Relu", {}, {}), Catch::Contains("expects 1 inputs"));
   CHECK_THAT(ErrorOf("Conv2D", Params(conv).Set("activation", "gelu"), {{1, 3, 8, 8}, {4, 3, 3, 3}}),
              Catch::Contains("unknown activation"));
@@ -363,11 +373,40 @@ TEST_CASE("Cost metrics count the work") {
 TEST_CASE("Every library operator is registered once, with a name and a kernel") {
   std::set<std::string> names;
   for (const OpDef* op : OpRegistry::Global().All()) REQUIRE(names.insert(std::string(op->name())).second);
-  for (const char* required : {"Conv2D", "MatMul", "Add", "Mul", "ScalarMul", "Relu", "Sigmoid", "Tanh", "Transpose",
-                               "Concat", "Split", "MaxPool", "AveragePool", "Enlarge", "C_pool", "I_conv", "I_matmul",
-                               "I_ewmul", "BatchNormalization", "Gemm", "Reshape", "Flatten", "Softmax",
-                               "GlobalAveragePool", "Pad", "Sub", "Div", "Pow", "Sqrt", "Erf", "ReduceMean",
-                               "Identity", "Dropout", "Constant"})
+  for (const char* required : {"Conv2D",
+                               "MatMul",
+                               "Add",
+                               "Mul",
+                               "ScalarMul",
+                               "Relu",
+                               "Sigmoid",
+                               "Tanh",
+                               "Transpose",
+                               "Concat",
+                               "Split",
+                               "MaxPool",
+                               "AveragePool",
+                               "Enlarge",
+                               "C_pool",
+                               "I_conv",
+                               "I_matmul",
+                               "I_ewmul",
+                               "BatchNormalization",
+                               "Gemm",
+                               "Reshape",
+                               "Flatten",
+                               "Softmax",
+                               "GlobalAveragePool",
+                               "Pad",
+                               "Sub",
+                               "Div",
+                               "Pow",
+                               "Sqrt",
+                               "Erf",
+                               "ReduceMean",
+                               "Identity",
+                               "Dropout",
+                               "Constant"})
     CHECK(names.count(required) == 1);
 }
 
@@ -446,15 +485,15 @@ TEST_CASE("Slice counts negative indices from the end, clamps, and steps either 
     REQUIRE(types.ok());
     REQUIRE((*types)[0].shape == c.shape);
     Tensor<float> y(c.shape);
-    KernelArgs<float> args{{&x, nullptr, nullptr, nullptr, nullptr},
-                           {nullptr, starts.get(), ends.get(), axes.get(), steps.get()},
-                           {&y}};
+    KernelArgs<float> args{
+        {&x, nullptr, nullptr, nullptr, nullptr}, {nullptr, starts.get(), ends.get(), axes.get(), steps.get()}, {&y}};
     REQUIRE(Op("Slice")->RunFloat({}, args).ok());
     CHECK(y.data == c.values);
   }
   // A zero step is refused.
   const TensorDataPtr zero = TensorData::Int64({1}, {0}), one = TensorData::Int64({1}, {1});
   std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}};
-  for (const TensorDataPtr& d : {one, one, one, zero}) in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
+  for (const TensorDataPtr& d : {one, one, one, zero})
+    in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
   CHECK_FALSE(Op("Slice")->InferTypes({}, in).ok());
 }

@@ -50,7 +50,10 @@ Verdict ProveOne(const Rule& rule) {
 
 Params Conv(const std::string& activation) {
   Params p;
-  p.Set("grouping", "dense").Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same").Set("activation", activation);
+  p.Set("grouping", "dense")
+      .Set("strides", std::vector<int64_t>{1, 1})
+      .Set("padding", "same")
+      .Set("activation", activation);
   return p;
 }
 
@@ -59,18 +62,16 @@ Params Conv(const std::string& activation) {
 TEST_CASE("Right rules are proved and wrong ones are not") {
   // Inputs 0, 1, 2; operator outputs from 3 on.
   // MatMul is associative, not commutative.
-  CHECK(ProveOne(MakeRule("assoc", {"A", "B", "C"},
-                          {{MakeOp("MatMul", {0, 1}), MakeOp("MatMul", {3, 2})}, {4}},
+  CHECK(ProveOne(MakeRule("assoc", {"A", "B", "C"}, {{MakeOp("MatMul", {0, 1}), MakeOp("MatMul", {3, 2})}, {4}},
                           {{MakeOp("MatMul", {1, 2}), MakeOp("MatMul", {0, 3})}, {4}})) == Verdict::kProved);
   CHECK(ProveOne(MakeRule("commutes", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}},
                           {{MakeOp("MatMul", {1, 0})}, {2}})) != Verdict::kProved);
   // Convolution is linear in its kernel without activation, not with relu.
   for (const char* act : {"none", "relu"}) {
-    Rule linear = MakeRule(std::string("linear_") + act, {"X", "W", "V"},
-                           {{MakeOp("Add", {1, 2}), MakeOp("Conv2D", {0, 3}, Conv(act))}, {4}},
-                           {{MakeOp("Conv2D", {0, 1}, Conv(act)), MakeOp("Conv2D", {0, 2}, Conv(act)),
-                             MakeOp("Add", {3, 4})},
-                            {5}});
+    Rule linear = MakeRule(
+        std::string("linear_") + act, {"X", "W", "V"},
+        {{MakeOp("Add", {1, 2}), MakeOp("Conv2D", {0, 3}, Conv(act))}, {4}},
+        {{MakeOp("Conv2D", {0, 1}, Conv(act)), MakeOp("Conv2D", {0, 2}, Conv(act)), MakeOp("Add", {3, 4})}, {5}});
     CHECK((ProveOne(linear) == Verdict::kProved) == (std::string(act) == "none"));
   }
   // Split undoes Concat, in order; the halves swapped is wrong.
@@ -226,7 +227,8 @@ std::vector<AxiomValidation> Validate(const AxiomSet& axioms) {
 }  // namespace
 
 TEST_CASE("Axiom validation catches false axioms with a counterexample") {
-  auto axioms = AxiomsWith("false_axioms",
+  auto axioms = AxiomsWith(
+      "false_axioms",
       "(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))\n"
       "  (= (conv s p RELU (ewadd x y) z) (ewadd (conv s p RELU x z) (conv s p RELU y z)))) :named conv_relu_linear))\n"
       "(assert (! (forall ((x T) (y T)) (= (matmul x y) (matmul y x))) :named matmul_commutative))\n"
@@ -248,8 +250,8 @@ TEST_CASE("Axiom validation catches false axioms with a counterexample") {
 TEST_CASE("Axiom validation reads element-wise operators without broadcasting") {
   // With broadcasting, conv(x + y) and conv(x) + conv(y) differ when x is one pixel:
   // rules apply only where Add's inputs have one shape, as the generator built them.
-  auto axioms = AxiomsWith("broadcast",
-      "(assert (! (forall ((x T) (y T)) (= (ewadd x y) (ewadd y x))) :named ewadd_commutative))\n");
+  auto axioms = AxiomsWith(
+      "broadcast", "(assert (! (forall ((x T) (y T)) (= (ewadd x y) (ewadd y x))) :named ewadd_commutative))\n");
   REQUIRE(axioms.ok());
   auto results = Validate(*axioms);
   CHECK(results[0].holds == Finding::kYes);

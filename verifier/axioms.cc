@@ -78,7 +78,8 @@ absl::StatusOr<AxiomSet> LoadAxioms(const std::string& dir) {
   set.signature = *sig;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().extension() == ".smt2" && entry.path().filename() != "signature.smt2") files.push_back(entry.path());
+    if (entry.path().extension() == ".smt2" && entry.path().filename() != "signature.smt2")
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   z3::context ctx;
   try {

@@ -19,9 +19,9 @@ struct Axiom {
 };
 
 struct AxiomSet {
-  std::string signature;          // declarations shared by axioms and rules
-  std::string families;           // every family file, concatenated
-  std::vector<Axiom> axioms;      // in file order
+  std::string signature;            // declarations shared by axioms and rules
+  std::string families;             // every family file, concatenated
+  std::vector<Axiom> axioms;        // in file order
   std::set<std::string> symbols;    // the functions some axiom mentions
   std::set<std::string> constants;  // the named values signature.smt2 defines
 };

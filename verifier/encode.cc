@@ -7,11 +7,10 @@
 #include "taso/status_macros.h"
 
 namespace taso::verify {
-namespace {
+namespace {}  // namespace
 
-}  // namespace
-
-absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v, std::set<std::string>* constants) {
+absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v,
+                                        std::set<std::string>* constants) {
   if (auto* i = std::get_if<int64_t>(&v)) return absl::StrCat(*i);
   if (auto* s = std::get_if<std::string>(&v)) {
     std::string c = *s;
@@ -21,8 +20,7 @@ absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValu
   }
   if (auto* list = std::get_if<std::vector<int64_t>>(&v))
     if (list->size() == 2 && (*list)[0] == (*list)[1]) return absl::StrCat((*list)[0]);
-  return absl::InvalidArgumentError(
-      absl::StrCat("parameter ", name, "=", ParamValueText(v), " has no SMT encoding"));
+  return absl::InvalidArgumentError(absl::StrCat("parameter ", name, "=", ParamValueText(v), " has no SMT encoding"));
 }
 
 namespace {
@@ -83,7 +81,8 @@ absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule) {
   auto target = EncodeSide(rule.target, inputs, &e);
   if (!target.ok()) return fail(target.status());
   std::vector<std::string> equal;
-  for (size_t i = 0; i < source->size(); ++i) equal.push_back(absl::StrCat("(= ", (*source)[i], " ", (*target)[i], ")"));
+  for (size_t i = 0; i < source->size(); ++i)
+    equal.push_back(absl::StrCat("(= ", (*source)[i], " ", (*target)[i], ")"));
   absl::StrAppend(&e.query, "(assert (not (and ", absl::StrJoin(equal, " "), " true)))\n");
   return e;
 }

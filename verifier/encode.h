@@ -13,15 +13,14 @@ namespace taso::verify {
 
 struct EncodedRule {
   std::string name;
-  std::string query;              // declarations and assertions, after the signature
+  std::string query;                // declarations and assertions, after the signature
   std::set<std::string> symbols;    // the functions it uses
   std::set<std::string> constants;  // the named parameter values it uses (SAME, RELU...)
 };
 
 // The argument a parameter value stands for in the signature (see SmtForm): an integer,
 // or a constant the signature defines (added to `constants`).
-absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v,
-                                        std::set<std::string>* constants);
+absl::StatusOr<std::string> SmtArgument(const std::string& name, const ParamValue& v, std::set<std::string>* constants);
 
 // Each operator says how it is written (OpDef::Smt); fails for an operator or a parameter
 // value the signature cannot express.

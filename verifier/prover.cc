@@ -1,7 +1,7 @@
 #include "prover.h"
 
-#include <memory>
 #include <chrono>
+#include <memory>
 
 #include <z3++.h>
 
@@ -14,9 +14,12 @@ namespace taso::verify {
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kProved: return "proved";
-    case Verdict::kNotProved: return "not proved";
-    case Verdict::kTimedOut: return "timed out";
+    case Verdict::kProved:
+      return "proved";
+    case Verdict::kNotProved:
+      return "not proved";
+    case Verdict::kTimedOut:
+      return "timed out";
   }
   return "?";
 }
@@ -76,8 +79,10 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     const z3::check_result r = prove(thread, rules[i]);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     Verdict v = Verdict::kNotProved;
-    if (r == z3::unsat) v = Verdict::kProved;
-    else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms) v = Verdict::kTimedOut;
+    if (r == z3::unsat)
+      v = Verdict::kProved;
+    else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms)
+      v = Verdict::kTimedOut;
     out[i] = {rules[i].name, v, seconds};
   });
   return out;

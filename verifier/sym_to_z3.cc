@@ -13,11 +13,21 @@ z3::expr SymToZ3::Translate(Sym s) {
   const SymNode& n = arena.node(s);
   z3::expr e(ctx_);
   switch (n.kind) {
-    case SymNode::kConst: e = ctx_.real_val(std::to_string(n.num).c_str()) / ctx_.real_val(std::to_string(n.den).c_str()); break;
-    case SymNode::kVar: e = ctx_.real_const(absl::StrCat("v", n.a).c_str()); break;
-    case SymNode::kAdd: e = Translate(Sym{n.a}) + Translate(Sym{n.b}); break;
-    case SymNode::kMul: e = Translate(Sym{n.a}) * Translate(Sym{n.b}); break;
-    case SymNode::kDiv: e = Translate(Sym{n.a}) / Translate(Sym{n.b}); break;
+    case SymNode::kConst:
+      e = ctx_.real_val(std::to_string(n.num).c_str()) / ctx_.real_val(std::to_string(n.den).c_str());
+      break;
+    case SymNode::kVar:
+      e = ctx_.real_const(absl::StrCat("v", n.a).c_str());
+      break;
+    case SymNode::kAdd:
+      e = Translate(Sym{n.a}) + Translate(Sym{n.b});
+      break;
+    case SymNode::kMul:
+      e = Translate(Sym{n.a}) * Translate(Sym{n.b});
+      break;
+    case SymNode::kDiv:
+      e = Translate(Sym{n.a}) / Translate(Sym{n.b});
+      break;
     case SymNode::kMax: {
       z3::expr x = Translate(Sym{n.a}), y = Translate(Sym{n.b});
       e = z3::ite(x >= y, x, y);
@@ -73,7 +83,8 @@ Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<
     const z3::check_result r = watchdog.Check(slot, ctx, s, std::chrono::milliseconds(timeout_ms));
     s.pop();
     if (r == z3::sat) return {Finding::kNo, absl::StrCat("values differ (element ", indices[i], ")")};
-    if (r != z3::unsat) return {Finding::kUnknown, absl::StrCat("Z3 gave no answer within the time limit (element ", indices[i], ")")};
+    if (r != z3::unsat)
+      return {Finding::kUnknown, absl::StrCat("Z3 gave no answer within the time limit (element ", indices[i], ")")};
   }
   return {Finding::kYes, ""};
 }

@@ -47,8 +47,8 @@ struct Bert {
     ValueId scores = b.Mul(b.Op("MatMul", {}, {q, k}),
                            b.Scalar("scale", static_cast<float>(1.0 / std::sqrt(double(kHidden / kHeads)))));
     ValueId probs = b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores});
-    ValueId ctx = b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0, 2}),
-                       {b.Op("MatMul", {}, {probs, v})});
+    ValueId ctx =
+        b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0, 2}), {b.Op("MatMul", {}, {probs, v})});
     ctx = b.Op("Reshape", {}, {ctx, b.Int64s("shape", {kSeq, kHidden})});
     ValueId h = LayerNorm(b.Add(x, Linear(ctx, kHidden)));
     return LayerNorm(b.Add(h, Linear(Gelu(Linear(h, kFfn)), kHidden)));

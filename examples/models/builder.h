@@ -29,8 +29,8 @@ class ModelBuilder {
                            const std::string& hint = "");
 
   // Conv2D with a He-scaled random kernel; pads are [top, left, bottom, right].
-  ValueId Conv(ValueId x, int64_t out_channels, int64_t kh, int64_t kw, int64_t stride,
-               std::vector<int64_t> pads, int64_t group = 1, bool relu = false, bool bias = false);
+  ValueId Conv(ValueId x, int64_t out_channels, int64_t kh, int64_t kw, int64_t stride, std::vector<int64_t> pads,
+               int64_t group = 1, bool relu = false, bool bias = false);
   // BatchNormalization with random statistics around the identity.
   ValueId BatchNorm(ValueId x, double epsilon = 1e-5);
   ValueId Relu(ValueId x) { return Op("Relu", {}, {x}); }

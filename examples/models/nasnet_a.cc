@@ -27,8 +27,15 @@ struct NasNet {
   ValueId Normal(ValueId prev, ValueId cur, int64_t out) {
     cur = Squeeze(cur, out);
     prev = Fit(cur, prev);
-    ValueId t[10] = {Separable(cur, out, 3, 1), cur, Separable(prev, out, 3, 1), Separable(cur, out, 3, 1),
-                     Avg(cur, 1), prev, Avg(prev, 1), Avg(prev, 1), Separable(prev, out, 3, 1),
+    ValueId t[10] = {Separable(cur, out, 3, 1),
+                     cur,
+                     Separable(prev, out, 3, 1),
+                     Separable(cur, out, 3, 1),
+                     Avg(cur, 1),
+                     prev,
+                     Avg(prev, 1),
+                     Avg(prev, 1),
+                     Separable(prev, out, 3, 1),
                      Separable(prev, out, 3, 1)};
     std::vector<ValueId> outputs;
     for (int i = 0; i < 5; ++i) outputs.push_back(b.Add(t[2 * i], t[2 * i + 1]));

@@ -5,13 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
 #include "taso/graph.h"
-
 
 namespace taso {
 
@@ -23,7 +22,7 @@ inline constexpr int kMaxOpset = 17;
 struct OnnxModel {
   Graph graph;
   std::shared_ptr<const onnx::ModelProto> shell;  // the model without nodes and tensors
-  int opset = kMaxOpset;                         // of the default ONNX domain
+  int opset = kMaxOpset;                          // of the default ONNX domain
 };
 
 struct ImportOptions {
@@ -88,8 +87,7 @@ class OnnxExportNode {
  public:
   OnnxExportNode(onnx::GraphProto& graph, std::string node_name, std::vector<std::string> inputs,
                  std::vector<std::string> outputs, std::vector<InputInfo> input_infos,
-                 std::vector<OutputType> output_types, int opset,
-                 absl::flat_hash_set<std::string>& used_names);
+                 std::vector<OutputType> output_types, int opset, absl::flat_hash_set<std::string>& used_names);
 
   int opset() const { return opset_; }
   const std::string& input(int i) const { return inputs_[i]; }

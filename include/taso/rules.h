@@ -23,8 +23,8 @@ using SymbolicSize = std::vector<DimRef>;  // a sum of dimensions
 
 struct RuleOp {
   const OpDef* op = nullptr;
-  Params params;  // a bound parameter holds one of its variable's values
-  std::map<std::string, std::string> bound;  // parameter -> rule variable
+  Params params;                                           // a bound parameter holds one of its variable's values
+  std::map<std::string, std::string> bound;                // parameter -> rule variable
   std::map<std::string, std::vector<SymbolicSize>> sizes;  // symbolic parameters
   std::vector<int> inputs;
   int num_outputs = 1;

@@ -48,9 +48,7 @@ struct Domain<uint32_t> {
   // The multiplicative inverse of an odd count modulo 2^32 makes "average = sum * 1/n"
   // exact in the ring; an even count gets a fixed odd stand-in, applied consistently.
   static uint32_t InverseCount(int64_t n) { return OddInverse(static_cast<uint32_t>(n) | 1u); }
-  static bool Greater(uint32_t a, uint32_t b) {
-    return static_cast<int32_t>(a) > static_cast<int32_t>(b);
-  }
+  static bool Greater(uint32_t a, uint32_t b) { return static_cast<int32_t>(a) > static_cast<int32_t>(b); }
   static uint32_t Max(uint32_t a, uint32_t b) { return Greater(a, b) ? a : b; }
   static uint32_t Relu(uint32_t x) { return static_cast<int32_t>(x) > 0 ? x : 0u; }
   // Fixed non-linear mixing functions: distinct per operator, deterministic.

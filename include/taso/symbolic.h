@@ -17,8 +17,8 @@ namespace taso {
 
 struct SymNode {
   enum Kind : uint8_t { kConst, kVar, kAdd, kMul, kDiv, kMax, kApply, kLowest } kind = kConst;
-  int64_t num = 0, den = 1;  // kConst: num / den, den > 0, in lowest terms
-  int32_t a = -1, b = -1;    // operands; kVar: its index; kApply: the argument(s)
+  int64_t num = 0, den = 1;        // kConst: num / den, den > 0, in lowest terms
+  int32_t a = -1, b = -1;          // operands; kVar: its index; kApply: the argument(s)
   const char* function = nullptr;  // kApply: "sigmoid", "tanh", ...
 };
 

@@ -36,12 +36,11 @@ class ConvKernel : public cpu::Kernel {
     const bool bias = in.size() == 3 && in[2].present;
     const memory::desc b({w[0]}, memory::data_type::f32, memory::format_tag::a);
     const memory::dims strides{win.sh, win.sw}, dil{win.dh - 1, win.dw - 1}, pl{win.pt, win.pl}, pr{win.pb, win.pr};
-    auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                       dnnl::algorithm::convolution_direct, src, wei, b, dst, strides,
-                                                       dil, pl, pr)
-                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                       dnnl::algorithm::convolution_direct, src, wei, dst, strides, dil,
-                                                       pl, pr);
+    auto desc =
+        bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, wei, b, dst, strides, dil, pl, pr)
+             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               src, wei, dst, strides, dil, pl, pr);
     const bool relu = p.Str("activation", "none") == "relu";
     dnnl::primitive_attr attr;
     if (relu) {
@@ -50,13 +49,15 @@ class ConvKernel : public cpu::Kernel {
       attr.set_post_ops(ops);
     }
     dnnl::convolution_forward::primitive_desc pd(desc, attr, cpu::Engine());
-    const bool separate_relu = relu && std::string(pd.impl_info_str()).find("gemm") != std::string::npos && pd.dst_desc() == dst_port;
+    const bool separate_relu =
+        relu && std::string(pd.impl_info_str()).find("gemm") != std::string::npos && pd.dst_desc() == dst_port;
     if (separate_relu) pd = dnnl::convolution_forward::primitive_desc(desc, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
     const memory dst_memory = run->Output(0, dst_port, pd.dst_desc());
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, run->Input(0, src_port, pd.src_desc())},
-                                            {DNNL_ARG_WEIGHTS, run->Input(1, wei_shape, pd.weights_desc(), /*constant=*/true)},
-                                            {DNNL_ARG_DST, dst_memory}};
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, run->Input(0, src_port, pd.src_desc())},
+        {DNNL_ARG_WEIGHTS, run->Input(1, wei_shape, pd.weights_desc(), /*constant=*/true)},
+        {DNNL_ARG_DST, dst_memory}};
     if (bias) args[DNNL_ARG_BIAS] = run->Input(2, in[2].shape, pd.bias_desc());
     run->Add(dnnl::convolution_forward(pd), std::move(args));
     if (separate_relu) {

@@ -163,8 +163,8 @@ class BinaryKernel : public cpu::Kernel {
       negate.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, -1.0f, 0.0f);
       attr.set_post_ops(negate);
     }
-    dnnl::binary::primitive_desc pd(swap ? dnnl::binary::desc(algo_, b, a, c) : dnnl::binary::desc(algo_, a, b, c), attr,
-                                    cpu::Engine());
+    dnnl::binary::primitive_desc pd(swap ? dnnl::binary::desc(algo_, b, a, c) : dnnl::binary::desc(algo_, a, b, c),
+                                    attr, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
     dnnl::memory first = run->Input(0, a, a), second = run->Input(1, b, b);
     run->Add(dnnl::binary(pd), {{DNNL_ARG_SRC_0, swap ? second : first},

@@ -15,7 +15,7 @@ namespace {
 
 // e^y for y in [-16, 0]: 2^n * e^r, n = round(y / ln 2), |r| <= ln 2 / 2.
 inline float ExpOfNonPositive(float y) {
-  const float n = (y * 1.44269504f + 12582912.f) - 12582912.f;  // round to nearest without a call
+  const float n = (y * 1.44269504f + 12582912.f) - 12582912.f;                // round to nearest without a call
   const float r = (y - n * 0.693145751953125f) - n * 1.428606765330187e-06f;  // ln 2 in two parts
   float e = 1.f / 720;
   e = e * r + 1.f / 120;

@@ -64,7 +64,8 @@ class GemmKernel : public cpu::Kernel {
       while (bias_shape.size() < 2) bias_shape.insert(bias_shape.begin(), 1);
     }
     dnnl::primitive_attr attr;
-    if (const float alpha = static_cast<float>(p.Float("alpha", 1.0)); alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (const float alpha = static_cast<float>(p.Float("alpha", 1.0)); alpha != 1.0f)
+      attr.set_output_scales(0, {alpha});
     auto desc = bias ? dnnl::matmul::desc(da, db, cpu::Plain(bias_shape), dc) : dnnl::matmul::desc(da, db, dc);
     dnnl::matmul::primitive_desc pd(desc, attr, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
@@ -76,8 +77,8 @@ class GemmKernel : public cpu::Kernel {
       run->AddInputPort(i, read);
       return read;
     };
-    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, port(0, da)}, {DNNL_ARG_WEIGHTS, port(1, db)},
-                                                  {DNNL_ARG_DST, run->Output(0, c, dc)}};
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, port(0, da)}, {DNNL_ARG_WEIGHTS, port(1, db)}, {DNNL_ARG_DST, run->Output(0, c, dc)}};
     if (bias) args[DNNL_ARG_BIAS] = run->Input(2, bias_shape, cpu::Plain(bias_shape));
     run->Add(dnnl::matmul(pd), std::move(args));
     return run;

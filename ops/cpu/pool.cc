@@ -25,8 +25,8 @@ class PoolKernel : public cpu::Kernel {
                                      {w.pt, w.pl}, {std::max<int64_t>(0, pb), std::max<int64_t>(0, pr)});
     dnnl::pooling_forward::primitive_desc pd(desc, cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
-    run->Add(dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, run->Input(0, src, pd.src_desc())},
-                                         {DNNL_ARG_DST, run->Output(0, dst, pd.dst_desc())}});
+    run->Add(dnnl::pooling_forward(pd),
+             {{DNNL_ARG_SRC, run->Input(0, src, pd.src_desc())}, {DNNL_ARG_DST, run->Output(0, dst, pd.dst_desc())}});
     return run;
   }
 

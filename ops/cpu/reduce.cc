@@ -12,8 +12,8 @@ class SoftmaxKernel : public cpu::Kernel {
     const Shape& x = in[0].shape;
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", -1), static_cast<int>(x.size())));
     const dnnl::memory::desc md = cpu::Plain(x);
-    dnnl::softmax_forward::primitive_desc pd(
-        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis), cpu::Engine());
+    dnnl::softmax_forward::primitive_desc pd(dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, md, axis),
+                                             cpu::Engine());
     auto run = std::make_unique<cpu::PrimitiveRun>();
     run->Add(dnnl::softmax_forward(pd), {{DNNL_ARG_SRC, run->Input(0, x, md)}, {DNNL_ARG_DST, run->Output(0, x, md)}});
     return run;

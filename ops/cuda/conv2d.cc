@@ -62,21 +62,22 @@ class CudnnConv : public cuda::Prepared {
     RETURN_IF_ERROR(Set4d(x_, read[0], read[1], read[2], read[3]));
     RETURN_IF_ERROR(Set4d(y_, y[0], y[1], y[2], y[3]));
     RETURN_IF_ERROR(Check(cudnnCreateFilterDescriptor(&w_.d), "creating a filter descriptor"));
-    RETURN_IF_ERROR(Check(cudnnSetFilter4dDescriptor(w_.d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
-                                                     static_cast<int>(w[1]), static_cast<int>(w[2]),
-                                                     static_cast<int>(w[3])),
-                          "describing the weights"));
+    RETURN_IF_ERROR(
+        Check(cudnnSetFilter4dDescriptor(w_.d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, static_cast<int>(w[0]),
+                                         static_cast<int>(w[1]), static_cast<int>(w[2]), static_cast<int>(w[3])),
+              "describing the weights"));
     RETURN_IF_ERROR(Check(cudnnCreateConvolutionDescriptor(&conv_.d), "creating a convolution descriptor"));
-    RETURN_IF_ERROR(Check(cudnnSetConvolution2dDescriptor(conv_.d, static_cast<int>(pad_h), static_cast<int>(pad_w),
-                                                          static_cast<int>(win.sh), static_cast<int>(win.sw),
-                                                          static_cast<int>(win.dh), static_cast<int>(win.dw),
-                                                          CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                          "describing the convolution"));
+    RETURN_IF_ERROR(Check(
+        cudnnSetConvolution2dDescriptor(conv_.d, static_cast<int>(pad_h), static_cast<int>(pad_w),
+                                        static_cast<int>(win.sh), static_cast<int>(win.sw), static_cast<int>(win.dh),
+                                        static_cast<int>(win.dw), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "describing the convolution"));
     RETURN_IF_ERROR(Check(cudnnSetConvolutionGroupCount(conv_.d, static_cast<int>(x[1] / w[1])), "setting groups"));
     RETURN_IF_ERROR(Check(cudnnSetConvolutionMathType(conv_.d, CUDNN_FMA_MATH), "setting the math type"));
     int n = 0, c = 0, h = 0, wd = 0;
     RETURN_IF_ERROR(Check(cudnnGetConvolution2dForwardOutputDim(conv_.d, x_.d, w_.d, &n, &c, &h, &wd), "output size"));
-    if (n != y[0] || c != y[1] || h != y[2] || wd != y[3]) return Bad("cuDNN's output size differs from the operator's");
+    if (n != y[0] || c != y[1] || h != y[2] || wd != y[3])
+      return Bad("cuDNN's output size differs from the operator's");
     RETURN_IF_ERROR(ChooseAlgorithm(ctx));
     if (bias_ || relu_) {
       RETURN_IF_ERROR(Set4d(b_, 1, y[1], 1, 1));
@@ -97,10 +98,10 @@ class CudnnConv : public cuda::Prepared {
     const float one = 1.0f, zero = 0.0f;
     const float* x = in(0);
     if (padded_) {
-      RETURN_IF_ERROR(Check(cuda::device::PadPlanes(in(0), scratch_.floats(), x_shape_[0] * x_shape_[1], x_shape_[2],
-                                                    x_shape_[3], read_shape_[2], read_shape_[3], top_, left_,
-                                                    ctx.stream),
-                            "padding a convolution's input"));
+      RETURN_IF_ERROR(
+          Check(cuda::device::PadPlanes(in(0), scratch_.floats(), x_shape_[0] * x_shape_[1], x_shape_[2], x_shape_[3],
+                                        read_shape_[2], read_shape_[3], top_, left_, ctx.stream),
+                "padding a convolution's input"));
       x = scratch_.floats();
     }
     if (relu_) {

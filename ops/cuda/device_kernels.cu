@@ -16,22 +16,32 @@ int Blocks(int64_t n) {
 
 __device__ float ApplyUnary(Unary op, float x) {
   switch (op) {
-    case Unary::kRelu: return x > 0.0f ? x : 0.0f;
-    case Unary::kTanh: return tanhf(x);
-    case Unary::kSigmoid: return 1.0f / (1.0f + expf(-x));
-    case Unary::kSqrt: return sqrtf(x);
-    case Unary::kErf: return erff(x);
+    case Unary::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case Unary::kTanh:
+      return tanhf(x);
+    case Unary::kSigmoid:
+      return 1.0f / (1.0f + expf(-x));
+    case Unary::kSqrt:
+      return sqrtf(x);
+    case Unary::kErf:
+      return erff(x);
   }
   return x;
 }
 
 __device__ float ApplyBinary(Binary op, float a, float b) {
   switch (op) {
-    case Binary::kAdd: return a + b;
-    case Binary::kSub: return a - b;
-    case Binary::kMul: return a * b;
-    case Binary::kDiv: return a / b;
-    case Binary::kPow: return powf(a, b);
+    case Binary::kAdd:
+      return a + b;
+    case Binary::kSub:
+      return a - b;
+    case Binary::kMul:
+      return a * b;
+    case Binary::kDiv:
+      return a / b;
+    case Binary::kPow:
+      return powf(a, b);
   }
   return a;
 }

@@ -16,7 +16,7 @@ enum class Binary { kAdd, kSub, kMul, kDiv, kPow };
 // A tensor of up to kMaxRank dimensions read through strides (0 along a broadcast one).
 struct Strided {
   int rank = 0;
-  int64_t shape[kMaxRank] = {};    // of the output
+  int64_t shape[kMaxRank] = {};     // of the output
   int64_t stride_a[kMaxRank] = {};  // per output dimension, in elements
   int64_t stride_b[kMaxRank] = {};
 };

@@ -40,7 +40,8 @@ class MatMulKernel : public cuda::Kernel {
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
     const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;
-    if (a.size() < 2 || b.size() < 2 || c.size() < 2) return Bad("cuBLAS matmul here takes matrices or batches of them");
+    if (a.size() < 2 || b.size() < 2 || c.size() < 2)
+      return Bad("cuBLAS matmul here takes matrices or batches of them");
     const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
     const int64_t batch_a = Batch(a), batch_b = Batch(b), batch_c = Batch(c);
     if (batch_b == 1)  // b is shared: a's batch is more rows of one product

@@ -37,8 +37,9 @@ class BatchNormRun : public cuda::Prepared {
  public:
   BatchNormRun(float epsilon, int64_t n, int64_t c, int64_t inner) : epsilon_(epsilon), n_(n), c_(c), inner_(inner) {}
   absl::Status Enqueue(cuda::Context& ctx) override {
-    return Check(cuda::device::BatchNorm(in(0), in(1), in(2), in(3), in(4), epsilon_, out(0), n_, c_, inner_, ctx.stream),
-                 "running batch normalization");
+    return Check(
+        cuda::device::BatchNorm(in(0), in(1), in(2), in(3), in(4), epsilon_, out(0), n_, c_, inner_, ctx.stream),
+        "running batch normalization");
   }
 
  private:

@@ -31,8 +31,8 @@ class PoolKernel : public cuda::Kernel {
     if (x.size() != 4 || k.size() != 2) return Bad("2-D pooling takes 4-D tensors");
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, k[0], k[1]));
     if (win.dh != 1 || win.dw != 1) return Bad("the cuda pooling has no dilations");
-    cuda::device::Window w{x[0], x[1], x[2], x[3], y[2], y[3], win.kh, win.kw, win.sh, win.sw,
-                           win.pt, win.pl, win.pb, win.pr, max_, p.Int("count_include_pad", 0) != 0};
+    cuda::device::Window w{x[0],   x[1],   x[2],   x[3],   y[2],   y[3],   win.kh, win.kw,
+                           win.sh, win.sw, win.pt, win.pl, win.pb, win.pr, max_,   p.Int("count_include_pad", 0) != 0};
     return std::make_unique<PoolRun>(w);
   }
 

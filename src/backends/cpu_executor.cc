@@ -33,7 +33,7 @@ namespace {
 // The oneDNN kernel of a node bound to the executor's tensors, or null when the node
 // has none (or oneDNN has no primitive for its case, or a constant input is computed).
 absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, const Node& node,
-                                                         const std::vector<float*>& data) {
+                                                          const std::vector<float*>& data) {
   const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
   // Layouts a layout assignment chose must be what the kernel reads and writes.
@@ -50,8 +50,8 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
     if (inputs[i].dtype != DataType::kFloat32) return nullptr;
     if (kernel->NeedsConstant(i) && !inputs[i].constant) {
       if (cpu::IsBlocked(node.params))
-        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' runs blocked but input ", i,
-                                                       " is not a constant"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("node '", node.name, "' runs blocked but input ", i, " is not a constant"));
       return nullptr;
     }
   }
@@ -60,7 +60,8 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
     auto p = kernel->Prepare(node.params, inputs, graph.OutputTypes(node));
     if (!p.ok()) {
       if (cpu::IsBlocked(node.params))
-        return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' has no blocked kernel: ", p.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("node '", node.name, "' has no blocked kernel: ", p.status().message()));
       return nullptr;
     }
     prepared = std::move(*p);
@@ -101,8 +102,8 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
   for (NodeId n : order) {
     const Node& node = g.node(n);
     if (node.op->is_opaque())
-      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
-                                                   "': its operator is not in the operator library"));
+      return absl::UnimplementedError(
+          absl::StrCat("cannot execute node '", node.name, "': its operator is not in the operator library"));
     if (!cpu::IsBlocked(node.params) && cpu::PointViewOutputs(g, node, impl->data)) continue;
     for (ValueId v : node.outputs)
       if (g.value(v).shape_known) impl->Allocate(v);

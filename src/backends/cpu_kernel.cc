@@ -136,8 +136,10 @@ bool Blockable(const Shape& shape) { return shape.size() == 4 && shape[1] % Bloc
 bool IsBlocked(const Params& params) { return params.Str("layout", "plain") == "blocked"; }
 
 Params WithLayout(Params params, bool blocked) {
-  if (blocked) params.Set("layout", "blocked");
-  else params.Erase("layout");
+  if (blocked)
+    params.Set("layout", "blocked");
+  else
+    params.Erase("layout");
   return params;
 }
 

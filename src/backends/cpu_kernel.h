@@ -152,17 +152,16 @@ class PrimitiveRun : public Prepared {
   std::vector<Step> setup_, steps_, pending_outputs_;
 };
 
-
 }  // namespace taso::cpu
 
-#define TASO_REGISTER_CPU_VIEW(op, Class)                                            \
-  static const bool TASO_CONCAT_REG(taso_cpu_view_, __LINE__) = [] {                 \
-    ::taso::cpu::RegisterView(op, std::make_unique<Class>());                        \
-    return true;                                                                     \
+#define TASO_REGISTER_CPU_VIEW(op, Class)                            \
+  static const bool TASO_CONCAT_REG(taso_cpu_view_, __LINE__) = [] { \
+    ::taso::cpu::RegisterView(op, std::make_unique<Class>());        \
+    return true;                                                     \
   }()
 
-#define TASO_REGISTER_CPU_KERNEL(op, Class)                                          \
-  static const bool TASO_CONCAT_REG(taso_cpu_kernel_, __LINE__) = [] {               \
-    ::taso::cpu::RegisterKernel(op, std::make_unique<Class>());                      \
-    return true;                                                                     \
+#define TASO_REGISTER_CPU_KERNEL(op, Class)                            \
+  static const bool TASO_CONCAT_REG(taso_cpu_kernel_, __LINE__) = [] { \
+    ::taso::cpu::RegisterKernel(op, std::make_unique<Class>());        \
+    return true;                                                       \
   }()

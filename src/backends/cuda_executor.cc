@@ -65,9 +65,9 @@ absl::Status CudaExecutor::Impl::RunReference(const Node& node) {
     const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32 && data[v];
     if (numeric) {
       if (host[v].shape != graph.value(v).shape) host[v] = Tensor<float>(graph.value(v).shape);
-      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(host[v].data.data(), data[v], host[v].numel() * sizeof(float),
-                                             cudaMemcpyDeviceToHost),
-                                  "copying a tensor to the host"));
+      RETURN_IF_ERROR(
+          cuda::Check(cudaMemcpy(host[v].data.data(), data[v], host[v].numel() * sizeof(float), cudaMemcpyDeviceToHost),
+                      "copying a tensor to the host"));
     }
     args.in.push_back(numeric ? &host[v] : nullptr);
     args.constant.push_back(graph.ConstantData(v));
@@ -77,12 +77,13 @@ absl::Status CudaExecutor::Impl::RunReference(const Node& node) {
     args.out.push_back(&host[v]);
   }
   absl::Status s = node.op->semantics().RunFloat(node.params, args);
-  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  if (!s.ok())
+    return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
   for (ValueId v : node.outputs)
     if (data[v])
-      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(data[v], host[v].data.data(), host[v].numel() * sizeof(float),
-                                             cudaMemcpyHostToDevice),
-                                  "copying a tensor to the GPU"));
+      RETURN_IF_ERROR(
+          cuda::Check(cudaMemcpy(data[v], host[v].data.data(), host[v].numel() * sizeof(float), cudaMemcpyHostToDevice),
+                      "copying a tensor to the GPU"));
   return absl::OkStatus();
 }
 
@@ -113,17 +114,17 @@ absl::StatusOr<TensorMap> CudaExecutor::Run(const TensorMap& inputs) {
   for (ValueId id : g.inputs()) {
     ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(g, id, inputs));
     if (given)
-      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(impl_->data[id], given->data.data(), given->data.size() * sizeof(float),
-                                             cudaMemcpyHostToDevice),
-                                  "copying an input to the GPU"));
+      RETURN_IF_ERROR(cuda::Check(
+          cudaMemcpy(impl_->data[id], given->data.data(), given->data.size() * sizeof(float), cudaMemcpyHostToDevice),
+          "copying an input to the GPU"));
   }
   RETURN_IF_ERROR(RunOnce());
   TensorMap out;
   for (ValueId v : g.outputs()) {
     Tensor<float> t(g.value(v).shape);
-    RETURN_IF_ERROR(cuda::Check(cudaMemcpy(t.data.data(), impl_->data[v], t.numel() * sizeof(float),
-                                           cudaMemcpyDeviceToHost),
-                                "copying an output to the host"));
+    RETURN_IF_ERROR(
+        cuda::Check(cudaMemcpy(t.data.data(), impl_->data[v], t.numel() * sizeof(float), cudaMemcpyDeviceToHost),
+                    "copying an output to the host"));
     out[g.value(v).name] = std::move(t);
   }
   return out;
@@ -152,11 +153,11 @@ absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph& gr
   for (NodeId n : order) {
     const Node& node = g.node(n);
     if (node.op->is_opaque())
-      return absl::UnimplementedError(absl::StrCat("cannot execute node '", node.name,
-                                                   "': its operator is not in the operator library"));
+      return absl::UnimplementedError(
+          absl::StrCat("cannot execute node '", node.name, "': its operator is not in the operator library"));
     if (cuda::HasLayout(node.params))
-      return absl::InvalidArgumentError(absl::StrCat("node '", node.name,
-                                                     "' carries a cpu data layout; the cuda backend runs plain ones"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("node '", node.name, "' carries a cpu data layout; the cuda backend runs plain ones"));
     // The cpu backend's views are row-major offsets, the same on the device.
     if (cpu::PointViewOutputs(g, node, impl->data)) continue;
     for (ValueId v : node.outputs)

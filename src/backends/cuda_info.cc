@@ -14,8 +14,8 @@ BackendInfo CudaBackendInfo() {
   cudaRuntimeGetVersion(&runtime);
   cublasGetProperty(MAJOR_VERSION, &blas_major);
   cublasGetProperty(MINOR_VERSION, &blas_minor);
-  info.detail = absl::StrCat("CUDA runtime ", runtime / 1000, ".", (runtime % 1000) / 10, ", cuDNN ",
-                             cudnnGetVersion(), ", cuBLAS ", blas_major, ".", blas_minor);
+  info.detail = absl::StrCat("CUDA runtime ", runtime / 1000, ".", (runtime % 1000) / 10, ", cuDNN ", cudnnGetVersion(),
+                             ", cuBLAS ", blas_major, ".", blas_minor);
   int devices = 0;
   const cudaError_t err = cudaGetDeviceCount(&devices);
   if (err != cudaSuccess || devices == 0) {

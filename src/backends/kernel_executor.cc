@@ -52,7 +52,8 @@ absl::StatusOr<std::vector<KernelExecutor::OperatorTime>> KernelExecutor::Profil
     t.reference += steps[s].reference;
     t.seconds += timing::Median(std::move(times[s]));
   }
-  std::sort(by_op.begin(), by_op.end(), [](const OperatorTime& a, const OperatorTime& b) { return a.seconds > b.seconds; });
+  std::sort(by_op.begin(), by_op.end(),
+            [](const OperatorTime& a, const OperatorTime& b) { return a.seconds > b.seconds; });
   return by_op;
 }
 

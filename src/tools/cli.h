@@ -9,8 +9,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 
 namespace taso::cli {
 

@@ -32,8 +32,8 @@ int main(int argc, char** argv) {
   options.seed = absl::GetFlag(FLAGS_seed);
   options.progress = !absl::GetFlag(FLAGS_quiet);
   if (options.max_ops < 1 || options.max_ops > taso::gen::kMaxSupportedOps)
-    return taso::cli::Fail(kTool, absl::InvalidArgumentError("-k " + std::to_string(options.max_ops) +
-                                                             " is not supported (1 to 4)"));
+    return taso::cli::Fail(
+        kTool, absl::InvalidArgumentError("-k " + std::to_string(options.max_ops) + " is not supported (1 to 4)"));
   {  // Find an unwritable output before the long run, not after.
     std::ofstream probe(out + ".tmp");
     if (!probe) return taso::cli::Fail(kTool, absl::PermissionDeniedError("cannot write '" + out + "'"));

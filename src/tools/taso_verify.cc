@@ -7,9 +7,9 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli.h"
 #include "axiom_checks.h"
 #include "axiom_validation.h"
+#include "cli.h"
 #include "prover.h"
 #include "taso/rules.h"
 
@@ -29,8 +29,8 @@ namespace {
 
 int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   using namespace taso::verify;
-  const auto report = taso::verify::CheckAxiomSet(axioms, absl::GetFlag(FLAGS_timeout_ms),
-                                                  std::max(1, absl::GetFlag(FLAGS_jobs)));
+  const auto report =
+      taso::verify::CheckAxiomSet(axioms, absl::GetFlag(FLAGS_timeout_ms), std::max(1, absl::GetFlag(FLAGS_jobs)));
   const char* consistent = report.consistent == Finding::kYes  ? "yes (a model exists)"
                            : report.consistent == Finding::kNo ? "NO: the axioms contradict each other"
                                                                : "unknown within the time limit";
@@ -56,9 +56,10 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
     std::printf("  %s %s: %s\n", v.axiom.c_str(), v.holds == Finding::kNo ? "is FALSE" : "could not be checked",
                 v.detail.c_str());
   }
-  std::printf("validated against the reference kernels: %zu of %zu hold on all %lld cases (dimensions %s, ranks %s; %.1f s)\n",
-              valid, validated->size(), static_cast<long long>(cases), absl::StrJoin(options.dims, ",").c_str(),
-              absl::StrJoin(options.ranks, ",").c_str(), wall);
+  std::printf(
+      "validated against the reference kernels: %zu of %zu hold on all %lld cases (dimensions %s, ranks %s; %.1f s)\n",
+      valid, validated->size(), static_cast<long long>(cases), absl::StrJoin(options.dims, ",").c_str(),
+      absl::StrJoin(options.ranks, ",").c_str(), wall);
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
@@ -104,8 +105,8 @@ int main(int argc, char** argv) {
     proved.rules.clear();
     for (size_t i = 0; i < outcomes.size(); ++i)
       if (outcomes[i].verdict == Verdict::kProved) proved.rules.push_back(rules->rules[i]);
-    proved.command = absl::StrCat(rules->command, " && taso-verify --write-proved (", outcomes.size() - proved.rules.size(),
-                                  " rules not proved left out)");
+    proved.command = absl::StrCat(rules->command, " && taso-verify --write-proved (",
+                                  outcomes.size() - proved.rules.size(), " rules not proved left out)");
     proved.proved_by = absl::StrCat("taso-verify from ", axioms->axioms.size(), " axioms");
     if (auto s = taso::WriteRuleSet(proved, out); !s.ok()) return taso::cli::Fail(kTool, s);
     std::printf("wrote %zu proved rules to %s\n", proved.rules.size(), out.c_str());

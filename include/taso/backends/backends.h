@@ -7,10 +7,10 @@
 namespace taso {
 
 struct BackendInfo {
-  std::string name;     // "cpu", "cuda", "analytic"
+  std::string name;       // "cpu", "cuda", "analytic"
   bool compiled = false;  // built into this binary
   bool usable = false;    // can run here (e.g. a GPU is present)
-  std::string detail;   // library versions, or why it cannot run
+  std::string detail;     // library versions, or why it cannot run
 };
 
 std::vector<BackendInfo> AvailableBackends();
