@@ -20,6 +20,13 @@ namespace taso::ops {
 
 inline absl::Status Bad(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
+// The metrics of an operator that only moves data (concatenation, slicing, transposing):
+// its bytes, no arithmetic.
+inline OpMetrics MovesDataOnly(OpMetrics m) {
+  m.flops = 0;
+  return m;
+}
+
 // Maps a possibly negative axis into [0, rank).
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank);
 

@@ -56,9 +56,7 @@ class Pad : public KernelOp<Pad> {
     return absl::OkStatus();
   }
   OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
-    OpMetrics m = OpDef::Metrics(p, in.subspan(0, 1), out);
-    m.flops = 0;
-    return m;
+    return MovesDataOnly(OpDef::Metrics(p, in.subspan(0, 1), out));
   }
   std::vector<std::string> onnx_op_types() const override { return {"Pad"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {

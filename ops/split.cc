@@ -58,9 +58,7 @@ class Split : public KernelOp<Split> {
   }
 
   OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
-    OpMetrics m = OpDef::Metrics(p, in.subspan(0, 1), out);
-    m.flops = 0;
-    return m;
+    return MovesDataOnly(OpDef::Metrics(p, in.subspan(0, 1), out));
   }
 
   DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,

@@ -60,9 +60,7 @@ class Transpose : public KernelOp<Transpose> {
   }
 
   OpMetrics Metrics(const Params& p, absl::Span<const InputInfo> in, absl::Span<const OutputType> out) const override {
-    OpMetrics m = OpDef::Metrics(p, in, out);
-    m.flops = 0;
-    return m;
+    return MovesDataOnly(OpDef::Metrics(p, in, out));
   }
 
   DimSources DimensionSources(const Params& p, absl::Span<const InputInfo> in,

@@ -5,16 +5,17 @@
 namespace taso::ops {
 namespace {
 
+// Max pooling when kMax, else average pooling.
+template <bool kMax>
 class PoolKernel : public cpu::Kernel {
  public:
-  explicit PoolKernel(bool max) : max_(max) {}
   std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     const auto k = p.Ints("kernel");
     ASSIGN_OR_RETURN(Window2D w, ReadWindow(p, k[0], k[1]));
     if (w.dh != 1 || w.dw != 1) return Bad("oneDNN pooling here has no dilations");
-    const auto algo = max_ ? dnnl::algorithm::pooling_max
+    const auto algo = kMax ? dnnl::algorithm::pooling_max
                            : (p.Int("count_include_pad", 0) ? dnnl::algorithm::pooling_avg_include_padding
                                                             : dnnl::algorithm::pooling_avg_exclude_padding);
     const dnnl::memory::desc src = cpu::Layout(in[0].shape, p), dst = cpu::Layout(out[0].shape, p);
@@ -29,19 +30,9 @@ class PoolKernel : public cpu::Kernel {
              {{DNNL_ARG_SRC, run->Input(0, src, pd.src_desc())}, {DNNL_ARG_DST, run->Output(0, dst, pd.dst_desc())}});
     return run;
   }
-
- private:
-  bool max_;
 };
-
-struct MaxPoolKernel : PoolKernel {
-  MaxPoolKernel() : PoolKernel(true) {}
-};
-struct AveragePoolKernel : PoolKernel {
-  AveragePoolKernel() : PoolKernel(false) {}
-};
-TASO_REGISTER_CPU_KERNEL("MaxPool", MaxPoolKernel);
-TASO_REGISTER_CPU_KERNEL("AveragePool", AveragePoolKernel);
+TASO_REGISTER_CPU_KERNEL("MaxPool", PoolKernel<true>);
+TASO_REGISTER_CPU_KERNEL("AveragePool", PoolKernel<false>);
 
 }  // namespace
 }  // namespace taso::ops

@@ -20,9 +20,10 @@ class PoolRun : public cuda::Prepared {
   cuda::device::Window w_;
 };
 
+// Max pooling when kMax, else average pooling.
+template <bool kMax>
 class PoolKernel : public cuda::Kernel {
  public:
-  explicit PoolKernel(bool max) : max_(max) {}
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType> out) const override {
@@ -32,19 +33,9 @@ class PoolKernel : public cuda::Kernel {
     ASSIGN_OR_RETURN(Window2D win, ReadWindow(p, k[0], k[1]));
     if (win.dh != 1 || win.dw != 1) return Bad("the cuda pooling has no dilations");
     cuda::device::Window w{x[0],   x[1],   x[2],   x[3],   y[2],   y[3],   win.kh, win.kw,
-                           win.sh, win.sw, win.pt, win.pl, win.pb, win.pr, max_,   p.Int("count_include_pad", 0) != 0};
+                           win.sh, win.sw, win.pt, win.pl, win.pb, win.pr, kMax,   p.Int("count_include_pad", 0) != 0};
     return std::make_unique<PoolRun>(w);
   }
-
- private:
-  bool max_;
-};
-
-struct MaxPoolKernel : PoolKernel {
-  MaxPoolKernel() : PoolKernel(true) {}
-};
-struct AveragePoolKernel : PoolKernel {
-  AveragePoolKernel() : PoolKernel(false) {}
 };
 
 class MeanRun : public cuda::Prepared {
@@ -70,8 +61,8 @@ class GlobalAveragePoolKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("MaxPool", MaxPoolKernel);
-TASO_REGISTER_CUDA_KERNEL("AveragePool", AveragePoolKernel);
+TASO_REGISTER_CUDA_KERNEL("MaxPool", PoolKernel<true>);
+TASO_REGISTER_CUDA_KERNEL("AveragePool", PoolKernel<false>);
 TASO_REGISTER_CUDA_KERNEL("GlobalAveragePool", GlobalAveragePoolKernel);
 
 }  // namespace
