@@ -253,6 +253,12 @@ TEST_CASE("Cost keys of equal operators, parameters and shapes are equal and has
   typed.inputs[1].constant = weight.get();
   CHECK(typed.Key() == a.Key());
   CHECK(HashOf(typed.Key()) == HashOf(a.Key()));
+  // A tensor parameter counts by its content, not by which tensor holds it.
+  ConvParts c, d;
+  c.params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
+  d.params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
+  CHECK(c.Key() == d.Key());
+  CHECK(HashOf(c.Key()) == HashOf(d.Key()));
 }
 
 TEST_CASE("An owned cost key outlives the parts it was built from") {
@@ -278,6 +284,7 @@ TEST_CASE("Cost keys differ in each thing they hold, in memo and in text alike")
   other("padding").params.Set("padding", "valid");
   other("strides").params.Set("strides", std::vector<int64_t>{1, 1});
   other("layout").params = taso::cpu::WithLayout(base.params, true);
+  other("a tensor parameter").params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
   other("operator").op = taso::testing::Op("Relu");
   other("input shape").inputs[0].shape = {1, 16, 12, 13};
   other("output shape").outputs[0].shape = {1, 32, 6, 7};
@@ -296,6 +303,11 @@ TEST_CASE("Cost keys differ in each thing they hold, in memo and in text alike")
   }
   CHECK(with_bias.Key() != without_bias.Key());
   CHECK(HashOf(with_bias.Key()) != HashOf(without_bias.Key()));
+  ConvParts table, other_table;
+  table.params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
+  other_table.params.Set("table", taso::TensorData::Float({3}, {1, 2, 4}));
+  CHECK(table.Key() != other_table.Key());
+  CHECK(HashOf(table.Key()) != HashOf(other_table.Key()));
 }
 
 // Cache files written by earlier runs are keyed by this text: a change re-measures every

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "absl/types/span.h"
 #include "taso/op.h"
@@ -44,7 +45,8 @@ class CostKey {
 
   template <typename H>
   friend H AbslHashValue(H h, const CostKey& key) {
-    h = H::combine(std::move(h), key.op_->name(), key.params_->Hash(), key.inputs_.size(), key.outputs_.size());
+    h = H::combine(std::move(h), key.op_->name(), key.inputs_.size(), key.outputs_.size());
+    h = CombineParams(std::move(h), *key.params_);
     for (const InputInfo& i : key.inputs_)
       h = i.present ? H::combine(std::move(h), true, i.shape) : H::combine(std::move(h), false);
     for (const OutputType& o : key.outputs_) h = H::combine(std::move(h), o.shape);
@@ -52,6 +54,21 @@ class CostKey {
   }
 
  private:
+  // The parameters into the key's one hash state (Params::Hash would start a state per
+  // entry: the memo hashes a key on every lookup). A tensor counts by its content, as
+  // Params' equality compares it.
+  template <typename H>
+  static H CombineParams(H h, const Params& params) {
+    for (const auto& [name, value] : params.entries()) {
+      h = H::combine(std::move(h), name, value.index());
+      if (const auto* tensor = std::get_if<TensorDataPtr>(&value))
+        h = H::combine(std::move(h), *tensor ? (*tensor)->ContentHash() : 0);
+      else
+        h = std::visit([&h](const auto& v) { return H::combine(std::move(h), v); }, value);
+    }
+    return H::combine(std::move(h), params.entries().size());
+  }
+
   struct Parts;  // what an owned key refers to
 
   const OpDef* op_;
