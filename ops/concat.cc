@@ -31,9 +31,7 @@ class Concat : public KernelOp<Concat> {
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     Tensor<S>& y = *a.out[0];
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), y.rank()));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= y.shape[d];
-    for (int d = axis + 1; d < y.rank(); ++d) inner *= y.shape[d];
+    const auto [outer, inner] = DimensionsAround(y.shape, axis);
     const int64_t out_row = y.shape[axis] * inner;
     int64_t offset = 0;
     for (const Tensor<S>* x : a.in) {

@@ -38,6 +38,18 @@ struct Rows {
 };
 absl::StatusOr<Rows> RowsFrom(const Shape& shape, int64_t axis);
 
+// A tensor seen as [outer, shape[axis], inner]: the products of the dimensions before and
+// after `axis` (a valid, non-negative axis).
+struct AroundAxis {
+  int64_t outer = 1, inner = 1;
+};
+inline AroundAxis DimensionsAround(const Shape& shape, int axis) {
+  AroundAxis a;
+  for (int d = 0; d < axis; ++d) a.outer *= shape[d];
+  for (int d = axis + 1; d < static_cast<int>(shape.size()); ++d) a.inner *= shape[d];
+  return a;
+}
+
 // ONNX (numpy) multidirectional broadcasting.
 absl::StatusOr<Shape> BroadcastShapes(absl::Span<const int64_t> a, absl::Span<const int64_t> b);
 

@@ -19,9 +19,7 @@ class Softmax : public KernelOp<Softmax> {
     const Tensor<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", -1), x.rank()));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const auto [outer, inner] = DimensionsAround(x.shape, axis);
     const int64_t len = x.shape[axis];
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {

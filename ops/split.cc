@@ -43,9 +43,7 @@ class Split : public KernelOp<Split> {
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     const Tensor<S>& x = *a.in[0];
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), x.rank()));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.shape[d];
-    for (int d = axis + 1; d < x.rank(); ++d) inner *= x.shape[d];
+    const auto [outer, inner] = DimensionsAround(x.shape, axis);
     const int64_t in_row = x.shape[axis] * inner;
     int64_t offset = 0;
     for (Tensor<S>* y : a.out) {
