@@ -182,6 +182,14 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   refused(model + " -o " + out + " --rules " + (dir / "junk.pb").string(), 2, "is not a taso rules file");
   taso::testing::WriteFile(dir / "junk.onnx", "junk");
   refused((dir / "junk.onnx").string() + " -o " + out, 2, "not an ONNX model");
+  // A report or a model that cannot be written: neither file is left behind.
+  refused(model + " -o " + out + " --backend analytic --report " + (dir / "missing" / "r.json").string(), 1,
+          "cannot write");
+  const std::string report = (dir / "r.json").string();
+  Result unwritable = RunTool("taso-opt " + model + " -o " + (dir / "missing" / "out.onnx").string() +
+                              " --backend analytic --report " + report);
+  CHECK(unwritable.code != 0);
+  CHECK_FALSE(std::filesystem::exists(report));
   // A rules file taso-verify has not proved: refused unless allowed.
   const std::string unproved = (dir / "k2.pb").string();
   REQUIRE(RunTool("taso-gen -k 2 -o " + unproved).code == 0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
@@ -104,7 +105,12 @@ void ShowSearchProgress(taso::SearchOptions& options, bool& shown) {
 absl::Status WriteReport(const std::string& path, const std::string& json) {
   std::ofstream f(path);
   f << json;
-  if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  f.close();
+  if (!f) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  }
   return absl::OkStatus();
 }
 
@@ -130,10 +136,16 @@ int main(int argc, char** argv) {
   if (progress_shown) std::fprintf(stderr, "\n");
   if (!result.ok()) return taso::cli::Fail(kTool, result.status());
 
-  if (auto s = taso::ExportOnnxFile(result->model, out); !s.ok()) return taso::cli::Fail(kTool, s);
+  // The report first, then the model: a failure leaves neither behind.
+  const std::string report = absl::GetFlag(FLAGS_report);
+  if (!report.empty())
+    if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return taso::cli::Fail(kTool, s);
+  if (auto s = taso::ExportOnnxFile(result->model, out); !s.ok()) {
+    std::error_code ignored;
+    if (!report.empty()) std::filesystem::remove(report, ignored);
+    return taso::cli::Fail(kTool, s);
+  }
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
   std::printf("wrote %s\n", out.c_str());
-  if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty())
-    if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return taso::cli::Fail(kTool, s);
   return 0;
 }
