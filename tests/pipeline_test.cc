@@ -75,8 +75,10 @@ TEST_CASE("OptimizeModel fuses a relu into its convolution and checks the result
   CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D"});
   CHECK(r->cost_after < r->cost_before);
   CHECK(r->rule_instances > 0);
-  REQUIRE(r->self_check_difference.has_value());
-  CHECK(*r->self_check_difference < 1e-4);
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->max_difference < 1e-4);
+  CHECK(r->self_check->outputs == 1);
+  CHECK(r->self_check->library_nodes == 1);
   CHECK_FALSE(r->layouts.has_value());
   CHECK_FALSE(r->cost_sources.has_value());  // nothing measured on the analytic backend
   CHECK_FALSE(r->measured.has_value());
@@ -91,7 +93,8 @@ TEST_CASE("OptimizeModel fuses a relu into its convolution and checks the result
   CHECK_THAT(summary, Catch::StartsWith("m.onnx: 2 nodes -> 1 nodes; "));
   CHECK_THAT(summary, Catch::Contains("\nestimated cost (analytic): "));
   CHECK_THAT(summary, Catch::Contains("\nsearch (substitutions): "));
-  CHECK_THAT(summary, Catch::Contains("\nself-check: max |difference| of outputs"));
+  CHECK_THAT(summary, Catch::Contains("\nself-check: 1 random inputs, 1 compared tensors (1 outputs, 0 opaque "
+                                      "inputs), max |difference| "));
   const std::string json = JsonReport(options, *r);
   CHECK(JsonNumber(json, "cost_after_ms") < JsonNumber(json, "cost_before_ms"));
   CHECK_THAT(json, Catch::Contains("\"backend\": \"analytic\",\n  \"search\": \"substitutions\""));
@@ -138,24 +141,33 @@ TEST_CASE("OptimizeModel with measure runs times both graphs on the cpu executor
              Catch::Contains("\"measured\": {\"executor\": \"cpu\", \"runs\": 3, \"before_ms\": "));
 }
 
-TEST_CASE("OptimizeModel optimizes around an operator outside the library only without the self-check", "[pipeline]") {
+TEST_CASE("OptimizeModel optimizes around an operator outside the library and checks around it", "[pipeline]") {
   const OnnxModel model = Import(OpaqueModel());
   PipelineOptions options = AnalyticOptions(20);
-  // The self-check would have to run the opaque node: refused before the search.
-  absl::StatusOr<PipelineResult> checked = OptimizeModel(model, ShippedRules(), options);
-  REQUIRE_FALSE(checked.ok());
-  CHECK(checked.status().code() == absl::StatusCode::kFailedPrecondition);
-  CHECK_THAT(std::string(checked.status().message()),
-             Catch::Contains("the self-check cannot run node 'fancy' (ONNX operator FancyOp") &&
-                 Catch::Contains("--skip_self_check"));
-  // Without it, the graph around it is optimized and the opaque node is kept as it was.
-  options.self_check = false;
+  // The graph around the opaque node is optimized, the node kept as it was, and the
+  // check compares what reaches it and the output, the node's output fed random values.
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
   REQUIRE(r.ok());
-  CHECK_FALSE(r->self_check_difference.has_value());
   CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D", "FancyOp", "Relu"});
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->random_inputs == 1);
+  CHECK(r->self_check->outputs == 1);
+  CHECK(r->self_check->opaque_inputs == 1);
+  CHECK(r->self_check->fed_opaque == std::map<std::string, int>{{"FancyOp", 1}});
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\nself-check: 1 random inputs, 2 compared tensors (1 outputs, 1 opaque inputs), "
+                             "max |difference| ") &&
+                 Catch::Contains("; 1 opaque nodes (FancyOp x1) fed random values\n"));
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"fed_opaque\": {\"FancyOp\": 1}"));
+
+  // Without the check, the output says plainly that nothing was checked.
+  options.self_check = false;
+  r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->self_check.has_value());
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"self_check\": null"));
-  CHECK_THAT(SummaryText(options, *r, "m"), !Catch::Contains("self-check"));
+  CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("\nself-check: skipped (--skip_self_check): NOTHING WAS "
+                                                            "CHECKED\n"));
 }
 
 TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends before any work", "[pipeline]") {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +48,9 @@ struct PipelineOptions {
   // Alpha, budget, time limit, queue bound and progress callback of the search; the
   // budget is taken as 0 when only layouts are searched.
   SearchOptions search_options;
-  // Run both graphs with the reference kernels and fail if their outputs differ; a model
-  // with operators outside the library is refused unless this is off.
+  // Run both graphs with the reference kernels and fail if they differ: their outputs and,
+  // where the graph holds operators outside the library, what reaches those (whose outputs
+  // are fed the same random values in both). Off only for models too large to run.
   bool self_check = true;
   uint64_t seed = 1;     // of the self-check's random inputs
   int measure_runs = 0;  // > 0: time both graphs on the backend's executor
@@ -58,6 +60,18 @@ struct PipelineOptions {
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
 // only on the cpu backend.
 absl::Status ValidateOptions(const PipelineOptions& options);
+
+// What the self-check compared (pipeline/output_checks.h says how).
+struct SelfCheckCoverage {
+  int random_inputs = 0;  // run-time inputs fed random values
+  int outputs = 0;        // graph outputs compared as tensors
+  int opaque_inputs = 0;  // inputs of opaque nodes compared as tensors
+  int by_source = 0;      // integer, boolean and other values compared by where they come from
+  int library_nodes = 0;  // of the optimized graph, every one run
+  // Opaque nodes whose float outputs were fed random values, by ONNX operator type.
+  std::map<std::string, int> fed_opaque;
+  double max_difference = 0;  // of the compared tensors
+};
 
 struct PipelineResult {
   OnnxModel model;         // the optimized model, ready to export
@@ -74,7 +88,7 @@ struct PipelineResult {
     int blocked_nodes = 0, conversions = 0;
   };
   std::optional<Layouts> layouts;               // set when layouts are searched
-  std::optional<double> self_check_difference;  // max |difference| of the outputs, when checked
+  std::optional<SelfCheckCoverage> self_check;  // when checked
   struct Measurement {
     Backend executor = Backend::kCpu;  // the backend's executor: cpu, or cuda
     int runs = 0;
@@ -92,8 +106,8 @@ struct PipelineResult {
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
 // proved for example, is the caller's decision). Fails before any work when the
-// options are inconsistent, the self-check cannot run the graph or the backend cannot
-// be used; after it, when a stage fails or the self-check finds the outputs differ.
+// options are inconsistent, the self-check cannot cover the graph or the backend cannot
+// be used; after it, when a stage fails or the self-check finds the graphs differ.
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
 

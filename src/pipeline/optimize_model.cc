@@ -77,7 +77,7 @@ absl::StatusOr<Graph> ApplyLayouts(const Graph& optimized, CostModels& costs, co
 absl::Status RunSelfCheck(const Graph& imported, const Graph& optimized, const PipelineOptions& options,
                           PipelineResult& result) {
   if (!options.self_check) return absl::OkStatus();
-  ASSIGN_OR_RETURN(result.self_check_difference, pipeline::SelfCheck(imported, optimized, options.seed));
+  ASSIGN_OR_RETURN(result.self_check, pipeline::SelfCheck(imported, optimized, options.seed));
   return absl::OkStatus();
 }
 

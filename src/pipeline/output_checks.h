@@ -11,12 +11,16 @@
 
 namespace taso::pipeline {
 
-// Fails when a node is outside the operator library: the self-check could not run it.
+// Fails when a library node reads a value the self-check cannot give it: an opaque
+// node's output of unknown shape or of a type other than float32, or a run-time input of
+// such a type (the importer keeps such readers opaque, so this names a bug).
 absl::Status CheckSelfCheckCanRun(const Graph& graph);
 
-// Runs both graphs with the reference kernels on the same random inputs (from `seed`)
-// and returns the largest output difference; fails when it is beyond tolerance.
-absl::StatusOr<double> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
+// Runs both graphs with the reference kernels, cut at opaque nodes (pipeline/cut_run.h):
+// the same random run-time inputs and opaque outputs (from `seed`) go into both, and
+// the graph outputs and opaque nodes' inputs are compared. Fails when the graphs do not
+// hold the same opaque nodes or a compared tensor differs beyond tolerance.
+absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
 
 // Times both graphs on `executor` (runs in turn over kMeasurePairs executor pairs);
 // fails when the outputs there differ beyond tolerance.

@@ -1,6 +1,8 @@
 // What a pipeline run reports: the summary taso-opt prints and the JSON of --report
 // (bench/ scripts read both, line by line).
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -45,11 +47,30 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
   return out;
 }
 
+// "LSTM x2, Resize x3"
+std::string CountsByName(const std::map<std::string, int>& counts) {
+  return absl::StrJoin(
+      counts, ", ", [](std::string* out, const auto& entry) { absl::StrAppend(out, entry.first, " x", entry.second); });
+}
+
+// What the self-check compared, or that nothing was checked.
+std::string SelfCheckLine(const PipelineOptions& options, const PipelineResult& r) {
+  if (!options.self_check) return "self-check: skipped (--skip_self_check): NOTHING WAS CHECKED\n";
+  if (!r.self_check) return "";
+  const SelfCheckCoverage& c = *r.self_check;
+  std::string out = absl::StrFormat(
+      "self-check: %d random inputs, %d compared tensors (%d outputs, %d opaque inputs), max |difference| %g",
+      c.random_inputs, c.outputs + c.opaque_inputs, c.outputs, c.opaque_inputs, c.max_difference);
+  if (c.by_source > 0) absl::StrAppendFormat(&out, ", %d non-float values compared by source", c.by_source);
+  int fed = 0;
+  for (const auto& [type, n] : c.fed_opaque) fed += n;
+  if (fed > 0) absl::StrAppendFormat(&out, "; %d opaque nodes (%s) fed random values", fed, CountsByName(c.fed_opaque));
+  return out + "\n";
+}
+
 // The self-check and the measurement, when they ran.
-std::string CheckLines(const PipelineResult& r) {
-  std::string out;
-  if (r.self_check_difference)
-    absl::StrAppendFormat(&out, "self-check: max |difference| of outputs %g\n", *r.self_check_difference);
+std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) {
+  std::string out = SelfCheckLine(options, r);
   if (const auto& m = r.measured)
     absl::StrAppendFormat(&out,
                           "measured (%s executor, medians of %d runs in turn over %d executor pairs): %.3f ms -> "
@@ -68,8 +89,14 @@ std::string JsonMeasured(const PipelineResult& r) {
 }
 
 std::string JsonSelfCheck(const PipelineResult& r) {
-  if (!r.self_check_difference) return "null";
-  return absl::StrCat("{\"max_abs_difference\": ", *r.self_check_difference, "}");
+  if (!r.self_check) return "null";
+  const SelfCheckCoverage& c = *r.self_check;
+  std::vector<std::string> fed;
+  for (const auto& [type, n] : c.fed_opaque) fed.push_back(absl::StrCat("\"", type, "\": ", n));
+  return absl::StrCat("{\"max_abs_difference\": ", c.max_difference, ", \"random_inputs\": ", c.random_inputs,
+                      ", \"outputs\": ", c.outputs, ", \"opaque_inputs\": ", c.opaque_inputs,
+                      ", \"by_source\": ", c.by_source, ", \"library_nodes\": ", c.library_nodes, ", \"fed_opaque\": {",
+                      absl::StrJoin(fed, ", "), "}}");
 }
 
 std::string JsonRulesApplied(const SearchResult& search) {
@@ -81,7 +108,7 @@ std::string JsonRulesApplied(const SearchResult& search) {
 }  // namespace
 
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name) {
-  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(result);
+  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(options, result);
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {

@@ -1,0 +1,127 @@
+// The self-check around operators outside the library (pipeline/output_checks.h,
+// pipeline/cut_run.h): what it compares, that it finds a change on either side of an
+// opaque node, and what it refuses.
+#include <catch2/catch.hpp>
+
+#include "onnx/onnx_pb.h"
+#include "pipeline/cut_run.h"
+#include "pipeline/output_checks.h"
+#include "test_util.h"
+
+using namespace taso;
+using namespace taso::testing;
+
+namespace {
+
+// x -> Conv (weight `w_fill`) -> Relu -> FancyOp (another domain; reads an int64 table
+// too) -> `after_op` -> z.
+onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op = "Relu",
+                              std::vector<int64_t> table = {1, 2}) {
+  onnx::ModelProto m = NewModel(13);
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  AddInput(m, "x", {1, 4, 8, 8});
+  AddFloatInit(m, "w", {4, 4, 3, 3}, w_fill);
+  AddInt64Init(m, "table", table);
+  onnx::NodeProto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
+  SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddNode(m, "FancyOp", {"y", "table"}, {"f"}, "fancy")->set_domain("com.example");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("f");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 8, 8})
+    vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  AddNode(m, after_op, {"f"}, {"z"}, "after");
+  AddOutput(m, "z");
+  return m;
+}
+
+Graph Import(const onnx::ModelProto& proto) {
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, {.fold_shape_arithmetic = true});
+  REQUIRE(model.ok());
+  return std::move(model->graph);
+}
+
+std::string Failure(const onnx::ModelProto& before, const onnx::ModelProto& after) {
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(Import(before), Import(after), 1);
+  REQUIRE_FALSE(c.ok());
+  return std::string(c.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("The self-check compares what reaches an opaque node and feeds its outputs", "[self_check]") {
+  const Graph g = Import(AroundOpaque());
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
+  REQUIRE(c.ok());
+  CHECK(c->random_inputs == 1);
+  CHECK(c->outputs == 1);
+  CHECK(c->opaque_inputs == 1);  // y
+  CHECK(c->by_source == 1);      // the int64 table
+  CHECK(c->library_nodes == 3);  // conv, relu, after
+  CHECK(c->fed_opaque == std::map<std::string, int>{{"FancyOp", 1}});
+  CHECK(c->max_difference == 0);
+
+  // The opaque output is fed random values in [-1, 1], the same for a seed.
+  absl::StatusOr<TensorMap> fed = pipeline::RandomOpaqueOutputs(g, 1), again = pipeline::RandomOpaqueOutputs(g, 1);
+  REQUIRE(fed.ok());
+  REQUIRE(again.ok());
+  REQUIRE(fed->size() == 1);
+  const Tensor<float>& f = fed->at("f");
+  CHECK(f.shape == Shape{1, 4, 8, 8});
+  CHECK(MaxAbsDifference(*fed, *again) == 0);
+  CHECK(*std::max_element(f.data.begin(), f.data.end()) <= 1);
+  CHECK(*std::min_element(f.data.begin(), f.data.end()) >= -1);
+  CHECK(*std::max_element(f.data.begin(), f.data.end()) > 0.5);
+}
+
+TEST_CASE("The self-check finds a change before, after and at an opaque node", "[self_check]") {
+  // Before it: the difference shows only in what reaches it.
+  CHECK_THAT(Failure(AroundOpaque(), AroundOpaque(0.3f)),
+             Catch::StartsWith("self-check failed: input 0 of opaque node 'f' differs by ") &&
+                 Catch::EndsWith("nothing written"));
+  // After it: in the output, computed from the values fed.
+  CHECK_THAT(Failure(AroundOpaque(), AroundOpaque(0.25f, "Sigmoid")),
+             Catch::StartsWith("self-check failed: output 'z' differs by "));
+  // A non-float input that comes from elsewhere.
+  CHECK_THAT(Failure(AroundOpaque(), AroundOpaque(0.25f, "Relu", {1, 3})),
+             Catch::StartsWith("self-check failed: input 1 of opaque node 'f' is constant int64 [2] #"));
+  // An opaque node the optimized graph lacks.
+  onnx::ModelProto without = AroundOpaque();
+  without.mutable_graph()->mutable_node(2)->set_output(0, "f2");
+  without.mutable_graph()->mutable_value_info(0)->set_name("f2");
+  without.mutable_graph()->mutable_node(3)->set_input(0, "f2");
+  CHECK(Failure(AroundOpaque(), without) ==
+        "self-check failed: opaque node 'f' (FancyOp) is missing from the optimized graph; nothing written");
+  onnx::ModelProto extra = AroundOpaque();
+  AddNode(extra, "FancyOp", {"z"}, {"g"}, "extra")->set_domain("com.example");
+  CHECK(Failure(AroundOpaque(), extra) ==
+        "self-check failed: the optimized graph has an opaque node 'g' (FancyOp) the original has not; nothing "
+        "written");
+}
+
+TEST_CASE("The self-check agrees where both graphs make a NaN from the values fed", "[self_check]") {
+  // Random values fed to a square root give NaNs, in the same places in both graphs.
+  const Graph g = Import(AroundOpaque(0.25f, "Sqrt"));
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
+  REQUIRE(c.ok());
+  CHECK(c->max_difference == 0);
+}
+
+TEST_CASE("The self-check refuses a library node reading what it cannot feed", "[self_check]") {
+  // The importer keeps such readers opaque; a graph built by hand can have one.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 3});
+  onnx::NodeProto proto;
+  proto.set_op_type("FancyOp");
+  const std::vector<ValueId> fancy = *g.AddOpaqueNode(std::make_shared<onnx::NodeProto>(proto), {x}, {"f"},
+                                                      {OutputType{DataType::kFloat32, Shape(), false}});
+  const ValueId y = AddOp(g, "Relu", {fancy[0]}, "y");
+  REQUIRE(g.AddOutput(y).ok());
+  const absl::Status s = pipeline::CheckSelfCheckCanRun(g);
+  CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("the self-check cannot cover node '") &&
+                                           Catch::Contains("it reads 'f' (float32, shape unknown)"));
+}
