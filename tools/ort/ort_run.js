@@ -111,14 +111,23 @@ function randomInputs(ort, session, seed) {
   const next = generator(seed);
   const feeds = {};
   for (const meta of session.inputMetadata) {
-    if (meta.type !== 'float32') fail(`input ${meta.name} is ${meta.type}; only float32 inputs can be generated`);
     if (meta.shape.some(d => typeof d !== 'number')) fail(`input ${meta.name} has a symbolic shape ${meta.shape}`);
-    const n = meta.shape.reduce((x, y) => x * y, 1);
-    const data = new Float32Array(n);
-    for (let i = 0; i < n; ++i) data[i] = next() * 2 - 1;
-    feeds[meta.name] = new ort.Tensor('float32', data, meta.shape);
+    feeds[meta.name] = randomTensor(ort, meta, next);
   }
   return feeds;
+}
+
+// float32 in [-1, 1]; int64 (token ids, indices) in [0, 4), valid for any table of at
+// least 4 rows; bool either way.
+function randomTensor(ort, meta, next) {
+  const n = meta.shape.reduce((x, y) => x * y, 1);
+  const make = {
+    float32: () => Float32Array.from({length: n}, () => next() * 2 - 1),
+    int64: () => BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 4))),
+    bool: () => Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)),
+  }[meta.type];
+  if (!make) fail(`input ${meta.name} is ${meta.type}; only float32, int64 and bool inputs can be generated`);
+  return new ort.Tensor(meta.type, make(), meta.shape);
 }
 
 // The largest difference between two output sets, or Infinity when names or shapes differ.
