@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ struct PipelineOptions {
   bool self_check = true;
   uint64_t seed = 1;     // of the self-check's random inputs
   int measure_runs = 0;  // > 0: time both graphs on the backend's executor
+  // Told as each stage starts ("fusions", "search", "layouts", "self-check", "measuring"),
+  // with what it works on; may be empty. The search's own progress is search_options'.
+  std::function<void(absl::string_view stage, absl::string_view detail)> on_stage;
 };
 
 // The options' own consistency (the command line checks its flags before): alpha at

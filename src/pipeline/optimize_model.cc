@@ -1,6 +1,8 @@
 // OptimizeModel: the stages in order, each a function of its own.
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
 #include "taso/backends/layouts.h"
@@ -14,6 +16,10 @@ namespace taso {
 namespace {
 
 using pipeline::CostModels;
+
+void Announce(const PipelineOptions& options, absl::string_view stage, absl::string_view detail) {
+  if (options.on_stage) options.on_stage(stage, detail);
+}
 
 // Refuses, before any work, what the later stages could not do.
 absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& options) {
@@ -65,6 +71,7 @@ void EstimateCosts(const Graph& imported, const Graph& optimized, CostModel& bac
 absl::StatusOr<Graph> ApplyLayouts(const Graph& optimized, CostModels& costs, const PipelineOptions& options,
                                    PipelineResult& result) {
   if (options.search == SearchKind::kSubstitutions) return optimized;
+  Announce(options, "layouts", absl::StrCat(optimized.num_nodes(), " nodes"));
   CpuLayouts layouts(*costs.cpu);
   const CpuLayouts::Plan plan = layouts.Choose(optimized);
   ASSIGN_OR_RETURN(Graph laid_out, layouts.Apply(optimized, plan));
@@ -77,6 +84,7 @@ absl::StatusOr<Graph> ApplyLayouts(const Graph& optimized, CostModels& costs, co
 absl::Status RunSelfCheck(const Graph& imported, const Graph& optimized, const PipelineOptions& options,
                           PipelineResult& result) {
   if (!options.self_check) return absl::OkStatus();
+  Announce(options, "self-check", "both graphs on the reference kernels");
   ASSIGN_OR_RETURN(result.self_check, pipeline::SelfCheck(imported, optimized, options.seed));
   return absl::OkStatus();
 }
@@ -86,6 +94,7 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
                      PipelineResult& result) {
   if (options.measure_runs <= 0) return absl::OkStatus();
   const Backend executor = options.backend == Backend::kCuda ? Backend::kCuda : Backend::kCpu;
+  Announce(options, "measuring", absl::StrCat(options.measure_runs, " runs of each graph"));
   ASSIGN_OR_RETURN(result.measured, pipeline::MeasureBoth(executor, imported, run_graph, options.measure_runs));
   return absl::OkStatus();
 }
@@ -101,7 +110,9 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   result.nodes_before = model.graph.num_nodes();
   result.rule_instances = static_cast<int>(matchers.size());
 
+  Announce(options, "fusions", absl::StrCat(model.graph.num_nodes(), " nodes"));
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
+  Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   result.search = SearchSubstitutions(separated, matchers, costs, options);
   const Graph& kept = KeepInputUnlessGain(separated, result);
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(kept));

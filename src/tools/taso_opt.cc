@@ -3,8 +3,6 @@
 // database by cost-based backtracking search, folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check). The work is
 // taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +11,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli.h"
 #include "taso/onnx_io.h"
 #include "taso/pipeline.h"
+#include "taso/progress.h"
 #include "taso/rules.h"
 
 #ifndef TASO_SOURCE_DIR
@@ -91,14 +91,12 @@ absl::StatusOr<std::vector<taso::Rule>> ReadTrustedRules(const std::string& path
   return std::move(rules->rules);
 }
 
-// On a terminal, the search's progress on one line of stderr; `shown` tells that the
-// line needs ending.
-void ShowSearchProgress(taso::SearchOptions& options, bool& shown) {
-  if (!isatty(fileno(stderr))) return;
-  options.progress = [&shown](int64_t expansions, double best) {
-    shown = true;
-    std::fprintf(stderr, "\rsearch: %lld graphs expanded, best cost %.4f ms", static_cast<long long>(expansions),
-                 best * 1e3);
+// The pipeline's stages and the search's advance, on the progress line.
+void ShowProgress(taso::ProgressLine& line, taso::PipelineOptions& options) {
+  if (!line.on()) return;
+  options.on_stage = [&line](absl::string_view stage, absl::string_view detail) { line.Start(stage, detail); };
+  options.search_options.progress = [&line](int64_t expansions, double best) {
+    line.Update(absl::StrFormat("%d graphs expanded, best cost %.4f ms", expansions, best * 1e3));
   };
 }
 
@@ -126,25 +124,31 @@ int main(int argc, char** argv) {
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
 
+  taso::ProgressLine progress = taso::ProgressLine::OnStderr();
+  auto fail = [&progress](const absl::Status& s) {
+    progress.Clear();
+    return taso::cli::Fail(kTool, s);
+  };
+  progress.Start("import", args[0]);
   const auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true});
-  if (!model.ok()) return taso::cli::Fail(kTool, model.status());
+  if (!model.ok()) return fail(model.status());
   const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
-  if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
-  bool progress_shown = false;
-  ShowSearchProgress(options->search_options, progress_shown);
+  if (!rules.ok()) return fail(rules.status());
+  ShowProgress(progress, *options);
   const auto result = taso::OptimizeModel(*model, *rules, *options);
-  if (progress_shown) std::fprintf(stderr, "\n");
-  if (!result.ok()) return taso::cli::Fail(kTool, result.status());
+  if (!result.ok()) return fail(result.status());
 
   // The report first, then the model: a failure leaves neither behind.
+  progress.Start("export", out);
   const std::string report = absl::GetFlag(FLAGS_report);
   if (!report.empty())
-    if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return taso::cli::Fail(kTool, s);
+    if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return fail(s);
   if (auto s = taso::ExportOnnxFile(result->model, out); !s.ok()) {
     std::error_code ignored;
     if (!report.empty()) std::filesystem::remove(report, ignored);
-    return taso::cli::Fail(kTool, s);
+    return fail(s);
   }
+  progress.Clear();
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
   std::printf("wrote %s\n", out.c_str());
   return 0;
