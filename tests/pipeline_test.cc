@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "pipeline/change_summary.h"
 #include "rule_lookup.h"
 #include "taso/backends/backends.h"
 #include "taso/pipeline.h"
@@ -45,6 +46,24 @@ onnx::ModelProto OpaqueModel() {
     vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
   testing::AddNode(m, "Relu", {"f"}, {"z"}, "relu2");
   testing::AddOutput(m, "z");
+  return m;
+}
+
+// x (float16 or int64) -> Add (a weight of the type) -> Relu -> Mul -> y: nothing the
+// library computes on.
+onnx::ModelProto NotFloatModel(int elem_type) {
+  onnx::ModelProto m = testing::NewModel(14);
+  testing::AddInput(m, "x", {2, 3}, elem_type);
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(elem_type);
+  for (int64_t d : {2, 3}) w->add_dims(d);
+  w->set_raw_data(std::string(2 * 3 * (elem_type == onnx::TensorProto::INT64 ? 8 : 2), '\0'));
+  testing::AddNode(m, "Add", {"x", "w"}, {"a"}, "add");
+  testing::AddNode(m, "Relu", {"a"}, {"r"}, "relu");
+  testing::AddNode(m, "Mul", {"r", "r"}, {"y"}, "mul");
+  testing::AddOutput(m, "y");
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
   return m;
 }
 
@@ -160,6 +179,12 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
                  Catch::Contains("; 1 opaque nodes (FancyOp x1) fed random values\n"));
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"fed_opaque\": {\"FancyOp\": 1}"));
 
+  // The closing table says what was left alone and why.
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\nwhat changed in m:\n  nodes                4 -> 3\n") &&
+                 Catch::Contains("\n  left alone           not in the operator library: FancyOp x1\n") &&
+                 Catch::Contains("\n  self-check           passed: 2 tensors compared (1 around 1 opaque nodes)"));
+
   // Without the check, the output says plainly that nothing was checked.
   options.self_check = false;
   r = OptimizeModel(model, ShippedRules(), options);
@@ -168,6 +193,46 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"self_check\": null"));
   CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("\nself-check: skipped (--skip_self_check): NOTHING WAS "
                                                             "CHECKED\n"));
+}
+
+TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and says so", "[pipeline]") {
+  for (int type : {onnx::TensorProto::FLOAT16, onnx::TensorProto::INT64}) {
+    const OnnxModel model = Import(NotFloatModel(type));
+    const PipelineOptions options = AnalyticOptions(20);
+    absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+    REQUIRE(r.ok());
+    CHECK(r->nothing_to_optimize);
+    CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+    CHECK(r->model.graph.StructuralHash() == model.graph.StructuralHash());
+    CHECK(r->search.rules_applied.empty());
+    const std::string summary = SummaryText(options, *r, "m");
+    CHECK_THAT(summary, Catch::StartsWith("m: 3 nodes -> 3 nodes; nothing could be optimized"));
+    const std::string type_name = type == onnx::TensorProto::FLOAT16 ? "float16" : "int64";
+    CHECK_THAT(summary,
+               Catch::Contains("\n  left alone           computes on " + type_name + ": Add x1, Mul x1, Relu x1\n"));
+    CHECK_THAT(summary, Catch::Contains("nothing to check: the model is written unchanged"));
+  }
+}
+
+TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
+  const Rule& rule = ShippedRules().front();
+  const std::map<std::string, std::string> forms =
+      pipeline::RuleForms(ShippedRules(), {{rule.name, 2}, {rule.name + "/1", 1}, {"no such rule", 1}});
+  REQUIRE(forms.size() == 2);
+  const std::string form = forms.at(rule.name);
+  CHECK_THAT(form, Catch::Contains(" -> "));
+  CHECK(forms.at(rule.name + "/1") == form);
+
+  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  r->search.rules_applied = {{rule.name, 2}};
+  r->rule_forms = {{rule.name, form}};
+  const std::string summary = SummaryText(options, *r, "m");
+  CHECK_THAT(summary, Catch::Contains(absl::StrCat("\n  rewrites applied     ", rule.name, " x2: ", form, "\n")));
+  CHECK_THAT(summary, Catch::Contains("\n  estimated (analytic) "));
+  CHECK_THAT(summary, Catch::Contains("\n  left alone           nothing: every node is in the operator library\n"));
 }
 
 TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends before any work", "[pipeline]") {

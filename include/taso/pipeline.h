@@ -106,6 +106,13 @@ struct PipelineResult {
     MeasuredCost::Counts counts;
   };
   std::optional<CostSources> cost_sources;  // set on a measured backend
+  // The optimized graph's opaque nodes by why they were left alone, then by ONNX
+  // operator type, with counts.
+  std::map<std::string, std::map<std::string, int>> left_alone;
+  std::map<std::string, std::string> rule_forms;  // of the rules applied: "Conv2D, Relu -> Conv2D"
+  // No node of the input computes with the library's operators (a model all of float16,
+  // say): it is returned as it is, with no search and nothing to check.
+  bool nothing_to_optimize = false;
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,

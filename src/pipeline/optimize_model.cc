@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "pipeline/change_summary.h"
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
 #include "taso/backends/layouts.h"
@@ -99,11 +100,29 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
   return absl::OkStatus();
 }
 
+// A model none of whose nodes the library computes (one all of float16, say) is returned
+// as it is.
+PipelineResult Unchanged(const OnnxModel& model) {
+  PipelineResult result;
+  result.nodes_before = model.graph.num_nodes();
+  result.model = model;
+  result.left_alone = pipeline::LeftAlone(model.graph);
+  result.nothing_to_optimize = true;
+  return result;
+}
+
+// What the summary says beyond the figures: what was left alone, how the rules read.
+void DescribeChanges(const std::vector<Rule>& rules, PipelineResult& result) {
+  result.left_alone = pipeline::LeftAlone(result.model.graph);
+  result.rule_forms = pipeline::RuleForms(rules, result.search.rules_applied);
+}
+
 }  // namespace
 
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options) {
   RETURN_IF_ERROR(CheckPreconditions(model.graph, options));
+  if (!pipeline::HasLibraryComputation(model.graph)) return Unchanged(model);
   ASSIGN_OR_RETURN(CostModels costs, pipeline::MakeCostModels(options));
   const std::vector<RuleMatcher> matchers = PrepareRules(rules);
   PipelineResult result;
@@ -123,6 +142,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
 
   result.cost_sources = costs.Sources();
   result.model = OnnxModel{std::move(optimized), model.shell, model.opset};
+  DescribeChanges(rules, result);
   return result;
 }
 

@@ -80,6 +80,60 @@ std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) 
   return out;
 }
 
+// One row of the table: a label, then lines of text aligned after it.
+void Row(std::string& out, absl::string_view label, const std::vector<std::string>& lines) {
+  for (size_t i = 0; i < lines.size(); ++i) absl::StrAppendFormat(&out, "  %-20s %s\n", i == 0 ? label : "", lines[i]);
+}
+
+std::string Speed(double before_s, double after_s) {
+  return absl::StrFormat("%.4f ms -> %.4f ms (%.2fx)", before_s * 1e3, after_s * 1e3,
+                         after_s > 0 ? before_s / after_s : 1.0);
+}
+
+std::vector<std::string> RewriteLines(const PipelineResult& r) {
+  std::vector<std::string> lines;
+  for (const auto& [rule, n] : r.search.rules_applied) {
+    auto form = r.rule_forms.find(rule);
+    lines.push_back(absl::StrCat(rule, " x", n, form == r.rule_forms.end() ? "" : ": " + form->second));
+  }
+  if (lines.empty()) lines.push_back(r.substitutions_dropped ? "none kept: the gain found is within noise" : "none");
+  return lines;
+}
+
+std::vector<std::string> LeftAloneLines(const PipelineResult& r) {
+  std::vector<std::string> lines;
+  for (const auto& [why, types] : r.left_alone) lines.push_back(absl::StrCat(why, ": ", CountsByName(types)));
+  if (lines.empty()) lines.push_back("nothing: every node is in the operator library");
+  return lines;
+}
+
+std::string SelfCheckCell(const PipelineOptions& options, const PipelineResult& r) {
+  if (r.nothing_to_optimize) return "nothing to check: the model is written unchanged";
+  if (!options.self_check || !r.self_check) return "skipped: NOTHING WAS CHECKED";
+  const SelfCheckCoverage& c = *r.self_check;
+  int fed = 0;
+  for (const auto& [type, n] : c.fed_opaque) fed += n;
+  return absl::StrFormat("passed: %d tensors compared (%d around %d opaque nodes), max |difference| %g",
+                         c.outputs + c.opaque_inputs, c.opaque_inputs, fed, c.max_difference);
+}
+
+// The closing table: what changed, how fast, what was left alone and why, what was checked.
+std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r, absl::string_view model_name) {
+  std::string out = absl::StrCat("what changed in ", model_name, ":\n");
+  Row(out, "nodes", {absl::StrCat(r.nodes_before, " -> ", r.model.graph.num_nodes())});
+  if (r.nothing_to_optimize) {
+    Row(out, "optimized", {"nothing could be: no node computes with the library's operators"});
+  } else {
+    Row(out, absl::StrCat("estimated (", BackendName(options.backend), ")"), {Speed(r.cost_before, r.cost_after)});
+    if (const auto& m = r.measured)
+      Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
+    Row(out, "rewrites applied", RewriteLines(r));
+  }
+  Row(out, "left alone", LeftAloneLines(r));
+  Row(out, "self-check", {SelfCheckCell(options, r)});
+  return out;
+}
+
 std::string JsonMeasured(const PipelineResult& r) {
   if (!r.measured) return "null";
   const PipelineResult::Measurement& m = *r.measured;
@@ -108,7 +162,13 @@ std::string JsonRulesApplied(const SearchResult& search) {
 }  // namespace
 
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name) {
-  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(options, result);
+  if (result.nothing_to_optimize)
+    return absl::StrFormat(
+        "%s: %d nodes -> %d nodes; nothing could be optimized (no node computes with the "
+        "library's operators); written unchanged\n%s",
+        model_name, result.nodes_before, result.model.graph.num_nodes(), ChangeTable(options, result, model_name));
+  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(options, result) +
+         ChangeTable(options, result, model_name);
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {

@@ -1,0 +1,26 @@
+// What the summary says was left alone and how the applied rules read.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "taso/graph.h"
+#include "taso/rules.h"
+
+namespace taso::pipeline {
+
+// The graph's opaque nodes, by why the library does not model them ("not in the
+// operator library", "computes on int64", "reads a tensor of unknown shape", "attributes or
+// inputs the library does not represent") and then by ONNX operator type, with counts.
+std::map<std::string, std::map<std::string, int>> LeftAlone(const Graph& graph);
+
+// Whether any node computes with the library's operators (constants aside): where none
+// does, nothing could be optimized.
+bool HasLibraryComputation(const Graph& graph);
+
+// Each applied rule's form ("Conv2D, Relu -> Conv2D"), by the name the search reports
+// (a rule's, or an instance's "<rule>/<index>").
+std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules, const std::map<std::string, int>& applied);
+
+}  // namespace taso::pipeline
