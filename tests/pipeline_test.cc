@@ -214,6 +214,29 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
   }
 }
 
+TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and checks it", "[pipeline]") {
+  // x (float16) -> Cast -> Conv -> Relu -> Cast -> y (float16).
+  onnx::ModelProto m = testing::SmallConvReluModel();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT16);
+  m.mutable_graph()->mutable_node(0)->set_input(0, "x32");
+  m.mutable_graph()->mutable_node(1)->set_output(0, "y32");
+  testing::SetIntAttr(testing::AddNode(m, "Cast", {"x"}, {"x32"}, "to_float"), "to", onnx::TensorProto::FLOAT);
+  testing::SetIntAttr(testing::AddNode(m, "Cast", {"y32"}, {"y"}, "to_half"), "to", onnx::TensorProto::FLOAT16);
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT16);
+  const OnnxModel model = Import(m);
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->nothing_to_optimize);
+  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Cast", "Cast", "Conv2D"});
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->random_inputs == 0);  // the float16 input reaches only the Cast
+  CHECK(r->self_check->opaque_inputs == 1);  // y32, what the convolution computes
+  CHECK(r->self_check->fed_opaque == std::map<std::string, int>{{"Cast", 1}});
+  CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("not in the operator library: Cast x2"));
+}
+
 TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
   const Rule& rule = ShippedRules().front();
   const std::map<std::string, std::string> forms =
