@@ -185,6 +185,16 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
                  Catch::Contains("\n  left alone           not in the operator library: FancyOp x1\n") &&
                  Catch::Contains("\n  self-check           passed: 2 tensors compared (1 around 1 opaque nodes)"));
 
+  // The executors that measure cannot run the opaque node: refused before the search.
+  PipelineOptions measured = options;
+  measured.measure_runs = 2;
+  absl::StatusOr<PipelineResult> refused = OptimizeModel(model, ShippedRules(), measured);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::StartsWith("--measure runs both graphs on the backend's executor, which cannot run node 'fancy' "
+                               "(FancyOp is outside the operator library)"));
+
   // Without the check, the output says plainly that nothing was checked.
   options.self_check = false;
   r = OptimizeModel(model, ShippedRules(), options);

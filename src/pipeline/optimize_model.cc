@@ -26,6 +26,7 @@ void Announce(const PipelineOptions& options, absl::string_view stage, absl::str
 absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
   if (options.self_check) RETURN_IF_ERROR(pipeline::CheckSelfCheckCanRun(graph));
+  if (options.measure_runs > 0) RETURN_IF_ERROR(pipeline::CheckMeasurable(graph));
   return absl::OkStatus();
 }
 

@@ -22,6 +22,10 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph);
 // hold the same opaque nodes or a compared tensor differs beyond tolerance.
 absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
 
+// Fails when a node is outside the operator library: the executors that measure cannot
+// run it.
+absl::Status CheckMeasurable(const Graph& graph);
+
 // Times both graphs on `executor` (runs in turn over kMeasurePairs executor pairs);
 // fails when the outputs there differ beyond tolerance.
 absl::StatusOr<PipelineResult::Measurement> MeasureBoth(Backend executor, const Graph& before, const Graph& after,
