@@ -247,6 +247,38 @@ TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and check
   CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("not in the operator library: Cast x2"));
 }
 
+TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds them wrong", "[pipeline]") {
+  // A wrong rule, relu(A) -> A: cheaper, so the search applies it.
+  Rule wrong;
+  wrong.name = "drops_relu";
+  wrong.inputs = {{"A", {2, 8}, false}};
+  RuleOp relu;
+  relu.op = testing::Op("Relu");
+  relu.inputs = {0};
+  wrong.source = {{relu}, {1}};
+  wrong.target = {{}, {0}};
+  onnx::ModelProto m = testing::NewModel(13);  // x -> Relu -> Sigmoid -> y
+  testing::AddInput(m, "x", {2, 8});
+  testing::AddNode(m, "Relu", {"x"}, {"r"}, "relu");
+  testing::AddNode(m, "Sigmoid", {"r"}, {"y"}, "sigmoid");
+  testing::AddOutput(m, "y");
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(Import(m), {wrong}, options);
+  REQUIRE(r.ok());
+  CHECK(r->rejected_rules == std::map<std::string, int>{{"drops_relu", 1}});
+  CHECK_THAT(r->rejection, Catch::StartsWith("output 'y' differs by "));
+  CHECK(r->search.rules_applied.empty());
+  // The graph without the rewrite was checked and kept.
+  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Relu", "Sigmoid"});
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->mismatch.empty());
+  const std::string summary = SummaryText(options, *r, "m");
+  CHECK_THAT(summary, Catch::Contains("\nself-check: REJECTED the search's rewrites (drops_relu x1): output 'y' "
+                                      "differs by "));
+  CHECK_THAT(summary, Catch::Contains("\n  rewrites rejected    drops_relu x1 by the self-check: output 'y' "));
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"rules_rejected_by_self_check\": {\"drops_relu\": 1}"));
+}
+
 TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
   const Rule& rule = ShippedRules().front();
   const std::map<std::string, std::string> forms =

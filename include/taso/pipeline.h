@@ -75,6 +75,7 @@ struct SelfCheckCoverage {
   // Opaque nodes whose float outputs were fed random values, by ONNX operator type.
   std::map<std::string, int> fed_opaque;
   double max_difference = 0;  // of the compared tensors
+  std::string mismatch;       // where the graphs disagree; empty when they agree
 };
 
 struct PipelineResult {
@@ -92,7 +93,11 @@ struct PipelineResult {
     int blocked_nodes = 0, conversions = 0;
   };
   std::optional<Layouts> layouts;               // set when layouts are searched
-  std::optional<SelfCheckCoverage> self_check;  // when checked
+  std::optional<SelfCheckCoverage> self_check;  // when checked; of the graph returned
+  // Rules the search applied whose graph the self-check found different from the input's
+  // (the graph without them was checked and returned instead), and what differed.
+  std::map<std::string, int> rejected_rules;
+  std::string rejection;
   struct Measurement {
     Backend executor = Backend::kCpu;  // the backend's executor: cpu, or cuda
     int runs = 0;
@@ -118,7 +123,8 @@ struct PipelineResult {
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
 // proved for example, is the caller's decision). Fails before any work when the
 // options are inconsistent, the self-check cannot cover the graph or the backend cannot
-// be used; after it, when a stage fails or the self-check finds the graphs differ.
+// be used; after it, when a stage fails or the self-check finds the graphs differ even
+// without the search's rewrites (which it drops when they make the difference).
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
 

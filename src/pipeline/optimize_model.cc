@@ -1,4 +1,5 @@
 // OptimizeModel: the stages in order, each a function of its own.
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +92,43 @@ absl::Status RunSelfCheck(const Graph& imported, const Graph& optimized, const P
   return absl::OkStatus();
 }
 
+// The graph to write, and what the backend's executor runs (it at its layouts).
+struct Output {
+  Graph graph, run_graph;
+};
+
+// Finishes the searched graph (weights folded, fusions back), prices it, lays it out and
+// checks it against the imported one.
+absl::StatusOr<Output> FinishAndCheck(const Graph& imported, const Graph& searched, CostModels& costs,
+                                      const PipelineOptions& options, PipelineResult& result) {
+  ASSIGN_OR_RETURN(Graph optimized, FinishGraph(searched));
+  EstimateCosts(imported, optimized, *costs.backend, result);
+  ASSIGN_OR_RETURN(Graph run_graph, ApplyLayouts(optimized, costs, options, result));
+  RETURN_IF_ERROR(RunSelfCheck(imported, optimized, options, result));
+  return Output{std::move(optimized), std::move(run_graph)};
+}
+
+std::string Mismatch(const PipelineResult& result) {
+  return result.self_check ? result.self_check->mismatch : std::string();
+}
+
+// The searched graph, finished and checked. Where the self-check finds it different, the
+// search's rewrites are dropped and the graph without them is finished and checked
+// instead; where that differs too (the fusions or folding at fault), nothing is returned.
+absl::StatusOr<Output> CheckedOutput(const Graph& imported, const Graph& separated, CostModels& costs,
+                                     const PipelineOptions& options, PipelineResult& result) {
+  ASSIGN_OR_RETURN(Output out,
+                   FinishAndCheck(imported, KeepInputUnlessGain(separated, result), costs, options, result));
+  if (Mismatch(result).empty()) return out;
+  if (!result.search.rules_applied.empty()) {
+    result.rejected_rules = std::exchange(result.search.rules_applied, {});
+    result.rejection = Mismatch(result);
+    ASSIGN_OR_RETURN(out, FinishAndCheck(imported, separated, costs, options, result));
+    if (Mismatch(result).empty()) return out;
+  }
+  return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+}
+
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.
 absl::Status Measure(const Graph& imported, const Graph& run_graph, const PipelineOptions& options,
                      PipelineResult& result) {
@@ -134,15 +172,11 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   result.search = SearchSubstitutions(separated, matchers, costs, options);
-  const Graph& kept = KeepInputUnlessGain(separated, result);
-  ASSIGN_OR_RETURN(Graph optimized, FinishGraph(kept));
-  EstimateCosts(model.graph, optimized, *costs.backend, result);
-  ASSIGN_OR_RETURN(const Graph run_graph, ApplyLayouts(optimized, costs, options, result));
-  RETURN_IF_ERROR(RunSelfCheck(model.graph, optimized, options, result));
-  RETURN_IF_ERROR(Measure(model.graph, run_graph, options, result));
+  ASSIGN_OR_RETURN(Output out, CheckedOutput(model.graph, separated, costs, options, result));
+  RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
 
   result.cost_sources = costs.Sources();
-  result.model = OnnxModel{std::move(optimized), model.shell, model.opset};
+  result.model = OnnxModel{std::move(out.graph), model.shell, model.opset};
   DescribeChanges(rules, result);
   return result;
 }

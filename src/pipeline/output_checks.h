@@ -18,8 +18,9 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph);
 
 // Runs both graphs with the reference kernels, cut at opaque nodes (pipeline/cut_run.h):
 // the same random run-time inputs and opaque outputs (from `seed`) go into both, and
-// the graph outputs and opaque nodes' inputs are compared. Fails when the graphs do not
-// hold the same opaque nodes or a compared tensor differs beyond tolerance.
+// the graph outputs and opaque nodes' inputs are compared. Where the graphs disagree
+// (other opaque nodes, a compared value beyond tolerance) the coverage's `mismatch` says
+// where; fails only when a graph cannot be run.
 absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
 
 // Fails when a node is outside the operator library: the executors that measure cannot

@@ -70,7 +70,13 @@ std::string SelfCheckLine(const PipelineOptions& options, const PipelineResult& 
 
 // The self-check and the measurement, when they ran.
 std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) {
-  std::string out = SelfCheckLine(options, r);
+  std::string out;
+  if (!r.rejected_rules.empty())
+    absl::StrAppendFormat(&out,
+                          "self-check: REJECTED the search's rewrites (%s): %s; the graph without them was checked "
+                          "instead\n",
+                          CountsByName(r.rejected_rules), r.rejection);
+  out += SelfCheckLine(options, r);
   if (const auto& m = r.measured)
     absl::StrAppendFormat(&out,
                           "measured (%s executor, medians of %d runs in turn over %d executor pairs): %.3f ms -> "
@@ -129,6 +135,8 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
       Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
     Row(out, "rewrites applied", RewriteLines(r));
   }
+  if (!r.rejected_rules.empty())
+    Row(out, "rewrites rejected", {absl::StrCat(CountsByName(r.rejected_rules), " by the self-check: ", r.rejection)});
   Row(out, "left alone", LeftAloneLines(r));
   Row(out, "self-check", {SelfCheckCell(options, r)});
   return out;
@@ -153,10 +161,10 @@ std::string JsonSelfCheck(const PipelineResult& r) {
                       absl::StrJoin(fed, ", "), "}}");
 }
 
-std::string JsonRulesApplied(const SearchResult& search) {
-  std::vector<std::string> applied;
-  for (const auto& [rule, n] : search.rules_applied) applied.push_back(absl::StrCat("\"", rule, "\": ", n));
-  return absl::StrCat("{", absl::StrJoin(applied, ", "), "}");
+std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
+  std::vector<std::string> counts;
+  for (const auto& [rule, n] : rules) counts.push_back(absl::StrCat("\"", rule, "\": ", n));
+  return absl::StrCat("{", absl::StrJoin(counts, ", "), "}");
 }
 
 }  // namespace
@@ -183,7 +191,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
       StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
-      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRulesApplied(search), "\n}\n");
+      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
+      ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules), "\n}\n");
 }
 
 }  // namespace taso
