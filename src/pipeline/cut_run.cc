@@ -35,26 +35,9 @@ class CutRunner {
       : graph_(graph), values_(graph.num_values()), ready_(graph.num_values(), false) {}
 
   absl::Status Feed(const TensorMap& inputs, const TensorMap& opaque_outputs) {
-    for (ValueId id : graph_.inputs()) {
-      if (graph_.value(id).dtype != DataType::kFloat32) continue;  // read by opaque nodes only
-      ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(graph_, id, inputs));
-      if (given) Set(id, *given);
-    }
-    for (ValueId id : graph_.weights()) {
-      const TensorData& d = *graph_.value(id).data;
-      if (!ready_[id] && d.dtype() == DataType::kFloat32)
-        Set(id, Tensor<float>(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end())));
-    }
-    for (ValueId id = 0; id < graph_.num_values(); ++id) {
-      const Value& v = graph_.value(id);
-      auto it = opaque_outputs.find(v.name);
-      if (it == opaque_outputs.end() || v.producer == kNoNode || !graph_.node(v.producer).op->is_opaque()) continue;
-      if (it->second.shape != v.shape)
-        return absl::InternalError(absl::StrCat("the value fed for '", v.name, "' has shape ",
-                                                ShapeToString(it->second.shape), ", not ", ShapeToString(v.shape)));
-      Set(id, it->second);
-    }
-    return absl::OkStatus();
+    RETURN_IF_ERROR(FeedInputs(inputs));
+    FeedWeights();
+    return FeedOpaqueOutputs(opaque_outputs);
   }
 
   absl::StatusOr<CutRun> Run() && {
@@ -77,6 +60,38 @@ class CutRunner {
   }
 
  private:
+  // The float32 run-time inputs; the others are read by opaque nodes only.
+  absl::Status FeedInputs(const TensorMap& inputs) {
+    for (ValueId id : graph_.inputs()) {
+      if (graph_.value(id).dtype != DataType::kFloat32) continue;
+      ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(graph_, id, inputs));
+      if (given) Set(id, *given);
+    }
+    return absl::OkStatus();
+  }
+
+  // The float32 weights not given as inputs; kernels read the others as constants.
+  void FeedWeights() {
+    for (ValueId id : graph_.weights()) {
+      const TensorData& d = *graph_.value(id).data;
+      if (!ready_[id] && d.dtype() == DataType::kFloat32)
+        Set(id, Tensor<float>(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end())));
+    }
+  }
+
+  absl::Status FeedOpaqueOutputs(const TensorMap& opaque_outputs) {
+    for (ValueId id = 0; id < graph_.num_values(); ++id) {
+      const Value& v = graph_.value(id);
+      auto it = opaque_outputs.find(v.name);
+      if (it == opaque_outputs.end() || v.producer == kNoNode || !graph_.node(v.producer).op->is_opaque()) continue;
+      if (it->second.shape != v.shape)
+        return absl::InternalError(absl::StrCat("the value fed for '", v.name, "' has shape ",
+                                                ShapeToString(it->second.shape), ", not ", ShapeToString(v.shape)));
+      Set(id, it->second);
+    }
+    return absl::OkStatus();
+  }
+
   void Set(ValueId id, Tensor<float> t) {
     values_[id] = std::move(t);
     ready_[id] = true;
