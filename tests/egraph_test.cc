@@ -66,7 +66,7 @@ TEST_CASE("The e-graph engine merges a low-rank adapter that backtracking keeps"
   const Graph g = AdapterLayer();
   egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
   INFO(found.stats.kept_input_because);
-  REQUIRE(found.stats.extractor == "greedy");
+  REQUIRE(found.stats.extractor == "greedy+local");
   auto folded = FoldWeights(found.search.best);
   REQUIRE(folded.ok());
   CHECK(CountOps(*folded, "MatMul") == 1);

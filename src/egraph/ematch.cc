@@ -113,12 +113,14 @@ class EMatchSearch {
     return true;
   }
 
-  bool ParamsHold(size_t i, ENodeId n, const std::vector<ClassId>& children) const {
-    std::vector<Shape> shapes;
-    for (ClassId c : children) shapes.push_back(eg_.eclass(c).type.shape);
-    if (!variants_[i].AcceptsShapes(shapes)) return false;
-    static const Shape kUnbound;  // a size naming it fails to resolve
-    auto want = ResolvedParams(rule_, src_.ops[i], [&](int t) -> const Shape& {
+  bool ParamsHold(size_t i, ENodeId n, const std::vector<ClassId>& children) {
+    shapes_.clear();
+    for (ClassId c : children) shapes_.push_back(eg_.eclass(c).type.shape);
+    if (!variants_[i].AcceptsShapes(shapes_)) return false;
+    const RuleOp& op = src_.ops[i];
+    if (op.sizes.empty()) return *eg_.node(n).rule_params == op.params;  // nothing to resolve
+    static const Shape kUnbound;                                         // a size naming it fails to resolve
+    auto want = ResolvedParams(rule_, op, [&](int t) -> const Shape& {
       return m_.tensors[t] == kNoClass ? kUnbound : eg_.eclass(m_.tensors[t]).type.shape;
     });
     return want.ok() && *eg_.node(n).rule_params == *want;
@@ -133,6 +135,7 @@ class EMatchSearch {
   std::vector<int> first_output_;  // per source operator: the rule tensor of its first output
   EMatch m_;
   std::vector<EMatch> found_;
+  std::vector<Shape> shapes_;  // ParamsHold's scratch
   int64_t steps_ = 0;
   bool stopped_ = false;
 };

@@ -10,6 +10,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What the local search after the greedy extraction may take at most.
+constexpr double kImproveSeconds = 2;
+
 StopReason AsStopReason(SaturationStop stop) {
   switch (stop) {
     case SaturationStop::kSaturated:
@@ -46,14 +49,16 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
   const std::vector<double> prices = PriceENodes(built.egraph, node_cost);
-  auto ex = ExtractGreedy(built.egraph, prices, Roots(graph, built));
+  const std::vector<ClassId> roots = Roots(graph, built);
+  auto ex = ExtractGreedy(built.egraph, prices, roots);
+  if (ex.ok()) ImproveExtraction(built.egraph, prices, roots, *ex, kImproveSeconds);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
   } else if (const double cost = graph_cost.TotalCost(*extracted); cost >= result.search.initial_cost) {
     stats.kept_input_because = "the extracted graph costs no less than the input";
   } else {
-    stats.extractor = "greedy";
+    stats.extractor = "greedy+local";
     result.search.best = std::move(*extracted);
     result.search.best_cost = cost;
     result.search.rules_applied = RulesApplied(graph, built, *ex, rules);

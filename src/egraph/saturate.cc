@@ -4,6 +4,8 @@
 #include <chrono>
 #include <optional>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "taso/egraph/ematch.h"
 
 namespace taso::egraph {
@@ -61,6 +63,8 @@ int ApplyTarget(EGraph& eg, const Rule& rule, const EMatch& m, int rule_index) {
     merges += eg.Merge(tensors[rule.target.outputs[k]], m.tensors[rule.source.outputs[k]]);
   return merges;
 }
+
+uint64_t MatchKey(int rule, const EMatch& m) { return absl::HashOf(rule, m.nodes, m.tensors); }
 
 int Growth(const Rule& rule) {
   return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
@@ -146,7 +150,7 @@ class Saturation {
       const Rule& rule = rules_[r].rule();
       if (rule.source.outputs.size() > 1 && !multi_allowed) continue;
       for (const EMatch& m : Matches(r)) {
-        if (!TargetFits(eg_, rule, m)) continue;
+        if (!applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m)) continue;
         ++stats_.matches;
         stats_.merges += ApplyTarget(eg_, rule, m, r);
         if (auto hit = LimitHit()) return hit;
@@ -164,6 +168,9 @@ class Saturation {
   std::vector<int> order_;  // the rules applied, in the order they are
   std::vector<Schedule> schedule_;
   bool banned_now_ = false;  // some rule was skipped this iteration for its ban
+  // The matches applied (or refused) before: applying one again adds nothing, since its
+  // equalities hold already. Keyed by rule, e-nodes and the input classes then.
+  absl::flat_hash_set<uint64_t> applied_;
   SaturationStats stats_;
 };
 

@@ -30,6 +30,19 @@ struct Extraction {
 absl::StatusOr<Extraction> ExtractGreedy(const EGraph& egraph, const std::vector<double>& prices,
                                          const std::vector<ClassId>& roots);
 
+// Local search on an extraction by its DAG cost (each chosen e-node's price once, an
+// operator of several outputs once): for every class used, every other e-node of it is
+// tried, a multi-output e-node taking the used classes of its other outputs along (so
+// that two products become one merged product and its Split in one move); a move is
+// kept when it lowers the DAG cost and leaves the choice acyclic. Passes repeat until
+// none improves or `time_limit` seconds pass. Recomputes extraction.order.
+void ImproveExtraction(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,
+                       Extraction& extraction, double time_limit);
+
+// The classes the roots use through `choice`, each after its chosen e-node's children.
+std::vector<ClassId> TopologicalClasses(const EGraph& egraph, const std::vector<ClassId>& roots,
+                                        const std::vector<ENodeId>& choice);
+
 // The graph the extraction chooses, from the graph the e-graph was built from: its
 // inputs, outputs (under their names) and weights (those still read); each computed
 // value named after a graph value of its class where one exists.
