@@ -39,11 +39,20 @@ absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
   return SeparateConvolutionBias(fused);
 }
 
-SearchResult SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers, CostModels& costs,
-                                 const PipelineOptions& options) {
+// With the engine the options name; the e-graph prices e-nodes by the backend's cost and
+// graphs as the backtracking search does (at their layouts when they are searched).
+void SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers, CostModels& costs,
+                         const PipelineOptions& options, PipelineResult& result) {
   SearchOptions search = options.search_options;
   if (options.search == SearchKind::kLayouts) search.budget = 0;  // the input graph, priced at its layouts
-  return Optimize(graph, matchers, costs.search(), search);
+  if (options.engine == SearchEngine::kBacktracking || options.search == SearchKind::kLayouts) {
+    result.search = Optimize(graph, matchers, costs.search(), search);
+    return;
+  }
+  egraph::EGraphSearchResult found =
+      egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(), options.egraph);
+  result.search = std::move(found.search);
+  result.egraph = found.stats;
 }
 
 // A gain within the measurements' noise is no reason to rewrite the user's graph: then
@@ -171,7 +180,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   Announce(options, "fusions", absl::StrCat(model.graph.num_nodes(), " nodes"));
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
-  result.search = SearchSubstitutions(separated, matchers, costs, options);
+  SearchSubstitutions(separated, matchers, costs, options, result);
   ASSIGN_OR_RETURN(Output out, CheckedOutput(model.graph, separated, costs, options, result));
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
 
