@@ -1,0 +1,150 @@
+#include "taso/backends/ort_cost.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "backends/cpu_kernel.h"
+#include "backends/timing.h"
+#include "matmul.h"  // ops/
+#include "taso/onnx_io.h"
+
+namespace taso {
+
+namespace {
+
+// Bump when what a measurement includes changes, so that old ones are not reused.
+constexpr absl::string_view kMeasurementVersion = "v1";
+
+std::string ProcessorName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (absl::StartsWith(line, "model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  return "unknown cpu";
+}
+
+// A session of the worker, released when the last run that uses it goes.
+class Session {
+ public:
+  Session(std::shared_ptr<OrtWorker> worker, int64_t id) : worker_(std::move(worker)), id_(id) {}
+  ~Session() { worker_->Release(id_).IgnoreError(); }
+  absl::StatusOr<double> Run() { return worker_->Run(id_); }
+
+ private:
+  std::shared_ptr<OrtWorker> worker_;
+  int64_t id_;
+};
+
+// Whether ONNX Runtime sees input `i` as an initializer, as in a real model: a constant,
+// or what the operator normally reads as a weight (a convolution's kernel).
+bool IsInitializer(const OpDef& op, absl::Span<const InputInfo> inputs, size_t i) {
+  if (inputs[i].constant) return true;
+  const cpu::Kernel* kernel = cpu::FindKernel(op.name());
+  return kernel && inputs[i].dtype == DataType::kFloat32 && kernel->ReadsWeight(i, inputs);
+}
+
+absl::StatusOr<ValueId> AddOperand(Graph& graph, const OpDef& op, absl::Span<const InputInfo> inputs, size_t i) {
+  const InputInfo& in = inputs[i];
+  const std::string name = absl::StrCat("in", i);
+  if (in.constant) return graph.AddWeight(name, std::make_shared<const TensorData>(*in.constant));
+  if (IsInitializer(op, inputs, i)) {
+    const int64_t n = std::max<int64_t>(1, NumElements(in.shape));
+    return graph.AddWeight(name, TensorData::Float(in.shape, std::vector<float>(n, 0.25f)));
+  }
+  return graph.AddInput(name, in.dtype, in.shape);
+}
+
+// The operator alone as a graph: its inputs fed or initializers, its outputs the graph's.
+absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs) {
+  Graph graph;
+  std::vector<ValueId> operands;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) {
+      operands.push_back(kNoValue);
+      continue;
+    }
+    absl::StatusOr<ValueId> v = AddOperand(graph, op, inputs, i);
+    if (!v.ok()) return v.status();
+    operands.push_back(*v);
+  }
+  absl::StatusOr<std::vector<ValueId>> outs = graph.AddNode(&op, params, std::move(operands), "op");
+  if (!outs.ok()) return outs.status();
+  for (ValueId v : *outs)
+    if (absl::Status s = graph.AddOutput(v); !s.ok()) return s;
+  return graph;
+}
+
+}  // namespace
+
+std::string OrtDevice(const std::string& version, int threads) {
+  return absl::StrCat("ort-", version, "-cpu-t", threads, "-", kMeasurementVersion, "-", ProcessorName());
+}
+
+OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> worker, int threads)
+    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), threads)),
+      worker_(std::move(worker)),
+      threads_(threads) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_XXXXXX").string();
+  if (mkdtemp(pattern.data()) != nullptr) model_dir_ = pattern;
+}
+
+OrtCost::~OrtCost() {
+  std::error_code ignored;
+  if (!model_dir_.empty()) std::filesystem::remove_all(model_dir_, ignored);
+}
+
+double OrtCost::NodeCost(const Graph& graph, NodeId n) {
+  const Node& node = graph.node(n);
+  bool measured = false;
+  const double seconds = Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node), &measured);
+  return measured ? std::max(0.0, seconds - RunOverhead()) : seconds;
+}
+
+double OrtCost::TotalCost(const Graph& graph) { return CostModel::TotalCost(graph) + RunOverhead(); }
+
+std::optional<int64_t> OrtCost::LoadOperator(const OpDef& op, const Params& params,
+                                             absl::Span<const InputInfo> inputs) {
+  if (op.is_opaque() || model_dir_.empty()) return std::nullopt;
+  absl::StatusOr<Graph> graph = OneOperatorGraph(op, params, inputs);
+  if (!graph.ok()) return std::nullopt;
+  const std::string path = absl::StrCat(model_dir_, "/op", models_written_++, ".onnx");
+  if (!ExportOnnxFile(NewOnnxModel(*std::move(graph)), path).ok()) return std::nullopt;
+  absl::StatusOr<int64_t> session = worker_->Load(path, threads_);
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);  // the session holds the model
+  if (!session.ok()) return std::nullopt;
+  return *session;
+}
+
+std::optional<MeasuredCost::KernelRun> OrtCost::PrepareRun(const OpDef& op, const Params& params,
+                                                           absl::Span<const InputInfo> inputs,
+                                                           absl::Span<const OutputType>) {
+  const std::optional<int64_t> id = LoadOperator(op, params, inputs);
+  if (!id) return std::nullopt;
+  auto session = std::make_shared<Session>(worker_, *id);
+  return KernelRun([session] { return session->Run(); });
+}
+
+double OrtCost::RunOverhead() {
+  if (run_overhead_) return *run_overhead_;
+  run_overhead_ = 0.0;  // also where the smallest model cannot run
+  InputInfo one;
+  one.shape = {1, 1};
+  const std::optional<KernelRun> run = PrepareRun(ops::MatMulOp(), Params(), std::vector<InputInfo>{one, one}, {});
+  if (!run) return *run_overhead_;
+  absl::StatusOr<double> median = timing::MedianSeconds(*run, 50);
+  if (median.ok()) run_overhead_ = *median;
+  return *run_overhead_;
+}
+
+}  // namespace taso
