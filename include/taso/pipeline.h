@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "taso/backends/measured_cost.h"
+#include "taso/backends/runtime_timer.h"
 #include "taso/onnx_io.h"
 #include "taso/rules.h"
 #include "taso/search.h"
@@ -19,8 +20,12 @@
 namespace taso {
 
 // What prices the graphs: kernels measured on the cpu (oneDNN) or the GPU (cuDNN and
-// cuBLAS), or the roofline estimate.
-enum class Backend { kCpu, kCuda, kAnalytic };
+// cuBLAS), operators measured in ONNX Runtime, or the roofline estimate.
+enum class Backend { kCpu, kCuda, kAnalytic, kOrt };
+// The runtime the written model is optimized for: ONNX Runtime (CPU execution provider),
+// or our own cpu or cuda executor. Its cost model prices the graphs unless another
+// backend is named.
+enum class Target { kOrt, kCpu, kCuda };
 // What the search chooses: substitutions, data layouts (cpu only), or both jointly.
 enum class SearchKind { kSubstitutions, kLayouts, kBoth };
 
@@ -28,6 +33,14 @@ enum class SearchKind { kSubstitutions, kLayouts, kBoth };
 // substitutions, layouts, both.
 absl::string_view BackendName(Backend backend);
 std::optional<Backend> ParseBackend(absl::string_view name);
+// ort, cpu, cuda.
+absl::string_view TargetName(Target target);
+std::optional<Target> ParseTarget(absl::string_view name);
+// The backend whose costs price the graphs for `target`.
+Backend TargetBackend(Target target);
+// OK where the target's runtime can run here; else a message naming what is missing
+// (for ort: Node.js, the worker script, onnxruntime-node) and the target to use instead.
+absl::Status CheckTargetAvailable(Target target);
 absl::string_view SearchKindName(SearchKind search);
 std::optional<SearchKind> ParseSearchKind(absl::string_view name);
 // Both on the cpu backend; substitutions on the others, which have no layout choices.
@@ -40,6 +53,7 @@ inline constexpr double kMinSearchGain = 0.005;
 inline constexpr int kMeasurePairs = 4;
 
 struct PipelineOptions {
+  Target target = Target::kCpu;
   Backend backend = Backend::kCpu;
   SearchKind search = SearchKind::kBoth;  // layouts only on Backend::kCpu
   // The measured-cost cache file: empty, DefaultCostCachePath(); "none", no cache.
@@ -52,6 +66,12 @@ struct PipelineOptions {
   bool self_check = true;
   uint64_t seed = 1;     // of the self-check's random inputs
   int measure_runs = 0;  // > 0: time both graphs on the backend's executor
+  int ort_threads = 1;   // ONNX Runtime's intra-op threads, for its costs and timing
+  // Before the model is returned, time it against the input end to end in the target's
+  // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a
+  // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
+  bool verify_speed = false;
+  RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
 };
 
 // The options' own consistency (the command line checks its flags before): alpha at
@@ -88,6 +108,15 @@ struct PipelineResult {
     MeasuredCost::Counts counts;
   };
   std::optional<CostSources> cost_sources;  // set on a measured backend
+  struct SpeedCheck {
+    std::string runtime;      // RuntimeTimer::name()
+    PairTiming timing;        // the input (a) against the model returned (b)
+    int rewrites = 0;         // applied by the search
+    int rewrites_kept = 0;    // of those, in the model returned
+    int comparisons = 0;      // pairs of models timed
+    bool kept_input = false;  // no rewrite made it faster: the input, cleaned up losslessly
+  };
+  std::optional<SpeedCheck> speed_check;  // set when the speed was verified
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,

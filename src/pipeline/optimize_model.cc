@@ -1,9 +1,14 @@
 // OptimizeModel: the stages in order, each a function of its own.
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <utility>
 
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
+#include "pipeline/speed_check.h"
 #include "taso/backends/layouts.h"
+#include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
 #include "taso/pipeline.h"
@@ -45,6 +50,7 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
   if (!keep_input) return search.best;
   result.substitutions_dropped = !search.rules_applied.empty();
   search.rules_applied.clear();
+  search.path.clear();
   return input;
 }
 
@@ -53,6 +59,43 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
 absl::StatusOr<Graph> FinishGraph(const Graph& searched) {
   ASSIGN_OR_RETURN(const Graph folded, FoldWeights(searched));
   return FuseIntoConvolutions(folded);
+}
+
+// The timer of the speed check: the options', else ONNX Runtime's on the ort target;
+// null where the speed is not verified. `owned` keeps one made here.
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs,
+                         std::unique_ptr<RuntimeTimer>& owned) {
+  if (!options.verify_speed) return nullptr;
+  if (options.timer != nullptr) return options.timer;
+  if (options.target != Target::kOrt || costs.ort_worker == nullptr) return nullptr;
+  owned = std::make_unique<OrtTimer>(costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads});
+  return owned.get();
+}
+
+// Times the optimized model against the input in the target's runtime and returns the
+// graph to write: the search's rewrites that make it measurably faster (speed_check.h).
+absl::StatusOr<Graph> VerifySpeed(const OnnxModel& model, const Graph& separated,
+                                  const std::vector<RuleMatcher>& matchers, Graph optimized, RuntimeTimer* timer,
+                                  PipelineResult& result) {
+  if (timer == nullptr) return optimized;
+  SearchResult& search = result.search;
+  auto build_graph = [&](const std::vector<bool>& keep, std::map<std::string, int>* applied) -> absl::StatusOr<Graph> {
+    ASSIGN_OR_RETURN(const Graph replayed, ReplayRewrites(separated, matchers, search.path, keep, applied));
+    return FinishGraph(replayed);
+  };
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    const bool all = std::find(keep.begin(), keep.end(), false) == keep.end();
+    if (all) return OnnxModel{optimized, model.shell, model.opset};
+    ASSIGN_OR_RETURN(Graph graph, build_graph(keep, nullptr));
+    return OnnxModel{std::move(graph), model.shell, model.opset};
+  };
+  std::vector<std::string> groups;
+  for (const AppliedRewrite& step : search.path) groups.push_back(matchers[step.matcher].rule().name);
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice, pipeline::ChooseFasterRewrites(*timer, model, groups, build));
+  result.speed_check = choice.check;
+  if (choice.check.rewrites_kept == choice.check.rewrites) return optimized;
+  search.rules_applied.clear();
+  return build_graph(choice.keep, &search.rules_applied);
 }
 
 void EstimateCosts(const Graph& imported, const Graph& optimized, CostModel& backend, PipelineResult& result) {
@@ -104,7 +147,10 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   result.search = SearchSubstitutions(separated, matchers, costs, options);
   const Graph& kept = KeepInputUnlessGain(separated, result);
-  ASSIGN_OR_RETURN(Graph optimized, FinishGraph(kept));
+  ASSIGN_OR_RETURN(Graph finished, FinishGraph(kept));
+  std::unique_ptr<RuntimeTimer> owned_timer;
+  ASSIGN_OR_RETURN(Graph optimized, VerifySpeed(model, separated, matchers, std::move(finished),
+                                                SpeedTimer(options, costs, owned_timer), result));
   EstimateCosts(model.graph, optimized, *costs.backend, result);
   ASSIGN_OR_RETURN(const Graph run_graph, ApplyLayouts(optimized, costs, options, result));
   RETURN_IF_ERROR(RunSelfCheck(model.graph, optimized, options, result));

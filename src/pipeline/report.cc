@@ -1,5 +1,6 @@
 // What a pipeline run reports: the summary taso-opt prints and the JSON of --report
 // (bench/ scripts read both, line by line).
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,35 @@ std::string CheckLines(const PipelineResult& r) {
   return out;
 }
 
+// The speed check: the input and the model returned, timed end to end in the target's runtime.
+std::string SpeedCheckLines(const PipelineResult& r) {
+  if (!r.speed_check) return "";
+  const PipelineResult::SpeedCheck& c = *r.speed_check;
+  const PairTiming& t = c.timing;
+  std::string out =
+      absl::StrFormat("verified in %s: %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)\n",
+                      c.runtime, t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
+                      t.Resolved() ? "" : "; the difference could not be resolved");
+  if (c.kept_input)
+    absl::StrAppendFormat(&out,
+                          "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
+  else if (c.rewrites_kept < c.rewrites)
+    absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
+  return out;
+}
+
+std::string JsonSpeedCheck(const PipelineResult& r) {
+  if (!r.speed_check) return "null";
+  const PipelineResult::SpeedCheck& c = *r.speed_check;
+  const PairTiming& t = c.timing;
+  return absl::StrCat("{\"runtime\": \"", c.runtime, "\", \"before_ms\": ", t.a_seconds * 1e3,
+                      ", \"after_ms\": ", t.b_seconds * 1e3, ", \"ratio\": ", t.ratio(),
+                      ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
+                      ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs,
+                      ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
+                      ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false", "}");
+}
+
 std::string JsonMeasured(const PipelineResult& r) {
   if (!r.measured) return "null";
   const PipelineResult::Measurement& m = *r.measured;
@@ -81,22 +111,24 @@ std::string JsonRulesApplied(const SearchResult& search) {
 }  // namespace
 
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name) {
-  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(result);
+  return absl::StrCat("target: ", TargetName(options.target), "\n", GraphLines(options, result, model_name),
+                      SearchLines(options, result), CheckLines(result), SpeedCheckLines(result));
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
   const SearchResult& search = r.search;
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
-      "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
-      "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
-      ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
-      ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
+      "{\n  \"target\": \"", TargetName(options.target), "\",\n  \"backend\": \"", BackendName(options.backend),
+      "\",\n  \"search\": \"", SearchKindName(options.search), "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes,
+      ",\n  \"layout_conversions\": ", layouts.conversions, ",\n  \"cost_before_ms\": ", r.cost_before * 1e3,
+      ",\n  \"cost_after_ms\": ", r.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
       StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
-      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRulesApplied(search), "\n}\n");
+      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
+      ",\n  \"rules_applied\": ", JsonRulesApplied(search), "\n}\n");
 }
 
 }  // namespace taso
