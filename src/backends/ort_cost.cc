@@ -14,6 +14,7 @@
 #include "backends/timing.h"
 #include "matmul.h"  // ops/
 #include "taso/onnx_io.h"
+#include "taso/status_macros.h"
 
 namespace taso {
 
@@ -84,6 +85,21 @@ absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, ab
   return graph;
 }
 
+// The smallest model: `length` 1x1 matrix products in a chain.
+absl::StatusOr<Graph> TinyChain(int length) {
+  Graph graph;
+  InputInfo one;
+  one.shape = {1, 1};
+  ASSIGN_OR_RETURN(ValueId v, graph.AddInput("x", DataType::kFloat32, one.shape));
+  ASSIGN_OR_RETURN(const ValueId w, graph.AddWeight("w", TensorData::Float(one.shape, {1.0f})));
+  for (int i = 0; i < length; ++i) {
+    ASSIGN_OR_RETURN(const std::vector<ValueId> out, graph.AddNode(&ops::MatMulOp(), Params(), {v, w}));
+    v = out[0];
+  }
+  RETURN_IF_ERROR(graph.AddOutput(v));
+  return graph;
+}
+
 }  // namespace
 
 std::string OrtDevice(const std::string& version, int threads) {
@@ -112,38 +128,35 @@ double OrtCost::NodeCost(const Graph& graph, NodeId n) {
 
 double OrtCost::TotalCost(const Graph& graph) { return CostModel::TotalCost(graph) + RunOverhead(); }
 
-std::optional<int64_t> OrtCost::LoadOperator(const OpDef& op, const Params& params,
-                                             absl::Span<const InputInfo> inputs) {
-  if (op.is_opaque() || model_dir_.empty()) return std::nullopt;
-  absl::StatusOr<Graph> graph = OneOperatorGraph(op, params, inputs);
-  if (!graph.ok()) return std::nullopt;
-  const std::string path = absl::StrCat(model_dir_, "/op", models_written_++, ".onnx");
-  if (!ExportOnnxFile(NewOnnxModel(*std::move(graph)), path).ok()) return std::nullopt;
-  absl::StatusOr<int64_t> session = worker_->Load(path, threads_);
-  std::error_code ignored;
-  std::filesystem::remove(path, ignored);  // the session holds the model
-  if (!session.ok()) return std::nullopt;
-  return *session;
-}
-
 std::optional<MeasuredCost::KernelRun> OrtCost::PrepareRun(const OpDef& op, const Params& params,
                                                            absl::Span<const InputInfo> inputs,
                                                            absl::Span<const OutputType>) {
-  const std::optional<int64_t> id = LoadOperator(op, params, inputs);
-  if (!id) return std::nullopt;
+  if (op.is_opaque()) return std::nullopt;
+  return PrepareGraphRun(OneOperatorGraph(op, params, inputs));
+}
+
+std::optional<MeasuredCost::KernelRun> OrtCost::PrepareGraphRun(absl::StatusOr<Graph> graph) {
+  if (!graph.ok() || model_dir_.empty()) return std::nullopt;
+  const std::string path = absl::StrCat(model_dir_, "/op", models_written_++, ".onnx");
+  if (!ExportOnnxFile(NewOnnxModel(*std::move(graph)), path).ok()) return std::nullopt;
+  absl::StatusOr<int64_t> id = worker_->Load(path, threads_);
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);  // the session holds the model
+  if (!id.ok()) return std::nullopt;
   auto session = std::make_shared<Session>(worker_, *id);
   return KernelRun([session] { return session->Run(); });
 }
 
+// A run of a model with one operator costs the operator plus a fixed part (the call into
+// ONNX Runtime); one with two costs two operators plus the same part: twice the first
+// less the second is the fixed part.
 double OrtCost::RunOverhead() {
   if (run_overhead_) return *run_overhead_;
-  run_overhead_ = 0.0;  // also where the smallest model cannot run
-  InputInfo one;
-  one.shape = {1, 1};
-  const std::optional<KernelRun> run = PrepareRun(ops::MatMulOp(), Params(), std::vector<InputInfo>{one, one}, {});
-  if (!run) return *run_overhead_;
-  absl::StatusOr<double> median = timing::MedianSeconds(*run, 50);
-  if (median.ok()) run_overhead_ = *median;
+  run_overhead_ = 0.0;  // also where the smallest models cannot run
+  const std::optional<KernelRun> one = PrepareGraphRun(TinyChain(1)), two = PrepareGraphRun(TinyChain(2));
+  if (!one || !two) return *run_overhead_;
+  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn({*one, *two});
+  if (medians.ok()) run_overhead_ = std::max(0.0, 2 * (*medians)[0] - (*medians)[1]);
   return *run_overhead_;
 }
 

@@ -111,7 +111,7 @@ std::string JsonRulesApplied(const SearchResult& search) {
 }  // namespace
 
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name) {
-  return absl::StrCat("target: ", TargetName(options.target), "\n", GraphLines(options, result, model_name),
+  return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
                       SearchLines(options, result), CheckLines(result), SpeedCheckLines(result));
 }
 
@@ -119,7 +119,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const SearchResult& search = r.search;
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
-      "{\n  \"target\": \"", TargetName(options.target), "\",\n  \"backend\": \"", BackendName(options.backend),
+      "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"target\": \"", TargetName(options.target),
       "\",\n  \"search\": \"", SearchKindName(options.search), "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes,
       ",\n  \"layout_conversions\": ", layouts.conversions, ",\n  \"cost_before_ms\": ", r.cost_before * 1e3,
       ",\n  \"cost_after_ms\": ", r.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,

@@ -2,10 +2,10 @@
 // provider, graph optimization level all, the thread count given), measured through the
 // ONNX Runtime worker (ort_worker.h) on a one-operator model exported by our ONNX
 // exporter, its weights as initializers so that ONNX Runtime prepacks them and fuses an
-// activation as it does in the whole model. A run's time less the fixed cost of one run
-// of the smallest model (the worker's call into ONNX Runtime, paid once per model run,
-// not once per operator) is the operator's cost; a graph costs the sum of its operators'
-// plus that fixed cost once. Kept in the cost cache under the ort device key.
+// activation as it does in the whole model. A run's time less the fixed part of a run
+// (the worker's call into ONNX Runtime, paid once per model run, not once per operator;
+// found from chains of one and two of the smallest operator) is the operator's cost; a graph costs the sum of its
+// operators' plus that fixed cost once. Kept in the cost cache under the ort device key.
 #pragma once
 
 #include <memory>
@@ -41,9 +41,9 @@ class OrtCost : public MeasuredCost {
   }
 
  private:
-  // A session of the one-operator model, or nullopt where it cannot be built or loaded.
-  std::optional<int64_t> LoadOperator(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs);
-  // The fixed seconds of one run (timed once, on the smallest model).
+  // Runs of a session of `graph`; nullopt where it cannot be built, written or loaded.
+  std::optional<KernelRun> PrepareGraphRun(absl::StatusOr<Graph> graph);
+  // The fixed seconds of one run (timed once, on the smallest models).
   double RunOverhead();
 
   std::shared_ptr<OrtWorker> worker_;
