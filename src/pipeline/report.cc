@@ -119,8 +119,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const SearchResult& search = r.search;
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
-      "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"target\": \"", TargetName(options.target),
-      "\",\n  \"search\": \"", SearchKindName(options.search), "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes,
+      "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
+      "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes,
       ",\n  \"layout_conversions\": ", layouts.conversions, ",\n  \"cost_before_ms\": ", r.cost_before * 1e3,
       ",\n  \"cost_after_ms\": ", r.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
