@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "add.h"  // ops/
 #include "backends/cpu_kernel.h"
 #include "backends/timing.h"
 #include "matmul.h"  // ops/
@@ -85,6 +86,26 @@ absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, ab
   return graph;
 }
 
+// Whether ONNX Runtime runs the node in its blocked layout (NCHWc) when next to a
+// convolution: where oneDNN can run it blocked (the same operators, and the same
+// condition on the channels).
+bool RunsBlocked(const Graph& graph, const Node& node) {
+  if (node.op->is_opaque()) return false;
+  const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
+  return kernel && cpu::CanRunBlocked(*kernel, node.params, graph.InputInfos(node), graph.OutputTypes(node));
+}
+
+// Whether the operator reads weights (a blocked one: a convolution, where a chain
+// starts), by the inputs' roles rather than by where they come from, so that a node of
+// a rule's target, whose inputs are all plain, is priced as it will be in the graph.
+bool ReadsWeights(const Graph& graph, const Node& node) {
+  const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
+  const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  for (size_t i = 0; kernel && i < inputs.size(); ++i)
+    if (inputs[i].present && kernel->ReadsWeight(i, inputs)) return true;
+  return false;
+}
+
 // The smallest model: `length` 1x1 matrix products in a chain.
 absl::StatusOr<Graph> TinyChain(int length) {
   Graph graph;
@@ -123,6 +144,26 @@ double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   bool measured = false;
   const double seconds = Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node), &measured);
+  if (!measured) return seconds;
+  double cost = std::max(0.0, seconds - RunOverhead());
+  const bool blocked = RunsBlocked(graph, node);
+  if (blocked && ReadsWeights(graph, node) && !node.outputs.empty())
+    cost = std::max(cost / 2,
+                    cost - Reorder(graph.value(node.inputs[0]).shape) - Reorder(graph.value(node.outputs[0]).shape));
+  for (ValueId v : node.inputs) {
+    if (v == kNoValue || graph.value(v).producer == kNoNode) continue;
+    if (RunsBlocked(graph, graph.node(graph.value(v).producer)) != blocked) cost += Reorder(graph.value(v).shape);
+  }
+  return cost;
+}
+
+double OrtCost::Reorder(const Shape& shape) {
+  InputInfo tensor, one;
+  tensor.shape = shape;
+  one.shape = {1};
+  bool measured = false;
+  const double seconds = Cost(ops::AddOp(), Params(), std::vector<InputInfo>{tensor, one},
+                              std::vector<OutputType>{{DataType::kFloat32, shape}}, &measured);
   return measured ? std::max(0.0, seconds - RunOverhead()) : seconds;
 }
 

@@ -29,7 +29,12 @@ class OrtCost : public MeasuredCost {
   ~OrtCost() override;
   std::string name() const override { return "ort"; }
   // The operator's measured time less the fixed cost of a run (the analytic estimate
-  // where it cannot run in ONNX Runtime).
+  // where it cannot run in ONNX Runtime), in its region: ONNX Runtime runs convolutions
+  // and the operators next to them that can in its blocked layout (NCHWc), and reorders
+  // a tensor where such a chain meets another operator (a Split after merged
+  // convolutions). A convolution's one-operator model pays both reorders, which a
+  // convolution inside a chain does not: they are taken off its time; an edge between a
+  // blocked node and another pays one, charged to the reader.
   double NodeCost(const Graph& graph, NodeId n) override;
   double TotalCost(const Graph& graph) override;
 
@@ -43,6 +48,9 @@ class OrtCost : public MeasuredCost {
  private:
   // Runs of a session of `graph`; nullopt where it cannot be built, written or loaded.
   std::optional<KernelRun> PrepareGraphRun(absl::StatusOr<Graph> graph);
+  // What reordering a tensor of this shape costs: a pass over it, measured as an
+  // addition of one value.
+  double Reorder(const Shape& shape);
   // The fixed seconds of one run (timed once, on the smallest models).
   double RunOverhead();
 
