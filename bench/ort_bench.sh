@@ -8,7 +8,9 @@
 # standard error of the mean log-ratio over pairs). Against it, taso-opt's estimated
 # ratio (its ort cost model: operators measured in ONNX Runtime) and its search time.
 # With ORT_RAW=1, a second row per model times the search's output without the speed
-# check (--no-verify-speed): the cost model's fidelity where the graphs differ. Usage:
+# check (--no-verify-speed); with ORT_CPU=1, a row times taso-opt --target cpu's output
+# (merged convolutions and the like), estimated by the ort cost model in two taso-opt
+# runs (--budget 0) sharing the cache: the cost model's fidelity where graphs differ. Usage:
 #   bench/ort_bench.sh [MODEL ...]   (default: the six benchmark models and tv_resnet50,
 #                                     tv_resnext50, tv_inception_v3)
 # OPT_BUDGET (default 10), OPT_TIME_LIMIT (default 40 s), ORT_THREADS (default 1),
@@ -71,6 +73,31 @@ bench_row() {
            m, l, s, o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1), k }'
 }
 
+# MODEL: the ort cost model's estimate for taso-opt --target cpu's output against ONNX
+# Runtime's measurement (the two estimates come from two runs: the reference's timing
+# drift between them weighs on the estimated ratio).
+cpu_row() {
+  local m="$1" cpu="$out/$m.cpu.onnx"
+  if ! build/taso-opt "$out/$m.onnx" -o "$cpu" --target cpu --budget "$budget" --time-limit "$limit" \
+      --skip-self-check > "$out/$m.cpu.log" 2>&1; then
+    printf "%-16s %-8s taso-opt --target cpu failed: %s\n" "$m" cpu "$(tail -1 "$out/$m.cpu.log")"
+    return
+  fi
+  local est=()
+  for f in "$out/$m.onnx" "$cpu"; do
+    build/taso-opt "$f" -o "$out/$m.est.onnx" --target ort --ort-threads "$threads" --budget 0 --no-verify-speed \
+      --skip-self-check --report "$out/$m.est.json" "${cache[@]}" > /dev/null 2>&1 || { echo "$m: estimate failed"; return; }
+    est+=("$(json_number "$out/$m.est.json" cost_before_ms)")
+  done
+  local timing orig new spread
+  timing=$(ort_pairs "$out/$m.onnx" "$cpu") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
+  read -r orig new spread <<< "$timing"
+  awk -v m="$m" -v o="$orig" -v n="$new" -v sp="$spread" -v b="${est[0]}" -v a="${est[1]}" -v p="$pairs" \
+      -v r="$rounds" 'BEGIN { est = b / a; meas = o / n
+    printf "%-16s %-8s %8s %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% -\n",
+           m, "cpu", "-", o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1) }'
+}
+
 printf "%-16s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output search_s ort_orig_ms ort_out_ms \
   measured spread pairs runs estimated est_err kept
 for m in "${models[@]}"; do
@@ -82,6 +109,7 @@ for m in "${models[@]}"; do
   esac
   bench_row "$m" verified
   [ "${ORT_RAW:-0}" = 1 ] && bench_row "$m" raw --no-verify-speed
+  [ "${ORT_CPU:-0}" = 1 ] && cpu_row "$m"
 done
 echo "measured: ONNX Runtime's time of the original over that of the output, timed apart from taso-opt;"
 echo "spread: the measured ratio's ~95% half-width; estimated: taso-opt's ort cost model's ratio;"

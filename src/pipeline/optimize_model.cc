@@ -91,6 +91,8 @@ absl::StatusOr<Graph> VerifySpeed(const OnnxModel& model, const Graph& separated
   };
   std::vector<std::string> groups;
   for (const AppliedRewrite& step : search.path) groups.push_back(matchers[step.matcher].rule().name);
+  // A search that applied rules without recording them can be undone only as a whole.
+  if (search.path.empty() && !search.rules_applied.empty()) groups.push_back("the search's graph");
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice, pipeline::ChooseFasterRewrites(*timer, model, groups, build));
   result.speed_check = choice.check;
   if (choice.check.rewrites_kept == choice.check.rewrites) return optimized;
