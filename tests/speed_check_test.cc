@@ -9,6 +9,7 @@
 #include "pipeline/speed_check.h"
 #include "rule_lookup.h"
 #include "taso/pipeline.h"
+#include "taso/search.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -137,4 +138,27 @@ TEST_CASE("A difference within the spread is not taken as a gain", "[speed_check
   t.a_seconds = 0.9;
   CHECK(t.Resolved());
   CHECK_FALSE(t.SecondFaster());
+}
+
+TEST_CASE("The search's rewrites replay on its input, all of them or none", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  const std::vector<RuleMatcher> matchers = PrepareRules(testing::ShippedRules().rules);
+  AnalyticCost cost;
+  SearchOptions options;
+  options.budget = 10;
+  const SearchResult search = Optimize(model.graph, matchers, cost, options);
+  REQUIRE_FALSE(search.path.empty());
+  int recorded = 0;
+  for (const auto& [rule, n] : search.rules_applied) recorded += n;
+  CHECK(recorded == static_cast<int>(search.path.size()));
+  std::map<std::string, int> applied;
+  absl::StatusOr<Graph> all =
+      ReplayRewrites(model.graph, matchers, search.path, std::vector<bool>(search.path.size(), true), &applied);
+  REQUIRE(all.ok());
+  CHECK(all->StructuralHash() == search.best.StructuralHash());
+  CHECK(applied == search.rules_applied);
+  absl::StatusOr<Graph> none =
+      ReplayRewrites(model.graph, matchers, search.path, std::vector<bool>(search.path.size(), false));
+  REQUIRE(none.ok());
+  CHECK(none->StructuralHash() == model.graph.StructuralHash());
 }
