@@ -31,6 +31,8 @@ class RuleMatcher {
   // parameters are no generator variant's.
   static absl::StatusOr<RuleMatcher> Create(const Rule& rule);
   const Rule& rule() const { return rule_; }
+  // Per source operator: the generator variant it was made from (its shape conditions).
+  const std::vector<GeneratorVariant>& variants() const { return variants_; }
 
   // Every legal match, in a deterministic order. Operators match when their rule form
   // (OpDef::RuleParams) equals the rule's parameters and the inputs meet the variant's

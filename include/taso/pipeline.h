@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "taso/backends/measured_cost.h"
 #include "taso/backends/runtime_timer.h"
+#include "taso/egraph/engine.h"
 #include "taso/onnx_io.h"
 #include "taso/rules.h"
 #include "taso/search.h"
@@ -46,6 +47,12 @@ std::optional<SearchKind> ParseSearchKind(absl::string_view name);
 // Both on the cpu backend; substitutions on the others, which have no layout choices.
 SearchKind DefaultSearchKind(Backend backend);
 
+// How substitutions are searched: TASO's backtracking (Algorithm 2), or equality
+// saturation and extraction (taso::egraph). Spelled backtracking, egraph.
+enum class SearchEngine { kBacktracking, kEGraph };
+absl::string_view SearchEngineName(SearchEngine engine);
+std::optional<SearchEngine> ParseSearchEngine(absl::string_view name);
+
 // The least estimated gain of the search for which its graph replaces the input's (about
 // the spread of repeated kernel measurements).
 inline constexpr double kMinSearchGain = 0.005;
@@ -61,6 +68,10 @@ struct PipelineOptions {
   // Alpha, budget, time limit, queue bound and progress callback of the search; the
   // budget is taken as 0 when only layouts are searched.
   SearchOptions search_options;
+  SearchEngine engine = SearchEngine::kBacktracking;
+  // The e-graph engine's limits (its search_options are unused but for the layouts-only
+  // search, which both engines run as backtracking with no expansion).
+  egraph::SaturationLimits egraph;
   // Run both graphs with the reference kernels and fail if their outputs differ; a model
   // with operators outside the library is refused unless this is off.
   bool self_check = true;
@@ -76,7 +87,7 @@ struct PipelineOptions {
 
 // The options' own consistency (the command line checks its flags before): alpha at
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
-// only on the cpu backend.
+// only on the cpu backend, the e-graph's limits positive.
 absl::Status ValidateOptions(const PipelineOptions& options);
 
 struct PipelineResult {
@@ -85,6 +96,8 @@ struct PipelineResult {
   int rule_instances = 0;  // rule matchers: both directions of every instance
   // The search's figures and best graph; its rules_applied emptied when the input was kept.
   SearchResult search;
+  // The e-graph engine's figures, when it ran.
+  std::optional<egraph::EGraphStats> egraph;
   // Rules applied by the search were dropped: their gain was below kMinSearchGain.
   bool substitutions_dropped = false;
   // Estimated by the backend's cost model: the imported graph as it is (all plain), and

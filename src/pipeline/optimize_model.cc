@@ -35,11 +35,20 @@ absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
   return SeparateConvolutionBias(fused);
 }
 
-SearchResult SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers, CostModels& costs,
-                                 const PipelineOptions& options) {
+// With the engine the options name; the e-graph prices e-nodes by the backend's cost and
+// graphs as the backtracking search does (at their layouts when they are searched).
+void SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers, CostModels& costs,
+                         const PipelineOptions& options, PipelineResult& result) {
   SearchOptions search = options.search_options;
   if (options.search == SearchKind::kLayouts) search.budget = 0;  // the input graph, priced at its layouts
-  return Optimize(graph, matchers, costs.search(), search);
+  if (options.engine == SearchEngine::kBacktracking || options.search == SearchKind::kLayouts) {
+    result.search = Optimize(graph, matchers, costs.search(), search);
+    return;
+  }
+  egraph::EGraphSearchResult found =
+      egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(), options.egraph);
+  result.search = std::move(found.search);
+  result.egraph = found.stats;
 }
 
 // A gain within the measurements' noise is no reason to rewrite the user's graph: then
@@ -150,7 +159,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   result.rule_instances = static_cast<int>(matchers.size());
 
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
-  result.search = SearchSubstitutions(separated, matchers, costs, options);
+  SearchSubstitutions(separated, matchers, costs, options, result);
   const Graph& kept = KeepInputUnlessGain(separated, result);
   ASSIGN_OR_RETURN(Graph finished, FinishGraph(kept));
   std::unique_ptr<RuntimeTimer> owned_timer;

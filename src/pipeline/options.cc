@@ -13,6 +13,8 @@ constexpr std::pair<Target, absl::string_view> kTargetNames[] = {
     {Target::kOrt, "ort"}, {Target::kCpu, "cpu"}, {Target::kCuda, "cuda"}};
 constexpr std::pair<SearchKind, absl::string_view> kSearchKindNames[] = {
     {SearchKind::kSubstitutions, "substitutions"}, {SearchKind::kLayouts, "layouts"}, {SearchKind::kBoth, "both"}};
+constexpr std::pair<SearchEngine, absl::string_view> kSearchEngineNames[] = {
+    {SearchEngine::kBacktracking, "backtracking"}, {SearchEngine::kEGraph, "egraph"}};
 
 template <typename E, size_t N>
 absl::string_view NameOf(const std::pair<E, absl::string_view> (&names)[N], E e) {
@@ -50,6 +52,9 @@ Backend TargetBackend(Target target) {
 absl::string_view SearchKindName(SearchKind search) { return NameOf(kSearchKindNames, search); }
 std::optional<SearchKind> ParseSearchKind(absl::string_view name) { return ValueOf(kSearchKindNames, name); }
 
+absl::string_view SearchEngineName(SearchEngine engine) { return NameOf(kSearchEngineNames, engine); }
+std::optional<SearchEngine> ParseSearchEngine(absl::string_view name) { return ValueOf(kSearchEngineNames, name); }
+
 SearchKind DefaultSearchKind(Backend backend) {
   return backend == Backend::kCpu ? SearchKind::kBoth : SearchKind::kSubstitutions;
 }
@@ -63,6 +68,9 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
     return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
   if (options.ort_threads < 0) return absl::InvalidArgumentError("ONNX Runtime's thread count must not be negative");
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
+  const egraph::SaturationLimits& limits = options.egraph;
+  if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
+    return absl::InvalidArgumentError("the e-graph's iteration, e-node, memory and time limits must be positive");
   return absl::OkStatus();
 }
 

@@ -25,6 +25,25 @@ std::string GraphLines(const PipelineOptions& options, const PipelineResult& r, 
       search.initial_cost * 1e3, search.best_cost * 1e3);
 }
 
+std::string EGraphLine(const egraph::EGraphStats& e) {
+  std::string out = absl::StrFormat(
+      "e-graph: %d iterations, %d e-nodes, %d e-classes, ~%.1f MiB, stopped: %s (%.2f s); extraction: %s (%.2f s)\n",
+      e.saturation.iterations, e.enodes, e.eclasses, e.approx_bytes / 1048576.0,
+      egraph::SaturationStopName(e.saturation.stop), e.saturation.seconds, e.extractor, e.extraction_seconds);
+  if (!e.kept_input_because.empty()) absl::StrAppend(&out, "  input kept: ", e.kept_input_because, "\n");
+  return out;
+}
+
+std::string JsonEGraph(const PipelineResult& r) {
+  if (!r.egraph) return "null";
+  const egraph::EGraphStats& e = *r.egraph;
+  return absl::StrCat("{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes,
+                      ", \"eclasses\": ", e.eclasses, ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"",
+                      egraph::SaturationStopName(e.saturation.stop),
+                      "\", \"saturation_seconds\": ", e.saturation.seconds, ", \"extractor\": \"", e.extractor,
+                      "\", \"extraction_seconds\": ", e.extraction_seconds, "}");
+}
+
 // The layouts, the search and where the costs came from.
 std::string SearchLines(const PipelineOptions& options, const PipelineResult& r) {
   const SearchResult& search = r.search;
@@ -35,6 +54,7 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
   absl::StrAppendFormat(&out, "search (%s): %.2f s, %d graphs expanded, %d seen%s\n", SearchKindName(options.search),
                         search.seconds, search.expansions, search.graphs_seen,
                         StoppedByLimit(search) ? " (stopped by --budget or --time-limit)" : "");
+  if (r.egraph) out += EGraphLine(*r.egraph);
   if (r.cost_sources)
     absl::StrAppendFormat(&out, "costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
                           r.cost_sources->device, r.cost_sources->counts.measured, r.cost_sources->counts.cached,
@@ -120,9 +140,10 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
-      "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes,
-      ",\n  \"layout_conversions\": ", layouts.conversions, ",\n  \"cost_before_ms\": ", r.cost_before * 1e3,
-      ",\n  \"cost_after_ms\": ", r.cost_after * 1e3, ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
+      "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"", SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
+      ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
+      ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
+      ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",

@@ -1,8 +1,9 @@
 // taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE] [--backend B] [--cost-cache FILE]
-// [--alpha A] [--budget N] [--time-limit S] [--report FILE]: optimizes an ONNX model for
-// a target runtime with the rule database by cost-based backtracking search, folds
-// weight-only subgraphs, and writes the result only if it computes what the input
-// computes (self-check) and, on the ort target, runs measurably faster there. The work is
+// [--alpha A] [--budget N] [--time-limit S] [--search-engine backtracking|egraph] [--report FILE]:
+// optimizes an ONNX model for a target runtime with the rule database by cost-based
+// backtracking search (or equality saturation), folds weight-only subgraphs, and writes
+// the result only if it computes what the input computes (self-check) and, on the ort
+// target, runs measurably faster there. The work is
 // taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
 #include <unistd.h>
 
@@ -52,6 +53,13 @@ ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
           "with --backend cuda), in turn, on four pairs of executors made in both orders, and report the "
           "medians' geometric means");
+ABSL_FLAG(std::string, search_engine, "backtracking",
+          "how substitutions are searched: backtracking (TASO's cost-ordered search, --alpha, --budget, "
+          "--time-limit) or egraph (equality saturation then extraction, --egraph-*)");
+ABSL_FLAG(int, egraph_iterations, 15, "e-graph engine: saturation iterations at most");
+ABSL_FLAG(int64_t, egraph_nodes, 20000, "e-graph engine: e-nodes at most");
+ABSL_FLAG(double, egraph_time_limit, 8, "e-graph engine: saturation time limit in seconds (extraction follows)");
+ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
 
 namespace {
 
@@ -70,6 +78,24 @@ absl::StatusOr<taso::Target> TargetFromFlag() {
   const std::optional<taso::Target> target = taso::ParseTarget(name);
   if (!target) return absl::InvalidArgumentError(absl::StrCat("unknown target '", name, "' (ort, cpu, cuda)"));
   return *target;
+}
+
+// The search engine and the e-graph's limits, or the usage error they make.
+absl::Status EngineFromFlags(taso::PipelineOptions& options) {
+  const std::string engine = absl::GetFlag(FLAGS_search_engine);
+  const std::optional<taso::SearchEngine> parsed = taso::ParseSearchEngine(engine);
+  if (!parsed)
+    return absl::InvalidArgumentError(absl::StrCat("unknown --search-engine '", engine, "' (backtracking, egraph)"));
+  options.engine = *parsed;
+  taso::egraph::SaturationLimits& limits = options.egraph;
+  limits.max_iterations = absl::GetFlag(FLAGS_egraph_iterations);
+  limits.max_enodes = absl::GetFlag(FLAGS_egraph_nodes);
+  limits.time_limit = absl::GetFlag(FLAGS_egraph_time_limit);
+  limits.max_bytes = absl::GetFlag(FLAGS_egraph_memory_mb) << 20;
+  if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
+    return absl::InvalidArgumentError(
+        "--egraph-iterations, --egraph-nodes, --egraph-time-limit and --egraph-memory-mb must be positive");
+  return absl::OkStatus();
 }
 
 // The pipeline's options from the flags, or the usage error they make.
@@ -105,6 +131,7 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   options.self_check = !absl::GetFlag(FLAGS_skip_self_check);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure));
+  RETURN_IF_ERROR(EngineFromFlags(options));
   return options;
 }
 

@@ -1,0 +1,41 @@
+// The equality-saturation search engine (Tensat): the graph's e-graph saturated with
+// the rules, then the cheapest acyclic graph extracted from it. Its result has the
+// shape of the backtracking search's (taso::SearchResult), so that the pipeline treats
+// both engines alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "taso/cost.h"
+#include "taso/egraph/saturate.h"
+#include "taso/search.h"
+
+namespace taso::egraph {
+
+struct EGraphStats {
+  SaturationStats saturation;
+  int64_t enodes = 0, eclasses = 0, approx_bytes = 0;  // when saturation stopped
+  std::string extractor;                               // "greedy", or "none" when the input graph was kept
+  double extraction_seconds = 0;
+  // Why the input graph was kept (extraction failed, or its graph costs no less); empty
+  // when the extracted graph is the result.
+  std::string kept_input_because;
+};
+
+struct EGraphSearchResult {
+  // best: the extracted graph (or the input); expansions: iterations; graphs_seen:
+  // e-nodes; rules_applied: the rules that made the chosen e-nodes; stop_reason:
+  // kQueueEmpty when saturated, kTimeLimit when stopped by time, else kBudget.
+  SearchResult search;
+  EGraphStats stats;
+};
+
+// `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
+// the extracted graph (at their layouts, say). The result is never costlier than the
+// input by `graph_cost`.
+EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
+                                      CostModel& graph_cost, const SaturationLimits& limits);
+
+}  // namespace taso::egraph

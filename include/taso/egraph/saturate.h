@@ -1,0 +1,67 @@
+// Equality saturation: every rule matched on the e-graph, each match's target added and
+// its outputs merged with the source's, iteration after iteration until nothing changes
+// or a limit stops it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "taso/egraph/egraph.h"
+#include "taso/match.h"
+
+namespace taso::egraph {
+
+struct SaturationLimits {
+  int max_iterations = 15;
+  int64_t max_enodes = 20000;
+  double time_limit = 8;                 // seconds
+  int64_t max_bytes = int64_t{1} << 30;  // approximate (EGraph::ApproxBytes)
+  // Rules with several outputs (multi-patterns, such as merging two products of one
+  // input) are applied in the first iterations only: each application makes new pairs
+  // to merge, so they alone would fill the e-graph (Tensat does the same).
+  int multi_pattern_iterations = 1;
+  // Rules whose target has more operators than their source by more than this are left
+  // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
+  // again to what they make, and would fill the e-graph with nothing cheaper.
+  int max_rule_growth = 1;
+  // A rule matching more than match_limit * 2^k times in one iteration (k: how often it
+  // was banned before) is banned for ban_iterations * 2^k iterations, its matches not
+  // applied (egg's backoff scheduler), so that no one rule fills the e-graph.
+  int64_t match_limit = 1000;
+  int ban_iterations = 2;
+};
+
+enum class SaturationStop { kSaturated, kIterations, kNodes, kTime, kMemory };
+
+// As reports spell it: saturated, iterations, nodes, time, memory.
+constexpr absl::string_view SaturationStopName(SaturationStop stop) {
+  switch (stop) {
+    case SaturationStop::kSaturated:
+      return "saturated";
+    case SaturationStop::kIterations:
+      return "iterations";
+    case SaturationStop::kNodes:
+      return "nodes";
+    case SaturationStop::kTime:
+      return "time";
+    case SaturationStop::kMemory:
+      return "memory";
+  }
+  return "?";
+}
+
+struct SaturationStats {
+  int iterations = 0;  // begun
+  int64_t matches = 0, merges = 0;
+  SaturationStop stop = SaturationStop::kSaturated;
+  double seconds = 0;
+};
+
+// Rewrites `egraph` with `rules` (their index is what new e-nodes record in made_by).
+// A match adds the target only where every target operator's shape rule holds at the
+// matched classes' shapes and each target output has the type of the source output it
+// is merged with. Deterministic: rules in order, matches in the order found.
+SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits);
+
+}  // namespace taso::egraph

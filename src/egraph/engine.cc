@@ -1,0 +1,97 @@
+#include "taso/egraph/engine.h"
+
+#include <chrono>
+
+#include "taso/egraph/extract.h"
+
+namespace taso::egraph {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the local search after the greedy extraction may take at most.
+constexpr double kImproveSeconds = 2;
+
+StopReason AsStopReason(SaturationStop stop) {
+  switch (stop) {
+    case SaturationStop::kSaturated:
+      return StopReason::kQueueEmpty;
+    case SaturationStop::kTime:
+      return StopReason::kTimeLimit;
+    default:
+      return StopReason::kBudget;
+  }
+}
+
+// The graph's computed outputs: what extraction must not answer with a leaf.
+std::vector<ClassId> Roots(const Graph& graph, const GraphEGraph& built) {
+  std::vector<ClassId> roots;
+  for (ValueId v : graph.outputs())
+    if (graph.value(v).producer != kNoNode) roots.push_back(built.value_class[v]);
+  return roots;
+}
+
+std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& built, const Extraction& ex,
+                                        const std::vector<RuleMatcher>& rules) {
+  std::map<std::string, int> applied;
+  for (ENodeId n : UsedENodes(graph, built, ex)) {
+    const ENode& node = built.egraph.node(n);
+    if (node.made_by >= 0 && node.output == 0) ++applied[rules[node.made_by].rule().name];
+  }
+  return applied;
+}
+
+// Extracts the cheapest graph it can and keeps it when it costs less than the input.
+void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
+             CostModel& graph_cost, EGraphSearchResult& result) {
+  const auto start = Clock::now();
+  EGraphStats& stats = result.stats;
+  stats.extractor = "none";
+  const std::vector<double> prices = PriceENodes(built.egraph, node_cost);
+  const std::vector<ClassId> roots = Roots(graph, built);
+  auto ex = ExtractGreedy(built.egraph, prices, roots);
+  if (ex.ok()) ImproveExtraction(built.egraph, prices, roots, *ex, kImproveSeconds);
+  absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
+  if (!extracted.ok()) {
+    stats.kept_input_because = std::string(extracted.status().message());
+  } else if (const double cost = graph_cost.TotalCost(*extracted); cost >= result.search.initial_cost) {
+    stats.kept_input_because = "the extracted graph costs no less than the input";
+  } else {
+    stats.extractor = "greedy+local";
+    result.search.best = std::move(*extracted);
+    result.search.best_cost = cost;
+    result.search.rules_applied = RulesApplied(graph, built, *ex, rules);
+  }
+  stats.extraction_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
+                                      CostModel& graph_cost, const SaturationLimits& limits) {
+  const auto start = Clock::now();
+  EGraphSearchResult result;
+  SearchResult& search = result.search;
+  search.best = graph;
+  search.initial_cost = search.best_cost = graph_cost.TotalCost(graph);
+  auto built = BuildEGraph(graph);
+  if (!built.ok()) {
+    result.stats.extractor = "none";
+    result.stats.kept_input_because = std::string(built.status().message());
+  } else {
+    EGraphStats& stats = result.stats;
+    stats.saturation = Saturate(built->egraph, rules, limits);
+    stats.enodes = built->egraph.num_enodes();
+    stats.eclasses = built->egraph.num_classes();
+    stats.approx_bytes = built->egraph.ApproxBytes();
+    Extract(graph, *built, rules, node_cost, graph_cost, result);
+    search.expansions = stats.saturation.iterations;
+    search.graphs_seen = stats.enodes;
+    search.stop_reason = AsStopReason(stats.saturation.stop);
+  }
+  search.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace taso::egraph

@@ -1,0 +1,183 @@
+#include "taso/egraph/saturate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
+#include "taso/egraph/ematch.h"
+
+namespace taso::egraph {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Whether the target can be added at the match: each target operator's shape rule holds
+// at the matched classes' types, and each target output has the type of the source
+// output it will be merged with. Checked before anything is added, so that a refused
+// match leaves no e-node behind.
+bool TargetFits(const EGraph& eg, const Rule& rule, const EMatch& m) {
+  std::vector<OutputType> types;  // per target tensor
+  std::vector<const TensorData*> constants;
+  for (size_t i = 0; i < rule.inputs.size(); ++i) {
+    const EClass& cls = eg.eclass(m.tensors[i]);
+    types.push_back(cls.type);
+    constants.push_back(cls.constant.get());
+  }
+  for (const RuleOp& op : rule.target.ops) {
+    auto params = ResolvedParams(rule, op, [&](int t) -> const Shape& { return types[t].shape; });
+    if (!params.ok()) return false;
+    std::vector<InputInfo> infos;
+    for (int t : op.inputs)
+      infos.push_back(InputInfo{true, types[t].dtype, types[t].shape, types[t].shape_known, constants[t]});
+    auto outs = op.op->InferTypes(*params, infos);
+    if (!outs.ok() || static_cast<int>(outs->size()) != op.num_outputs) return false;
+    types.insert(types.end(), outs->begin(), outs->end());
+    constants.insert(constants.end(), outs->size(), nullptr);
+  }
+  for (size_t k = 0; k < rule.target.outputs.size(); ++k) {
+    const OutputType& now = types[rule.target.outputs[k]];
+    const OutputType& was = eg.eclass(m.tensors[rule.source.outputs[k]]).type;
+    if (now.dtype != was.dtype || now.shape != was.shape) return false;
+  }
+  return true;
+}
+
+// Adds the target's e-nodes and merges its outputs with the source's; the number of
+// merges made.
+int ApplyTarget(EGraph& eg, const Rule& rule, const EMatch& m, int rule_index) {
+  std::vector<ClassId> tensors(m.tensors.begin(), m.tensors.begin() + rule.inputs.size());
+  for (const RuleOp& op : rule.target.ops) {
+    auto params = ResolvedParams(rule, op, [&](int t) -> const Shape& { return eg.eclass(tensors[t]).type.shape; });
+    if (!params.ok()) return 0;
+    std::vector<ClassId> children;
+    for (int t : op.inputs) children.push_back(tensors[t]);
+    auto outs = eg.AddOp(op.op, *params, std::move(children), rule_index);
+    if (!outs.ok()) return 0;
+    tensors.insert(tensors.end(), outs->begin(), outs->end());
+  }
+  int merges = 0;
+  for (size_t k = 0; k < rule.target.outputs.size(); ++k)
+    merges += eg.Merge(tensors[rule.target.outputs[k]], m.tensors[rule.source.outputs[k]]);
+  return merges;
+}
+
+uint64_t MatchKey(int rule, const EMatch& m) { return absl::HashOf(rule, m.nodes, m.tensors); }
+
+int Growth(const Rule& rule) {
+  return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
+}
+
+// Per rule: when its ban ends and how often it was banned (egg's backoff scheduler).
+struct Schedule {
+  int banned_until = 0;  // the first iteration it runs again
+  int bans = 0;
+};
+
+class Saturation {
+ public:
+  Saturation(EGraph& eg, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits)
+      : eg_(eg), rules_(rules), limits_(limits), start_(Clock::now()), schedule_(rules.size()) {
+    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.time_limit));
+    // Rules that shrink the graph first, then those that keep its size, then growing
+    // ones: where a limit stops an iteration midway, the likelier gains were tried.
+    for (size_t r = 0; r < rules.size(); ++r)
+      if (Growth(rules[r].rule()) <= limits.max_rule_growth) order_.push_back(static_cast<int>(r));
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int a, int b) { return Growth(rules[a].rule()) < Growth(rules[b].rule()); });
+  }
+
+  SaturationStats Run() {
+    for (;;) {
+      if (auto hit = LimitHit()) {
+        stats_.stop = *hit;
+        break;
+      }
+      if (stats_.iterations >= limits_.max_iterations) {
+        stats_.stop = SaturationStop::kIterations;
+        break;
+      }
+      const int nodes_before = eg_.num_node_ids();
+      const int64_t merges_before = stats_.merges;
+      banned_now_ = false;
+      std::optional<SaturationStop> hit = Iterate();
+      eg_.Rebuild();
+      if (hit) {
+        stats_.stop = *hit;
+        break;
+      }
+      if (eg_.num_node_ids() == nodes_before && stats_.merges == merges_before && !banned_now_) {
+        stats_.stop = SaturationStop::kSaturated;
+        break;
+      }
+    }
+    stats_.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    return stats_;
+  }
+
+ private:
+  std::optional<SaturationStop> LimitHit() const {
+    if (Clock::now() > deadline_) return SaturationStop::kTime;
+    if (eg_.num_enodes() >= limits_.max_enodes) return SaturationStop::kNodes;
+    if (eg_.ApproxBytes() >= limits_.max_bytes) return SaturationStop::kMemory;
+    return std::nullopt;
+  }
+
+  // The rule's matches this iteration; none when it is banned or becomes banned.
+  std::vector<EMatch> Matches(int r) {
+    Schedule& s = schedule_[r];
+    const int iteration = stats_.iterations;
+    if (iteration < s.banned_until) {
+      banned_now_ = true;
+      return {};
+    }
+    const int64_t limit = limits_.match_limit << std::min(s.bans, 20);
+    std::vector<EMatch> found = FindMatches(eg_, rules_[r], deadline_, limit + 1);
+    if (static_cast<int64_t>(found.size()) <= limit) return found;
+    s.banned_until = iteration + (limits_.ban_iterations << std::min(s.bans, 20));
+    ++s.bans;
+    banned_now_ = true;
+    return {};
+  }
+
+  // One iteration: each rule matched and applied in turn; a limit may stop it midway.
+  std::optional<SaturationStop> Iterate() {
+    const bool multi_allowed = stats_.iterations < limits_.multi_pattern_iterations;
+    ++stats_.iterations;
+    for (int r : order_) {
+      const Rule& rule = rules_[r].rule();
+      if (rule.source.outputs.size() > 1 && !multi_allowed) continue;
+      for (const EMatch& m : Matches(r)) {
+        if (!applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m)) continue;
+        ++stats_.matches;
+        stats_.merges += ApplyTarget(eg_, rule, m, r);
+        if (auto hit = LimitHit()) return hit;
+      }
+      if (auto hit = LimitHit()) return hit;
+    }
+    return std::nullopt;
+  }
+
+  EGraph& eg_;
+  const std::vector<RuleMatcher>& rules_;
+  const SaturationLimits& limits_;
+  const Clock::time_point start_;
+  Clock::time_point deadline_;
+  std::vector<int> order_;  // the rules applied, in the order they are
+  std::vector<Schedule> schedule_;
+  bool banned_now_ = false;  // some rule was skipped this iteration for its ban
+  // The matches applied (or refused) before: applying one again adds nothing, since its
+  // equalities hold already. Keyed by rule, e-nodes and the input classes then.
+  absl::flat_hash_set<uint64_t> applied_;
+  SaturationStats stats_;
+};
+
+}  // namespace
+
+SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits) {
+  return Saturation(egraph, rules, limits).Run();
+}
+
+}  // namespace taso::egraph

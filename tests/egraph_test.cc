@@ -1,0 +1,249 @@
+// The e-graph engine: the e-graph's invariants, the limits, determinism, and rewrites the
+// backtracking search cannot reach.
+#include <catch2/catch.hpp>
+
+#include "rule_lookup.h"
+#include "taso/egraph/ematch.h"
+#include "taso/egraph/engine.h"
+#include "taso/egraph/extract.h"
+#include "taso/fold.h"
+#include "taso/pipeline.h"
+#include "taso/search.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using egraph::ClassId;
+using egraph::EGraph;
+using egraph::ENodeId;
+using testing::AddOp;
+using testing::AddWeight;
+using testing::ShippedRules;
+
+const std::vector<RuleMatcher>& AllMatchers() {
+  static const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules().rules);
+  return matchers;
+}
+
+// Prices a Split as a view (free), as the cpu backend measures it; the rest analytically.
+class ViewSplitCost : public AnalyticCost {
+ public:
+  double NodeCost(const Graph& graph, NodeId n) override {
+    return graph.node(n).op == testing::Op("Split") ? 0 : AnalyticCost::NodeCost(graph, n);
+  }
+};
+
+int CountOps(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == testing::Op(op);
+  return n;
+}
+
+void ExpectSameOutputs(const Graph& a, const Graph& b) {
+  const TensorMap inputs = RandomInputs(a, 7);
+  auto ra = RunReference(a, inputs);
+  auto rb = RunReference(b, inputs);
+  REQUIRE(ra.ok());
+  REQUIRE(rb.ok());
+  CHECK(RelativeDifference(*ra, *rb) < 1e-4);
+}
+
+// x [256, 64] -> x.W + (x.A).B: a linear layer with an unmerged low-rank adapter (d = 64,
+// r = 4), over a sequence of 256 tokens.
+Graph AdapterLayer() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 64});
+  const ValueId w = AddWeight(g, "W", {64, 64}, 1), a = AddWeight(g, "A", {64, 4}, 2),
+                b = AddWeight(g, "B", {4, 64}, 3);
+  const ValueId base = AddOp(g, "MatMul", {x, w}, "base");
+  const ValueId low = AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, a}, "xa"), b}, "xab");
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {base, low}, "y")).ok());
+  return g;
+}
+
+egraph::EGraphSearchResult RunEngine(const Graph& g, const std::vector<RuleMatcher>& rules,
+                                     egraph::SaturationLimits limits = {}) {
+  AnalyticCost cost;
+  return egraph::OptimizeWithEGraph(g, rules, cost, cost, limits);
+}
+
+TEST_CASE("The e-graph engine merges a low-rank adapter that backtracking keeps", "[egraph]") {
+  const Graph g = AdapterLayer();
+  egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor == "greedy+local");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, "MatMul") == 1);
+  CHECK(folded->num_nodes() == 1);
+  CHECK(found.search.best_cost < found.search.initial_cost);
+  ExpectSameOutputs(g, *folded);
+
+  AnalyticCost cost;
+  SearchOptions options;  // alpha 1.05
+  const SearchResult backtracking = Optimize(g, AllMatchers(), cost, options);
+  CHECK(CountOps(backtracking.best, "MatMul") == 3);
+}
+
+TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
+  const ValueId w1 = AddWeight(g, "W1", {64, 64}, 1), w2 = AddWeight(g, "W2", {64, 64}, 2);
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w2}, "y2")).ok());
+  ViewSplitCost cost;
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), cost, cost, {});
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor == "greedy+local");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, "MatMul") == 1);
+  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(folded->value(folded->outputs()[0]).name == "y1");
+  CHECK(folded->value(folded->outputs()[1]).name == "y2");
+  ExpectSameOutputs(g, *folded);
+}
+
+TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper order", "[egraph]") {
+  // (x . y) . z with x [256, 4], y [4, 256], z [256, 4], all run-time tensors: this order
+  // makes a [256, 256] product, x . (y . z) a [4, 4] one.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
+  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor == "greedy+local");
+  const Graph& best = found.search.best;
+  REQUIRE(CountOps(best, "MatMul") == 2);
+  // x . (y . z): the inner product reads y and z, a [4, 4] result.
+  bool inner_small = false;
+  for (NodeId n = 0; n < best.num_nodes(); ++n) inner_small |= best.value(best.node(n).outputs[0]).shape == Shape{4, 4};
+  CHECK(inner_small);
+  CHECK(found.search.best_cost < found.search.initial_cost / 4);
+  ExpectSameOutputs(g, best);
+}
+
+TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 4});
+  const ValueId w = AddWeight(g, "w", {4, 4}, 1);
+  const ValueId rx = AddOp(g, "Relu", {x}, "rx");
+  const ValueId ry = AddOp(g, "Relu", {y}, "ry");
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {rx, ry}, "out")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Relu", {w}, "rw")).ok());
+  auto built = egraph::BuildEGraph(g);
+  REQUIRE(built.ok());
+  EGraph& eg = built->egraph;
+  const std::vector<ClassId>& cls = built->value_class;
+  const int64_t nodes = eg.num_enodes();
+  // Adding an e-node again finds it.
+  auto again = eg.AddOp(testing::Op("Relu"), {}, {cls[x]});
+  REQUIRE(again.ok());
+  CHECK((*again)[0] == eg.Find(cls[rx]));
+  CHECK(eg.num_enodes() == nodes);
+  // Weight-only: a weight, and what reads only weights.
+  CHECK(eg.eclass(cls[w]).weight_only);
+  CHECK(eg.eclass(cls[built->value_class[g.FindValue("rw")]]).weight_only);
+  CHECK_FALSE(eg.eclass(cls[rx]).weight_only);
+  // Classes of other types are never merged.
+  auto wide = eg.AddOp(testing::Op("Concat"), Params().Set("axis", int64_t{0}), {cls[x], cls[y]});
+  REQUIRE(wide.ok());
+  CHECK_FALSE(eg.Merge((*wide)[0], cls[x]));
+  // x = y makes Relu(x) = Relu(y) after rebuilding, and Add(rx, ry) reads one class twice.
+  CHECK(eg.Merge(cls[x], cls[y]));
+  CHECK(eg.Find(cls[rx]) != eg.Find(cls[ry]));
+  eg.Rebuild();
+  CHECK(eg.Find(cls[x]) == eg.Find(cls[y]));
+  CHECK(eg.Find(cls[rx]) == eg.Find(cls[ry]));
+  CHECK(eg.num_enodes() == nodes);  // the Concat added, Relu(y) merged into Relu(x)
+  const egraph::ENode& add = eg.node(eg.NodesIn(cls[built->value_class[g.FindValue("out")]])[0]);
+  CHECK(add.children[0] == add.children[1]);
+  CHECK(eg.Parents(cls[rx]).size() == 1);  // the Add, listed once
+  for (ENodeId n = 0; n < eg.num_node_ids(); ++n)
+    if (eg.alive(n))
+      for (ClassId c : eg.node(n).children) CHECK(c == eg.Find(c));
+}
+
+TEST_CASE("E-graph: each limit stops saturation and is reported", "[egraph]") {
+  const Graph g = AdapterLayer();
+  auto stop_with = [&](egraph::SaturationLimits limits) {
+    egraph::EGraphSearchResult found = RunEngine(g, AllMatchers(), limits);
+    CHECK(found.search.best_cost <= found.search.initial_cost);
+    return found.stats;
+  };
+  egraph::SaturationLimits limits;
+  limits.max_iterations = 1;
+  CHECK(stop_with(limits).saturation.stop == egraph::SaturationStop::kIterations);
+  limits = {};
+  limits.max_enodes = 40;
+  const egraph::EGraphStats by_nodes = stop_with(limits);
+  CHECK(by_nodes.saturation.stop == egraph::SaturationStop::kNodes);
+  CHECK(by_nodes.saturation.iterations == 1);
+  limits = {};
+  limits.max_bytes = 4096;
+  CHECK(stop_with(limits).saturation.stop == egraph::SaturationStop::kMemory);
+  limits = {};
+  limits.time_limit = 1e-9;
+  CHECK(stop_with(limits).saturation.stop == egraph::SaturationStop::kTime);
+  CHECK(egraph::SaturationStopName(egraph::SaturationStop::kSaturated) == "saturated");
+}
+
+TEST_CASE("E-graph: a small rule set saturates", "[egraph]") {
+  // Associativity of products alone: (x . y) . z and x . (y . z), then nothing changes.
+  const Rule& assoc = testing::ShippedRuleLike("MatMul(C, MatMul(A, B))", "MatMul(MatMul(C, A), B)", 2);
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
+  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  egraph::EGraphSearchResult found = RunEngine(g, PrepareRules({assoc}));
+  CHECK(found.stats.saturation.stop == egraph::SaturationStop::kSaturated);
+  CHECK(found.search.stop_reason == StopReason::kQueueEmpty);
+  CHECK(found.stats.enodes == 3 + 4);  // three leaves, two products each way
+  CHECK(found.search.best.value(found.search.best.outputs()[0]).name == "out");
+  CHECK(found.search.rules_applied.size() == 1);
+}
+
+TEST_CASE("E-graph: a run is deterministic", "[egraph]") {
+  const Graph g = AdapterLayer();
+  egraph::SaturationLimits limits;  // a time limit would stop it where the machine's load says
+  limits.max_iterations = 2;
+  limits.time_limit = 3600;
+  const egraph::EGraphSearchResult first = RunEngine(g, AllMatchers(), limits);
+  const egraph::EGraphSearchResult second = RunEngine(g, AllMatchers(), limits);
+  CHECK(first.stats.saturation.stop == egraph::SaturationStop::kIterations);
+  CHECK(first.stats.enodes == second.stats.enodes);
+  CHECK(first.stats.eclasses == second.stats.eclasses);
+  CHECK(first.search.best.StructuralHash() == second.search.best.StructuralHash());
+  CHECK(first.search.best.DebugString() == second.search.best.DebugString());
+  CHECK(first.search.rules_applied == second.search.rules_applied);
+}
+
+TEST_CASE("E-graph: the pipeline runs the engine and refuses bad limits", "[egraph]") {
+  OnnxModel model{AdapterLayer(), nullptr, 13};
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = SearchKind::kSubstitutions;
+  options.cost_cache = "none";
+  options.engine = SearchEngine::kEGraph;
+  auto result = OptimizeModel(model, ShippedRules().rules, options);
+  REQUIRE(result.ok());
+  REQUIRE(result->egraph.has_value());
+  CHECK(CountOps(result->model.graph, "MatMul") == 1);
+  CHECK(result->self_check_difference.has_value());
+  CHECK(JsonReport(options, *result).find("\"search_engine\": \"egraph\"") != std::string::npos);
+  CHECK(SummaryText(options, *result, "adapter").find("e-graph: ") != std::string::npos);
+  options.egraph.max_enodes = 0;
+  auto refused = OptimizeModel(model, ShippedRules().rules, options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(std::string(refused.status().message()).find("e-graph") != std::string::npos);
+  CHECK(ParseSearchEngine("egraph") == SearchEngine::kEGraph);
+  CHECK_FALSE(ParseSearchEngine("tensat").has_value());
+}
+
+}  // namespace
+}  // namespace taso
