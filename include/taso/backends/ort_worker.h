@@ -22,7 +22,7 @@ struct OrtWorkerOptions {
   std::string script;
   std::string node = "node";  // found on PATH unless it holds a '/'
   // How long one request may take before the worker is given up (and killed).
-  absl::Duration timeout = absl::Seconds(120);
+  absl::Duration timeout = absl::Seconds(300);
 };
 
 // The script used when the options name none.
