@@ -100,8 +100,9 @@ struct PipelineResult {
   std::optional<egraph::EGraphStats> egraph;
   // Rules applied by the search were dropped: their gain was below kMinSearchGain.
   bool substitutions_dropped = false;
-  // Estimated by the backend's cost model: the imported graph as it is (all plain), and
-  // the optimized one (at its layouts when they are searched).
+  // Estimated by the backend's cost model: the imported graph as it is (all plain; on the
+  // ort backend as ONNX Runtime runs it, folded and fused as by our clean-up), and the
+  // optimized one (at its layouts when they are searched).
   double cost_before = 0, cost_after = 0;
   struct Layouts {
     int blocked_nodes = 0, conversions = 0;
