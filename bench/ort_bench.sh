@@ -1,31 +1,105 @@
 #!/usr/bin/env bash
-# ONNX Runtime against taso-opt: for every benchmark model (taso-models) and for
-# torchvision's ResNet-50, ResNeXt-50 and Inception-v3 exported by PyTorch, the ONNX
-# Runtime time (CPU provider, highest optimization level, median of ORT_RUNS runs taken
-# in turn, geometric mean over 4 session pairs made in both orders) of the original and
-# of taso-opt's output, our cpu executor's time of the optimized graph (and of the
-# original, timed as taso-opt --measure does), and taso-opt's search time. Usage:
+# ONNX Runtime against taso-opt --target ort: for every benchmark model (taso-models) and
+# torchvision's ResNet-50, ResNeXt-50 and Inception-v3 exported by PyTorch, taso-opt's
+# output for the ort target, then, timed apart from taso-opt's own speed check, the ONNX
+# Runtime time (CPU provider, level all, ORT_THREADS intra-op threads) of the original
+# and of the output: ORT_PAIRS session pairs made in both orders, ORT_ROUNDS runs of each
+# in turn per pair, geometric means of the pairs' medians, and the spread (twice the
+# standard error of the mean log-ratio over pairs). Against it, taso-opt's estimated
+# ratio (its ort cost model: operators measured in ONNX Runtime) and its search time.
+# With ORT_RAW=1, a second row per model times the search's output without the speed
+# check (--no-verify-speed); with ORT_CPU=1, a row times taso-opt --target cpu's output
+# (merged convolutions and the like), estimated by the ort cost model in two taso-opt
+# runs (--budget 0) sharing the cache: the cost model's fidelity where graphs differ. Usage:
 #   bench/ort_bench.sh [MODEL ...]   (default: the six benchmark models and tv_resnet50,
 #                                     tv_resnext50, tv_inception_v3)
-# OPT_BUDGET (default 10), OPT_TIME_LIMIT (default 40 s), ORT_RUNS (default 20).
+# OPT_BUDGET (default 10), OPT_TIME_LIMIT (default 40 s), ORT_THREADS (default 1),
+# ORT_PAIRS (default 8), ORT_ROUNDS (default 10), OPT_CACHE (default: taso-opt's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 budget="${OPT_BUDGET:-10}"
 limit="${OPT_TIME_LIMIT:-40}"
-runs="${ORT_RUNS:-20}"
+threads="${ORT_THREADS:-1}"
+pairs="${ORT_PAIRS:-8}"
+rounds="${ORT_ROUNDS:-10}"
+cache=()
+[ -n "${OPT_CACHE:-}" ] && cache=(--cost-cache "$OPT_CACHE")
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3 tv_resnet50 tv_resnext50 tv_inception_v3)
 
-ort_ms() {  # original, optimized -> their median ms at the highest level, timed in turn
-  local json
-  json=$(node tools/ort/ort_run.js "$1" --against "$2" --level all --runs "$runs" --pairs 4 --json)
-  echo "$(sed -n 's/.*"median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json") $(sed -n 's/.*"against_median_ms":\([0-9.e-]*\).*/\1/p' <<< "$json")"
+json_number() {  # FILE KEY -> the first number under "KEY"
+  sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1
 }
 
-printf "%-16s %8s %12s %12s %9s %12s %12s %9s %s\n" model search_s ort_orig_ms ort_opt_ms ort_x ours_orig_ms ours_opt_ms ours_x rules
+# ORIGINAL OPTIMIZED -> "original_ms optimized_ms spread" from the worker's paired timing.
+ort_pairs() {
+  printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d}\n' \
+    "$1" "$2" "$threads" "$pairs" "$rounds" | node tools/ort/ort_worker.js |
+    awk '{
+      if (match($0, /"error":"[^"]*"/)) { print "error " substr($0, RSTART, RLENGTH) > "/dev/stderr"; exit 1 }
+      match($0, /"a_ms":\[[^\]]*\]/); na = split(substr($0, RSTART + 8, RLENGTH - 9), a, ",")
+      match($0, /"b_ms":\[[^\]]*\]/); split(substr($0, RSTART + 8, RLENGTH - 9), b, ",")
+      for (i = 1; i <= na; ++i) { la += log(a[i]); lb += log(b[i]); r = log(a[i] / b[i]); s += r; ss += r * r }
+      m = s / na; v = na > 1 ? (ss - na * m * m) / (na - 1) : 0; if (v < 0) v = 0
+      printf "%.3f %.3f %.4f\n", exp(la / na), exp(lb / na), 2 * sqrt(v / na)
+    }'
+}
+
+# MODEL LABEL [taso-opt flags...]: optimizes for ort, times both in ONNX Runtime, prints a row.
+bench_row() {
+  local m="$1" label="$2"
+  shift 2
+  local opt="$out/$m.$label.onnx" report="$out/$m.$label.json" log="$out/$m.$label.log"
+  if ! build/taso-opt "$out/$m.onnx" -o "$opt" --target ort --ort-threads "$threads" --budget "$budget" \
+      --time-limit "$limit" --report "$report" "${cache[@]}" "$@" > "$log" 2>&1; then
+    printf "%-16s %-8s taso-opt failed: %s\n" "$m" "$label" "$(tail -1 "$log")"
+    return
+  fi
+  local search before after kept
+  search=$(json_number "$report" search_seconds)
+  before=$(json_number "$report" cost_before_ms)
+  after=$(json_number "$report" cost_after_ms)
+  kept=$(sed -n 's/.*"rewrites": \([0-9]*\), "rewrites_kept": \([0-9]*\).*/\2\/\1/p' "$report" | head -1)
+  local timing
+  timing=$(ort_pairs "$out/$m.onnx" "$opt") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" "$label"; return; }
+  read -r orig new spread <<< "$timing"
+  awk -v m="$m" -v l="$label" -v s="$search" -v o="$orig" -v n="$new" -v sp="$spread" -v b="$before" -v a="$after" \
+      -v p="$pairs" -v r="$rounds" -v k="${kept:--}" 'BEGIN {
+    est = b / a; meas = o / n
+    printf "%-16s %-8s %8.2f %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% %s\n",
+           m, l, s, o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1), k }'
+}
+
+# MODEL: the ort cost model's estimate for taso-opt --target cpu's output against ONNX
+# Runtime's measurement (the two estimates come from two runs: the reference's timing
+# drift between them weighs on the estimated ratio).
+cpu_row() {
+  local m="$1" cpu="$out/$m.cpu.onnx"
+  if ! build/taso-opt "$out/$m.onnx" -o "$cpu" --target cpu --budget "$budget" --time-limit "$limit" \
+      --skip-self-check > "$out/$m.cpu.log" 2>&1; then
+    printf "%-16s %-8s taso-opt --target cpu failed: %s\n" "$m" cpu "$(tail -1 "$out/$m.cpu.log")"
+    return
+  fi
+  local est=()
+  for f in "$out/$m.onnx" "$cpu"; do
+    build/taso-opt "$f" -o "$out/$m.est.onnx" --target ort --ort-threads "$threads" --budget 0 --no-verify-speed \
+      --skip-self-check --report "$out/$m.est.json" "${cache[@]}" > /dev/null 2>&1 || { echo "$m: estimate failed"; return; }
+    est+=("$(json_number "$out/$m.est.json" cost_before_ms)")
+  done
+  local timing orig new spread
+  timing=$(ort_pairs "$out/$m.onnx" "$cpu") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
+  read -r orig new spread <<< "$timing"
+  awk -v m="$m" -v o="$orig" -v n="$new" -v sp="$spread" -v b="${est[0]}" -v a="${est[1]}" -v p="$pairs" \
+      -v r="$rounds" 'BEGIN { est = b / a; meas = o / n
+    printf "%-16s %-8s %8s %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% -\n",
+           m, "cpu", "-", o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1) }'
+}
+
+printf "%-16s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output search_s ort_orig_ms ort_out_ms \
+  measured spread pairs runs estimated est_err kept
 for m in "${models[@]}"; do
   case "$m" in
     tv_*)
@@ -33,19 +107,10 @@ for m in "${models[@]}"; do
         mv "$out/${m#tv_}.onnx" "$out/$m.onnx" || { echo "$m: export failed"; continue; } ;;
     *) build/taso-models "$m" -o "$out/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; } ;;
   esac
-  if ! build/taso-opt "$out/$m.onnx" -o "$out/$m.opt.onnx" --budget "$budget" --time-limit "$limit" \
-      --measure "$runs" --report "$out/$m.json" > "$out/$m.log" 2>&1; then
-    printf "%-16s taso-opt failed: %s\n" "$m" "$(tail -1 "$out/$m.log")"
-    continue
-  fi
-  search=$(sed -n 's/.*"search_seconds": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
-  ours_before=$(sed -n 's/.*"before_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
-  ours_after=$(sed -n 's/.*"after_ms": \([0-9.e-]*\).*/\1/p' "$out/$m.json")
-  # The substitutions kept: rule x applications, comma-separated ("-" for none).
-  rules=$(sed -n 's/.*"rules_applied": {\(.*\)}.*/\1/p' "$out/$m.json" | tr -d '" ' | sed 's/:/x/g')
-  read -r orig opt <<< "$(ort_ms "$out/$m.onnx" "$out/$m.opt.onnx")"
-  awk -v m="$m" -v s="$search" -v o="$orig" -v p="$opt" -v b="$ours_before" -v a="$ours_after" -v r="${rules:--}" 'BEGIN {
-    printf "%-16s %8.2f %12.3f %12.3f %8.3fx %12.3f %12.3f %8.3fx %s\n", m, s, o, p, o / p, b, a, b / a, r }'
+  bench_row "$m" verified
+  [ "${ORT_RAW:-0}" = 1 ] && bench_row "$m" raw --no-verify-speed
+  [ "${ORT_CPU:-0}" = 1 ] && cpu_row "$m"
 done
-echo "ort_x: ONNX Runtime's time of the original over that of taso-opt's output (both at level all)."
-echo "ours_x: our cpu executor's time of the original over that of the optimized graph (at its layouts)."
+echo "measured: ONNX Runtime's time of the original over that of the output, timed apart from taso-opt;"
+echo "spread: the measured ratio's ~95% half-width; estimated: taso-opt's ort cost model's ratio;"
+echo "est_err: estimated over measured, less 1; kept: rewrites kept by the speed check / applied by the search."

@@ -57,9 +57,44 @@ std::optional<double> CostDelta(const Graph& graph, const WeightOnly& weight_onl
 struct Stored {
   Graph graph;
   std::map<std::string, int> applied;
+  std::vector<AppliedRewrite> path;
 };
 
+AppliedRewrite Record(const Graph& graph, size_t matcher, const Match& m) {
+  AppliedRewrite step{matcher, {}};
+  for (ValueId v : m.tensors) step.tensors.push_back(graph.value(v).name);
+  return step;
+}
+
+// The match of `step` in `graph`, found by the names of its values.
+std::optional<Match> FindRecorded(const Graph& graph, const RuleMatcher& rule, const AppliedRewrite& step) {
+  for (Match& m : rule.FindAll(graph, GraphIndex(graph))) {
+    if (m.tensors.size() != step.tensors.size()) continue;
+    bool same = true;
+    for (size_t t = 0; same && t < m.tensors.size(); ++t) same = graph.value(m.tensors[t]).name == step.tensors[t];
+    if (same) return std::move(m);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+absl::StatusOr<Graph> ReplayRewrites(const Graph& graph, const std::vector<RuleMatcher>& rules,
+                                     const std::vector<AppliedRewrite>& path, const std::vector<bool>& keep,
+                                     std::map<std::string, int>* applied) {
+  Graph current = graph;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (i >= keep.size() || !keep[i] || path[i].matcher >= rules.size()) continue;
+    const RuleMatcher& rule = rules[path[i].matcher];
+    const std::optional<Match> m = FindRecorded(current, rule, path[i]);
+    if (!m) continue;
+    absl::StatusOr<Graph> next = ApplyMatch(current, rule, *m);
+    if (!next.ok()) continue;
+    current = *std::move(next);
+    if (applied) ++(*applied)[rule.rule().name];
+  }
+  return current;
+}
 
 SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& cost,
                       const SearchOptions& options) {
@@ -91,13 +126,15 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     auto node = store.extract(c.order);
     const Graph& current = node.mapped().graph;
     const std::map<std::string, int>& applied = node.mapped().applied;
+    const std::vector<AppliedRewrite>& path = node.mapped().path;
     ++result.expansions;
     const GraphIndex index(current);
     const WeightOnly weight_only = FindWeightOnly(current);
     std::vector<double> node_costs(current.num_nodes(), 0.0);
     for (NodeId n = 0; n < current.num_nodes(); ++n)
       if (!weight_only.nodes[n]) node_costs[n] = cost.NodeCost(current, n);
-    for (const RuleMatcher& rule : rules) {
+    for (size_t r = 0; r < rules.size(); ++r) {
+      const RuleMatcher& rule = rules[r];
       if (out_of_time()) break;  // an expansion of a large graph can take seconds
       for (const Match& m : rule.FindAll(current, index)) {
         // Skips what cannot be kept before building it (a little slack for rounding).
@@ -110,14 +147,17 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
         if (next_cost >= options.alpha * result.best_cost) continue;
         std::map<std::string, int> next_applied = applied;
         ++next_applied[rule.rule().name];
+        std::vector<AppliedRewrite> next_path = path;
+        next_path.push_back(Record(current, r, m));
         if (next_cost < result.best_cost) {
           result.best_cost = next_cost;
           result.best = *next;
           result.rules_applied = next_applied;
+          result.path = next_path;
         }
         const int64_t id = found++;
         queue.insert({next_cost, id});
-        store[id] = {std::move(*next), std::move(next_applied)};
+        store[id] = {std::move(*next), std::move(next_applied), std::move(next_path)};
         if (static_cast<int64_t>(queue.size()) > options.max_queue) {
           store.erase(std::prev(queue.end())->order);
           queue.erase(std::prev(queue.end()));

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "taso/backends/measured_cost.h"
+#include "taso/backends/runtime_timer.h"
 #include "taso/egraph/engine.h"
 #include "taso/onnx_io.h"
 #include "taso/rules.h"
@@ -22,8 +23,12 @@
 namespace taso {
 
 // What prices the graphs: kernels measured on the cpu (oneDNN) or the GPU (cuDNN and
-// cuBLAS), or the roofline estimate.
-enum class Backend { kCpu, kCuda, kAnalytic };
+// cuBLAS), operators measured in ONNX Runtime, or the roofline estimate.
+enum class Backend { kCpu, kCuda, kAnalytic, kOrt };
+// The runtime the written model is optimized for: ONNX Runtime (CPU execution provider),
+// or our own cpu or cuda executor. Its cost model prices the graphs unless another
+// backend is named.
+enum class Target { kOrt, kCpu, kCuda };
 // What the search chooses: substitutions, data layouts (cpu only), or both jointly.
 enum class SearchKind { kSubstitutions, kLayouts, kBoth };
 
@@ -31,6 +36,14 @@ enum class SearchKind { kSubstitutions, kLayouts, kBoth };
 // substitutions, layouts, both.
 absl::string_view BackendName(Backend backend);
 std::optional<Backend> ParseBackend(absl::string_view name);
+// ort, cpu, cuda.
+absl::string_view TargetName(Target target);
+std::optional<Target> ParseTarget(absl::string_view name);
+// The backend whose costs price the graphs for `target`.
+Backend TargetBackend(Target target);
+// OK where the target's runtime can run here; else a message naming what is missing
+// (for ort: Node.js, the worker script, onnxruntime-node) and the target to use instead.
+absl::Status CheckTargetAvailable(Target target);
 absl::string_view SearchKindName(SearchKind search);
 std::optional<SearchKind> ParseSearchKind(absl::string_view name);
 // Both on the cpu backend; substitutions on the others, which have no layout choices.
@@ -49,6 +62,7 @@ inline constexpr double kMinSearchGain = 0.005;
 inline constexpr int kMeasurePairs = 4;
 
 struct PipelineOptions {
+  Target target = Target::kCpu;
   Backend backend = Backend::kCpu;
   SearchKind search = SearchKind::kBoth;  // layouts only on Backend::kCpu
   // The measured-cost cache file: empty, DefaultCostCachePath(); "none", no cache.
@@ -69,6 +83,12 @@ struct PipelineOptions {
   // Told as each stage starts ("fusions", "search", "layouts", "self-check", "measuring"),
   // with what it works on; may be empty. The search's own progress is search_options'.
   std::function<void(absl::string_view stage, absl::string_view detail)> on_stage;
+  int ort_threads = 1;  // ONNX Runtime's intra-op threads, for its costs and timing
+  // Before the model is returned, time it against the input end to end in the target's
+  // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a
+  // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
+  bool verify_speed = false;
+  RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
 };
 
 // The options' own consistency (the command line checks its flags before): alpha at
@@ -99,8 +119,9 @@ struct PipelineResult {
   std::optional<egraph::EGraphStats> egraph;
   // Rules applied by the search were dropped: their gain was below kMinSearchGain.
   bool substitutions_dropped = false;
-  // Estimated by the backend's cost model: the imported graph as it is (all plain), and
-  // the optimized one (at its layouts when they are searched).
+  // Estimated by the backend's cost model: the imported graph as it is (all plain; on the
+  // ort backend as ONNX Runtime runs it, folded and fused as by our clean-up), and the
+  // optimized one (at its layouts when they are searched).
   double cost_before = 0, cost_after = 0;
   struct Layouts {
     int blocked_nodes = 0, conversions = 0;
@@ -131,6 +152,15 @@ struct PipelineResult {
   // No node of the input computes with the library's operators (a model all of float16,
   // say): it is returned as it is, with no search and nothing to check.
   bool nothing_to_optimize = false;
+  struct SpeedCheck {
+    std::string runtime;      // RuntimeTimer::name()
+    PairTiming timing;        // the input (a) against the model returned (b)
+    int rewrites = 0;         // applied by the search
+    int rewrites_kept = 0;    // of those, in the model returned
+    int comparisons = 0;      // pairs of models timed
+    bool kept_input = false;  // no rewrite made it faster: the input, cleaned up losslessly
+  };
+  std::optional<SpeedCheck> speed_check;  // set when the speed was verified
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,

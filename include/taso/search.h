@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "taso/cost.h"
 #include "taso/graph.h"
@@ -44,6 +45,14 @@ constexpr absl::string_view StopReasonName(StopReason reason) {
   return "?";
 }
 
+// One rewrite on the path to the best graph, recorded so that a subset can be replayed:
+// the matcher applied and the names of the values it matched (a rewrite keeps the names
+// of the values it does not replace, so they find the match again in another graph).
+struct AppliedRewrite {
+  size_t matcher = 0;                // index into the matchers the search ran with
+  std::vector<std::string> tensors;  // per Match::tensors, the value's name
+};
+
 struct SearchResult {
   Graph best;
   double initial_cost = 0, best_cost = 0;
@@ -51,11 +60,19 @@ struct SearchResult {
   double seconds = 0;
   StopReason stop_reason = StopReason::kQueueEmpty;
   std::map<std::string, int> rules_applied;  // on the path to the best graph
+  std::vector<AppliedRewrite> path;          // the same rewrites, in the order applied
 };
 
 // Both directions of every instance of every rule, as matchers; instances the matcher
 // cannot use (no operator to match, an input passed through) are left out.
 std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules);
+
+// The rewrites of `path` marked in `keep` applied to `graph` (the search's input) in order;
+// one whose match is gone (a dropped rewrite made it) is skipped. `applied` gets the
+// rule names with their counts, as SearchResult::rules_applied.
+absl::StatusOr<Graph> ReplayRewrites(const Graph& graph, const std::vector<RuleMatcher>& rules,
+                                     const std::vector<AppliedRewrite>& path, const std::vector<bool>& keep,
+                                     std::map<std::string, int>* applied = nullptr);
 
 // Deterministic for given inputs: ties in cost go to the graph found first.
 SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& cost,

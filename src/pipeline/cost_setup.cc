@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "taso/backends/backends.h"
+#include "taso/backends/ort_cost.h"
 #include "taso/status_macros.h"
 
 namespace taso::pipeline {
@@ -14,6 +17,20 @@ absl::StatusOr<std::unique_ptr<CostCache>> OpenCostCache(const std::string& path
   return CostCache::Open(path.empty() ? DefaultCostCachePath() : path);
 }
 
+// The worker, with a message naming what is missing and what to use instead.
+absl::StatusOr<std::shared_ptr<OrtWorker>> StartOrt() {
+  absl::StatusOr<std::unique_ptr<OrtWorker>> worker = OrtWorker::Start();
+  if (!worker.ok())
+    return absl::FailedPreconditionError(absl::StrCat("the ort target (ONNX Runtime) cannot be used here: ",
+                                                      worker.status().message(), "; use --target cpu instead"));
+  return std::shared_ptr<OrtWorker>(*std::move(worker));
+}
+
+bool NeedsOrt(const PipelineOptions& options) {
+  const bool times_in_ort = options.target == Target::kOrt && options.verify_speed && options.timer == nullptr;
+  return options.backend == Backend::kOrt || times_in_ort;
+}
+
 }  // namespace
 
 std::optional<PipelineResult::CostSources> CostModels::Sources() const {
@@ -23,6 +40,9 @@ std::optional<PipelineResult::CostSources> CostModels::Sources() const {
 
 absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options) {
   CostModels costs;
+  if (NeedsOrt(options)) {
+    ASSIGN_OR_RETURN(costs.ort_worker, StartOrt());
+  }
   if (options.backend == Backend::kAnalytic) {
     costs.backend = std::make_unique<AnalyticCost>();
   } else if (options.backend == Backend::kCpu) {
@@ -31,6 +51,11 @@ absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options) {
     costs.cpu = cpu.get();
     costs.measured = cpu.get();
     costs.backend = std::move(cpu);
+  } else if (options.backend == Backend::kOrt) {
+    ASSIGN_OR_RETURN(std::unique_ptr<CostCache> cache, OpenCostCache(options.cost_cache));
+    auto ort = std::make_unique<OrtCost>(std::move(cache), costs.ort_worker, options.ort_threads);
+    costs.measured = ort.get();
+    costs.backend = std::move(ort);
   } else {
     ASSIGN_OR_RETURN(std::unique_ptr<CostCache> cache, OpenCostCache(options.cost_cache));
     ASSIGN_OR_RETURN(std::unique_ptr<MeasuredCost> cuda, MakeCudaCost(std::move(cache)));
@@ -42,3 +67,16 @@ absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options) {
 }
 
 }  // namespace taso::pipeline
+
+namespace taso {
+
+absl::Status CheckTargetAvailable(Target target) {
+  if (target == Target::kOrt) return pipeline::StartOrt().status();
+  if (target == Target::kCpu) return absl::OkStatus();
+  for (const BackendInfo& b : AvailableBackends())
+    if (b.name == "cuda" && b.usable) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "the cuda target cannot be used here (no usable GPU or CUDA build); use --target cpu instead");
+}
+
+}  // namespace taso

@@ -10,6 +10,7 @@
 #include "taso/backends/cuda_cost.h"
 #include "taso/backends/layouts.h"
 #include "taso/backends/measured_cost.h"
+#include "taso/backends/ort_worker.h"
 #include "taso/cost.h"
 #include "taso/pipeline.h"
 
@@ -20,6 +21,8 @@ struct CostModels {
   MeasuredCost* measured = nullptr;               // `backend`, when it measures kernels
   CpuCost* cpu = nullptr;                         // `backend`, on the cpu backend
   std::unique_ptr<LayoutAwareCost> layout_aware;  // when layouts are searched
+  // ONNX Runtime, when it prices the graphs or times them (the ort target's speed check).
+  std::shared_ptr<OrtWorker> ort_worker;
 
   // What the search prices a graph by: at its best layouts when layouts are searched.
   CostModel& search() { return layout_aware ? *layout_aware : *backend; }
@@ -27,8 +30,9 @@ struct CostModels {
   std::optional<PipelineResult::CostSources> Sources() const;
 };
 
-// Opens the cost cache the options name and makes the backend's cost model. Fails when
-// the cache cannot be opened or the backend cannot be used here.
+// Opens the cost cache the options name, starts ONNX Runtime where the options need it
+// and makes the backend's cost model. Fails when the cache cannot be opened or the
+// backend or the target cannot be used here.
 absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options);
 
 }  // namespace taso::pipeline

@@ -1,4 +1,7 @@
 // OptimizeModel: the stages in order, each a function of its own.
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -7,7 +10,9 @@
 #include "pipeline/change_summary.h"
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
+#include "pipeline/speed_check.h"
 #include "taso/backends/layouts.h"
+#include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
 #include "taso/pipeline.h"
@@ -63,6 +68,7 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
   if (!keep_input) return search.best;
   result.substitutions_dropped = !search.rules_applied.empty();
   search.rules_applied.clear();
+  search.path.clear();
   return input;
 }
 
@@ -73,8 +79,19 @@ absl::StatusOr<Graph> FinishGraph(const Graph& searched) {
   return FuseIntoConvolutions(folded);
 }
 
-void EstimateCosts(const Graph& imported, const Graph& optimized, CostModel& backend, PipelineResult& result) {
-  result.cost_before = backend.TotalCost(imported);  // as it is, all plain
+// The graphs both ends of the pipeline work from: as imported, and as the search starts
+// (fused, biases set apart) with its lossless clean-up (`cleaned`: FinishGraph of it).
+struct Inputs {
+  const Graph& imported;
+  const Graph& separated;
+  const Graph& cleaned;
+};
+
+// The input as the backend runs it: ONNX Runtime folds and fuses into its convolutions
+// what our lossless clean-up does (`cleaned`), our executors run the graph as it is.
+void EstimateCosts(const Inputs& in, const Graph& optimized, CostModel& backend, const PipelineOptions& options,
+                   PipelineResult& result) {
+  result.cost_before = backend.TotalCost(options.backend == Backend::kOrt ? in.cleaned : in.imported);
   result.cost_after = backend.TotalCost(optimized);
 }
 
@@ -108,12 +125,12 @@ struct Output {
 
 // Finishes the searched graph (weights folded, fusions back), prices it, lays it out and
 // checks it against the imported one.
-absl::StatusOr<Output> FinishAndCheck(const Graph& imported, const Graph& searched, CostModels& costs,
+absl::StatusOr<Output> FinishAndCheck(const Inputs& in, const Graph& searched, CostModels& costs,
                                       const PipelineOptions& options, PipelineResult& result) {
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(searched));
-  EstimateCosts(imported, optimized, *costs.backend, result);
+  EstimateCosts(in, optimized, *costs.backend, options, result);
   ASSIGN_OR_RETURN(Graph run_graph, ApplyLayouts(optimized, costs, options, result));
-  RETURN_IF_ERROR(RunSelfCheck(imported, optimized, options, result));
+  RETURN_IF_ERROR(RunSelfCheck(in.imported, optimized, options, result));
   return Output{std::move(optimized), std::move(run_graph)};
 }
 
@@ -124,18 +141,62 @@ std::string Mismatch(const PipelineResult& result) {
 // The searched graph, finished and checked. Where the self-check finds it different, the
 // search's rewrites are dropped and the graph without them is finished and checked
 // instead; where that differs too (the fusions or folding at fault), nothing is returned.
-absl::StatusOr<Output> CheckedOutput(const Graph& imported, const Graph& separated, CostModels& costs,
-                                     const PipelineOptions& options, PipelineResult& result) {
-  ASSIGN_OR_RETURN(Output out,
-                   FinishAndCheck(imported, KeepInputUnlessGain(separated, result), costs, options, result));
+absl::StatusOr<Output> CheckedOutput(const Inputs& in, CostModels& costs, const PipelineOptions& options,
+                                     PipelineResult& result) {
+  ASSIGN_OR_RETURN(Output out, FinishAndCheck(in, KeepInputUnlessGain(in.separated, result), costs, options, result));
   if (Mismatch(result).empty()) return out;
   if (!result.search.rules_applied.empty()) {
     result.rejected_rules = std::exchange(result.search.rules_applied, {});
+    result.search.path.clear();
     result.rejection = Mismatch(result);
-    ASSIGN_OR_RETURN(out, FinishAndCheck(imported, separated, costs, options, result));
+    ASSIGN_OR_RETURN(out, FinishAndCheck(in, in.separated, costs, options, result));
     if (Mismatch(result).empty()) return out;
   }
   return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+}
+
+// The timer of the speed check: the options', else ONNX Runtime's on the ort target;
+// null where the speed is not verified. `owned` keeps one made here.
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs,
+                         std::unique_ptr<RuntimeTimer>& owned) {
+  if (!options.verify_speed) return nullptr;
+  if (options.timer != nullptr) return options.timer;
+  if (options.target != Target::kOrt || costs.ort_worker == nullptr) return nullptr;
+  owned = std::make_unique<OrtTimer>(costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads});
+  return owned.get();
+}
+
+// Times the checked output against the input in the target's runtime and returns what to
+// write: with only the search's rewrites that make it measurably faster
+// (speed_check.h), finished and checked again when that is a subset.
+absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, const std::vector<RuleMatcher>& matchers,
+                                   Output out, RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options,
+                                   PipelineResult& result) {
+  if (timer == nullptr || result.search.rules_applied.empty()) return out;
+  Announce(options, "speed check", absl::StrCat("in ", timer->name()));
+  const SearchResult& search = result.search;
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    if (std::find(keep.begin(), keep.end(), false) == keep.end()) return OnnxModel{out.graph, model.shell, model.opset};
+    ASSIGN_OR_RETURN(const Graph replayed, ReplayRewrites(in.separated, matchers, search.path, keep));
+    ASSIGN_OR_RETURN(Graph finished, FinishGraph(replayed));
+    return OnnxModel{std::move(finished), model.shell, model.opset};
+  };
+  std::vector<std::string> groups;
+  for (const AppliedRewrite& step : search.path) groups.push_back(matchers[step.matcher].rule().name);
+  // A search that applied rules without recording them can be undone only as a whole.
+  if (search.path.empty()) groups.push_back("the search's graph");
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice, pipeline::ChooseFasterRewrites(*timer, model, groups, build));
+  result.speed_check = choice.check;
+  if (choice.check.rewrites_kept == choice.check.rewrites) return out;
+  std::map<std::string, int> applied;
+  ASSIGN_OR_RETURN(const Graph replayed,
+                   search.path.empty() ? absl::StatusOr<Graph>(in.separated)
+                                       : ReplayRewrites(in.separated, matchers, search.path, choice.keep, &applied));
+  result.search.rules_applied = std::move(applied);
+  ASSIGN_OR_RETURN(Output kept, FinishAndCheck(in, replayed, costs, options, result));
+  if (!Mismatch(result).empty())
+    return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+  return kept;
 }
 
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.
@@ -181,7 +242,12 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   SearchSubstitutions(separated, matchers, costs, options, result);
-  ASSIGN_OR_RETURN(Output out, CheckedOutput(model.graph, separated, costs, options, result));
+  ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
+  const Inputs in{model.graph, separated, cleaned};
+  ASSIGN_OR_RETURN(Output out, CheckedOutput(in, costs, options, result));
+  std::unique_ptr<RuntimeTimer> owned_timer;
+  ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, std::move(out), SpeedTimer(options, costs, owned_timer), costs,
+                                    options, result));
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
 
   result.cost_sources = costs.Sources();

@@ -8,7 +8,9 @@ namespace taso {
 namespace {
 
 constexpr std::pair<Backend, absl::string_view> kBackendNames[] = {
-    {Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}, {Backend::kAnalytic, "analytic"}};
+    {Backend::kCpu, "cpu"}, {Backend::kCuda, "cuda"}, {Backend::kAnalytic, "analytic"}, {Backend::kOrt, "ort"}};
+constexpr std::pair<Target, absl::string_view> kTargetNames[] = {
+    {Target::kOrt, "ort"}, {Target::kCpu, "cpu"}, {Target::kCuda, "cuda"}};
 constexpr std::pair<SearchKind, absl::string_view> kSearchKindNames[] = {
     {SearchKind::kSubstitutions, "substitutions"}, {SearchKind::kLayouts, "layouts"}, {SearchKind::kBoth, "both"}};
 constexpr std::pair<SearchEngine, absl::string_view> kSearchEngineNames[] = {
@@ -32,6 +34,21 @@ std::optional<E> ValueOf(const std::pair<E, absl::string_view> (&names)[N], absl
 
 absl::string_view BackendName(Backend backend) { return NameOf(kBackendNames, backend); }
 std::optional<Backend> ParseBackend(absl::string_view name) { return ValueOf(kBackendNames, name); }
+absl::string_view TargetName(Target target) { return NameOf(kTargetNames, target); }
+std::optional<Target> ParseTarget(absl::string_view name) { return ValueOf(kTargetNames, name); }
+
+Backend TargetBackend(Target target) {
+  switch (target) {
+    case Target::kOrt:
+      return Backend::kOrt;
+    case Target::kCuda:
+      return Backend::kCuda;
+    case Target::kCpu:
+      break;
+  }
+  return Backend::kCpu;
+}
+
 absl::string_view SearchKindName(SearchKind search) { return NameOf(kSearchKindNames, search); }
 std::optional<SearchKind> ParseSearchKind(absl::string_view name) { return ValueOf(kSearchKindNames, name); }
 
@@ -49,6 +66,7 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   if (!(search.alpha >= 1.0)) return absl::InvalidArgumentError("the search's alpha must be at least 1");
   if (search.budget < 0 || !(search.time_limit >= 0))
     return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
+  if (options.ort_threads < 0) return absl::InvalidArgumentError("ONNX Runtime's thread count must not be negative");
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
   const egraph::SaturationLimits& limits = options.egraph;
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))

@@ -1,5 +1,6 @@
 // What a pipeline run reports: the summary taso-opt prints and the JSON of --report
 // (bench/ scripts read both, line by line).
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -106,6 +107,35 @@ std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) 
   return out;
 }
 
+// The speed check: the input and the model returned, timed end to end in the target's runtime.
+std::string SpeedCheckLines(const PipelineResult& r) {
+  if (!r.speed_check) return "";
+  const PipelineResult::SpeedCheck& c = *r.speed_check;
+  const PairTiming& t = c.timing;
+  std::string out =
+      absl::StrFormat("verified in %s: %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)\n",
+                      c.runtime, t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
+                      t.Resolved() ? "" : "; the difference could not be resolved");
+  if (c.kept_input)
+    absl::StrAppendFormat(&out,
+                          "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
+  else if (c.rewrites_kept < c.rewrites)
+    absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
+  return out;
+}
+
+std::string JsonSpeedCheck(const PipelineResult& r) {
+  if (!r.speed_check) return "null";
+  const PipelineResult::SpeedCheck& c = *r.speed_check;
+  const PairTiming& t = c.timing;
+  return absl::StrCat("{\"runtime\": \"", c.runtime, "\", \"before_ms\": ", t.a_seconds * 1e3,
+                      ", \"after_ms\": ", t.b_seconds * 1e3, ", \"ratio\": ", t.ratio(),
+                      ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
+                      ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs,
+                      ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
+                      ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false", "}");
+}
+
 // One row of the table: a label, then lines of text aligned after it.
 void Row(std::string& out, absl::string_view label, const std::vector<std::string>& lines) {
   for (size_t i = 0; i < lines.size(); ++i) absl::StrAppendFormat(&out, "  %-20s %s\n", i == 0 ? label : "", lines[i]);
@@ -153,6 +183,8 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     Row(out, absl::StrCat("estimated (", BackendName(options.backend), ")"), {Speed(r.cost_before, r.cost_after)});
     if (const auto& m = r.measured)
       Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
+    if (const auto& c = r.speed_check)
+      Row(out, absl::StrCat("verified (", c->runtime, ")"), {Speed(c->timing.a_seconds, c->timing.b_seconds)});
     Row(out, "rewrites applied", RewriteLines(r));
   }
   if (!r.rejected_rules.empty())
@@ -195,8 +227,9 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
         "%s: %d nodes -> %d nodes; nothing could be optimized (no node computes with the "
         "library's operators); written unchanged\n%s",
         model_name, result.nodes_before, result.model.graph.num_nodes(), ChangeTable(options, result, model_name));
-  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(options, result) +
-         ChangeTable(options, result, model_name);
+  return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
+                      SearchLines(options, result), CheckLines(options, result), SpeedCheckLines(result),
+                      ChangeTable(options, result, model_name));
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
@@ -204,7 +237,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
-      "\",\n  \"search_engine\": \"", SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
+      "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"",
+      SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
       ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
       ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
       ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
@@ -212,7 +246,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
       StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
-      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
+      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
+      ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules), "\n}\n");
 }
 

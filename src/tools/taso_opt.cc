@@ -1,8 +1,9 @@
-// taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|cuda|analytic] [--cost-cache FILE] [--alpha A]
-// [--budget N] [--time-limit S] [--search-engine backtracking|egraph] [--report FILE]:
-// optimizes an ONNX model with the rule database by cost-based backtracking search (or
-// equality saturation), folds weight-only subgraphs, and writes
-// the result only if it computes what the input computes (self-check). The work is
+// taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE] [--backend B] [--cost-cache FILE]
+// [--alpha A] [--budget N] [--time-limit S] [--search-engine backtracking|egraph] [--report FILE]:
+// optimizes an ONNX model for a target runtime with the rule database by cost-based
+// backtracking search (or equality saturation), folds weight-only subgraphs, and writes
+// the result only if it computes what the input computes (self-check) and, on the ort
+// target, runs measurably faster there. The work is
 // taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
 #include <algorithm>
 #include <cstdio>
@@ -26,9 +27,15 @@
 
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
 ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb", "the rule database");
-ABSL_FLAG(std::string, backend, "cpu",
-          "cost model: cpu (oneDNN kernel times, measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), "
-          "analytic (roofline)");
+ABSL_FLAG(std::string, target, "",
+          "the runtime the written model is optimized for: ort (ONNX Runtime, CPU execution provider, level all), "
+          "cpu or cuda (our executors); default: ort where Node.js and onnxruntime-node are installed, else cpu");
+ABSL_FLAG(std::string, backend, "",
+          "cost model (default: the target's): ort (operators measured in ONNX Runtime), cpu (oneDNN kernel times, "
+          "measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), analytic (roofline)");
+ABSL_FLAG(int, ort_threads, 1, "ONNX Runtime's intra-op threads for the ort target (0: one per core)");
+ABSL_FLAG(bool, no_verify_speed, false,
+          "do not time the optimized model against the input in the target runtime before writing it (ort target)");
 ABSL_FLAG(std::string, cost_cache, "",
           "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
@@ -58,6 +65,21 @@ namespace {
 
 constexpr const char* kTool = "taso-opt";
 
+// The target --target names; ort by default where it is available, else cpu (saying so).
+// An explicit target that cannot run here is an error naming what is missing.
+absl::StatusOr<taso::Target> TargetFromFlag() {
+  const std::string name = absl::GetFlag(FLAGS_target);
+  if (name.empty()) {
+    const absl::Status ort = taso::CheckTargetAvailable(taso::Target::kOrt);
+    if (ort.ok()) return taso::Target::kOrt;
+    std::fprintf(stderr, "%s: %s; optimizing for --target cpu\n", kTool, std::string(ort.message()).c_str());
+    return taso::Target::kCpu;
+  }
+  const std::optional<taso::Target> target = taso::ParseTarget(name);
+  if (!target) return absl::InvalidArgumentError(absl::StrCat("unknown target '", name, "' (ort, cpu, cuda)"));
+  return *target;
+}
+
 // The search engine and the e-graph's limits, or the usage error they make.
 absl::Status EngineFromFlags(taso::PipelineOptions& options) {
   const std::string engine = absl::GetFlag(FLAGS_search_engine);
@@ -79,11 +101,16 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
 // The pipeline's options from the flags, or the usage error they make.
 absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   taso::PipelineOptions options;
+  ASSIGN_OR_RETURN(options.target, TargetFromFlag());
   const std::string backend = absl::GetFlag(FLAGS_backend);
-  const std::optional<taso::Backend> parsed_backend = taso::ParseBackend(backend);
+  const std::optional<taso::Backend> parsed_backend =
+      backend.empty() ? taso::TargetBackend(options.target) : taso::ParseBackend(backend);
   if (!parsed_backend)
-    return absl::InvalidArgumentError(absl::StrCat("unknown backend '", backend, "' (cpu, analytic, cuda)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown backend '", backend, "' (ort, cpu, analytic, cuda)"));
   options.backend = *parsed_backend;
+  options.ort_threads = absl::GetFlag(FLAGS_ort_threads);
+  if (options.ort_threads < 0) return absl::InvalidArgumentError("--ort-threads must not be negative");
+  options.verify_speed = !absl::GetFlag(FLAGS_no_verify_speed);
   const std::string search = absl::GetFlag(FLAGS_search);
   const std::optional<taso::SearchKind> parsed_search =
       search.empty() ? taso::DefaultSearchKind(options.backend) : taso::ParseSearchKind(search);
@@ -144,7 +171,7 @@ absl::Status WriteReport(const std::string& path, const std::string& json) {
 
 int main(int argc, char** argv) {
   auto args = taso::cli::Init(argc, argv,
-                              "taso-opt MODEL.onnx -o OUT.onnx [--rules FILE] [--backend cpu|cuda|analytic] "
+                              "taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE] [--backend B] "
                               "[--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] [--report FILE]");
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX model");
   const std::string out = absl::GetFlag(FLAGS_o);

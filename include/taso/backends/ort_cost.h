@@ -1,0 +1,69 @@
+// The ort target's measured costs: each operator as ONNX Runtime runs it (CPU execution
+// provider, graph optimization level all, the thread count given), measured through the
+// ONNX Runtime worker (ort_worker.h) on a one-operator model exported by our ONNX
+// exporter, its weights as initializers so that ONNX Runtime prepacks them and fuses an
+// activation as it does in the whole model. A run's time less the fixed part of a run
+// (the worker's call into ONNX Runtime, paid once per model run, not once per operator;
+// found from chains of one and two of the smallest operator) is the operator's cost; a graph costs the sum of its
+// operators' plus that fixed cost once. Kept in the cost cache under the ort device key.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/measured_cost.h"
+#include "taso/backends/ort_worker.h"
+#include "taso/op.h"
+#include "taso/params.h"
+
+namespace taso {
+
+class OrtCost : public MeasuredCost {
+ public:
+  // `cache` may be null (nothing kept between runs); `worker` must be started.
+  OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> worker, int threads);
+  ~OrtCost() override;
+  std::string name() const override { return "ort"; }
+  // The operator's measured time less the fixed cost of a run (the analytic estimate
+  // where it cannot run in ONNX Runtime), in its region: ONNX Runtime runs convolutions
+  // and the operators next to them that can in its blocked layout (NCHWc), and reorders
+  // a tensor where such a chain meets another operator (a Split after merged
+  // convolutions). A convolution's one-operator model pays both reorders, which a
+  // convolution inside a chain does not: they are taken off its time; an edge between a
+  // blocked node and another pays one, charged to the reader.
+  double NodeCost(const Graph& graph, NodeId n) override;
+  double TotalCost(const Graph& graph) override;
+
+ protected:
+  std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                      absl::Span<const OutputType> outputs) override;
+  bool IsView(const OpDef&, const Params&, absl::Span<const InputInfo>, absl::Span<const OutputType>) const override {
+    return false;
+  }
+
+ private:
+  // Runs of a session of `graph`; nullopt where it cannot be built, written or loaded.
+  std::optional<KernelRun> PrepareGraphRun(absl::StatusOr<Graph> graph);
+  // What reordering a tensor of this shape costs: a pass over it, measured as an
+  // addition of one value.
+  double Reorder(const Shape& shape);
+  // The fixed seconds of one run (timed once, on the smallest models).
+  double RunOverhead();
+  double WithoutOverhead(double run_seconds);
+
+  std::shared_ptr<OrtWorker> worker_;
+  int threads_;
+  std::string model_dir_;  // the one-operator models, removed with this object
+  int models_written_ = 0;
+  std::optional<double> run_overhead_;
+};
+
+// The device key the ort target's costs are kept under: runtime version, provider,
+// threads and the processor, e.g. "ort-1.30.0-cpu-t1-Intel(R) Xeon(R) ...".
+std::string OrtDevice(const std::string& version, int threads);
+
+}  // namespace taso

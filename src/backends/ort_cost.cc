@@ -1,0 +1,211 @@
+#include "taso/backends/ort_cost.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "add.h"  // ops/
+#include "backends/cpu_kernel.h"
+#include "backends/timing.h"
+#include "matmul.h"  // ops/
+#include "taso/onnx_io.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+namespace {
+
+// Bump when what a measurement includes changes, so that old ones are not reused.
+constexpr absl::string_view kMeasurementVersion = "v1";
+
+std::string ProcessorName() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (absl::StartsWith(line, "model name")) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  return "unknown cpu";
+}
+
+// A session of the worker, released when the last run that uses it goes.
+class Session {
+ public:
+  Session(std::shared_ptr<OrtWorker> worker, int64_t id) : worker_(std::move(worker)), id_(id) {}
+  ~Session() { worker_->Release(id_).IgnoreError(); }
+  absl::StatusOr<double> Run() { return worker_->Run(id_); }
+
+ private:
+  std::shared_ptr<OrtWorker> worker_;
+  int64_t id_;
+};
+
+// Whether ONNX Runtime sees input `i` as an initializer, as in a real model: a constant,
+// or what the operator normally reads as a weight (a convolution's kernel).
+bool IsInitializer(const OpDef& op, absl::Span<const InputInfo> inputs, size_t i) {
+  if (inputs[i].constant) return true;
+  const cpu::Kernel* kernel = cpu::FindKernel(op.name());
+  return kernel && inputs[i].dtype == DataType::kFloat32 && kernel->ReadsWeight(i, inputs);
+}
+
+absl::StatusOr<ValueId> AddOperand(Graph& graph, const OpDef& op, absl::Span<const InputInfo> inputs, size_t i) {
+  const InputInfo& in = inputs[i];
+  const std::string name = absl::StrCat("in", i);
+  if (in.constant) return graph.AddWeight(name, std::make_shared<const TensorData>(*in.constant));
+  if (IsInitializer(op, inputs, i)) {
+    const int64_t n = std::max<int64_t>(1, NumElements(in.shape));
+    return graph.AddWeight(name, TensorData::Float(in.shape, std::vector<float>(n, 0.25f)));
+  }
+  return graph.AddInput(name, in.dtype, in.shape);
+}
+
+// The operator alone as a graph: its inputs fed or initializers, its outputs the graph's.
+absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs) {
+  Graph graph;
+  std::vector<ValueId> operands;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) {
+      operands.push_back(kNoValue);
+      continue;
+    }
+    absl::StatusOr<ValueId> v = AddOperand(graph, op, inputs, i);
+    if (!v.ok()) return v.status();
+    operands.push_back(*v);
+  }
+  absl::StatusOr<std::vector<ValueId>> outs = graph.AddNode(&op, params, std::move(operands), "op");
+  if (!outs.ok()) return outs.status();
+  for (ValueId v : *outs)
+    if (absl::Status s = graph.AddOutput(v); !s.ok()) return s;
+  return graph;
+}
+
+// Whether ONNX Runtime runs the node in its blocked layout (NCHWc) when next to a
+// convolution: where oneDNN can run it blocked (the same operators, and the same
+// condition on the channels).
+bool RunsBlocked(const Graph& graph, const Node& node) {
+  if (node.op->is_opaque()) return false;
+  const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
+  return kernel && cpu::CanRunBlocked(*kernel, node.params, graph.InputInfos(node), graph.OutputTypes(node));
+}
+
+// Whether the operator reads weights (a blocked one: a convolution, where a chain
+// starts), by the inputs' roles rather than by where they come from, so that a node of
+// a rule's target, whose inputs are all plain, is priced as it will be in the graph.
+bool ReadsWeights(const Graph& graph, const Node& node) {
+  const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
+  const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  for (size_t i = 0; kernel && i < inputs.size(); ++i)
+    if (inputs[i].present && kernel->ReadsWeight(i, inputs)) return true;
+  return false;
+}
+
+// The smallest model: `length` 1x1 matrix products in a chain.
+absl::StatusOr<Graph> TinyChain(int length) {
+  Graph graph;
+  InputInfo one;
+  one.shape = {1, 1};
+  ASSIGN_OR_RETURN(ValueId v, graph.AddInput("x", DataType::kFloat32, one.shape));
+  ASSIGN_OR_RETURN(const ValueId w, graph.AddWeight("w", TensorData::Float(one.shape, {1.0f})));
+  for (int i = 0; i < length; ++i) {
+    ASSIGN_OR_RETURN(const std::vector<ValueId> out, graph.AddNode(&ops::MatMulOp(), Params(), {v, w}));
+    v = out[0];
+  }
+  RETURN_IF_ERROR(graph.AddOutput(v));
+  return graph;
+}
+
+}  // namespace
+
+std::string OrtDevice(const std::string& version, int threads) {
+  return absl::StrCat("ort-", version, "-cpu-t", threads, "-", kMeasurementVersion, "-", ProcessorName());
+}
+
+OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> worker, int threads)
+    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), threads)),
+      worker_(std::move(worker)),
+      threads_(threads) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_XXXXXX").string();
+  if (mkdtemp(pattern.data()) != nullptr) model_dir_ = pattern;
+}
+
+OrtCost::~OrtCost() {
+  std::error_code ignored;
+  if (!model_dir_.empty()) std::filesystem::remove_all(model_dir_, ignored);
+}
+
+double OrtCost::NodeCost(const Graph& graph, NodeId n) {
+  const Node& node = graph.node(n);
+  bool measured = false;
+  const double seconds = Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node), &measured);
+  if (!measured) return seconds;
+  double cost = WithoutOverhead(seconds);
+  const bool blocked = RunsBlocked(graph, node);
+  if (blocked && ReadsWeights(graph, node) && !node.outputs.empty())
+    cost = std::max(cost / 2,
+                    cost - Reorder(graph.value(node.inputs[0]).shape) - Reorder(graph.value(node.outputs[0]).shape));
+  for (ValueId v : node.inputs) {
+    if (v == kNoValue || graph.value(v).producer == kNoNode) continue;
+    if (RunsBlocked(graph, graph.node(graph.value(v).producer)) != blocked) cost += Reorder(graph.value(v).shape);
+  }
+  return cost;
+}
+
+double OrtCost::Reorder(const Shape& shape) {
+  InputInfo tensor, one;
+  tensor.shape = shape;
+  one.shape = {1};
+  bool measured = false;
+  const double seconds = Cost(ops::AddOp(), Params(), std::vector<InputInfo>{tensor, one},
+                              std::vector<OutputType>{{DataType::kFloat32, shape}}, &measured);
+  return measured ? WithoutOverhead(seconds) : seconds;
+}
+
+// A measured run less the fixed part; where noise makes the run look cheaper than the
+// fixed part, a small share of the run, so that no operator prices as free.
+double OrtCost::WithoutOverhead(double run_seconds) {
+  constexpr double kLeastShareOfRun = 0.05;
+  return std::max(kLeastShareOfRun * run_seconds, run_seconds - RunOverhead());
+}
+
+double OrtCost::TotalCost(const Graph& graph) { return CostModel::TotalCost(graph) + RunOverhead(); }
+
+std::optional<MeasuredCost::KernelRun> OrtCost::PrepareRun(const OpDef& op, const Params& params,
+                                                           absl::Span<const InputInfo> inputs,
+                                                           absl::Span<const OutputType>) {
+  if (op.is_opaque()) return std::nullopt;
+  return PrepareGraphRun(OneOperatorGraph(op, params, inputs));
+}
+
+std::optional<MeasuredCost::KernelRun> OrtCost::PrepareGraphRun(absl::StatusOr<Graph> graph) {
+  if (!graph.ok() || model_dir_.empty()) return std::nullopt;
+  const std::string path = absl::StrCat(model_dir_, "/op", models_written_++, ".onnx");
+  if (!ExportOnnxFile(NewOnnxModel(*std::move(graph)), path).ok()) return std::nullopt;
+  absl::StatusOr<int64_t> id = worker_->Load(path, threads_);
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);  // the session holds the model
+  if (!id.ok()) return std::nullopt;
+  auto session = std::make_shared<Session>(worker_, *id);
+  return KernelRun([session] { return session->Run(); });
+}
+
+// A run of a model with one operator costs the operator plus a fixed part (the call into
+// ONNX Runtime); one with two costs two operators plus the same part: twice the first
+// less the second is the fixed part.
+double OrtCost::RunOverhead() {
+  if (run_overhead_) return *run_overhead_;
+  run_overhead_ = 0.0;  // also where the smallest models cannot run
+  const std::optional<KernelRun> one = PrepareGraphRun(TinyChain(1)), two = PrepareGraphRun(TinyChain(2));
+  if (!one || !two) return *run_overhead_;
+  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn({*one, *two});
+  if (medians.ok()) run_overhead_ = std::max(0.0, 2 * (*medians)[0] - (*medians)[1]);
+  return *run_overhead_;
+}
+
+}  // namespace taso

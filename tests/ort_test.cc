@@ -1,0 +1,203 @@
+// The ort target: the ONNX Runtime worker's protocol and failures, the costs measured in
+// ONNX Runtime and their cache key, --target and what taso-opt says where ONNX Runtime
+// cannot run. Real ONNX Runtime runs here only on one-operator models.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "taso/backends/ort_cost.h"
+#include "taso/backends/ort_timer.h"
+#include "taso/backends/ort_worker.h"
+#include "taso/pipeline.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+std::unique_ptr<OrtWorker> StartWorker() {
+  absl::StatusOr<std::unique_ptr<OrtWorker>> worker = OrtWorker::Start();
+  INFO(worker.status());
+  REQUIRE(worker.ok());
+  return *std::move(worker);
+}
+
+// A worker script that is not the real one: `body` is its JavaScript.
+OrtWorkerOptions FakeWorker(const std::filesystem::path& dir, const std::string& body) {
+  testing::WriteFile(dir / "fake.js", body);
+  OrtWorkerOptions options;
+  options.script = (dir / "fake.js").string();
+  options.timeout = absl::Seconds(2);
+  return options;
+}
+
+std::string SmallModel(const std::filesystem::path& dir) {
+  const std::string path = (dir / "small.onnx").string();
+  const onnx::ModelProto m = testing::SmallConvReluModel();
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+struct Result {
+  int code;
+  std::string output;
+};
+
+Result RunShell(const std::string& command) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("The ONNX Runtime worker loads and runs models and reports bad requests", "[ort]") {
+  auto dir = testing::TempDir("ort_worker");
+  std::unique_ptr<OrtWorker> worker = StartWorker();
+  CHECK_FALSE(worker->version().empty());
+  absl::StatusOr<int64_t> session = worker->Load(SmallModel(dir), 1);
+  REQUIRE(session.ok());
+  absl::StatusOr<double> seconds = worker->Run(*session);
+  REQUIRE(seconds.ok());
+  CHECK(*seconds > 0);
+  // A bad model or session is an error, and the worker goes on.
+  testing::WriteFile(dir / "junk.onnx", "junk");
+  absl::StatusOr<int64_t> bad = worker->Load((dir / "junk.onnx").string(), 1);
+  CHECK(bad.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(bad.status().message()), Catch::StartsWith("ONNX Runtime: "));
+  CHECK_FALSE(worker->Run(*session + 100).ok());
+  CHECK(worker->Run(*session).ok());
+  REQUIRE(worker->Release(*session).ok());
+  CHECK_FALSE(worker->Run(*session).ok());
+}
+
+TEST_CASE("A killed worker fails every later request", "[ort]") {
+  std::unique_ptr<OrtWorker> worker = StartWorker();
+  REQUIRE(kill(worker->pid(), SIGKILL) == 0);
+  absl::StatusOr<std::string> reply = worker->Request(R"({"op": "hello"})");
+  CHECK(reply.status().code() == absl::StatusCode::kUnavailable);
+  CHECK_THAT(std::string(reply.status().message()), Catch::Contains("worker exited"));
+  CHECK(worker->Request(R"({"op": "hello"})").status().code() == absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("A worker that answers nonsense or nothing is given up", "[ort]") {
+  auto dir = testing::TempDir("ort_fake");
+  absl::StatusOr<std::unique_ptr<OrtWorker>> garbled =
+      OrtWorker::Start(FakeWorker(dir, "process.stdin.on('data', () => process.stdout.write('not json\\n'));"));
+  CHECK(garbled.status().code() == absl::StatusCode::kDataLoss);
+  absl::StatusOr<std::unique_ptr<OrtWorker>> silent = OrtWorker::Start(FakeWorker(dir, "setInterval(() => {}, 1000);"));
+  CHECK(silent.status().code() == absl::StatusCode::kDeadlineExceeded);
+  absl::StatusOr<std::unique_ptr<OrtWorker>> exits = OrtWorker::Start(FakeWorker(dir, "process.exit(3);"));
+  CHECK(exits.status().code() == absl::StatusCode::kUnavailable);
+  absl::StatusOr<std::unique_ptr<OrtWorker>> no_version =
+      OrtWorker::Start(FakeWorker(dir, "process.stdin.on('data', () => process.stdout.write('{}\\n'));"));
+  CHECK(no_version.status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("Without Node.js or the worker script, starting ONNX Runtime says what is missing", "[ort]") {
+  OrtWorkerOptions no_node;
+  no_node.node = "/nonexistent/node";
+  absl::StatusOr<std::unique_ptr<OrtWorker>> a = OrtWorker::Start(no_node);
+  CHECK(a.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(a.status().message()), Catch::Contains("Node.js"));
+  OrtWorkerOptions no_script;
+  no_script.script = "/nonexistent/ort_worker.js";
+  absl::StatusOr<std::unique_ptr<OrtWorker>> b = OrtWorker::Start(no_script);
+  CHECK_THAT(std::string(b.status().message()), Catch::Contains("/nonexistent/ort_worker.js does not exist"));
+}
+
+TEST_CASE("The worker's replies are read strictly", "[ort]") {
+  CHECK(*JsonNumber(R"({"ms":1.5})", "ms") == 1.5);
+  CHECK(*JsonNumber(R"({"a": 2, "b": 3})", "b") == 3);
+  CHECK(JsonNumber(R"({"ms":"x"})", "ms").status().code() == absl::StatusCode::kDataLoss);
+  CHECK(JsonNumber(R"({"ms":1})", "other").status().code() == absl::StatusCode::kNotFound);
+  CHECK(*JsonNumbers(R"({"a_ms":[1,2.5],"b_ms":[]})", "a_ms") == std::vector<double>{1, 2.5});
+  CHECK(JsonNumbers(R"({"b_ms":[]})", "b_ms")->empty());
+  CHECK_FALSE(JsonNumbers(R"({"a_ms":[1,x]})", "a_ms").ok());
+  CHECK(*JsonString(R"({"error":"bad \"thing\""})", "error") == "bad \"thing\"");
+  CHECK_FALSE(JsonString(R"({"error":"unterminated})", "error").ok());
+  CHECK(JsonQuote("a\"b\\c") == R"("a\"b\\c")");
+}
+
+TEST_CASE("Costs measured in ONNX Runtime are kept under the ort device and read back", "[ort]") {
+  CHECK_THAT(OrtDevice("1.30.0", 1), Catch::StartsWith("ort-1.30.0-cpu-t1-"));
+  CHECK(OrtDevice("1.30.0", 1) != OrtDevice("1.30.0", 2));
+  CHECK(OrtDevice("1.30.0", 1) != OrtDevice("1.31.0", 1));
+  auto dir = testing::TempDir("ort_cost");
+  const std::string cache_path = (dir / "costs.sqlite").string();
+  absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
+  REQUIRE(model.ok());
+  std::shared_ptr<OrtWorker> worker = StartWorker();
+  double first_cost = 0;
+  {
+    auto cache = CostCache::Open(cache_path);
+    REQUIRE(cache.ok());
+    OrtCost cost(*std::move(cache), worker, 1);
+    first_cost = cost.NodeCost(model->graph, 0);
+    CHECK(first_cost > 0);
+    CHECK(cost.counts().measured >= 1);
+    CHECK(cost.counts().estimated == 0);
+    CHECK(cost.TotalCost(model->graph) > first_cost);  // a run's fixed part counts once
+  }
+  auto cache = CostCache::Open(cache_path);
+  REQUIRE(cache.ok());
+  OrtCost again(*std::move(cache), worker, 1);
+  CHECK(again.NodeCost(model->graph, 0) > 0);
+  CHECK(again.counts().measured == 0);
+  CHECK(again.counts().cached >= 1);
+}
+
+TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
+  auto dir = testing::TempDir("ort_timer");
+  absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
+  REQUIRE(model.ok());
+  OrtTimer timer(StartWorker(), {.threads = 1, .rounds = 3, .first_pairs = 2, .max_pairs = 2});
+  CHECK_THAT(timer.name(), Catch::StartsWith("ONNX Runtime ") && Catch::Contains("1 thread)"));
+  absl::StatusOr<PairTiming> t = timer.Compare(*model, *model);
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 2);
+  CHECK(t->runs == 6);
+  CHECK(t->a_seconds > 0);
+  CHECK(t->b_seconds > 0);
+  CHECK(std::isfinite(t->spread));
+  // One pair cannot say how far its ratio can be trusted.
+  CHECK_FALSE(TimingFromPairs({{1.0}, {2.0}}, 5).Resolved());
+}
+
+TEST_CASE("Targets are named as the command line spells them", "[ort]") {
+  for (Target t : {Target::kOrt, Target::kCpu, Target::kCuda}) CHECK(ParseTarget(TargetName(t)) == t);
+  CHECK_FALSE(ParseTarget("tpu").has_value());
+  CHECK(TargetBackend(Target::kOrt) == Backend::kOrt);
+  CHECK(TargetBackend(Target::kCpu) == Backend::kCpu);
+  CHECK(ParseBackend("ort") == Backend::kOrt);
+  CHECK(DefaultSearchKind(Backend::kOrt) == SearchKind::kSubstitutions);
+}
+
+TEST_CASE("taso-opt says when ONNX Runtime cannot run and which target to use", "[ort]") {
+  auto dir = testing::TempDir("ort_cli");
+  const std::string model = SmallModel(dir), out = (dir / "out.onnx").string();
+  const std::string opt = std::string(TASO_BINARY_DIR) + "/taso-opt " + model + " -o " + out + " --budget 2 ";
+  // Asked for explicitly: an error naming what is missing, nothing written.
+  Result no_node = RunShell("PATH=/nonexistent " + opt + "--target ort");
+  CHECK(no_node.code != 0);
+  CHECK_THAT(no_node.output, Catch::Contains("Node.js") && Catch::Contains("use --target cpu"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  Result bad = RunShell(opt + "--target tpu");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Catch::Contains("unknown target 'tpu' (ort, cpu, cuda)"));
+  // By default: cpu, saying so.
+  Result fallback = RunShell("TASO_ORT_WORKER=/nonexistent/w.js " + opt + "--backend analytic");
+  INFO(fallback.output);
+  CHECK(fallback.code == 0);
+  CHECK_THAT(fallback.output, Catch::Contains("/nonexistent/w.js does not exist") &&
+                                  Catch::Contains("optimizing for --target cpu") && Catch::Contains("\ntarget: cpu\n"));
+  CHECK(std::filesystem::exists(out));
+}

@@ -1,0 +1,164 @@
+// Never slower, measured (src/pipeline/speed_check.h): with a stand-in runtime whose
+// times the test sets, a rewrite that makes the model slower there is dropped before the
+// model is returned, and one that makes it faster is kept.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "pipeline/speed_check.h"
+#include "rule_lookup.h"
+#include "taso/pipeline.h"
+#include "taso/search.h"
+#include "test_util.h"
+
+using namespace taso;
+using testing::AddOp;
+using testing::AddWeight;
+
+namespace {
+
+std::multiset<std::string> Operators(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) ops.insert(std::string(graph.node(n).op->name()));
+  return ops;
+}
+
+// Two products of one input, added: the search makes them one product (x w1 + x w2 as
+// x (w1 + w2)).
+OnnxModel TwoProducts() {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {64, 256});
+  REQUIRE(x.ok());
+  const ValueId w1 = AddWeight(g, "w1", {256, 256}, 1), w2 = AddWeight(g, "w2", {256, 256}, 2);
+  const ValueId a = AddOp(g, "MatMul", {*x, w1}, "m1"), b = AddOp(g, "MatMul", {*x, w2}, "m2");
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {a, b}, "y")).ok());
+  return NewOnnxModel(std::move(g));
+}
+
+// A runtime where a model with the input's operators takes 1 ms and any other
+// `rewritten_ms`; no spread.
+class StandInRuntime : public RuntimeTimer {
+ public:
+  StandInRuntime(std::multiset<std::string> input_ops, double rewritten_ms)
+      : input_ops_(std::move(input_ops)), rewritten_ms_(rewritten_ms) {}
+  std::string name() const override { return "stand-in"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    ++comparisons;
+    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+  }
+  int comparisons = 0;
+
+ private:
+  double Seconds(const OnnxModel& m) const { return (Operators(m.graph) == input_ops_ ? 1.0 : rewritten_ms_) * 1e-3; }
+  std::multiset<std::string> input_ops_;
+  double rewritten_ms_;
+};
+
+PipelineOptions StandInOptions(RuntimeTimer* timer) {
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = SearchKind::kSubstitutions;
+  options.search_options.budget = 10;
+  options.verify_speed = true;
+  options.timer = timer;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("A rewrite that makes the target runtime slower is dropped before writing", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  StandInRuntime runtime(Operators(model.graph), 1.5);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  REQUIRE(r->speed_check->rewrites > 0);  // the search rewrote the graph
+  CHECK(r->speed_check->rewrites_kept == 0);
+  CHECK(r->speed_check->kept_input);
+  CHECK(r->search.rules_applied.empty());
+  CHECK(Operators(r->model.graph) == Operators(model.graph));
+  CHECK(r->speed_check->timing.a_seconds == Approx(1e-3));
+  CHECK(r->speed_check->timing.b_seconds == Approx(1e-3));
+  CHECK(runtime.comparisons == r->speed_check->comparisons);
+  CHECK_THAT(SummaryText(StandInOptions(&runtime), *r, "m"), Catch::Contains("the input is written"));
+  CHECK_THAT(JsonReport(StandInOptions(&runtime), *r), Catch::Contains("\"kept_input\": true"));
+}
+
+TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  StandInRuntime runtime(Operators(model.graph), 0.5);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  REQUIRE(r->speed_check->rewrites > 0);
+  CHECK(r->speed_check->rewrites_kept == r->speed_check->rewrites);
+  CHECK_FALSE(r->speed_check->kept_input);
+  CHECK(r->speed_check->comparisons == 1);  // faster at once: nothing to drop
+  CHECK_FALSE(r->search.rules_applied.empty());
+  CHECK(Operators(r->model.graph) != Operators(model.graph));
+  CHECK(r->speed_check->timing.ratio() == Approx(2.0));
+}
+
+TEST_CASE("Only the rewrites that help are kept, a rule's group at a time", "[speed_check]") {
+  // Three rewrites in two groups; the model is faster with group "keep" and slower with "drop".
+  const std::vector<std::string> groups = {"drop", "keep", "drop"};
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    OnnxModel m = NewOnnxModel(Graph());
+    // The time is carried in the input's shape: 100 less 10 per "keep", plus 5 per "drop".
+    int64_t size = 100;
+    for (size_t i = 0; i < keep.size(); ++i)
+      if (keep[i]) size += groups[i] == "keep" ? -10 : 5;
+    REQUIRE(m.graph.AddInput("x", DataType::kFloat32, {size}).ok());
+    return m;
+  };
+  class BySize : public RuntimeTimer {
+   public:
+    std::string name() const override { return "by size"; }
+    absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+      return PairTiming{.a_seconds = Size(a), .b_seconds = Size(b), .pairs = 4, .runs = 40, .spread = 0.01};
+    }
+    static double Size(const OnnxModel& m) { return static_cast<double>(m.graph.value(m.graph.inputs()[0]).shape[0]); }
+  } timer;
+  const absl::StatusOr<OnnxModel> input = build(std::vector<bool>(groups.size(), false));
+  REQUIRE(input.ok());
+  absl::StatusOr<pipeline::SpeedChoice> choice = pipeline::ChooseFasterRewrites(timer, *input, groups, build);
+  REQUIRE(choice.ok());
+  CHECK(choice->keep == std::vector<bool>{false, true, false});
+  CHECK(choice->check.rewrites_kept == 1);
+  CHECK(choice->check.timing.ratio() == Approx(100.0 / 90.0));
+}
+
+TEST_CASE("A difference within the spread is not taken as a gain", "[speed_check]") {
+  PairTiming t{.a_seconds = 1.01, .b_seconds = 1.0, .pairs = 4, .runs = 40, .spread = 0.02};
+  CHECK_FALSE(t.Resolved());
+  CHECK_FALSE(t.SecondFaster());
+  t.spread = 0.005;
+  CHECK(t.SecondFaster());
+  t.a_seconds = 0.9;
+  CHECK(t.Resolved());
+  CHECK_FALSE(t.SecondFaster());
+}
+
+TEST_CASE("The search's rewrites replay on its input, all of them or none", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  const std::vector<RuleMatcher> matchers = PrepareRules(testing::ShippedRules().rules);
+  AnalyticCost cost;
+  SearchOptions options;
+  options.budget = 10;
+  const SearchResult search = Optimize(model.graph, matchers, cost, options);
+  REQUIRE_FALSE(search.path.empty());
+  int recorded = 0;
+  for (const auto& [rule, n] : search.rules_applied) recorded += n;
+  CHECK(recorded == static_cast<int>(search.path.size()));
+  std::map<std::string, int> applied;
+  absl::StatusOr<Graph> all =
+      ReplayRewrites(model.graph, matchers, search.path, std::vector<bool>(search.path.size(), true), &applied);
+  REQUIRE(all.ok());
+  CHECK(all->StructuralHash() == search.best.StructuralHash());
+  CHECK(applied == search.rules_applied);
+  absl::StatusOr<Graph> none =
+      ReplayRewrites(model.graph, matchers, search.path, std::vector<bool>(search.path.size(), false));
+  REQUIRE(none.ok());
+  CHECK(none->StructuralHash() == model.graph.StructuralHash());
+}

@@ -1,0 +1,159 @@
+#!/usr/bin/env node
+// ort_worker.js: ONNX Runtime for taso-opt, as a long-lived process (src/backends/ort_worker.cc
+// starts it once per run). It reads one JSON request a line on stdin and writes one JSON
+// reply a line on stdout, in order; a reply with "error" reports a failed request, and
+// the worker goes on. Requests:
+//   {"op": "hello"}                          -> {"version": "1.30.0"}
+//   {"op": "load", "model": PATH, "threads": T}   -> {"session": ID}
+//   {"op": "run", "session": ID}             -> {"ms": one run's time}
+//   {"op": "release", "session": ID}         -> {}
+//   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R}
+//       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
+//          orders in turn, each timed for R rounds in turn (two warm-up runs each).
+// Sessions run on the CPU execution provider at the highest graph-optimization level.
+// Inputs are fixed per session: float inputs from a seeded generator, others zero.
+'use strict';
+const readline = require('readline');
+
+let ort;
+let loadError = null;
+try {
+  ort = require('onnxruntime-node');
+  ort.env.logLevel = 'error';
+} catch (e) {
+  loadError = `onnxruntime-node cannot be loaded (run scripts/setup.sh): ${e.message.split('\n')[0]}`;
+}
+
+const sessions = new Map();  // id -> {session, feeds}
+let nextId = 1;
+
+function generator(seed) {  // mulberry32
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const kArrays = {
+  float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array,
+  int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
+};
+
+function makeFeeds(session) {
+  const next = generator(1);
+  const feeds = {};
+  for (const meta of session.inputMetadata) {
+    if (meta.shape.some(d => typeof d !== 'number')) throw new Error(`input ${meta.name} has a symbolic shape`);
+    const n = meta.shape.reduce((x, y) => x * y, 1);
+    const Array = kArrays[meta.type];
+    if (!Array) throw new Error(`input ${meta.name} has type ${meta.type}, which the worker cannot feed`);
+    const data = new Array(n);
+    if (meta.type === 'float32' || meta.type === 'float64')
+      for (let i = 0; i < n; ++i) data[i] = next() * 2 - 1;
+    feeds[meta.name] = new ort.Tensor(meta.type, data, meta.shape);
+  }
+  return feeds;
+}
+
+function sessionOptions(threads) {
+  // Spinning worker threads would steal the core of the session timed in turn.
+  const noSpinning = {intra_op: {allow_spinning: '0'}, inter_op: {allow_spinning: '0'}};
+  return {
+    graphOptimizationLevel: 'all', executionProviders: ['cpu'], intraOpNumThreads: threads,
+    interOpNumThreads: 1, extra: {session: noSpinning},
+  };
+}
+
+async function load(model, threads) {
+  if (typeof model !== 'string') throw new Error('"model" must be a path');
+  const t = Number.isInteger(threads) && threads >= 0 ? threads : 1;
+  const session = await ort.InferenceSession.create(model, sessionOptions(t));
+  return {session, feeds: makeFeeds(session)};
+}
+
+async function timedRun(s) {
+  const start = process.hrtime.bigint();
+  await s.session.run(s.feeds);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+const median = t => [...t].sort((x, y) => x - y)[Math.floor(t.length / 2)];
+
+// Two sessions timed in turn, the order swapped every round; their medians.
+async function inTurn(first, second, rounds) {
+  for (let i = 0; i < 2; ++i) { await timedRun(first); await timedRun(second); }
+  const times = [[], []];
+  for (let i = 0; i < rounds; ++i) {
+    const order = i % 2 ? [1, 0] : [0, 1];
+    for (const k of order) times[k].push(await timedRun(k === 0 ? first : second));
+  }
+  return [median(times[0]), median(times[1])];
+}
+
+async function compare(req) {
+  const pairs = Math.max(1, req.pairs | 0), rounds = Math.max(1, req.rounds | 0);
+  const a_ms = [], b_ms = [];
+  for (let p = 0; p < pairs; ++p) {
+    // Made in both orders in turn: the session made first can run faster.
+    const made = p % 2 ? [await load(req.against, req.threads), await load(req.model, req.threads)]
+                       : [await load(req.model, req.threads), await load(req.against, req.threads)];
+    const [a, b] = p % 2 ? [made[1], made[0]] : made;
+    const [ta, tb] = await inTurn(a, b, rounds);
+    a_ms.push(ta);
+    b_ms.push(tb);
+    // Freed now rather than when the garbage collector comes: a large model's sessions
+    // hold gigabytes.
+    await a.session.release();
+    await b.session.release();
+  }
+  return {a_ms, b_ms};
+}
+
+function session(id) {
+  const s = sessions.get(id);
+  if (!s) throw new Error(`no session ${id}`);
+  return s;
+}
+
+async function handle(req) {
+  if (loadError) throw new Error(loadError);
+  switch (req.op) {
+    case 'hello':
+      return {version: ort.env.versions ? ort.env.versions.common : 'unknown'};
+    case 'load': {
+      const id = nextId++;
+      sessions.set(id, await load(req.model, req.threads));
+      return {session: id};
+    }
+    case 'run':
+      return {ms: await timedRun(session(req.session))};
+    case 'release':
+      await session(req.session).session.release();
+      sessions.delete(req.session);
+      return {};
+    case 'compare':
+      return compare(req);
+    default:
+      throw new Error(`unknown op ${JSON.stringify(req.op)}`);
+  }
+}
+
+async function main() {
+  const lines = readline.createInterface({input: process.stdin, terminal: false});
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let reply;
+    try {
+      reply = await handle(JSON.parse(line));
+    } catch (e) {
+      reply = {error: String(e.message || e).split('\n')[0]};
+    }
+    process.stdout.write(JSON.stringify(reply) + '\n');
+  }
+}
+
+main();
