@@ -68,7 +68,6 @@ std::vector<bool> NearOptimalENodes(const EGraph& eg, const std::vector<double>&
   return marked;
 }
 
-
 std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
                                      const std::vector<ClassId>& roots, PricingStats& stats) {
   std::vector<double> prices = PriceENodes(egraph, analytic);
