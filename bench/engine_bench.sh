@@ -5,7 +5,8 @@
 # time, graphs expanded (backtracking) or saturation iterations (egraph), graphs seen or
 # e-nodes, the stop reason, the estimated cost before and after the search (the search's
 # own cost model: cpu at layouts by default), the cost of the written graph, and the
-# self-check. Usage:
+# self-check; for egraph also the extractor used, the integer program's status and the
+# DAG costs of its choice and of greedy+local, and how many operators were measured. Usage:
 #   bench/engine_bench.sh [MODEL ...]      (default: all six)
 # ENGINE_BACKEND (default cpu), ENGINE_TIME_LIMIT (backtracking, default 40) and
 # ENGINE_EXTRA (more taso-opt flags, e.g. "--egraph-nodes 50000") are passed on.
@@ -35,10 +36,14 @@ for m in "${models[@]}"; do
     stop=$(field stop_reason)
     if [ "$engine" = egraph ]; then
       stop=$(sed -n 's/.*"stop": "\([a-z]*\)".*/\1/p' "$out/$m.$engine.json")
+      # extractor, integer program status and DAG costs, operators measured / priced
+      sed -n 's/.*"extractor": "\([^"]*\)".*"exact": "\([^"]*\)", "greedy_cost_ms": \([^,]*\), "exact_cost_ms": \([^,]*\), "measured_operators": \([0-9]*\), "priced_operators": \([0-9]*\).*/  extractor \1; program: \2 (greedy+local \3 ms, program \4 ms); measured \5 of \6 operators/p' \
+        "$out/$m.$engine.json" > "$out/$m.extra"
     fi
     printf "%-13s %-12s %8.2f %7s %8s %-10s %12.4f %12.4f %12.4f %s\n" "$m" "$engine" "$(field search_seconds)" \
       "$(field expansions)" "$seen" "$stop" "$(field search_cost_before_ms)" "$(field search_cost_after_ms)" \
       "$(field cost_after_ms)" "$(grep -o 'max |difference| of outputs [^ ]*' "$out/$m.$engine.log" | awk '{print "diff " $5}')"
+    [ "$engine" = egraph ] && cat "$out/$m.extra"
   done
 done
 rm -rf "$out"

@@ -47,6 +47,7 @@ ClassId EGraph::NewClass(const OutputType& type) {
   parent_.push_back(c);
   class_nodes_.emplace_back();
   parents_.emplace_back();
+  class_ops_.push_back(0);
   return c;
 }
 
@@ -71,10 +72,10 @@ ENodeId EGraph::Insert(ENode node, ClassId cls) {
   class_nodes_[cls].push_back(id);
   for (ClassId c : node.children)
     if (c != kNoClass) parents_[Find(c)].push_back(id);
-  if (node.op != nullptr) by_op_[node.op].push_back(id);
   nodes_.push_back(std::move(node));
   node_class_.push_back(cls);
   alive_.push_back(true);
+  IndexNode(id);
   ++live_nodes_;
   return id;
 }
@@ -201,6 +202,8 @@ void EGraph::RebuildIndexes() {
   for (auto& list : class_nodes_) list.clear();
   for (auto& list : parents_) list.clear();
   by_op_.clear();
+  by_form_.clear();
+  std::fill(class_ops_.begin(), class_ops_.end(), 0);
   for (ENodeId n = 0; n < num_node_ids(); ++n) {
     if (!alive_[n]) continue;
     const ENode& node = nodes_[n];
@@ -211,8 +214,27 @@ void EGraph::RebuildIndexes() {
       if (c != kNoClass && std::find(node.children.begin(), node.children.begin() + i, c) == node.children.begin() + i)
         parents_[c].push_back(n);
     }
-    if (node.op != nullptr) by_op_[node.op].push_back(n);
+    IndexNode(n);
   }
+}
+
+uint64_t EGraph::AddOpBit(const OpDef* op) {
+  const int number = op_numbers_.try_emplace(op, static_cast<int>(op_numbers_.size())).first->second;
+  return uint64_t{1} << (number % 64);
+}
+
+// An operator no e-node has yet gets every bit: no class passes the filter.
+uint64_t EGraph::OpBits(const OpDef* op) const {
+  auto it = op_numbers_.find(op);
+  return it == op_numbers_.end() ? ~uint64_t{0} : uint64_t{1} << (it->second % 64);
+}
+
+void EGraph::IndexNode(ENodeId n) {
+  const ENode& node = nodes_[n];
+  if (node.op == nullptr) return;
+  class_ops_[ClassOf(n)] |= AddOpBit(node.op);
+  by_op_[node.op].push_back(n);
+  if (node.output == 0 && node.rule_params) by_form_[{node.op, node.rule_params->Hash()}].push_back(n);
 }
 
 // A class is weight-only when one of its e-nodes is computable ahead of time: a weight
@@ -251,6 +273,11 @@ const std::vector<ENodeId>& EGraph::Parents(ClassId c) const { return parents_[F
 const std::vector<ENodeId>& EGraph::NodesOf(const OpDef* op) const {
   auto it = by_op_.find(op);
   return it == by_op_.end() ? Empty() : it->second;
+}
+
+const std::vector<ENodeId>& EGraph::NodesOfForm(const OpDef* op, const Params& form) const {
+  auto it = by_form_.find(std::make_pair(op, form.Hash()));
+  return it == by_form_.end() ? Empty() : it->second;
 }
 
 }  // namespace taso::egraph

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "taso/egraph/extract.h"
+#include "taso/status_macros.h"
 
 namespace taso::egraph {
 
@@ -12,6 +13,23 @@ using Clock = std::chrono::steady_clock;
 
 // What the local search after the greedy extraction may take at most.
 constexpr double kImproveSeconds = 2;
+// The integer program: built on at most this many e-nodes, solved for at most this long.
+constexpr int64_t kMaxExactENodes = 5000;
+constexpr double kExactSeconds = 1.5;
+
+constexpr absl::string_view ExactStatusName(ExactStatus status) {
+  switch (status) {
+    case ExactStatus::kOptimal:
+      return "optimal";
+    case ExactStatus::kTimeLimit:
+      return "time limit (better than greedy)";
+    case ExactStatus::kNoBetter:
+      return "no better than greedy";
+    case ExactStatus::kTooLarge:
+      return "too large";
+  }
+  return "?";
+}
 
 StopReason AsStopReason(SaturationStop stop) {
   switch (stop) {
@@ -42,23 +60,55 @@ std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& b
   return applied;
 }
 
+// E-node prices by `node_cost`, measured only where the analytic model says they may
+// matter (PriceWithPruning) unless `node_cost` is the analytic model.
+std::vector<double> Prices(const EGraph& eg, CostModel& node_cost, const std::vector<ClassId>& roots,
+                           EGraphStats& stats) {
+  AnalyticCost analytic;
+  PricingStats pricing;
+  std::vector<double> prices = node_cost.name() == analytic.name()
+                                   ? PriceENodes(eg, node_cost)
+                                   : PriceWithPruning(eg, analytic, node_cost, roots, pricing);
+  stats.priced_operators = pricing.priced;
+  stats.measured_operators = pricing.measured;
+  return prices;
+}
+
+// Greedy extraction and local search, then the integer program on the near-optimal
+// e-nodes where it is small enough; `extractor` names the one whose choice is returned.
+absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<double>& prices,
+                                            const std::vector<ClassId>& roots, EGraphStats& stats,
+                                            std::string& extractor) {
+  ASSIGN_OR_RETURN(Extraction ex, ExtractGreedy(eg, prices, roots));
+  ImproveExtraction(eg, prices, roots, ex, kImproveSeconds);
+  extractor = "greedy+local";
+  stats.greedy_cost = DagCost(eg, prices, roots, ex.choice);
+  ExactExtraction exact =
+      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), ex, kMaxExactENodes, kExactSeconds);
+  stats.exact = std::string(ExactStatusName(exact.status));
+  stats.exact_cost = exact.cost;
+  if (exact.extraction.choice.empty()) return ex;
+  extractor = "ilp";
+  return std::move(exact.extraction);
+}
+
 // Extracts the cheapest graph it can and keeps it when it costs less than the input.
 void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
              CostModel& graph_cost, EGraphSearchResult& result) {
   const auto start = Clock::now();
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
-  const std::vector<double> prices = PriceENodes(built.egraph, node_cost);
   const std::vector<ClassId> roots = Roots(graph, built);
-  auto ex = ExtractGreedy(built.egraph, prices, roots);
-  if (ex.ok()) ImproveExtraction(built.egraph, prices, roots, *ex, kImproveSeconds);
+  const std::vector<double> prices = Prices(built.egraph, node_cost, roots, stats);
+  std::string extractor;
+  auto ex = ChooseExtraction(built.egraph, prices, roots, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
   } else if (const double cost = graph_cost.TotalCost(*extracted); cost >= result.search.initial_cost) {
     stats.kept_input_because = "the extracted graph costs no less than the input";
   } else {
-    stats.extractor = "greedy+local";
+    stats.extractor = extractor;
     result.search.best = std::move(*extracted);
     result.search.best_cost = cost;
     result.search.rules_applied = RulesApplied(graph, built, *ex, rules);

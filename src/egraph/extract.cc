@@ -44,20 +44,24 @@ double PriceOne(const EGraph& eg, const ENode& node, CostModel& cost) {
 
 }  // namespace
 
-std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost) {
+std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only) {
   std::vector<double> prices(egraph.num_node_ids(), 0.0);
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENode& node = egraph.node(n);
     if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) continue;
-    ENodeId first = n;
-    if (node.output != 0) {
-      ENode probe = node;
-      probe.output = 0;
-      first = egraph.Lookup(probe);
-    }
+    const ENodeId first = FirstOutput(egraph, n);
+    if (only != nullptr && !(*only)[first == kNoENode ? n : first]) continue;
     prices[n] = first != n && first != kNoENode ? prices[first] : PriceOne(egraph, node, cost) / node.num_outputs;
   }
   return prices;
+}
+
+ENodeId FirstOutput(const EGraph& egraph, ENodeId n) {
+  const ENode& node = egraph.node(n);
+  if (node.output == 0) return n;
+  ENode probe = node;
+  probe.output = 0;
+  return egraph.Lookup(probe);
 }
 
 absl::StatusOr<Extraction> ExtractGreedy(const EGraph& eg, const std::vector<double>& prices,

@@ -71,6 +71,7 @@ class Improver {
     return next;
   }
 
+ public:
   // The sum of the prices of the e-nodes the roots use, an operator of several outputs
   // once; infinite where the choice has a cycle.
   double DagCost(const std::vector<ENodeId>& choice) {
@@ -90,6 +91,7 @@ class Improver {
     return acyclic ? total : kInfinity;
   }
 
+ private:
   // Visits the classes the roots use through `choice`, children first; false (and stops)
   // on a cycle.
   template <typename Visit>
@@ -136,6 +138,11 @@ std::vector<ClassId> TopologicalClasses(const EGraph& egraph, const std::vector<
                                         const std::vector<ENodeId>& choice) {
   const std::vector<double> no_prices;
   return Improver(egraph, no_prices, roots).UsedClasses(choice);
+}
+
+double DagCost(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,
+               const std::vector<ENodeId>& choice) {
+  return Improver(egraph, prices, roots).DagCost(choice);
 }
 
 void ImproveExtraction(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,

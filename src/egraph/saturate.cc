@@ -125,6 +125,18 @@ class Saturation {
     return std::nullopt;
   }
 
+  // LimitHit, except that reaching the e-node limit first rebuilds the e-graph: e-nodes
+  // added since the last Rebuild are often duplicates (their children were merged), and
+  // the limit counts distinct e-nodes. Stops once the rebuilt e-graph is within 10% of
+  // the limit, so that rebuilding is rare.
+  std::optional<SaturationStop> LimitHitAfterCleanUp() {
+    if (eg_.num_enodes() >= limits_.max_enodes) {
+      eg_.Rebuild();
+      if (eg_.num_enodes() >= limits_.max_enodes * 9 / 10) return SaturationStop::kNodes;
+    }
+    return LimitHit();
+  }
+
   // The rule's matches this iteration; none when it is banned or becomes banned.
   std::vector<EMatch> Matches(int r) {
     Schedule& s = schedule_[r];
@@ -153,7 +165,7 @@ class Saturation {
         if (!applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m)) continue;
         ++stats_.matches;
         stats_.merges += ApplyTarget(eg_, rule, m, r);
-        if (auto hit = LimitHit()) return hit;
+        if (auto hit = LimitHitAfterCleanUp()) return hit;
       }
       if (auto hit = LimitHit()) return hit;
     }

@@ -32,6 +32,12 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
       "e-graph: %d iterations, %d e-nodes, %d e-classes, ~%.1f MiB, stopped: %s (%.2f s); extraction: %s (%.2f s)\n",
       e.saturation.iterations, e.enodes, e.eclasses, e.approx_bytes / 1048576.0,
       egraph::SaturationStopName(e.saturation.stop), e.saturation.seconds, e.extractor, e.extraction_seconds);
+  if (!e.exact.empty())
+    absl::StrAppendFormat(&out, "  integer program: %s; DAG cost %.4f ms (greedy+local %.4f ms)\n", e.exact,
+                          e.exact_cost * 1e3, e.greedy_cost * 1e3);
+  if (e.priced_operators > 0)
+    absl::StrAppendFormat(&out, "  e-node prices: %d operators measured of %d (the rest analytic, scaled)\n",
+                          e.measured_operators, e.priced_operators);
   if (!e.kept_input_because.empty()) absl::StrAppend(&out, "  input kept: ", e.kept_input_because, "\n");
   return out;
 }
@@ -39,11 +45,13 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
 std::string JsonEGraph(const PipelineResult& r) {
   if (!r.egraph) return "null";
   const egraph::EGraphStats& e = *r.egraph;
-  return absl::StrCat("{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes,
-                      ", \"eclasses\": ", e.eclasses, ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"",
-                      egraph::SaturationStopName(e.saturation.stop),
-                      "\", \"saturation_seconds\": ", e.saturation.seconds, ", \"extractor\": \"", e.extractor,
-                      "\", \"extraction_seconds\": ", e.extraction_seconds, "}");
+  return absl::StrCat(
+      "{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes, ", \"eclasses\": ", e.eclasses,
+      ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"", egraph::SaturationStopName(e.saturation.stop),
+      "\", \"saturation_seconds\": ", e.saturation.seconds, ", \"extractor\": \"", e.extractor,
+      "\", \"extraction_seconds\": ", e.extraction_seconds, ", \"exact\": \"", e.exact,
+      "\", \"greedy_cost_ms\": ", e.greedy_cost * 1e3, ", \"exact_cost_ms\": ", e.exact_cost * 1e3,
+      ", \"measured_operators\": ", e.measured_operators, ", \"priced_operators\": ", e.priced_operators, "}");
 }
 
 // The layouts, the search and where the costs came from.

@@ -58,7 +58,7 @@ ABSL_FLAG(std::string, search_engine, "backtracking",
           "--time-limit) or egraph (equality saturation then extraction, --egraph-*)");
 ABSL_FLAG(int, egraph_iterations, 15, "e-graph engine: saturation iterations at most");
 ABSL_FLAG(int64_t, egraph_nodes, 20000, "e-graph engine: e-nodes at most");
-ABSL_FLAG(double, egraph_time_limit, 8, "e-graph engine: saturation time limit in seconds (extraction follows)");
+ABSL_FLAG(double, egraph_time_limit, 6, "e-graph engine: saturation time limit in seconds (extraction follows)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
 
 namespace {

@@ -88,6 +88,14 @@ class EGraph {
   const std::vector<ENodeId>& NodesIn(ClassId c) const;
   const std::vector<ENodeId>& Parents(ClassId c) const;
   const std::vector<ENodeId>& NodesOf(const OpDef* op) const;
+  // The e-nodes of `op` standing for its first output whose rule form (ENode::rule_params)
+  // is `form`: where a rule pattern's operator has fixed parameters, the only e-nodes it
+  // can match.
+  const std::vector<ENodeId>& NodesOfForm(const OpDef* op, const Params& form) const;
+  // A filter on the operators of a class's e-nodes: class `c` has no e-node of `op` when
+  // ClassOps(c) lacks a bit of OpBits(op) (sharing bits, two operators may look alike).
+  uint64_t ClassOps(ClassId c) const { return class_ops_[Find(c)]; }
+  uint64_t OpBits(const OpDef* op) const;
   // The e-node equal to `probe` (children canonical), or kNoENode.
   ENodeId Lookup(const ENode& probe) const;
 
@@ -98,6 +106,8 @@ class EGraph {
   // One pass of Rebuild: true when it merged classes.
   bool CongruencePass();
   void RebuildIndexes();
+  void IndexNode(ENodeId n);
+  uint64_t AddOpBit(const OpDef* op);
   void MarkWeightOnly();
 
   std::vector<ENode> nodes_;
@@ -107,7 +117,10 @@ class EGraph {
   mutable std::vector<ClassId> parent_;                       // union-find (path halving in Find)
   absl::flat_hash_map<uint64_t, std::vector<ENodeId>> memo_;  // hash-cons buckets
   std::vector<std::vector<ENodeId>> class_nodes_, parents_;   // per class id
+  std::vector<uint64_t> class_ops_;                    // per class id: the bits (OpBit) of the operators of its e-nodes
+  absl::flat_hash_map<const OpDef*, int> op_numbers_;  // in order of first sight
   absl::flat_hash_map<const OpDef*, std::vector<ENodeId>> by_op_;
+  absl::flat_hash_map<std::pair<const OpDef*, uint64_t>, std::vector<ENodeId>> by_form_;  // rule_params hashed
   int64_t live_nodes_ = 0;
   int64_t bytes_ = 0;
 };

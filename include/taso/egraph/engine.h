@@ -17,8 +17,19 @@ namespace taso::egraph {
 struct EGraphStats {
   SaturationStats saturation;
   int64_t enodes = 0, eclasses = 0, approx_bytes = 0;  // when saturation stopped
-  std::string extractor;                               // "greedy", or "none" when the input graph was kept
+  // "greedy+local", "ilp" (the integer program's choice), or "none" when the input
+  // graph was kept.
+  std::string extractor;
+  // The integer program: "optimal", "time limit (better than greedy)", "no better than
+  // greedy" (stopped by time), "too large" (not built); the DAG costs (by the e-node
+  // prices) of the local search's choice and of the program's (the local search's
+  // where the program found nothing better).
+  std::string exact;
+  double greedy_cost = 0, exact_cost = 0;
   double extraction_seconds = 0;
+  // Operators priced by the analytic model and, of those, priced by the backend's cost
+  // model (PriceWithPruning); both 0 when the backend's model is the analytic one.
+  int64_t priced_operators = 0, measured_operators = 0;
   // Why the input graph was kept (extraction failed, or its graph costs no less); empty
   // when the extracted graph is the result.
   std::string kept_input_because;

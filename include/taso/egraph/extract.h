@@ -14,7 +14,35 @@ namespace taso::egraph {
 // classes' types. Leaves, opaque nodes (kept as they are whatever is chosen) and e-nodes
 // computable ahead of time (reading only weight-only classes: folded after extraction)
 // cost nothing. An operator with several outputs is priced once, shared by its outputs.
-std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost);
+// With `only`, e-nodes whose operator's first output (FirstOutput) is not marked in it
+// are left at 0 and not priced.
+std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr);
+
+// The e-node of the operator's first output that e-node `n` belongs to (`n` itself for a
+// first output; kNoENode if it is gone).
+ENodeId FirstOutput(const EGraph& egraph, ENodeId n);
+
+// Per e-node id: whether it is near-optimal and the roots reach its class through
+// near-optimal e-nodes. With the greedy extraction's best tree cost per class, an e-node
+// is near-optimal when its tree cost exceeds its class's best by at most the price of
+// the class's best e-node (a factor of two locally). None when greedy fails.
+std::vector<bool> NearOptimalENodes(const EGraph& egraph, const std::vector<double>& prices,
+                                    const std::vector<ClassId>& roots);
+
+// What PriceWithPruning measured.
+struct PricingStats {
+  int64_t priced = 0;    // operators priced by the analytic model (every one that costs something)
+  int64_t measured = 0;  // operators priced by the measured model (the candidates kept)
+  double scale = 1;      // measured over analytic price, over the measured operators
+};
+
+// Prices e-nodes by `measured` only where the analytic model leaves them near-optimal
+// (NearOptimalENodes at analytic prices: the factor of two allows for the analytic
+// model's error), so that extraction does not measure kernels for thousands of e-nodes
+// no good graph uses. Every other e-node keeps its analytic price times the
+// measured/analytic ratio of the measured ones, so that all prices are comparable.
+std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
+                                     const std::vector<ClassId>& roots, PricingStats& stats);
 
 struct Extraction {
   std::vector<ENodeId> choice;  // per class id (canonical ones): the e-node chosen, or kNoENode
@@ -38,6 +66,33 @@ absl::StatusOr<Extraction> ExtractGreedy(const EGraph& egraph, const std::vector
 // none improves or `time_limit` seconds pass. Recomputes extraction.order.
 void ImproveExtraction(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,
                        Extraction& extraction, double time_limit);
+
+// The sum of the prices of the e-nodes the roots use through `choice`, an operator of
+// several outputs once (its price times its outputs); infinite where it has a cycle.
+double DagCost(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,
+               const std::vector<ENodeId>& choice);
+
+// How ExtractExact ended.
+enum class ExactStatus { kOptimal, kTimeLimit, kNoBetter, kTooLarge };
+
+struct ExactExtraction {
+  ExactStatus status = ExactStatus::kTooLarge;
+  Extraction extraction;  // the program's choice; empty unless optimal or better than the incumbent
+  double cost = 0;        // its DagCost
+};
+
+// Exact extraction as an integer program (Z3's optimizer, MaxSAT over the operators'
+// prices): a Boolean per allowed e-node, per class (needed) and per operator (priced
+// once); a needed class has a chosen e-node, a chosen e-node needs its children's
+// classes and its operator; an integer order per class that a chosen e-node's class
+// exceeds its children's (no cycles); the roots are needed and no leaf answers a root.
+// Only e-nodes marked in `allowed` take part (the incumbent's are added); with more than
+// `max_enodes` of them the program is not built (kTooLarge). Stops at `time_limit`
+// seconds with the best choice found if any (kTimeLimit). The result is returned when
+// its DagCost is below the incumbent's, or the program proved it optimal.
+ExactExtraction ExtractExact(const EGraph& egraph, const std::vector<double>& prices, const std::vector<ClassId>& roots,
+                             std::vector<bool> allowed, const Extraction& incumbent, int64_t max_enodes,
+                             double time_limit);
 
 // The classes the roots use through `choice`, each after its chosen e-node's children.
 std::vector<ClassId> TopologicalClasses(const EGraph& egraph, const std::vector<ClassId>& roots,

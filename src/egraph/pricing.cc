@@ -1,0 +1,98 @@
+// PriceWithPruning: the analytic model decides which e-nodes are worth measuring.
+#include <algorithm>
+#include <limits>
+
+#include "taso/egraph/extract.h"
+
+namespace taso::egraph {
+
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+// Per class id: the least tree cost of its e-nodes (a shared child counted once per
+// reader), by the greedy extraction's choice; infinite where nothing computes it.
+std::vector<double> BestTreeCosts(const EGraph& eg, const std::vector<double>& prices, const Extraction& greedy) {
+  std::vector<double> best(eg.num_class_ids(), kInfinity);
+  for (ClassId c : greedy.order) {
+    const ENode& node = eg.node(greedy.choice[c]);
+    double total = prices[greedy.choice[c]];
+    for (size_t i = 0; i < node.children.size(); ++i) {
+      const ClassId child = node.children[i];
+      if (child != kNoClass &&
+          std::find(node.children.begin(), node.children.begin() + i, child) == node.children.begin() + i)
+        total += best[child];
+    }
+    best[c] = total;
+  }
+  return best;
+}
+
+// Whether e-node n's tree cost exceeds its class's best by at most the price of the
+// class's best e-node.
+bool NearOptimal(const EGraph& eg, const std::vector<double>& prices, const Extraction& greedy,
+                 const std::vector<double>& best, ENodeId n) {
+  const ClassId c = eg.ClassOf(n);
+  if (greedy.choice[c] == kNoENode) return false;
+  double total = prices[n];
+  const std::vector<ClassId>& children = eg.node(n).children;
+  for (size_t i = 0; i < children.size(); ++i)
+    if (children[i] != kNoClass &&
+        std::find(children.begin(), children.begin() + i, children[i]) == children.begin() + i)
+      total += best[children[i]];
+  return total <= best[c] + prices[greedy.choice[c]] * (1 + 1e-9);
+}
+
+}  // namespace
+
+std::vector<bool> NearOptimalENodes(const EGraph& eg, const std::vector<double>& prices,
+                                    const std::vector<ClassId>& roots) {
+  std::vector<bool> marked(eg.num_node_ids(), false), reached(eg.num_class_ids(), false);
+  auto greedy = ExtractGreedy(eg, prices, roots);
+  if (!greedy.ok()) return marked;
+  const std::vector<double> best = BestTreeCosts(eg, prices, *greedy);
+  std::vector<ClassId> stack;
+  for (ClassId r : roots) stack.push_back(eg.Find(r));
+  while (!stack.empty()) {
+    const ClassId c = stack.back();
+    stack.pop_back();
+    if (reached[c]) continue;
+    reached[c] = true;
+    for (ENodeId n : eg.NodesIn(c)) {
+      if (!NearOptimal(eg, prices, *greedy, best, n)) continue;
+      marked[n] = true;
+      for (ClassId child : eg.node(n).children)
+        if (child != kNoClass && !reached[child]) stack.push_back(child);
+    }
+  }
+  return marked;
+}
+
+std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
+                                     const std::vector<ClassId>& roots, PricingStats& stats) {
+  std::vector<double> prices = PriceENodes(egraph, analytic);
+  if (!ExtractGreedy(egraph, prices, roots).ok()) return PriceENodes(egraph, measured);  // extraction fails later
+  std::vector<bool> candidates(egraph.num_node_ids(), false);  // marked on operators' first outputs
+  const std::vector<bool> near = NearOptimalENodes(egraph, prices, roots);
+  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n)
+    if (const ENodeId first = FirstOutput(egraph, n); near[n] && first != kNoENode) candidates[first] = true;
+  const std::vector<double> measured_prices = PriceENodes(egraph, measured, &candidates);
+  double analytic_sum = 0, measured_sum = 0;
+  stats = PricingStats{};
+  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
+    if (prices[n] <= 0 || egraph.node(n).output != 0) continue;
+    ++stats.priced;
+    if (!candidates[n]) continue;
+    ++stats.measured;
+    analytic_sum += prices[n];
+    measured_sum += measured_prices[n];
+  }
+  stats.scale = analytic_sum > 0 && measured_sum > 0 ? measured_sum / analytic_sum : 1;
+  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
+    const ENodeId first = FirstOutput(egraph, n);
+    prices[n] = first != kNoENode && candidates[first] ? measured_prices[n] : prices[n] * stats.scale;
+  }
+  return prices;
+}
+
+}  // namespace taso::egraph
