@@ -17,5 +17,8 @@ namespace taso::fuzz {
 
 }  // namespace taso::fuzz
 
-#define FUZZ_CHECK(cond, ...) \
-  if (!(cond)) ::taso::fuzz::Finding(absl::StrCat("check failed: " #cond ": ", __VA_ARGS__))
+// Checks a property the code under test promises; the arguments describe the case.
+#define FUZZ_CHECK(cond, ...)                                                                   \
+  do {                                                                                          \
+    if (!(cond)) ::taso::fuzz::Finding(absl::StrCat("check failed: " #cond ": ", __VA_ARGS__)); \
+  } while (false)

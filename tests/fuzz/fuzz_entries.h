@@ -24,7 +24,8 @@ size_t MutateOnnxModel(uint8_t* data, size_t size, size_t max_size, unsigned see
 // every rule's instances and both directions prepared for matching.
 int FuzzRules(const uint8_t* data, size_t size);
 
-// An axiom family file (after the shipped signature): loaded and checked, no solving.
+// An axiom family file after the shipped signature, or (first byte 's') a signature before
+// a shipped family file: loaded and checked, no solving.
 int FuzzAxioms(const uint8_t* data, size_t size);
 
 // A small random graph around the sources of random shipped rules: every rewrite the

@@ -178,8 +178,13 @@ def write_rules(tmp):
 
 
 def write_axioms():
+    """Each family file, and the signature as the target reads one (after an 's')."""
     for name in sorted(os.listdir("axioms")):
-        shutil.copy(os.path.join("axioms", name), os.path.join(CORPUS, "axioms", name))
+        if name == "signature.smt2":
+            with open(os.path.join("axioms", name)) as f, open(os.path.join(CORPUS, "axioms", "s_" + name), "w") as out:
+                out.write("s" + f.read())
+        else:
+            shutil.copy(os.path.join("axioms", name), os.path.join(CORPUS, "axioms", name))
 
 
 def write_rewrite_choices():

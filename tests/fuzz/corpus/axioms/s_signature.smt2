@@ -1,4 +1,4 @@
-; The vocabulary the axioms and the encoded rules share. Tensors are an uninterpreted
+s; The vocabulary the axioms and the encoded rules share. Tensors are an uninterpreted
 ; sort; operator parameters are integers. Each operator of the library that taso-gen uses
 ; is one function (see verifier/encode.cc for the mapping).
 (declare-sort T 0)
