@@ -173,6 +173,21 @@ struct KnownTypes {
   absl::flat_hash_map<std::string, DataType> elem_types;  // inferred, also for tensors of unknown shape
 };
 
+// ONNX's shape inference divides by every "strides" attribute without checking it (a
+// stride of 0 stops the process with SIGFPE), so a node with a non-positive stride, in the
+// graph or a subgraph, is refused before it runs.
+absl::Status CheckStrides(const onnx::GraphProto& g) {
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "strides")
+        for (int64_t s : a.ints())
+          if (s <= 0) return Invalid(absl::StrCat(Describe(n), " has a stride of ", s, " (strides must be positive)"));
+      if (a.has_g()) RETURN_IF_ERROR(CheckStrides(a.g()));
+      for (const auto& sg : a.graphs()) RETURN_IF_ERROR(CheckStrides(sg));
+    }
+  return absl::OkStatus();
+}
+
 // ONNX's own shape inference gives the types of what opaque nodes produce.
 KnownTypes KnownTypesOf(const onnx::ModelProto& model) {
   KnownTypes known;
@@ -343,6 +358,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
   OnnxModel result;
   result.opset = opset;
+  RETURN_IF_ERROR(CheckStrides(g));
   NodeImporter nodes(opset, options, KnownTypesOf(model), result.graph);
   absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
   RETURN_IF_ERROR(AddWeightsAndInputs(g, result.graph, outer));
