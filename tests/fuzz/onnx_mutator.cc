@@ -117,7 +117,7 @@ bool LieAboutShape(ModelProto& m, Rng& rng) {
     default:
       if (s->dim().empty()) return false;
       auto* d = s->mutable_dim(static_cast<int>(Pick(rng, s->dim_size())));
-      d->set_dim_value(d->dim_value() + 1);
+      d->set_dim_value(d->dim_value() == std::numeric_limits<int64_t>::max() ? 1 : d->dim_value() + 1);
   }
   return true;
 }
