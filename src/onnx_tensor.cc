@@ -13,9 +13,8 @@ template <typename T>
 bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
   if (raw.size() % sizeof(T) != 0 || raw.size() / sizeof(T) != static_cast<size_t>(n)) return false;
   out.resize(n);
-  if (!raw.empty())
-    std::memcpy(out.data(), raw.data(),
-                raw.size());  // an empty vector's data() may be null  // ONNX raw data is little-endian, as is x86-64
+  // ONNX raw data is little-endian, as is x86-64; an empty vector's data() may be null.
+  if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());
   return true;
 }
 // The number of elements of a shape of non-negative dimensions; nullopt when it exceeds
