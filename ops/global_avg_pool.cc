@@ -24,7 +24,7 @@ class GlobalAveragePool : public KernelOp<GlobalAveragePool> {
   }
   std::vector<std::string> onnx_op_types() const override { return {"GlobalAveragePool"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    if (node.inputs()[0].shape.size() != 4) return std::nullopt;
+    if (node.inputs().size() != 1 || node.inputs()[0].shape.size() != 4) return std::nullopt;
     return Params();
   }
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -13,10 +14,12 @@ inline const TensorData* Int64Constant(const InputInfo& in) {
   return in.present && in.constant && in.constant->dtype() == DataType::kInt64 ? in.constant : nullptr;
 }
 
-// Every present input is an int64 constant.
-inline bool AllInt64Constants(const std::vector<InputInfo>& in) {
-  return !in.empty() &&
-         std::all_of(in.begin(), in.end(), [](const InputInfo& i) { return !i.present || Int64Constant(i); });
+// Every input is an int64 constant; those from `first_optional` on may be absent (an
+// omitted required input is no constant: the node is then left as it is).
+inline bool AllInt64Constants(const std::vector<InputInfo>& in, size_t first_optional = SIZE_MAX) {
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!Int64Constant(in[i]) && (in[i].present || i < first_optional)) return false;
+  return !in.empty();
 }
 
 inline const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const char* name) {

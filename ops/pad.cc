@@ -5,6 +5,9 @@
 namespace taso::ops {
 namespace {
 
+// Each pad and padded dimension stays below this, so their sum cannot overflow int64.
+constexpr int64_t kMaxPad = int64_t{1} << 60;
+
 class Pad : public KernelOp<Pad> {
  public:
   absl::string_view name() const override { return "Pad"; }
@@ -21,6 +24,8 @@ class Pad : public KernelOp<Pad> {
     Shape out = in[0].shape;
     for (size_t d = 0; d < rank; ++d) {
       if (pads[d] < 0 || pads[d + rank] < 0) return Bad("negative pads are not supported");
+      if (pads[d] > kMaxPad || pads[d + rank] > kMaxPad || out[d] > kMaxPad)
+        return Bad(absl::StrCat("pads or dimensions beyond ", kMaxPad));
       out[d] += pads[d] + pads[d + rank];
     }
     return std::vector<OutputType>{{DataType::kFloat32, out}};

@@ -1,5 +1,7 @@
 // Reshape: a new shape from a constant int64 shape input (0 copies the input dimension
 // unless allowzero, -1 is inferred), as ONNX defines it.
+#include <limits>
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -30,6 +32,8 @@ class Reshape : public KernelOp<Reshape> {
         continue;
       }
       if (d < 0) return Bad(absl::StrCat("shape has a negative dimension ", d));
+      if (d > 0 && known > std::numeric_limits<int64_t>::max() / d)
+        return Bad(absl::StrCat("shape ", ShapeToString(target), " has more elements than int64 counts"));
       known *= d;
       out.push_back(d);
     }

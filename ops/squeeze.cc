@@ -6,7 +6,7 @@ namespace taso::ops {
 namespace {
 
 std::optional<TensorDataPtr> FoldSqueeze(const onnx::NodeProto& node, int opset, const std::vector<InputInfo>& in) {
-  if (in.empty() || !AllInt64Constants(in)) return std::nullopt;
+  if (in.empty() || !AllInt64Constants(in, /*first_optional=*/1)) return std::nullopt;
   std::optional<std::vector<int64_t>> axes = FoldAxes(node, opset, in);
   if (!axes) return std::nullopt;
   const TensorData& x = *in[0].constant;

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  clang
   libz3-dev
   libprotobuf-dev protobuf-compiler
   libonnx-dev

@@ -1,5 +1,6 @@
 // ONNX import: ModelProto -> Graph. Every node is imported: as a library operator where
 // one represents it exactly, otherwise as an opaque node that keeps its NodeProto.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <queue>
@@ -8,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "constant.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_tensor.h"
@@ -173,13 +175,41 @@ struct KnownTypes {
   absl::flat_hash_map<std::string, DataType> elem_types;  // inferred, also for tensors of unknown shape
 };
 
+// Whether ONNX's shape inference can run on the graph. It assumes valid nodes: on a node
+// its schema refuses (a Constant given an input) it may read past what is there, and it
+// divides by every "strides" attribute unchecked (a stride of 0 stops the process with
+// SIGFPE). So every node of the default domain, in the graph and its subgraphs, must pass
+// its schema's checks and have positive strides; otherwise the importer's own checks,
+// which name what is wrong, decide.
+bool SafeForInference(const onnx::GraphProto& g, int opset) {
+  for (const auto& n : g.node()) {
+    if (const onnx::OpSchema* schema =
+            IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr) {
+      try {
+        schema->Verify(n);
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "strides" && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t s) { return s <= 0; }))
+        return false;
+      if (a.has_g() && !SafeForInference(a.g(), opset)) return false;
+      for (const auto& sg : a.graphs())
+        if (!SafeForInference(sg, opset)) return false;
+    }
+  }
+  return true;
+}
+
 // ONNX's own shape inference gives the types of what opaque nodes produce.
-KnownTypes KnownTypesOf(const onnx::ModelProto& model) {
+KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
   KnownTypes known;
   onnx::ModelProto copy = model;
   try {
-    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
+    if (SafeForInference(model.graph(), opset))
+      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                         onnx::ShapeInferenceOptions(false, 0, true));
   } catch (const std::exception&) {
     // Best effort: nodes whose types stay unknown are reported below.
   }
@@ -343,7 +373,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
   OnnxModel result;
   result.opset = opset;
-  NodeImporter nodes(opset, options, KnownTypesOf(model), result.graph);
+  NodeImporter nodes(opset, options, KnownTypesOf(model, opset), result.graph);
   absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
   RETURN_IF_ERROR(AddWeightsAndInputs(g, result.graph, outer));
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));

@@ -1,6 +1,8 @@
 #include "onnx_tensor.h"
 
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 
@@ -9,11 +11,23 @@ namespace taso {
 namespace {
 template <typename T>
 bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
-  if (raw.size() != static_cast<size_t>(n) * sizeof(T)) return false;
+  if (raw.size() % sizeof(T) != 0 || raw.size() / sizeof(T) != static_cast<size_t>(n)) return false;
   out.resize(n);
-  std::memcpy(out.data(), raw.data(), raw.size());  // ONNX raw data is little-endian, as is x86-64
+  // ONNX raw data is little-endian, as is x86-64; an empty vector's data() may be null.
+  if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());
   return true;
 }
+// The number of elements of a shape of non-negative dimensions; nullopt when it exceeds
+// int64, which no file can hold.
+std::optional<int64_t> CountElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 }  // namespace
 
 absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto) {
@@ -23,11 +37,13 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto) {
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' has a negative dimension"));
-  const int64_t n = NumElements(shape);
   auto size_error = [&] {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));
   };
+  const std::optional<int64_t> count = CountElements(shape);
+  if (!count) return size_error();
+  const int64_t n = *count;
   switch (proto.data_type()) {
     case onnx::TensorProto::FLOAT: {
       std::vector<float> v;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -144,6 +145,50 @@ absl::Status CheckBindings(const Rule& r) {
   return absl::OkStatus();
 }
 
+// The parameters a rule may give an operator, with their types (ParamValue's alternative):
+// those of its generator variants; null for an operator taso-gen does not enumerate.
+using ParamTypes = absl::flat_hash_map<std::string, size_t>;
+using ParamTypeCache = absl::flat_hash_map<const OpDef*, std::optional<ParamTypes>>;
+
+const ParamTypes* VariantParamTypes(const OpDef* op, ParamTypeCache& cache) {
+  auto [it, added] = cache.try_emplace(op);
+  if (added) {
+    const std::vector<GeneratorVariant> variants = op->rule_form().GeneratorVariants();
+    if (!variants.empty()) it->second.emplace();
+    for (const GeneratorVariant& v : variants)
+      for (const auto& [name, value] : v.params.entries()) it->second->emplace(name, value.index());
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+// Every operator is one taso-gen enumerates, with parameters of the types its variants
+// give them, and every value of a variable has the type of the parameters it is bound to:
+// operators read their parameters with typed getters, which refuse another type.
+absl::Status CheckParamTypes(const Rule& r, ParamTypeCache& cache) {
+  for (const RuleGraph* g : {&r.source, &r.target})
+    for (const RuleOp& op : g->ops) {
+      const ParamTypes* known = VariantParamTypes(op.op, cache);
+      if (known == nullptr)
+        return absl::InvalidArgumentError(absl::StrCat(op.op->name(), " is no operator taso-gen enumerates"));
+      const ParamTypes& types = *known;
+      for (const auto& [name, value] : op.params.entries()) {
+        auto it = types.find(name);
+        if (it == types.end())
+          return absl::InvalidArgumentError(absl::StrCat(op.op->name(), " has no parameter '", name, "'"));
+        if (it->second != value.index())
+          return absl::InvalidArgumentError(
+              absl::StrCat(op.op->name(), " parameter '", name, "' has another type than the operator's"));
+      }
+      for (const auto& [param, var] : op.bound)
+        for (const RuleVar& v : r.vars)
+          for (const ParamValue& value : v.values)
+            if (v.name == var && value.index() != types.at(param))
+              return absl::InvalidArgumentError(
+                  absl::StrCat("variable '", var, "' has a value of another type than parameter '", param, "'"));
+    }
+  return absl::OkStatus();
+}
+
 std::string TensorName(const Rule& r, int id) {
   return id < static_cast<int>(r.inputs.size()) ? r.inputs[id].name : absl::StrCat("t", id);
 }
@@ -194,6 +239,7 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
   set.operators.assign(p.operators().begin(), p.operators().end());
   set.command = p.command();
   set.proved_by = p.proved_by();
+  ParamTypeCache param_types;
   for (const auto& pr : p.rules()) {
     Rule r;
     r.name = pr.name();
@@ -219,6 +265,7 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
       r.vars.push_back(std::move(var));
     }
     if (s.ok()) s = CheckBindings(r);
+    if (s.ok()) s = CheckParamTypes(r, param_types);
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
     set.rules.push_back(std::move(r));
   }

@@ -11,6 +11,7 @@
 #include "float_check.h"
 #include "generator.h"
 #include "replay.h"
+#include "rule_lookup.h"
 #include "taso/executor.h"
 #include "test_util.h"
 
@@ -301,6 +302,31 @@ TEST_CASE("Rule files that do not parse are refused") {
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("is not a taso rules file"));
   CHECK_FALSE(ReadRuleSet((dir / "absent.pb").string()).ok());
+}
+
+TEST_CASE("Rule files with a parameter of another type than the operator's are refused") {
+  auto dir = testing::TempDir("bad_param_rules");
+  const RuleSet& shipped = testing::ShippedRules();
+  auto with_params = std::find_if(shipped.rules.begin(), shipped.rules.end(), [](const Rule& r) {
+    return r.vars.empty() && !r.target.ops.empty() && !r.target.ops[0].params.entries().empty();
+  });
+  REQUIRE(with_params != shipped.rules.end());
+  RuleSet set;
+  set.rules = {*with_params};
+  RuleOp& op = set.rules[0].target.ops[0];
+  const auto& [name, value] = *op.params.entries().begin();
+  const bool is_string = std::holds_alternative<std::string>(value);
+  op.params.Set(std::string(name), is_string ? ParamValue(int64_t{1}) : ParamValue(std::string("x")));
+  REQUIRE(WriteRuleSet(set, (dir / "bad.pb").string()).ok());
+  auto retyped = ReadRuleSet((dir / "bad.pb").string());
+  REQUIRE_FALSE(retyped.ok());
+  CHECK_THAT(std::string(retyped.status().message()), Catch::Contains("has another type than the operator's"));
+  op.params = with_params->target.ops[0].params;
+  op.params.Set("no_such_parameter", int64_t{1});
+  REQUIRE(WriteRuleSet(set, (dir / "bad.pb").string()).ok());
+  auto r = ReadRuleSet((dir / "bad.pb").string());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("has no parameter 'no_such_parameter'"));
 }
 
 TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") {

@@ -276,6 +276,19 @@ TEST_CASE("An attribute of another type than ONNX defines is refused at import")
   CHECK(r->graph.value(r->graph.FindValue("c")).shape == Shape{1, 4, 4, 4});
 }
 
+TEST_CASE("A stride of 0 and an initializer whose size overflows are refused at import") {
+  auto zero_stride = ConvReluModel();
+  SetIntsAttr(zero_stride.mutable_graph()->mutable_node(0), "strides", {0, 1});
+  CHECK_THAT(ImportError(zero_stride), Catch::Contains("'conv'") && Catch::Contains("strides must be positive"));
+
+  auto huge = ConvReluModel();
+  onnx::TensorProto* w = huge.mutable_graph()->mutable_initializer(0);
+  w->clear_dims();
+  for (int64_t d : {int64_t{1} << 62, int64_t{4}}) w->add_dims(d);
+  w->clear_float_data();
+  CHECK_THAT(ImportError(huge), Catch::Contains("holds the wrong number of values"));
+}
+
 TEST_CASE("auto_pad is resolved to the explicit pads it means") {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 2, 7, 7});

@@ -291,6 +291,14 @@ TEST_CASE("The uint32 domain keeps relu and max monotone and idempotent, without
   for (uint32_t a : {3u, 9u, 25u, 12345u}) REQUIRE(a * Domain<uint32_t>::OddInverse(a) == 1u);
 }
 
+TEST_CASE("Reshape refuses a target shape with more elements than int64 counts") {
+  auto shape = TensorData::Int64({2}, {int64_t{1} << 62, 4});
+  std::vector<InputInfo> in = {{true, DataType::kFloat32, {4}}, {true, DataType::kInt64, {2}, true, shape.get()}};
+  auto t = Op("Reshape")->InferTypes({}, in);
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(std::string(t.status().message()), Catch::Contains("more elements than int64 counts"));
+}
+
 TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm and Clip") {
   auto x = RandomTensor({2, 3, 4}, 1);
   auto shape = TensorData::Int64({2}, {-1, 4});

@@ -1,0 +1,25 @@
+; Convolution (TASO Table 2.2): bilinear without activation, relu as a separate step,
+; kernel enlargement under same padding.
+(assert (! (forall ((s Int) (p Int) (c Int) (x T) (y T) (w T))
+  (= (conv s p c (smul x w) y) (conv s p c x (smul y w)))) :named conv_smul_moves))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (w T))
+  (= (smul (conv s p NONE x y) w) (conv s p NONE (smul x w) y))) :named conv_smul))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))
+  (= (conv s p NONE x (ewadd y z)) (ewadd (conv s p NONE x y) (conv s p NONE x z)))) :named conv_linear_kernel))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))
+  (= (conv s p NONE (ewadd x y) z) (ewadd (conv s p NONE x z) (conv s p NONE y z)))) :named conv_linear_input))
+(assert (! (forall ((s Int) (c Int) (x T) (y T) (r T))
+  (= (conv s SAME c x y) (conv s SAME c x (enlarge y r)))) :named conv_enlarge))
+(assert (! (forall ((s Int) (p Int) (x T) (y T))
+  (= (conv s p RELU x y) (relu (conv s p NONE x y)))) :named conv_relu))
+; Depthwise convolution: linear without activation, relu as a separate step.
+(assert (! (forall ((s Int) (p Int) (x T) (y T))
+  (= (dconv s p RELU x y) (relu (dconv s p NONE x y)))) :named dconv_relu))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))
+  (= (dconv s p NONE (ewadd x y) z) (ewadd (dconv s p NONE x z) (dconv s p NONE y z)))) :named dconv_linear_input))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (w T))
+  (= (smul (dconv s p NONE x y) w) (dconv s p NONE (smul x w) y))) :named dconv_smul))
+; Enlarging pads with zeros, which relu and products keep.
+(assert (! (forall ((x T) (r T)) (= (enlarge (relu x) r) (relu (enlarge x r)))) :named enlarge_relu))
+(assert (! (forall ((x T) (y T) (r T))
+  (= (enlarge (ewmul x y) r) (ewmul (enlarge x r) (enlarge y r)))) :named enlarge_ewmul))

@@ -1,0 +1,13 @@
+; Element-wise addition and multiplication, scalar multiplication, relu (TASO Table 2.2).
+(assert (! (forall ((x T) (y T) (z T)) (= (ewadd x (ewadd y z)) (ewadd (ewadd x y) z))) :named ewadd_associative))
+(assert (! (forall ((x T) (y T)) (= (ewadd x y) (ewadd y x))) :named ewadd_commutative))
+(assert (! (forall ((x T) (y T) (z T)) (= (ewmul x (ewmul y z)) (ewmul (ewmul x y) z))) :named ewmul_associative))
+(assert (! (forall ((x T) (y T)) (= (ewmul x y) (ewmul y x))) :named ewmul_commutative))
+(assert (! (forall ((x T) (y T) (z T)) (= (ewmul (ewadd x y) z) (ewadd (ewmul x z) (ewmul y z)))) :named ewmul_distributes))
+(assert (! (forall ((x T) (y T) (w T)) (= (smul (ewadd x y) w) (ewadd (smul x w) (smul y w)))) :named smul_distributes))
+(assert (! (forall ((x T) (y T) (w T)) (= (smul (ewmul x y) w) (ewmul x (smul y w)))) :named smul_ewmul))
+(assert (! (forall ((x T)) (= (relu (relu x)) (relu x))) :named relu_idempotent))
+(assert (! (forall ((x T) (v T) (w T)) (= (smul x (ewadd v w)) (ewadd (smul x v) (smul x w)))) :named smul_distributes_scalar))
+(assert (! (forall ((x T) (v T) (w T)) (= (smul x (ewmul v w)) (smul (smul x v) w))) :named smul_scalar_product))
+(assert (! (forall ((x T)) (= (ewmul x (relu x)) (ewmul (relu x) (relu x)))) :named ewmul_relu_self))
+(assert (! (forall ((x T)) (= (relu (ewmul x x)) (ewmul x x))) :named relu_square))
