@@ -25,6 +25,8 @@ struct CostModels {
   CostModel& search() { return layout_aware ? *layout_aware : *backend; }
   // Where the measured backend's costs came from so far; unset on the analytic backend.
   std::optional<PipelineResult::CostSources> Sources() const;
+  // Fails when the measured costs could not be put in seconds (MeasuredCost::status).
+  absl::Status MeasuredStatus() const { return measured ? measured->status() : absl::OkStatus(); }
 };
 
 // Opens the cost cache the options name and makes the backend's cost model. Fails when

@@ -107,6 +107,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(kept));
   EstimateCosts(model.graph, optimized, *costs.backend, result);
   ASSIGN_OR_RETURN(const Graph run_graph, ApplyLayouts(optimized, costs, options, result));
+  RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   RETURN_IF_ERROR(RunSelfCheck(model.graph, optimized, options, result));
   RETURN_IF_ERROR(Measure(model.graph, run_graph, options, result));
 
