@@ -53,9 +53,10 @@ struct SearchResult {
   std::map<std::string, int> rules_applied;  // on the path to the best graph
 };
 
-// Both directions of every instance of every rule, as matchers; instances the matcher
-// cannot use (no operator to match, an input passed through) are left out.
-std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules);
+// Both directions of every instance of every rule, as matchers; directed instances the
+// matcher cannot use (no operator to match, an input passed through) are left out, and
+// counted in `unusable` when given.
+std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules, int* unusable = nullptr);
 
 // Deterministic for given inputs: ties in cost go to the graph found first.
 SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& cost,

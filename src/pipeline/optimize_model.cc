@@ -96,8 +96,8 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
                                              const PipelineOptions& options) {
   RETURN_IF_ERROR(CheckPreconditions(model.graph, options));
   ASSIGN_OR_RETURN(CostModels costs, pipeline::MakeCostModels(options));
-  const std::vector<RuleMatcher> matchers = PrepareRules(rules);
   PipelineResult result;
+  const std::vector<RuleMatcher> matchers = PrepareRules(rules, &result.rule_instances_unusable);
   result.nodes_before = model.graph.num_nodes();
   result.rule_instances = static_cast<int>(matchers.size());
 

@@ -28,6 +28,11 @@ std::string GraphLines(const PipelineOptions& options, const PipelineResult& r, 
 std::string SearchLines(const PipelineOptions& options, const PipelineResult& r) {
   const SearchResult& search = r.search;
   std::string out;
+  if (r.rule_instances_unusable > 0)
+    absl::StrAppendFormat(&out,
+                          "rules: %d directed instances left out, the matcher cannot use them (no operator to match, "
+                          "an input passed through)\n",
+                          r.rule_instances_unusable);
   if (r.layouts)
     absl::StrAppendFormat(&out, "layouts: %d nodes blocked, %d layout conversions\n", r.layouts->blocked_nodes,
                           r.layouts->conversions);
@@ -89,7 +94,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
-      "\",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
+      "\",\n  \"rule_instances\": ", r.rule_instances, ",\n  \"rule_instances_unusable\": ", r.rule_instances_unusable,
+      ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
       ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
       ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
