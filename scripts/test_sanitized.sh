@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TASO_SANITIZE_SKIP='Every benchmark model round-trips|taso-verify-shipped-rules|ort-equivalence'
+TASO_SANITIZE_SKIP='Every benchmark model round-trips|Every shipped rule rewrites the small benchmark models|CNN models at their chosen layouts|taso-verify-shipped-rules|ort-equivalence'
 
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DTASO_SANITIZE=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
