@@ -9,12 +9,19 @@
 
 namespace taso {
 
-std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules) {
+std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules, int* unusable) {
   std::vector<RuleMatcher> out;
+  int refused = 0;
   for (const Rule& rule : rules)
     for (const Rule& instance : Instances(rule))
-      for (const Rule& directed : {instance, Reversed(instance)})
-        if (auto m = RuleMatcher::Create(directed); m.ok()) out.push_back(std::move(*m));
+      for (const Rule& directed : {instance, Reversed(instance)}) {
+        absl::StatusOr<RuleMatcher> m = RuleMatcher::Create(directed);
+        if (m.ok())
+          out.push_back(*std::move(m));
+        else
+          ++refused;
+      }
+  if (unusable) *unusable = refused;
   return out;
 }
 

@@ -1,7 +1,13 @@
 // The kernel backends this build has: cpu (oneDNN) always, cuda where the toolkit was found.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +15,7 @@
 
 #include "absl/hash/hash.h"
 #include "backends/cpu_kernel.h"
+#include "backends/kernel_registry.h"
 #include "backends/timing.h"
 #include "taso/backends/backends.h"
 #include "taso/backends/cost_cache.h"
@@ -381,12 +388,17 @@ class DriftingBackend : public taso::MeasuredCost {
   explicit DriftingBackend(std::unique_ptr<taso::CostCache> cache) : MeasuredCost(std::move(cache), "drifting") {}
   std::string name() const override { return "drifting"; }
   double slowdown = 1;
+  bool reference_fails = false;  // the reference kernel's runs fail
 
  protected:
   std::optional<KernelRun> PrepareRun(const taso::OpDef& op, const taso::Params&, absl::Span<const taso::InputInfo>,
                                       absl::Span<const taso::OutputType> outputs) override {
-    const double work = op.name() == "MatMul" ? 1e-4 : 1e-9 * static_cast<double>(taso::NumElements(outputs[0].shape));
-    return KernelRun([this, work]() -> absl::StatusOr<double> { return work * slowdown; });
+    const bool reference = op.name() == "MatMul";
+    const double work = reference ? 1e-4 : 1e-9 * static_cast<double>(taso::NumElements(outputs[0].shape));
+    return KernelRun([this, work, reference]() -> absl::StatusOr<double> {
+      if (reference && reference_fails) return absl::InternalError("the device is gone");
+      return work * slowdown;
+    });
   }
   bool IsView(const taso::OpDef&, const taso::Params&, absl::Span<const taso::InputInfo>,
               absl::Span<const taso::OutputType>) const override {
@@ -428,4 +440,66 @@ TEST_CASE("Kernels timed while the machine runs slower cost what they cost at it
     CHECK(cost.counts().cached == 2);
   }
   std::filesystem::remove(path);
+}
+
+TEST_CASE("A cached time is never read in seconds when the reference kernel cannot be timed") {
+  auto path = std::filesystem::temp_directory_path() / "taso_reference_fails_test.sqlite";
+  std::filesystem::remove(path);
+  {
+    auto cache = taso::CostCache::Open(path.string());
+    REQUIRE(cache.ok());
+    DriftingBackend cost(*std::move(cache));
+    ReluCost(cost, {1000, 1000});
+    REQUIRE(cost.status().ok());
+  }
+  auto cache = taso::CostCache::Open(path.string());
+  REQUIRE(cache.ok());
+  DriftingBackend cost(*std::move(cache));
+  cost.reference_fails = true;
+  const double estimate = ReluCost(cost, {1000, 1000});
+  CHECK(estimate != Approx(10.0));  // the cached multiple (10 references) read as seconds
+  CHECK(cost.counts().cached == 0);
+  CHECK(cost.counts().estimated == 1);
+  CHECK_THAT(std::string(cost.status().message()),
+             Catch::Contains("reference") && Catch::Contains("the device is gone"));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("A kernel registry refuses a name registered twice and a name of no operator") {
+  CHECK(taso::cpu::ValidateKernels().ok());
+  const std::string known(taso::OpRegistry::Global().All().front()->name());
+  const taso::OpRegistry& ops = taso::OpRegistry::Global();
+
+  taso::KernelRegistry<int> twice("test kernel");
+  twice.Register(known, std::make_unique<int>(1));
+  twice.Register(known, std::make_unique<int>(2));
+  CHECK_THAT(std::string(twice.Validate(ops).message()), Catch::Equals("test kernel registered twice: " + known));
+
+  taso::KernelRegistry<int> misspelled("test kernel");
+  misspelled.Register(known, std::make_unique<int>(1));
+  misspelled.Register("NoSuchOperator", std::make_unique<int>(2));
+  CHECK_THAT(std::string(misspelled.Validate(ops).message()),
+             Catch::Equals("test kernel for no operator: NoSuchOperator"));
+
+  taso::KernelRegistry<int> good("test kernel");
+  good.Register(known, std::make_unique<int>(1));
+  CHECK(good.Validate(ops).ok());
+  REQUIRE(good.Find(known) != nullptr);
+  CHECK(*good.Find(known) == 1);
+}
+
+TEST_CASE("The first lookup in a broken kernel registry ends the program with exit status 70") {
+  taso::KernelRegistry<int> misspelled("test kernel");
+  misspelled.Register("NoSuchOperator", std::make_unique<int>(1));
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    misspelled.Find("NoSuchOperator");
+    std::_Exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 70);
 }

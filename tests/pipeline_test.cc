@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "pipeline/change_summary.h"
 #include "rule_lookup.h"
 #include "taso/backends/backends.h"
@@ -390,4 +391,24 @@ TEST_CASE("The pipeline reports why the search stopped", "[pipeline]") {
   CHECK_THAT(SummaryText(options, *finished, "m"), !Catch::Contains("stopped by"));
   CHECK(finished->rule_instances == 0);
   CHECK_FALSE(finished->substitutions_dropped);
+}
+
+TEST_CASE("Rule instances the matcher cannot use are counted and reported", "[pipeline]") {
+  int directed = 0;
+  for (const Rule& rule : ShippedRules()) directed += 2 * static_cast<int>(Instances(rule).size());
+  int unusable = -1;
+  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules(), &unusable);
+  CHECK(static_cast<int>(matchers.size()) + unusable == directed);
+  REQUIRE(unusable > 0);  // the shipped database has rules whose reverse passes an input through
+
+  const PipelineOptions options = AnalyticOptions(2);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(Import(testing::SmallConvReluModel()), ShippedRules(), options);
+  REQUIRE(r.ok());
+  CHECK(r->rule_instances == static_cast<int>(matchers.size()));
+  CHECK(r->rule_instances_unusable == unusable);
+  CHECK_THAT(SummaryText(options, *r, "m.onnx"),
+             Catch::Contains(absl::StrCat("\nrules: ", unusable, " directed instances left out")));
+  const std::string json = JsonReport(options, *r);
+  CHECK(JsonNumber(json, "rule_instances_unusable") == unusable);
+  CHECK(JsonNumber(json, "rule_instances") == r->rule_instances);
 }

@@ -110,9 +110,10 @@ struct SelfCheckCoverage {
 };
 
 struct PipelineResult {
-  OnnxModel model;         // the optimized model, ready to export
-  int nodes_before = 0;    // in the imported graph
-  int rule_instances = 0;  // rule matchers: both directions of every instance
+  OnnxModel model;                  // the optimized model, ready to export
+  int nodes_before = 0;             // in the imported graph
+  int rule_instances = 0;           // rule matchers: both directions of every instance
+  int rule_instances_unusable = 0;  // directed instances left out: the matcher cannot use them
   // The search's figures and best graph; its rules_applied emptied when the input was kept.
   SearchResult search;
   // The e-graph engine's figures, when it ran.

@@ -63,9 +63,10 @@ struct SearchResult {
   std::vector<AppliedRewrite> path;          // the same rewrites, in the order applied
 };
 
-// Both directions of every instance of every rule, as matchers; instances the matcher
-// cannot use (no operator to match, an input passed through) are left out.
-std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules);
+// Both directions of every instance of every rule, as matchers; directed instances the
+// matcher cannot use (no operator to match, an input passed through) are left out, and
+// counted in `unusable` when given.
+std::vector<RuleMatcher> PrepareRules(const std::vector<Rule>& rules, int* unusable = nullptr);
 
 // The rewrites of `path` marked in `keep` applied to `graph` (the search's input) in order;
 // one whose match is gone (a dropped rewrite made it) is skipped. `applied` gets the

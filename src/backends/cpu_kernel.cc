@@ -1,29 +1,28 @@
 #include "backends/cpu_kernel.h"
 
 #include <algorithm>
-#include <map>
+
+#include "backends/kernel_registry.h"
+#include "taso/status_macros.h"
 
 namespace taso::cpu {
 namespace {
 
-std::map<std::string, std::unique_ptr<Kernel>, std::less<>>& Registry() {
-  static auto* r = new std::map<std::string, std::unique_ptr<Kernel>, std::less<>>();
+KernelRegistry<Kernel>& Registry() {
+  static auto* r = new KernelRegistry<Kernel>("cpu kernel");
   return *r;
 }
 
-std::map<std::string, std::unique_ptr<View>, std::less<>>& Views() {
-  static auto* r = new std::map<std::string, std::unique_ptr<View>, std::less<>>();
+KernelRegistry<View>& Views() {
+  static auto* r = new KernelRegistry<View>("cpu view");
   return *r;
 }
 
 }  // namespace
 
-void RegisterView(const std::string& op, std::unique_ptr<View> view) { Views()[op] = std::move(view); }
+void RegisterView(const std::string& op, std::unique_ptr<View> view) { Views().Register(op, std::move(view)); }
 
-const View* FindView(absl::string_view op) {
-  auto it = Views().find(op);
-  return it == Views().end() ? nullptr : it->second.get();
-}
+const View* FindView(absl::string_view op) { return Views().Find(op); }
 
 bool PointViewOutputs(const Graph& graph, const Node& node, std::vector<float*>& data) {
   const View* view = FindView(node.op->name());
@@ -44,11 +43,15 @@ dnnl::stream& Stream() {
   return *s;
 }
 
-void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) { Registry()[op] = std::move(kernel); }
+void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) {
+  Registry().Register(op, std::move(kernel));
+}
 
-const Kernel* FindKernel(absl::string_view op) {
-  auto it = Registry().find(op);
-  return it == Registry().end() ? nullptr : it->second.get();
+const Kernel* FindKernel(absl::string_view op) { return Registry().Find(op); }
+
+absl::Status ValidateKernels() {
+  RETURN_IF_ERROR(Registry().Validate(OpRegistry::Global()));
+  return Views().Validate(OpRegistry::Global());
 }
 
 dnnl::memory PrimitiveRun::Buffer(const dnnl::memory::desc& md) {

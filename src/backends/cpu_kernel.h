@@ -94,7 +94,11 @@ dnnl::memory::desc Layout(const Shape& shape, const Params& params);
 // Whether a node's outputs are blocked: a blocked node's blockable outputs.
 inline bool WritesBlocked(const Params& params, const Shape& output) { return IsBlocked(params) && Blockable(output); }
 
+// Registration (from static initializers) and lookup; see kernel_registry.h for how a
+// duplicate or a name of no operator is caught.
 void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
+// Fails when a kernel's or a view's name was registered twice or names no operator.
+absl::Status ValidateKernels();
 // The kernel for an operator, or null.
 const Kernel* FindKernel(absl::string_view op);
 

@@ -1,15 +1,14 @@
 #include "backends/cuda_kernel.h"
 
-#include <map>
-
 #include "absl/strings/str_cat.h"
+#include "backends/kernel_registry.h"
 #include "taso/status_macros.h"
 
 namespace taso::cuda {
 namespace {
 
-std::map<std::string, std::unique_ptr<Kernel>, std::less<>>& Registry() {
-  static auto* r = new std::map<std::string, std::unique_ptr<Kernel>, std::less<>>();
+KernelRegistry<Kernel>& Registry() {
+  static auto* r = new KernelRegistry<Kernel>("cuda kernel");
   return *r;
 }
 
@@ -79,12 +78,13 @@ DeviceBuffer::~DeviceBuffer() {
   if (data_) cudaFree(data_);
 }
 
-void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) { Registry()[op] = std::move(kernel); }
-
-const Kernel* FindKernel(absl::string_view op) {
-  auto it = Registry().find(op);
-  return it == Registry().end() ? nullptr : it->second.get();
+void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel) {
+  Registry().Register(op, std::move(kernel));
 }
+
+const Kernel* FindKernel(absl::string_view op) { return Registry().Find(op); }
+
+absl::Status ValidateKernels() { return Registry().Validate(OpRegistry::Global()); }
 
 bool HasLayout(const Params& params) { return params.Str("layout", "plain") != "plain"; }
 

@@ -81,7 +81,11 @@ class Kernel {
                                                             absl::Span<const OutputType> outputs) const = 0;
 };
 
+// Registration (from static initializers) and lookup; see kernel_registry.h for how a
+// duplicate or a name of no operator is caught.
 void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
+// Fails when a kernel's name was registered twice or names no operator.
+absl::Status ValidateKernels();
 const Kernel* FindKernel(absl::string_view op);
 
 // A node the cpu backend's layout search marked blocked: the cuda backend runs plain

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "backends/timing.h"
 #include "matmul.h"  // ops/
 
@@ -45,12 +47,26 @@ MeasuredCost::Known MeasuredCost::FindCanonical(const CostKey& key) {
 MeasuredCost::Known MeasuredCost::Find(const CostKey& key) {
   if (IsView(key.op(), key.params(), key.inputs(), key.outputs())) return {0, true};  // the executor runs nothing
   if (std::optional<double> references = FromCacheFile(key)) {
-    ++counts_.cached;
-    return {*references * SecondsPerReference(), true};
+    if (std::optional<double> seconds = InSeconds(*references)) {
+      ++counts_.cached;
+      return {*seconds, true};
+    }
+  } else if (std::optional<double> seconds = MeasureWithAlternatives(key)) {
+    return {*seconds, true};
   }
-  if (std::optional<double> seconds = MeasureWithAlternatives(key)) return {*seconds, true};
+  return Estimate(key);
+}
+
+MeasuredCost::Known MeasuredCost::Estimate(const CostKey& key) {
   ++counts_.estimated;
   return {fallback_.Estimate(key.op().Metrics(key.params(), key.inputs(), key.outputs())), false};
+}
+
+std::optional<double> MeasuredCost::InSeconds(double references) {
+  const absl::StatusOr<double> seconds_per_reference = SecondsPerReference();
+  if (seconds_per_reference.ok()) return references * *seconds_per_reference;
+  if (status_.ok()) status_ = seconds_per_reference.status();
+  return std::nullopt;
 }
 
 std::optional<double> MeasuredCost::FromCacheFile(const CostKey& key) {
@@ -71,7 +87,7 @@ std::optional<double> MeasuredCost::MeasureWithAlternatives(const CostKey& key) 
   }
   const std::optional<std::vector<double>> references = TimeInTurn(std::move(runs));
   if (!references) return std::nullopt;
-  const double seconds = Keep(keys[0], (*references)[0]);
+  std::optional<double> seconds = Keep(keys[0], (*references)[0]);
   for (size_t k = 1; k < keys.size(); ++k) Keep(keys[k], (*references)[k]);
   return seconds;
 }
@@ -99,10 +115,11 @@ std::optional<std::vector<double>> MeasuredCost::TimeInTurn(std::vector<KernelRu
   return *std::move(medians);
 }
 
-double MeasuredCost::Keep(const CostKey& key, double references) {
+std::optional<double> MeasuredCost::Keep(const CostKey& key, double references) {
   const bool scaled = Reference() != nullptr;
-  const double seconds = scaled ? references * SecondsPerReference() : references;
-  memo_.insert_or_assign(key.Owned(), Known{seconds, true});
+  const std::optional<double> seconds = scaled ? InSeconds(references) : references;
+  if (!seconds) return std::nullopt;
+  memo_.insert_or_assign(key.Owned(), Known{*seconds, true});
   ++counts_.measured;
   if (cache_ && scaled) cache_->Store(device_, key.ToString(), references).IgnoreError();
   return seconds;
@@ -120,14 +137,20 @@ MeasuredCost::KernelRun* MeasuredCost::Reference() {
   return reference_ ? &*reference_ : nullptr;
 }
 
-double MeasuredCost::SecondsPerReference() {
-  if (!seconds_per_reference_) {
-    KernelRun* reference = Reference();
-    absl::StatusOr<std::vector<double>> median =
-        reference ? timing::KernelMediansInTurn({*reference}) : absl::UnavailableError("no reference kernel");
-    seconds_per_reference_ = median.ok() && (*median)[0] > 0 ? (*median)[0] : 1.0;
-  }
+absl::StatusOr<double> MeasuredCost::SecondsPerReference() {
+  if (!seconds_per_reference_) seconds_per_reference_ = TimeReference();
   return *seconds_per_reference_;
+}
+
+absl::StatusOr<double> MeasuredCost::TimeReference() {
+  KernelRun* reference = Reference();
+  if (!reference) return absl::UnavailableError("the reference kernel (a 256x256 MatMul) cannot run");
+  absl::StatusOr<std::vector<double>> median = timing::KernelMediansInTurn({*reference});
+  if (!median.ok())
+    return absl::Status(median.status().code(),
+                        absl::StrCat("timing the reference kernel failed: ", median.status().message()));
+  if (!((*median)[0] > 0)) return absl::InternalError("the reference kernel took no measurable time");
+  return (*median)[0];
 }
 
 }  // namespace taso

@@ -28,6 +28,8 @@ struct CostModels {
   CostModel& search() { return layout_aware ? *layout_aware : *backend; }
   // Where the measured backend's costs came from so far; unset on the analytic backend.
   std::optional<PipelineResult::CostSources> Sources() const;
+  // Fails when the measured costs could not be put in seconds (MeasuredCost::status).
+  absl::Status MeasuredStatus() const { return measured ? measured->status() : absl::OkStatus(); }
 };
 
 // Opens the cost cache the options name, starts ONNX Runtime where the options need it

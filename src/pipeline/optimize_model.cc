@@ -233,8 +233,8 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   RETURN_IF_ERROR(CheckPreconditions(model.graph, options));
   if (!pipeline::HasLibraryComputation(model.graph)) return Unchanged(model);
   ASSIGN_OR_RETURN(CostModels costs, pipeline::MakeCostModels(options));
-  const std::vector<RuleMatcher> matchers = PrepareRules(rules);
   PipelineResult result;
+  const std::vector<RuleMatcher> matchers = PrepareRules(rules, &result.rule_instances_unusable);
   result.nodes_before = model.graph.num_nodes();
   result.rule_instances = static_cast<int>(matchers.size());
 
@@ -245,6 +245,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
   const Inputs in{model.graph, separated, cleaned};
   ASSIGN_OR_RETURN(Output out, CheckedOutput(in, costs, options, result));
+  RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
   ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, std::move(out), SpeedTimer(options, costs, owned_timer), costs,
                                     options, result));

@@ -58,6 +58,11 @@ std::string JsonEGraph(const PipelineResult& r) {
 std::string SearchLines(const PipelineOptions& options, const PipelineResult& r) {
   const SearchResult& search = r.search;
   std::string out;
+  if (r.rule_instances_unusable > 0)
+    absl::StrAppendFormat(&out,
+                          "rules: %d directed instances left out, the matcher cannot use them (no operator to match, "
+                          "an input passed through)\n",
+                          r.rule_instances_unusable);
   if (r.layouts)
     absl::StrAppendFormat(&out, "layouts: %d nodes blocked, %d layout conversions\n", r.layouts->blocked_nodes,
                           r.layouts->conversions);
@@ -245,6 +250,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
+      "\",\n  \"rule_instances\": ", r.rule_instances, ",\n  \"rule_instances_unusable\": ", r.rule_instances_unusable,
       "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"",
       SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
       ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,

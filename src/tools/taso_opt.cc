@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli.h"
+#include "taso/file_limits.h"
 #include "taso/onnx_io.h"
 #include "taso/pipeline.h"
 #include "taso/progress.h"
@@ -49,6 +50,10 @@ ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
 ABSL_FLAG(std::string, search, "",
           "what to search: substitutions, layouts or both (default: both on the cpu backend, substitutions on "
           "cuda and analytic, which have no layout choices)");
+ABSL_FLAG(int64_t, max_model_bytes, taso::kDefaultMaxModelBytes,
+          "refuse a model file larger than this many bytes (at most 2 GiB - 1: protobuf's limit)");
+ABSL_FLAG(int64_t, max_rules_bytes, taso::kDefaultMaxRuleFileBytes,
+          "refuse a rule database larger than this many bytes");
 ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
           "with --backend cuda), in turn, on four pairs of executors made in both orders, and report the "
@@ -132,12 +137,15 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   options.seed = absl::GetFlag(FLAGS_seed);
   options.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure));
   RETURN_IF_ERROR(EngineFromFlags(options));
+  RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_model_bytes), "--max-model-bytes"));
+  RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_rules_bytes), "--max-rules-bytes"));
   return options;
 }
 
 // The rules of the database at `path`; one taso-verify has not proved only when
 // --allow-unproved says so.
 absl::StatusOr<std::vector<taso::Rule>> ReadTrustedRules(const std::string& path) {
+  RETURN_IF_ERROR(taso::CheckFileSize(path, absl::GetFlag(FLAGS_max_rules_bytes), "rules file", "--max-rules-bytes"));
   absl::StatusOr<taso::RuleSet> rules = taso::ReadRuleSet(path);
   if (!rules.ok()) return rules.status();
   if (rules->proved_by.empty() && !absl::GetFlag(FLAGS_allow_unproved))
@@ -179,6 +187,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
 
+  const absl::Status model_size =
+      taso::CheckFileSize(args[0], absl::GetFlag(FLAGS_max_model_bytes), "model", "--max-model-bytes");
+  if (!model_size.ok()) return taso::cli::Fail(kTool, model_size);
   taso::ProgressLine progress = taso::ProgressLine::OnStderr();
   auto fail = [&progress](const absl::Status& s) {
     progress.Clear();

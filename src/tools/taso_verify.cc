@@ -11,6 +11,7 @@
 #include "axiom_validation.h"
 #include "cli.h"
 #include "prover.h"
+#include "taso/file_limits.h"
 #include "taso/rules.h"
 
 #ifndef TASO_SOURCE_DIR
@@ -23,20 +24,27 @@ ABSL_FLAG(int, jobs, 2, "queries run at once");
 ABSL_FLAG(bool, verbose, false, "print every rule's outcome, not only the failures");
 ABSL_FLAG(std::string, write_proved, "",
           "write the rules that were proved to this file (a rule database without the others)");
+ABSL_FLAG(int64_t, max_rules_bytes, taso::kDefaultMaxRuleFileBytes,
+          "refuse a rule database larger than this many bytes");
 ABSL_FLAG(bool, check_axioms, false, "check the axiom set: consistent, and which axioms follow from the others");
 
 namespace {
 
 int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   using namespace taso::verify;
-  const auto report =
-      taso::verify::CheckAxiomSet(axioms, absl::GetFlag(FLAGS_timeout_ms), std::max(1, absl::GetFlag(FLAGS_jobs)));
+  AxiomCheckOptions check;
+  check.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  check.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
+  const AxiomCheckReport report = CheckAxiomSet(axioms, check);
   const char* consistent = report.consistent == Finding::kYes  ? "yes (a model exists)"
                            : report.consistent == Finding::kNo ? "NO: the axioms contradict each other"
                                                                : "unknown within the time limit";
   std::printf("taso-verify: %zu axioms; consistent: %s\n", axioms.axioms.size(), consistent);
-  std::printf("redundant (follow from the others): %zu%s\n", report.redundant.size(),
-              report.redundant.empty() ? "" : ":");
+  std::printf(
+      "redundancy (each axiom against all the others, Z3 resource limit %u): %zu follow from the others, %zu shown "
+      "not to, %zu undecided within the limit%s\n",
+      check.rlimit, report.redundant.size(), report.independent.size(), report.undecided.size(),
+      report.redundant.empty() ? "" : "; following:");
   for (const std::string& name : report.redundant) std::printf("  %s\n", name.c_str());
   ValidationOptions options;
   options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
@@ -78,6 +86,11 @@ int main(int argc, char** argv) {
   }
   if (args.size() != 1) return taso::cli::Usage(kTool, "give one rules file");
   if (!axioms.ok()) return taso::cli::Fail(kTool, axioms.status());
+  const int64_t max_rules_bytes = absl::GetFlag(FLAGS_max_rules_bytes);
+  if (absl::Status valid = taso::ValidateFileLimit(max_rules_bytes, "--max-rules-bytes"); !valid.ok())
+    return taso::cli::Usage(kTool, std::string(valid.message()));
+  if (absl::Status size = taso::CheckFileSize(args[0], max_rules_bytes, "rules file", "--max-rules-bytes"); !size.ok())
+    return taso::cli::Fail(kTool, size);
   auto rules = taso::ReadRuleSet(args[0]);
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
   auto encoded = EncodeRules(*axioms, rules->rules);

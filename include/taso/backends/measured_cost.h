@@ -46,6 +46,11 @@ class MeasuredCost : public CostModel {
     int estimated = 0;  // no kernel (or it failed): analytic estimate
   };
   const Counts& counts() const { return counts_; }
+  // Whether every measurement could be put in seconds. When the reference kernel cannot
+  // be timed, times kept as multiples of it (the cache file's, and those measured now)
+  // mean nothing: the costs asked for since are analytic estimates, and this holds the
+  // error, which the caller must report rather than trust those costs.
+  const absl::Status& status() const { return status_; }
 
  protected:
   // `cache` may be null (nothing kept between runs).
@@ -93,14 +98,21 @@ class MeasuredCost : public CostModel {
   // reference's time (seconds where there is no reference); nullopt if a run fails.
   std::optional<std::vector<double>> TimeInTurn(std::vector<KernelRun> runs);
   // Keeps a time measured now under `key`: in the memo, and in the cache file where it is
-  // a multiple of the reference's; returns it in seconds.
-  double Keep(const CostKey& key, double references);
+  // a multiple of the reference's; returns it in seconds (nullopt, keeping nothing, when
+  // it cannot be put in seconds).
+  std::optional<double> Keep(const CostKey& key, double references);
+  // The analytic estimate, counted as one.
+  Known Estimate(const CostKey& key);
+  // A multiple of the reference's time in seconds; nullopt, with the error kept in
+  // status_, when the reference cannot be timed.
+  std::optional<double> InSeconds(double references);
   // The reference kernel, prepared on first use; null where the backend cannot run it
   // (then times are kept as they are, and not in the cache file).
   KernelRun* Reference();
-  // What one run of the reference takes now (timed once, when first needed): a multiple
-  // of it times this is seconds.
-  double SecondsPerReference();
+  // What one run of the reference takes now (timed once, when first needed, success or
+  // failure alike): a multiple of it times this is seconds.
+  absl::StatusOr<double> SecondsPerReference();
+  absl::StatusOr<double> TimeReference();
 
   std::unique_ptr<CostCache> cache_;
   std::string device_;
@@ -112,7 +124,8 @@ class MeasuredCost : public CostModel {
   Counts counts_;
   std::optional<KernelRun> reference_;
   bool reference_prepared_ = false;
-  std::optional<double> seconds_per_reference_;
+  std::optional<absl::StatusOr<double>> seconds_per_reference_;
+  absl::Status status_;
 };
 
 }  // namespace taso
