@@ -22,7 +22,7 @@ absl::Status Graph::CheckNewName(const std::string& name) const {
 absl::Status Graph::CheckNewNames(const std::vector<std::string>& names) const {
   absl::flat_hash_set<absl::string_view> seen;
   for (const std::string& name : names) {
-    if (name.empty()) continue;  // an absent optional output of an opaque node
+    if (name.empty()) continue;  // generated
     RETURN_IF_ERROR(CheckNewName(name));
     if (!seen.insert(name).second)
       return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' is given to two outputs of one node"));
@@ -75,7 +75,7 @@ absl::StatusOr<ValueId> Graph::AddWeight(std::string name, TensorDataPtr data) {
 const TensorData* Graph::ConstantData(ValueId v) const {
   if (v == kNoValue) return nullptr;
   const Value& val = values_[v];
-  if (val.data) return val.data.get();
+  if (val.is_constant()) return val.data.get();
   if (val.producer == kNoNode) return nullptr;
   const Node& n = nodes_[val.producer];
   return n.op->ConstantOutput(n.params);
@@ -128,8 +128,9 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
                                                    " outputs, ", output_names.size(), " names given"));
   RETURN_IF_ERROR(CheckNewNames(output_names));
   for (size_t i = 0; i < types->size(); ++i)
-    node.outputs.push_back(NewOutput(output_names.empty() ? UniqueName(node.name) : output_names[i], (*types)[i],
-                                     num_nodes(), static_cast<int>(i)));
+    node.outputs.push_back(
+        NewOutput(i < output_names.size() && !output_names[i].empty() ? output_names[i] : UniqueName(node.name),
+                  (*types)[i], num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }
@@ -148,6 +149,23 @@ ValueId Graph::NewOutput(std::string name, const OutputType& type, NodeId produc
   return id;
 }
 
+namespace {
+
+// The export writes an opaque node's NodeProto back as it is, so its values must be named
+// as the NodeProto names its outputs.
+absl::Status CheckOpaqueOutputNames(const onnx::NodeProto& proto, const std::vector<std::string>& names) {
+  std::vector<std::string> present;
+  for (const std::string& out : proto.output())
+    if (!out.empty()) present.push_back(out);
+  if (present != names)
+    return absl::InvalidArgumentError(absl::StrCat("opaque node '", proto.name(), "': outputs named [",
+                                                   absl::StrJoin(names, ", "), "] but its ONNX node writes [",
+                                                   absl::StrJoin(present, ", "), "]"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> proto,
                                                           std::vector<ValueId> inputs,
                                                           std::vector<std::string> output_names,
@@ -156,16 +174,15 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const 
   if (opaque == nullptr) return absl::InternalError("opaque operator not registered");
   if (output_names.size() != output_types.size())
     return absl::InvalidArgumentError("opaque node: output names and types differ in number");
+  RETURN_IF_ERROR(CheckOpaqueOutputNames(*proto, output_names));
   RETURN_IF_ERROR(CheckNewNames(output_names));
   Node node;
   node.op = opaque;
   node.name = proto->name();
   node.inputs = std::move(inputs);
   node.onnx_node = std::move(proto);
-  for (size_t i = 0; i < output_names.size(); ++i)  // an empty name: an absent optional output
-    node.outputs.push_back(output_names[i].empty()
-                               ? kNoValue
-                               : NewOutput(output_names[i], output_types[i], num_nodes(), static_cast<int>(i)));
+  for (size_t i = 0; i < output_names.size(); ++i)
+    node.outputs.push_back(NewOutput(output_names[i], output_types[i], num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }
@@ -240,7 +257,6 @@ absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
     ready.pop();
     order.push_back(n);
     for (ValueId out : nodes_[n].outputs) {
-      if (out == kNoValue) continue;
       for (int r = first_reader[out]; r < first_reader[out + 1]; ++r)
         if (--pending[readers[r]] == 0) ready.push(readers[r]);
     }
@@ -260,7 +276,7 @@ absl::Status Graph::Validate() const {
       if (v != kNoValue && (v < 0 || v >= num_values()))
         return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads an unknown value"));
     for (ValueId v : node.outputs)
-      if (v != kNoValue && values_[v].producer != n)
+      if (v < 0 || v >= num_values() || values_[v].producer != n)
         return absl::InternalError(absl::StrCat("node '", node.name, "' output bookkeeping is broken"));
   }
   RETURN_IF_ERROR(TopologicalOrder().status());
@@ -277,19 +293,14 @@ uint64_t Graph::StructuralHash() const {
         absl::HashOf(absl::string_view("input"), i, static_cast<int>(values_[inputs_[i]].dtype),
                      std::vector<int64_t>(values_[inputs_[i]].shape.begin(), values_[inputs_[i]].shape.end()));
   for (ValueId v = 0; v < num_values(); ++v)
-    if (values_[v].is_weight() && !values_[v].is_graph_input)
-      h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
+    if (values_[v].is_constant()) h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
   uint64_t node_sum = 0;  // a symmetric sum over all nodes, so dead ends count too
   for (NodeId n : *order) {
     const Node& node = nodes_[n];
     uint64_t nh = absl::HashOf(node.op->name(), node.params.Hash());
     if (node.onnx_node) nh = absl::HashOf(nh, node.onnx_node->SerializeAsString());
     for (ValueId in : node.inputs) nh = absl::HashOf(nh, in == kNoValue ? 0 : h[in]);
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      ValueId out = node.outputs[i];
-      if (out == kNoValue) continue;
-      h[out] = absl::HashOf(nh, i);
-    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) h[node.outputs[i]] = absl::HashOf(nh, i);
     node_sum += nh;
   }
   uint64_t g = absl::HashOf(node_sum);

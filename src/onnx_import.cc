@@ -1,5 +1,6 @@
 // ONNX import: ModelProto -> Graph. Every node is imported: as a library operator where
 // one represents it exactly, otherwise as an opaque node that keeps its NodeProto.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <queue>
@@ -252,7 +253,13 @@ class NodeImporter {
     const std::vector<InputInfo> infos = graph_.InputInfos(probe);
     ASSIGN_OR_RETURN(const bool folded, TryFold(node, infos, out_names));
     if (folded) return absl::OkStatus();
-    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    // A library operator has all of its outputs: one with an output omitted in the
+    // middle stays opaque.
+    const bool omits_output = std::find(out_names.begin(), out_names.end(), "") != out_names.end();
+    Chosen chosen;
+    if (!omits_output) {
+      ASSIGN_OR_RETURN(chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    }
     if (chosen.op != nullptr) return AddLibraryNode(node, std::move(chosen), inputs, out_names);
     return AddOpaqueNode(node, std::move(inputs), out_names);
   }
@@ -286,11 +293,17 @@ class NodeImporter {
     return absl::OkStatus();
   }
 
-  // Outer values a subgraph reads are the node's dependencies too.
+  // Outer values a subgraph reads are the node's dependencies too. Omitted outputs get no
+  // value (the NodeProto keeps their places).
   absl::Status AddOpaqueNode(const onnx::NodeProto& node, std::vector<ValueId> inputs,
-                             const std::vector<std::string>& out_names) {
+                             const std::vector<std::string>& all_names) {
+    std::vector<std::string> out_names;
     std::vector<OutputType> types;
-    for (const std::string& name : out_names) types.push_back(OpaqueOutputType(name));
+    for (const std::string& name : all_names) {
+      if (name.empty()) continue;
+      out_names.push_back(name);
+      types.push_back(OpaqueOutputType(name));
+    }
     for (const auto& c : SubgraphCaptures(node))
       if (ValueId v = graph_.FindValue(c); v != kNoValue) inputs.push_back(v);
     return graph_.AddOpaqueNode(std::make_shared<onnx::NodeProto>(node), inputs, out_names, types).status();
@@ -299,7 +312,6 @@ class NodeImporter {
   // An opaque node's output type: as ONNX inferred it, else as the file declares it, else
   // unknown (kept, but nothing computes on it).
   OutputType OpaqueOutputType(const std::string& name) const {
-    if (name.empty()) return OutputType();
     if (auto it = known_.inferred.find(name); it != known_.inferred.end()) return it->second;
     if (auto it = known_.declared.find(name); it != known_.declared.end()) return it->second;
     auto et = known_.elem_types.find(name);
