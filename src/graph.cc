@@ -12,6 +12,30 @@
 
 namespace taso {
 
+namespace {
+
+// Shapes whose element count overflows int64_t are refused where values are made.
+absl::Status CheckCountable(absl::string_view what, const Shape& shape) {
+  if (CheckedNumElements(shape)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " has shape ", ShapeToString(shape), ", whose element count a 64-bit integer cannot hold"));
+}
+
+// The export writes an opaque node's NodeProto back as it is, so its values must be named
+// as the NodeProto names its outputs.
+absl::Status CheckOpaqueOutputNames(const onnx::NodeProto& proto, const std::vector<std::string>& names) {
+  std::vector<std::string> present;
+  for (const std::string& out : proto.output())
+    if (!out.empty()) present.push_back(out);
+  if (present != names)
+    return absl::InvalidArgumentError(absl::StrCat("opaque node '", proto.name(), "': outputs named [",
+                                                   absl::StrJoin(names, ", "), "] but its ONNX node writes [",
+                                                   absl::StrJoin(present, ", "), "]"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Graph::CheckNewName(const std::string& name) const {
   if (name.empty()) return absl::InvalidArgumentError("tensor name is empty");
   if (by_name_.contains(name))
@@ -46,6 +70,7 @@ absl::StatusOr<ValueId> Graph::AddInput(std::string name, DataType dtype, Shape 
   RETURN_IF_ERROR(CheckNewName(name));
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has a negative dimension"));
+  RETURN_IF_ERROR(CheckCountable(absl::StrCat("input '", name, "'"), shape));
   Value v;
   v.name = std::move(name);
   v.dtype = dtype;
@@ -127,6 +152,8 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ", types->size(),
                                                    " outputs, ", output_names.size(), " names given"));
   RETURN_IF_ERROR(CheckNewNames(output_names));
+  for (const OutputType& type : *types)
+    RETURN_IF_ERROR(CheckCountable(absl::StrCat("an output of node '", node.name, "' (", op->name(), ")"), type.shape));
   for (size_t i = 0; i < types->size(); ++i)
     node.outputs.push_back(
         NewOutput(i < output_names.size() && !output_names[i].empty() ? output_names[i] : UniqueName(node.name),
@@ -149,23 +176,6 @@ ValueId Graph::NewOutput(std::string name, const OutputType& type, NodeId produc
   return id;
 }
 
-namespace {
-
-// The export writes an opaque node's NodeProto back as it is, so its values must be named
-// as the NodeProto names its outputs.
-absl::Status CheckOpaqueOutputNames(const onnx::NodeProto& proto, const std::vector<std::string>& names) {
-  std::vector<std::string> present;
-  for (const std::string& out : proto.output())
-    if (!out.empty()) present.push_back(out);
-  if (present != names)
-    return absl::InvalidArgumentError(absl::StrCat("opaque node '", proto.name(), "': outputs named [",
-                                                   absl::StrJoin(names, ", "), "] but its ONNX node writes [",
-                                                   absl::StrJoin(present, ", "), "]"));
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> proto,
                                                           std::vector<ValueId> inputs,
                                                           std::vector<std::string> output_names,
@@ -176,6 +186,8 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const 
     return absl::InvalidArgumentError("opaque node: output names and types differ in number");
   RETURN_IF_ERROR(CheckOpaqueOutputNames(*proto, output_names));
   RETURN_IF_ERROR(CheckNewNames(output_names));
+  for (size_t i = 0; i < output_names.size(); ++i)
+    RETURN_IF_ERROR(CheckCountable(absl::StrCat("output '", output_names[i], "'"), output_types[i].shape));
   Node node;
   node.op = opaque;
   node.name = proto->name();

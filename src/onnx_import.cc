@@ -213,6 +213,21 @@ absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
   return shape;
 }
 
+// The memory the initializers and the inputs of static shape declare, against the limit,
+// before any is read.
+absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, int64_t limit_bytes) {
+  MemoryBudget budget(limit_bytes);
+  absl::flat_hash_set<absl::string_view> initializers;
+  for (const auto& init : g.initializer()) {
+    budget.Add(init.name(), init.data_type(), init.dims());
+    initializers.insert(init.name());
+  }
+  for (const auto& in : g.input())
+    if (auto t = StaticType(in.type()); t && !initializers.contains(in.name()))
+      budget.Add(in.name(), static_cast<int32_t>(t->dtype), t->shape);
+  return budget.Check();
+}
+
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
 absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, Graph& graph, absl::flat_hash_set<std::string>& outer) {
@@ -353,6 +368,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   const onnx::GraphProto& g = model.graph();
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
+  RETURN_IF_ERROR(CheckDeclaredMemory(g, options.max_memory_bytes));
   OnnxModel result;
   result.opset = opset;
   NodeImporter nodes(opset, options, KnownTypesOf(model), result.graph);
@@ -361,6 +377,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
   for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
   RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
+  RETURN_IF_ERROR(CheckGraphMemory(result.graph, options.max_memory_bytes));
   result.shell = ShellOf(model);
   return result;
 }

@@ -9,7 +9,7 @@ namespace taso {
 namespace {
 template <typename T>
 bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
-  if (raw.size() != static_cast<size_t>(n) * sizeof(T)) return false;
+  if (raw.size() % sizeof(T) != 0 || raw.size() / sizeof(T) != static_cast<size_t>(n)) return false;
   out.resize(n);
   std::memcpy(out.data(), raw.data(), raw.size());  // ONNX raw data is little-endian, as is x86-64
   return true;
@@ -23,7 +23,11 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto) {
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' has a negative dimension"));
-  const int64_t n = NumElements(shape);
+  const std::optional<int64_t> count = CheckedNumElements(shape);
+  if (!count)
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' of shape ", ShapeToString(shape),
+                                                   " has more elements than a 64-bit count holds"));
+  const int64_t n = *count;
   auto size_error = [&] {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));

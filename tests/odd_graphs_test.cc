@@ -10,6 +10,7 @@
 #include "taso/executor.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
+#include "taso/pipeline.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -165,4 +166,47 @@ TEST_CASE("Random inputs override initializers that are also inputs") {
   const TensorMap inputs = RandomInputs(g, 1);
   CHECK(inputs.contains("x"));
   CHECK(inputs.contains("w"));
+}
+
+TEST_CASE("OptimizeModel keeps an omitted output and an overridable weight as they were", "[pipeline]") {
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = SearchKind::kSubstitutions;
+  options.search_options.budget = 10;
+  options.self_check = false;  // the LSTM is outside the library
+  auto lstm = OptimizeModel(NewOnnxModel(LstmOmittingY()), {}, options);
+  REQUIRE(lstm.ok());
+  auto exported = ExportOnnx(lstm->model);
+  REQUIRE(exported.ok());
+  REQUIRE(exported->graph().node_size() == 2);
+  CHECK(std::vector<std::string>(exported->graph().node(0).output().begin(),
+                                 exported->graph().node(0).output().end()) == std::vector<std::string>{"", "Y_h"});
+
+  options.self_check = true;
+  const Graph conv = ConvScaleOverridable();
+  auto r = OptimizeModel(NewOnnxModel(conv), {}, options);
+  REQUIRE(r.ok());
+  const Graph& g = r->model.graph;
+  for (const std::string name : {"w", "scale"}) {
+    const ValueId v = g.FindValue(name);
+    REQUIRE(v != kNoValue);
+    CHECK(g.value(v).is_graph_input);
+    CHECK(g.value(v).is_weight());
+  }
+  CHECK(DifferenceWithOverrides(conv, g, Overrides(conv, 13)) < 1e-5);
+}
+
+TEST_CASE("OptimizeModel refuses a graph whose tensors exceed the memory limit before any work", "[pipeline]") {
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = SearchKind::kSubstitutions;
+  options.max_memory_bytes = 100;
+  auto r = OptimizeModel(NewOnnxModel(MatMulOverridable()), {}, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(r.status().message()),
+             Catch::Contains("more than the memory limit of 100 bytes") && Catch::Contains("--max-memory-gb"));
+  options.max_memory_bytes = 0;
+  CHECK(OptimizeModel(NewOnnxModel(MatMulOverridable()), {}, options).status().code() ==
+        absl::StatusCode::kInvalidArgument);
 }

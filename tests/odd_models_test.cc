@@ -2,6 +2,8 @@
 // inputs, initializers that are also inputs, and the limit on declared tensor sizes.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "test_util.h"
 
 using namespace taso;
@@ -141,4 +143,71 @@ TEST_CASE("A plain initializer is a constant") {
   REQUIRE(g.MarkWeightAsInput(w).ok());
   CHECK_FALSE(g.value(w).is_constant());
   CHECK(g.ConstantData(w) == nullptr);
+}
+
+TEST_CASE("Element counts that overflow 64 bits are told apart") {
+  CHECK(CheckedNumElements({3, 4}) == 12);
+  CHECK(CheckedNumElements({}) == 1);
+  CHECK(CheckedNumElements({0, int64_t{1} << 62}) == 0);
+  CHECK_FALSE(CheckedNumElements({int64_t{1} << 40, int64_t{1} << 40}).has_value());
+  CHECK_FALSE(CheckedNumElements({2, -1}).has_value());
+  Graph g;
+  auto input = g.AddInput("x", DataType::kFloat32, {int64_t{1} << 32, int64_t{1} << 32});
+  REQUIRE_FALSE(input.ok());
+  CHECK_THAT(std::string(input.status().message()), Catch::Contains("element count"));
+}
+
+TEST_CASE("Declared tensors beyond the memory limit are refused before they are read") {
+  auto error = [](const onnx::ModelProto& m, int64_t limit = kDefaultMaxMemoryBytes) {
+    auto r = ImportOnnx(m, {.max_memory_bytes = limit});
+    return r.ok() ? std::string() : std::string(r.status().message());
+  };
+  auto relu = [](std::vector<int64_t> shape) {
+    auto m = NewModel(13);
+    AddInput(m, "x", shape);
+    AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+    AddOutput(m, "y");
+    return m;
+  };
+  // An input of 3e10 floats: 120 GB.
+  const std::string huge = error(relu({30000, 1000, 1000}));
+  CHECK_THAT(huge, Catch::Contains("need 120.0 GB") && Catch::Contains("'x' [30000,1000,1000], 120.0 GB") &&
+                       Catch::Contains("limit of 16.0 GB") && Catch::Contains("--max-memory-gb"));
+  // An intermediate of 3e10 floats from small inputs.
+  auto m = NewModel(13);
+  AddInput(m, "a", {100000, 1});
+  AddInput(m, "b", {1, 300000});
+  AddNode(m, "MatMul", {"a", "b"}, {"y"}, "product");
+  AddOutput(m, "y");
+  CHECK_THAT(error(m), Catch::Contains("'y' [100000,300000], 120.0 GB"));
+  // Dimensions whose product overflows.
+  CHECK_THAT(error(relu({int64_t{1} << 40, int64_t{1} << 40})), Catch::Contains("more than 9.2e9 GB"));
+  // An initializer counts by its declared dimensions.
+  auto init = NewModel(13);
+  AddInput(init, "x", {2});
+  auto* t = init.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::DOUBLE);
+  for (int64_t d : {100000, 100000}) t->add_dims(d);
+  AddNode(init, "Relu", {"x"}, {"y"}, "relu");
+  AddOutput(init, "y");
+  CHECK_THAT(error(init), Catch::Contains("'w' [100000,100000], 80.0 GB"));
+  // The limit is the caller's.
+  CHECK(error(relu({4, 4})).empty());
+  CHECK_THAT(error(relu({4, 4}), 100), Catch::Contains("limit of 100 bytes"));
+}
+
+TEST_CASE("An initializer whose element count overflows is refused, not read as empty") {
+  auto m = NewModel(13);
+  AddInput(m, "x", {2});
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {int64_t{1} << 62, int64_t{4}}) t->add_dims(d);  // 2^64 elements: wraps to 0
+  t->set_raw_data("");
+  AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  auto r = ImportOnnx(m, {.max_memory_bytes = std::numeric_limits<int64_t>::max()});
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("more elements than a 64-bit count holds"));
 }

@@ -52,6 +52,9 @@ struct PipelineOptions {
   bool self_check = true;
   uint64_t seed = 1;     // of the self-check's random inputs
   int measure_runs = 0;  // > 0: time both graphs on the backend's executor
+  // The most memory the graph's tensors may need together (CheckGraphMemory): a graph
+  // needing more is refused before any work.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
 // The options' own consistency (the command line checks its flags before): alpha at
@@ -92,8 +95,9 @@ struct PipelineResult {
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
 // proved for example, is the caller's decision). Fails before any work when the
-// options are inconsistent, the self-check cannot run the graph or the backend cannot
-// be used; after it, when a stage fails or the self-check finds the outputs differ.
+// options are inconsistent, the graph's tensors exceed the memory limit, the self-check
+// cannot run the graph or the backend cannot be used; after it, when a stage fails or the self-check finds the outputs
+// differ.
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
 

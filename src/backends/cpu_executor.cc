@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
     if (blocked != (kernel && kernel->ReadsBlocked(node.params, inputs, i)))
       return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads '", v.name, "' in another layout"));
   }
-  if (!kernel) return nullptr;
+  if (!kernel || cpu::HasEmptyTensor(inputs, graph.OutputTypes(node))) return nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
     if (inputs[i].dtype != DataType::kFloat32) return nullptr;

@@ -6,6 +6,7 @@
 #include "taso/backends/layouts.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
+#include "taso/memory_limit.h"
 #include "taso/pipeline.h"
 #include "taso/status_macros.h"
 
@@ -18,6 +19,7 @@ using pipeline::CostModels;
 // Refuses, before any work, what the later stages could not do.
 absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
+  RETURN_IF_ERROR(CheckGraphMemory(graph, options.max_memory_bytes));
   if (options.self_check) RETURN_IF_ERROR(pipeline::CheckSelfCheckCanRun(graph));
   return absl::OkStatus();
 }

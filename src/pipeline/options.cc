@@ -45,6 +45,7 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   if (search.budget < 0 || !(search.time_limit >= 0))
     return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
+  if (options.max_memory_bytes <= 0) return absl::InvalidArgumentError("the memory limit must be positive");
   return absl::OkStatus();
 }
 

@@ -34,6 +34,8 @@ ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
 ABSL_FLAG(double, time_limit, 40, "search time limit in seconds (the self-check and export come after it)");
 ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
+ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
+          "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
@@ -77,6 +79,10 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   options.self_check = !absl::GetFlag(FLAGS_skip_self_check);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.measure_runs = std::max(0, absl::GetFlag(FLAGS_measure));
+  const double max_memory_gb = absl::GetFlag(FLAGS_max_memory_gb);
+  if (!(max_memory_gb > 0 && max_memory_gb < 9e9))
+    return absl::InvalidArgumentError("--max-memory-gb must be positive");
+  options.max_memory_bytes = static_cast<int64_t>(max_memory_gb * 1e9);
   return options;
 }
 
@@ -126,7 +132,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
 
-  const auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true});
+  const auto model =
+      taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true, .max_memory_bytes = options->max_memory_bytes});
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
