@@ -23,8 +23,7 @@ bool IsWeightOnlyNode(const Node& node, const std::vector<bool>& weight_only_val
 
 WeightOnly FindWeightOnly(const Graph& graph) {
   WeightOnly w{std::vector<bool>(graph.num_nodes(), false), std::vector<bool>(graph.num_values(), false)};
-  for (ValueId v = 0; v < graph.num_values(); ++v)
-    w.values[v] = graph.value(v).is_weight() && !graph.value(v).is_graph_input;
+  for (ValueId v = 0; v < graph.num_values(); ++v) w.values[v] = graph.value(v).is_constant();
   auto order = graph.TopologicalOrder();
   if (!order.ok()) return w;
   for (NodeId n : *order) {

@@ -123,7 +123,7 @@ TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
   TensorMap m;
   for (ValueId id : graph.inputs()) {
     const Value& v = graph.value(id);
-    if (v.is_weight() || v.dtype != DataType::kFloat32) continue;
+    if (v.dtype != DataType::kFloat32) continue;  // an initializer listed as an input gets one too
     Tensor<float> t(v.shape);
     for (float& x : t.data) x = static_cast<float>(rng.Uniform(-1.0, 1.0));
     m[v.name] = std::move(t);

@@ -12,6 +12,30 @@
 
 namespace taso {
 
+namespace {
+
+// Shapes whose element count overflows int64_t are refused where values are made.
+absl::Status CheckCountable(absl::string_view what, const Shape& shape) {
+  if (CheckedNumElements(shape)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " has shape ", ShapeToString(shape), ", whose element count a 64-bit integer cannot hold"));
+}
+
+// The export writes an opaque node's NodeProto back as it is, so its values must be named
+// as the NodeProto names its outputs.
+absl::Status CheckOpaqueOutputNames(const onnx::NodeProto& proto, const std::vector<std::string>& names) {
+  std::vector<std::string> present;
+  for (const std::string& out : proto.output())
+    if (!out.empty()) present.push_back(out);
+  if (present != names)
+    return absl::InvalidArgumentError(absl::StrCat("opaque node '", proto.name(), "': outputs named [",
+                                                   absl::StrJoin(names, ", "), "] but its ONNX node writes [",
+                                                   absl::StrJoin(present, ", "), "]"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Graph::CheckNewName(const std::string& name) const {
   if (name.empty()) return absl::InvalidArgumentError("tensor name is empty");
   if (by_name_.contains(name))
@@ -22,7 +46,7 @@ absl::Status Graph::CheckNewName(const std::string& name) const {
 absl::Status Graph::CheckNewNames(const std::vector<std::string>& names) const {
   absl::flat_hash_set<absl::string_view> seen;
   for (const std::string& name : names) {
-    if (name.empty()) continue;  // an absent optional output of an opaque node
+    if (name.empty()) continue;  // generated
     RETURN_IF_ERROR(CheckNewName(name));
     if (!seen.insert(name).second)
       return absl::InvalidArgumentError(absl::StrCat("tensor name '", name, "' is given to two outputs of one node"));
@@ -46,6 +70,7 @@ absl::StatusOr<ValueId> Graph::AddInput(std::string name, DataType dtype, Shape 
   RETURN_IF_ERROR(CheckNewName(name));
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' has a negative dimension"));
+  RETURN_IF_ERROR(CheckCountable(absl::StrCat("input '", name, "'"), shape));
   Value v;
   v.name = std::move(name);
   v.dtype = dtype;
@@ -75,7 +100,7 @@ absl::StatusOr<ValueId> Graph::AddWeight(std::string name, TensorDataPtr data) {
 const TensorData* Graph::ConstantData(ValueId v) const {
   if (v == kNoValue) return nullptr;
   const Value& val = values_[v];
-  if (val.data) return val.data.get();
+  if (val.is_constant()) return val.data.get();
   if (val.producer == kNoNode) return nullptr;
   const Node& n = nodes_[val.producer];
   return n.op->ConstantOutput(n.params);
@@ -127,9 +152,12 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddNode(const OpDef* op, Params para
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' (", op->name(), ") has ", types->size(),
                                                    " outputs, ", output_names.size(), " names given"));
   RETURN_IF_ERROR(CheckNewNames(output_names));
+  for (const OutputType& type : *types)
+    RETURN_IF_ERROR(CheckCountable(absl::StrCat("an output of node '", node.name, "' (", op->name(), ")"), type.shape));
   for (size_t i = 0; i < types->size(); ++i)
-    node.outputs.push_back(NewOutput(output_names.empty() ? UniqueName(node.name) : output_names[i], (*types)[i],
-                                     num_nodes(), static_cast<int>(i)));
+    node.outputs.push_back(
+        NewOutput(i < output_names.size() && !output_names[i].empty() ? output_names[i] : UniqueName(node.name),
+                  (*types)[i], num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }
@@ -156,16 +184,17 @@ absl::StatusOr<std::vector<ValueId>> Graph::AddOpaqueNode(std::shared_ptr<const 
   if (opaque == nullptr) return absl::InternalError("opaque operator not registered");
   if (output_names.size() != output_types.size())
     return absl::InvalidArgumentError("opaque node: output names and types differ in number");
+  RETURN_IF_ERROR(CheckOpaqueOutputNames(*proto, output_names));
   RETURN_IF_ERROR(CheckNewNames(output_names));
+  for (size_t i = 0; i < output_names.size(); ++i)
+    RETURN_IF_ERROR(CheckCountable(absl::StrCat("output '", output_names[i], "'"), output_types[i].shape));
   Node node;
   node.op = opaque;
   node.name = proto->name();
   node.inputs = std::move(inputs);
   node.onnx_node = std::move(proto);
-  for (size_t i = 0; i < output_names.size(); ++i)  // an empty name: an absent optional output
-    node.outputs.push_back(output_names[i].empty()
-                               ? kNoValue
-                               : NewOutput(output_names[i], output_types[i], num_nodes(), static_cast<int>(i)));
+  for (size_t i = 0; i < output_names.size(); ++i)
+    node.outputs.push_back(NewOutput(output_names[i], output_types[i], num_nodes(), static_cast<int>(i)));
   nodes_.push_back(std::move(node));
   return nodes_.back().outputs;
 }
@@ -240,7 +269,6 @@ absl::StatusOr<std::vector<NodeId>> Graph::TopologicalOrder() const {
     ready.pop();
     order.push_back(n);
     for (ValueId out : nodes_[n].outputs) {
-      if (out == kNoValue) continue;
       for (int r = first_reader[out]; r < first_reader[out + 1]; ++r)
         if (--pending[readers[r]] == 0) ready.push(readers[r]);
     }
@@ -260,7 +288,7 @@ absl::Status Graph::Validate() const {
       if (v != kNoValue && (v < 0 || v >= num_values()))
         return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads an unknown value"));
     for (ValueId v : node.outputs)
-      if (v != kNoValue && values_[v].producer != n)
+      if (v < 0 || v >= num_values() || values_[v].producer != n)
         return absl::InternalError(absl::StrCat("node '", node.name, "' output bookkeeping is broken"));
   }
   RETURN_IF_ERROR(TopologicalOrder().status());
@@ -277,19 +305,14 @@ uint64_t Graph::StructuralHash() const {
         absl::HashOf(absl::string_view("input"), i, static_cast<int>(values_[inputs_[i]].dtype),
                      std::vector<int64_t>(values_[inputs_[i]].shape.begin(), values_[inputs_[i]].shape.end()));
   for (ValueId v = 0; v < num_values(); ++v)
-    if (values_[v].is_weight() && !values_[v].is_graph_input)
-      h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
+    if (values_[v].is_constant()) h[v] = absl::HashOf(absl::string_view("weight"), values_[v].data->ContentHash());
   uint64_t node_sum = 0;  // a symmetric sum over all nodes, so dead ends count too
   for (NodeId n : *order) {
     const Node& node = nodes_[n];
     uint64_t nh = absl::HashOf(node.op->name(), node.params.Hash());
     if (node.onnx_node) nh = absl::HashOf(nh, node.onnx_node->SerializeAsString());
     for (ValueId in : node.inputs) nh = absl::HashOf(nh, in == kNoValue ? 0 : h[in]);
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      ValueId out = node.outputs[i];
-      if (out == kNoValue) continue;
-      h[out] = absl::HashOf(nh, i);
-    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) h[node.outputs[i]] = absl::HashOf(nh, i);
     node_sum += nh;
   }
   uint64_t g = absl::HashOf(node_sum);

@@ -96,8 +96,7 @@ void WriteIntermediateValueInfos(const Graph& graph, const std::vector<NodeId>& 
   listed.insert(graph.outputs().begin(), graph.outputs().end());
   for (NodeId id : order)
     for (ValueId v : graph.node(id).outputs)
-      if (v != kNoValue && !listed.contains(v) && graph.value(v).shape_known)
-        FillValueInfo(graph.value(v), g->add_value_info());
+      if (!listed.contains(v) && graph.value(v).shape_known) FillValueInfo(graph.value(v), g->add_value_info());
 }
 
 // The ONNX checker and strict shape inference (every type ONNX infers must agree with

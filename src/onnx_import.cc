@@ -242,6 +242,21 @@ absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
   return shape;
 }
 
+// The memory the initializers and the inputs of static shape declare, against the limit,
+// before any is read.
+absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, int64_t limit_bytes) {
+  MemoryBudget budget(limit_bytes);
+  absl::flat_hash_set<absl::string_view> initializers;
+  for (const auto& init : g.initializer()) {
+    budget.Add(init.name(), init.data_type(), init.dims());
+    initializers.insert(init.name());
+  }
+  for (const auto& in : g.input())
+    if (auto t = StaticType(in.type()); t && !initializers.contains(in.name()))
+      budget.Add(in.name(), static_cast<int32_t>(t->dtype), t->shape);
+  return budget.Check();
+}
+
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
 absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, Graph& graph, absl::flat_hash_set<std::string>& outer) {
@@ -282,7 +297,13 @@ class NodeImporter {
     const std::vector<InputInfo> infos = graph_.InputInfos(probe);
     ASSIGN_OR_RETURN(const bool folded, TryFold(node, infos, out_names));
     if (folded) return absl::OkStatus();
-    ASSIGN_OR_RETURN(Chosen chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    // A library operator has all of its outputs: one with an output omitted in the
+    // middle stays opaque.
+    const bool omits_output = std::find(out_names.begin(), out_names.end(), "") != out_names.end();
+    Chosen chosen;
+    if (!omits_output) {
+      ASSIGN_OR_RETURN(chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    }
     if (chosen.op != nullptr) return AddLibraryNode(node, std::move(chosen), inputs, out_names);
     return AddOpaqueNode(node, std::move(inputs), out_names);
   }
@@ -316,11 +337,17 @@ class NodeImporter {
     return absl::OkStatus();
   }
 
-  // Outer values a subgraph reads are the node's dependencies too.
+  // Outer values a subgraph reads are the node's dependencies too. Omitted outputs get no
+  // value (the NodeProto keeps their places).
   absl::Status AddOpaqueNode(const onnx::NodeProto& node, std::vector<ValueId> inputs,
-                             const std::vector<std::string>& out_names) {
+                             const std::vector<std::string>& all_names) {
+    std::vector<std::string> out_names;
     std::vector<OutputType> types;
-    for (const std::string& name : out_names) types.push_back(OpaqueOutputType(name));
+    for (const std::string& name : all_names) {
+      if (name.empty()) continue;
+      out_names.push_back(name);
+      types.push_back(OpaqueOutputType(name));
+    }
     for (const auto& c : SubgraphCaptures(node))
       if (ValueId v = graph_.FindValue(c); v != kNoValue) inputs.push_back(v);
     return graph_.AddOpaqueNode(std::make_shared<onnx::NodeProto>(node), inputs, out_names, types).status();
@@ -329,7 +356,6 @@ class NodeImporter {
   // An opaque node's output type: as ONNX inferred it, else as the file declares it, else
   // unknown (kept, but nothing computes on it).
   OutputType OpaqueOutputType(const std::string& name) const {
-    if (name.empty()) return OutputType();
     if (auto it = known_.inferred.find(name); it != known_.inferred.end()) return it->second;
     if (auto it = known_.declared.find(name); it != known_.declared.end()) return it->second;
     auto et = known_.elem_types.find(name);
@@ -371,6 +397,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   const onnx::GraphProto& g = model.graph();
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
+  RETURN_IF_ERROR(CheckDeclaredMemory(g, options.max_memory_bytes));
   OnnxModel result;
   result.opset = opset;
   NodeImporter nodes(opset, options, KnownTypesOf(model, opset), result.graph);
@@ -379,6 +406,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
   for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
   RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
+  RETURN_IF_ERROR(CheckGraphMemory(result.graph, options.max_memory_bytes));
   result.shell = ShellOf(model);
   return result;
 }

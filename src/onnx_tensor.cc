@@ -17,16 +17,6 @@ bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
   if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());
   return true;
 }
-// The number of elements of a shape of non-negative dimensions; nullopt when it exceeds
-// int64, which no file can hold.
-std::optional<int64_t> CountElements(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) return std::nullopt;
-    n *= d;
-  }
-  return n;
-}
 
 }  // namespace
 
@@ -37,13 +27,15 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto) {
   Shape shape(proto.dims().begin(), proto.dims().end());
   for (int64_t d : shape)
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' has a negative dimension"));
+  const std::optional<int64_t> count = CheckedNumElements(shape);
+  if (!count)
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' of shape ", ShapeToString(shape),
+                                                   " has more elements than a 64-bit count holds"));
+  const int64_t n = *count;
   auto size_error = [&] {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));
   };
-  const std::optional<int64_t> count = CountElements(shape);
-  if (!count) return size_error();
-  const int64_t n = *count;
   switch (proto.data_type()) {
     case onnx::TensorProto::FLOAT: {
       std::vector<float> v;

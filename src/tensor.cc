@@ -29,6 +29,13 @@ int64_t NumElements(absl::Span<const int64_t> shape) {
   return n;
 }
 
+std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::nullopt;
+  return n;
+}
+
 std::string ShapeToString(absl::Span<const int64_t> shape) { return absl::StrCat("[", absl::StrJoin(shape, ","), "]"); }
 
 Shape RowMajorStrides(absl::Span<const int64_t> shape) {

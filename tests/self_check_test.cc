@@ -115,6 +115,7 @@ TEST_CASE("The self-check refuses a library node reading what it cannot feed", "
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 3});
   onnx::NodeProto proto;
   proto.set_op_type("FancyOp");
+  proto.add_output("f");
   const std::vector<ValueId> fancy = *g.AddOpaqueNode(std::make_shared<onnx::NodeProto>(proto), {x}, {"f"},
                                                       {OutputType{DataType::kFloat32, Shape(), false}});
   const ValueId y = AddOp(g, "Relu", {fancy[0]}, "y");

@@ -39,8 +39,8 @@ class AnalyticCost : public CostModel {
   Machine machine_;
 };
 
-// What is computable ahead of time: weights (not fed at run time), the nodes that read
-// only such values, and their outputs.
+// What is computable ahead of time: constants (Value::is_constant: weights the user
+// cannot feed), the nodes that read only such values, and their outputs.
 struct WeightOnly {
   std::vector<bool> nodes;   // per node
   std::vector<bool> values;  // per value

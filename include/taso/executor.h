@@ -32,7 +32,8 @@ template <typename S>
 absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
                                              const std::vector<const Tensor<S>*>& inputs);
 
-// Deterministic random inputs in [-1, 1] for every run-time input of a graph.
+// Deterministic random inputs in [-1, 1] for every float run-time input of a graph,
+// initializers that are also inputs included (their defaults are overridden).
 TensorMap RandomInputs(const Graph& graph, uint64_t seed);
 
 // Largest absolute difference between two sets of outputs (infinity on a mismatch of

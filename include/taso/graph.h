@@ -33,10 +33,14 @@ struct Value {
   bool shape_known = true;    // false only for some outputs of opaque nodes
   NodeId producer = kNoNode;  // kNoNode for graph inputs and weights
   int producer_output = 0;
-  TensorDataPtr data;           // set for weights (constants known ahead of time)
+  TensorDataPtr data;           // set for weights: initializers, with their (default) data
   bool is_graph_input = false;  // fed at run time (or an initializer also listed as input)
 
   bool is_weight() const { return data != nullptr; }
+  // Known ahead of time: a weight the user cannot feed. An initializer that is also a
+  // graph input is a run-time value whose data is only its default: it is never folded,
+  // fused, packed or propagated as a constant, and is written back as input and initializer.
+  bool is_constant() const { return data != nullptr && !is_graph_input; }
 };
 
 struct Node {
@@ -44,6 +48,8 @@ struct Node {
   const OpDef* op = nullptr;
   Params params;
   std::vector<ValueId> inputs;  // kNoValue marks an absent optional input
+  // Every entry a value. An opaque node's omitted optional outputs (ONNX's "") have none:
+  // its NodeProto keeps their places, so they are written back as they were.
   std::vector<ValueId> outputs;
   // For opaque nodes: the ONNX node, kept whole so it is written back unchanged.
   std::shared_ptr<const onnx::NodeProto> onnx_node;
@@ -55,11 +61,12 @@ class Graph {
   absl::StatusOr<ValueId> AddInput(std::string name, DataType dtype, Shape shape);
   // A weight: a named constant.
   absl::StatusOr<ValueId> AddWeight(std::string name, TensorDataPtr data);
-  // A library operator; infers and checks the output types. Output names may be empty
-  // (then generated).
+  // A library operator; infers and checks the output types. Output names not given (no
+  // names, or an empty one) are generated.
   absl::StatusOr<std::vector<ValueId>> AddNode(const OpDef* op, Params params, std::vector<ValueId> inputs,
                                                std::string name = "", std::vector<std::string> output_names = {});
-  // A node the library does not model, with the output types found at import.
+  // A node the library does not model, with the output types found at import. The names
+  // are the NodeProto's outputs without the omitted ones (""), in order, each with its type.
   absl::StatusOr<std::vector<ValueId>> AddOpaqueNode(std::shared_ptr<const onnx::NodeProto> node,
                                                      std::vector<ValueId> inputs, std::vector<std::string> output_names,
                                                      std::vector<OutputType> output_types);
@@ -79,7 +86,8 @@ class Graph {
   // Finds a value by name, or kNoValue.
   ValueId FindValue(absl::string_view name) const;
 
-  // The value's data when it is known ahead of time (a weight or a Constant's output).
+  // The value's data when it is known ahead of time (Value::is_constant, or a Constant's
+  // output); null for a run-time value, an initializer that is also an input included.
   const TensorData* ConstantData(ValueId v) const;
   // What shape inference sees of a node's inputs.
   std::vector<InputInfo> InputInfos(const Node& n) const;

@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
 #include "taso/graph.h"
+#include "taso/memory_limit.h"
 
 namespace taso {
 
@@ -30,6 +31,10 @@ struct ImportOptions {
   // compute slice bounds) becomes Constant nodes, so what reads it is a library operator
   // rather than opaque. Off by default: an import then writes back exactly what it read.
   bool fold_shape_arithmetic = false;
+  // The most memory the model's declared tensors (inputs, initializers, and what the
+  // nodes compute from them) may need together; a model needing more is refused before
+  // its tensors are read.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options = {});

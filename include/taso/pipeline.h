@@ -89,6 +89,9 @@ struct PipelineOptions {
   // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
   bool verify_speed = false;
   RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
+  // The most memory the graph's tensors may need together (CheckGraphMemory): a graph
+  // needing more is refused before any work.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
 // The options' own consistency (the command line checks its flags before): alpha at
@@ -166,9 +169,10 @@ struct PipelineResult {
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
 // proved for example, is the caller's decision). Fails before any work when the
-// options are inconsistent, the self-check cannot cover the graph or the backend cannot
-// be used; after it, when a stage fails or the self-check finds the graphs differ even
-// without the search's rewrites (which it drops when they make the difference).
+// options are inconsistent, the graph's tensors exceed the memory limit, the self-check
+// cannot cover the graph or the backend cannot be used; after it, when a stage fails or
+// the self-check finds the graphs differ even without the search's rewrites (which it
+// drops when they make the difference).
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ std::string DataTypeName(DataType t);
 using Shape = absl::InlinedVector<int64_t, 6>;
 
 int64_t NumElements(absl::Span<const int64_t> shape);
+// The number of elements, or nullopt when a dimension is negative or the count does not
+// fit in int64_t.
+std::optional<int64_t> CheckedNumElements(absl::Span<const int64_t> shape);
 std::string ShapeToString(absl::Span<const int64_t> shape);
 // Row-major strides of a shape.
 Shape RowMajorStrides(absl::Span<const int64_t> shape);

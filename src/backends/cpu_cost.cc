@@ -141,7 +141,7 @@ std::optional<MeasuredCost::KernelRun> CpuCost::PrepareRun(const OpDef& op, cons
                                                            absl::Span<const InputInfo> inputs,
                                                            absl::Span<const OutputType> outputs) {
   const cpu::Kernel* k = cpu::FindKernel(op.name());
-  if (!k) return std::nullopt;
+  if (!k || cpu::HasEmptyTensor(inputs, outputs)) return std::nullopt;
   const Footprint f = FootprintOf(*k, inputs, outputs);
   std::vector<TensorDataPtr> placeholders;  // needed only while the copies are prepared
   const std::vector<InputInfo> as_run = WeightsAsConstants(inputs, f.weight, placeholders);

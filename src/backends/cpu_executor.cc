@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
     if (blocked != (kernel && kernel->ReadsBlocked(node.params, inputs, i)))
       return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' reads '", v.name, "' in another layout"));
   }
-  if (!kernel) return nullptr;
+  if (!kernel || cpu::HasEmptyTensor(inputs, graph.OutputTypes(node))) return nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
     if (inputs[i].dtype != DataType::kFloat32) return nullptr;
@@ -161,7 +161,10 @@ absl::StatusOr<TensorMap> CpuExecutor::Run(const TensorMap& inputs) {
   const Graph& g = impl_->graph;
   for (ValueId id : g.inputs()) {
     ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(g, id, inputs));
-    if (given) std::copy(given->data.begin(), given->data.end(), impl_->data[id]);
+    if (given)
+      std::copy(given->data.begin(), given->data.end(), impl_->data[id]);
+    else if (g.value(id).dtype == DataType::kFloat32)  // an initializer's default, restored after an override
+      std::copy(g.value(id).data->floats().begin(), g.value(id).data->floats().end(), impl_->data[id]);
   }
   RETURN_IF_ERROR(RunOnce());
   TensorMap out;

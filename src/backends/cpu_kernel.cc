@@ -134,6 +134,14 @@ int64_t BlockSize() {
   return block;
 }
 
+bool HasEmptyTensor(absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs) {
+  for (const InputInfo& in : inputs)
+    if (in.present && in.shape_known && NumElements(in.shape) == 0) return true;
+  for (const OutputType& out : outputs)
+    if (out.shape_known && NumElements(out.shape) == 0) return true;
+  return false;
+}
+
 bool Blockable(const Shape& shape) { return shape.size() == 4 && shape[1] % BlockSize() == 0; }
 
 bool IsBlocked(const Params& params) { return params.Str("layout", "plain") == "blocked"; }

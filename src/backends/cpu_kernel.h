@@ -101,6 +101,9 @@ void RegisterKernel(const std::string& op, std::unique_ptr<Kernel> kernel);
 absl::Status ValidateKernels();
 // The kernel for an operator, or null.
 const Kernel* FindKernel(absl::string_view op);
+// Whether a node has a tensor without elements: oneDNN cannot take one (it divides by the
+// sizes), so such a node runs its reference kernel and is not measured.
+bool HasEmptyTensor(absl::Span<const InputInfo> inputs, absl::Span<const OutputType> outputs);
 
 // An operator whose outputs are pieces of its input's memory as it lies (a reshape, a
 // split of a row-major tensor into contiguous pieces): the executor points the outputs

@@ -15,6 +15,7 @@
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
+#include "taso/memory_limit.h"
 #include "taso/pipeline.h"
 #include "taso/status_macros.h"
 
@@ -31,6 +32,7 @@ void Announce(const PipelineOptions& options, absl::string_view stage, absl::str
 // Refuses, before any work, what the later stages could not do.
 absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& options) {
   RETURN_IF_ERROR(ValidateOptions(options));
+  RETURN_IF_ERROR(CheckGraphMemory(graph, options.max_memory_bytes));
   if (options.self_check) RETURN_IF_ERROR(pipeline::CheckSelfCheckCanRun(graph));
   if (options.measure_runs > 0) RETURN_IF_ERROR(pipeline::CheckMeasurable(graph));
   return absl::OkStatus();

@@ -71,6 +71,7 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   const egraph::SaturationLimits& limits = options.egraph;
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError("the e-graph's iteration, e-node, memory and time limits must be positive");
+  if (options.max_memory_bytes <= 0) return absl::InvalidArgumentError("the memory limit must be positive");
   return absl::OkStatus();
 }
 

@@ -44,6 +44,8 @@ ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
 ABSL_FLAG(double, time_limit, 40, "search time limit in seconds (the self-check and export come after it)");
 ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
+ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
+          "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
 ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
@@ -139,6 +141,10 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   RETURN_IF_ERROR(EngineFromFlags(options));
   RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_model_bytes), "--max-model-bytes"));
   RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_rules_bytes), "--max-rules-bytes"));
+  const double max_memory_gb = absl::GetFlag(FLAGS_max_memory_gb);
+  if (!(max_memory_gb > 0 && max_memory_gb < 9e9))
+    return absl::InvalidArgumentError("--max-memory-gb must be positive");
+  options.max_memory_bytes = static_cast<int64_t>(max_memory_gb * 1e9);
   return options;
 }
 
@@ -196,7 +202,8 @@ int main(int argc, char** argv) {
     return taso::cli::Fail(kTool, s);
   };
   progress.Start("import", args[0]);
-  const auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true});
+  const auto model =
+      taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true, .max_memory_bytes = options->max_memory_bytes});
   if (!model.ok()) return fail(model.status());
   const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return fail(rules.status());
