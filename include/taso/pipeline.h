@@ -88,6 +88,18 @@ struct PipelineResult {
     MeasuredCost::Counts counts;
   };
   std::optional<CostSources> cost_sources;  // set on a measured backend
+  // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):
+  // the size the search ran at, and whether the written model keeps the dimension.
+  struct SymbolicDimension {
+    std::string name;  // the dim_param, or input[axis] for an unnamed dimension
+    int64_t built_at = 1;
+    bool given = false;               // by --input-shape
+    bool kept = false;                // written symbolic
+    std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
+    std::string why_fixed;            // when not kept
+  };
+  std::vector<SymbolicDimension> symbolic_dims;
+  std::optional<double> symbolic_check_difference;  // max over the checks at other sizes
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,

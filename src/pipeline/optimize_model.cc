@@ -3,6 +3,7 @@
 
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
+#include "pipeline/symbolic_dims.h"
 #include "taso/backends/layouts.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
@@ -111,7 +112,11 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   RETURN_IF_ERROR(Measure(model.graph, run_graph, options, result));
 
   result.cost_sources = costs.Sources();
-  result.model = OnnxModel{std::move(optimized), model.shell, model.opset};
+  result.model.graph = std::move(optimized);
+  result.model.shell = model.shell;
+  result.model.opset = model.opset;
+  result.model.external_data = model.external_data;
+  RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
   return result;
 }
 

@@ -59,6 +59,30 @@ std::string CheckLines(const PipelineResult& r) {
   return out;
 }
 
+// Each symbolic input dimension: the size searched at, and whether the output keeps it.
+std::string SymbolicLines(const PipelineResult& r) {
+  std::string out;
+  for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims) {
+    absl::StrAppendFormat(&out, "symbolic dimension '%s': searched at %d%s; ", d.name, d.built_at,
+                          d.given ? " (--input-shape)" : " (no --input-shape given: symbolic dimensions take 1)");
+    if (d.kept)
+      absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too)\n",
+                            absl::StrJoin(d.checked_at, " and "));
+    else
+      absl::StrAppendFormat(&out, "written fixed at %d: %s\n", d.built_at, d.why_fixed);
+  }
+  return out;
+}
+
+std::string JsonSymbolicDims(const PipelineResult& r) {
+  std::vector<std::string> dims;
+  for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims)
+    dims.push_back(absl::StrCat("{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at,
+                                ", \"kept\": ", d.kept ? "true" : "false", ", \"checked_at\": [",
+                                absl::StrJoin(d.checked_at, ", "), "]}"));
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
 std::string JsonMeasured(const PipelineResult& r) {
   if (!r.measured) return "null";
   const PipelineResult::Measurement& m = *r.measured;
@@ -81,7 +105,8 @@ std::string JsonRulesApplied(const SearchResult& search) {
 }  // namespace
 
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name) {
-  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(result);
+  return GraphLines(options, result, model_name) + SearchLines(options, result) + CheckLines(result) +
+         SymbolicLines(result);
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
@@ -96,7 +121,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
       StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
-      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRulesApplied(search), "\n}\n");
+      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"rules_applied\": ", JsonRulesApplied(search),
+      ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }
 
 }  // namespace taso

@@ -12,7 +12,9 @@
 #include <optional>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "cli.h"
 #include "taso/onnx_io.h"
 #include "taso/pipeline.h"
@@ -44,10 +46,35 @@ ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
           "with --backend cuda), in turn, on four pairs of executors made in both orders, and report the "
           "medians' geometric means");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "NAME=D0xD1x...: the size of an input with symbolic dimensions to search at (repeatable, or "
+          "comma-separated); symbolic dimensions not given take 1");
 
 namespace {
 
 constexpr const char* kTool = "taso-opt";
+
+// --input-shape NAME=D0xD1x... (each dimension a positive whole number), by input name.
+absl::StatusOr<absl::flat_hash_map<std::string, taso::Shape>> InputShapesFromFlags() {
+  absl::flat_hash_map<std::string, taso::Shape> shapes;
+  for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
+    const std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    auto bad = [&spec] {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape '", spec, "' is not NAME=D0xD1x... with positive whole numbers"));
+    };
+    if (parts.size() != 2 || parts[0].empty()) return bad();
+    taso::Shape shape;
+    for (absl::string_view d : absl::StrSplit(parts[1], 'x')) {
+      int64_t size = 0;
+      if (!absl::SimpleAtoi(d, &size) || size < 1) return bad();
+      shape.push_back(size);
+    }
+    if (!shapes.emplace(parts[0], std::move(shape)).second)
+      return absl::InvalidArgumentError(absl::StrCat("--input-shape gives input '", parts[0], "' twice"));
+  }
+  return shapes;
+}
 
 // The pipeline's options from the flags, or the usage error they make.
 absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
@@ -126,7 +153,13 @@ int main(int argc, char** argv) {
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
 
-  const auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true});
+  const auto input_shapes = InputShapesFromFlags();
+  if (!input_shapes.ok()) return taso::cli::Usage(kTool, std::string(input_shapes.status().message()));
+
+  taso::ImportOptions import_options;
+  import_options.fold_shape_arithmetic = true;
+  import_options.input_shapes = *input_shapes;
+  const auto model = taso::ImportOnnxFile(args[0], import_options);
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
