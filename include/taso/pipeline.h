@@ -109,6 +109,14 @@ struct PipelineResult {
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
 
+// Validates the model written at `path`: by the ONNX checker where it knows the opset
+// (ExportOnnx ran it), else in ONNX Runtime through `ort_runner` (tools/ort/ort_run.js),
+// which must load and run it and, where the reference executor can run the graph, give
+// its outputs. Returns how it was checked (saying so plainly where nothing could check
+// it: ONNX Runtime not installed); fails when ONNX Runtime refuses the model.
+absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const std::string& path,
+                                                 const std::string& ort_runner);
+
 // The lines taso-opt prints about a run (the "wrote" line aside); `model_name` names the
 // input model.
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name);

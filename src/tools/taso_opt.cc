@@ -173,12 +173,18 @@ int main(int argc, char** argv) {
   const std::string report = absl::GetFlag(FLAGS_report);
   if (!report.empty())
     if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return taso::cli::Fail(kTool, s);
-  if (auto s = taso::ExportOnnxFile(result->model, out); !s.ok()) {
+  absl::Status written = taso::ExportOnnxFile(result->model, out);
+  const auto checked =
+      written.ok() ? taso::ValidateWrittenModel(result->model, out, TASO_SOURCE_DIR "/tools/ort/ort_run.js") : written;
+  if (!checked.ok()) {
     std::error_code ignored;
     if (!report.empty()) std::filesystem::remove(report, ignored);
-    return taso::cli::Fail(kTool, s);
+    if (written.ok()) std::filesystem::remove(out, ignored);
+    if (written.ok() && result->model.external_data) std::filesystem::remove(taso::ExternalDataPath(out), ignored);
+    return taso::cli::Fail(kTool, checked.status());
   }
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
+  std::printf("export: %s\n", checked->c_str());
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }
