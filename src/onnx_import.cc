@@ -418,7 +418,6 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   result.shell = ShellOf(model);
   result.source = std::make_shared<onnx::ModelProto>(model);
   result.symbolic_dims = bound.dims;
-  result.symbolic_shapes = InputDimNames(model.graph(), bound.dims);
   return result;
 }
 

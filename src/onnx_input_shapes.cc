@@ -100,21 +100,4 @@ onnx::ModelProto WithInputShapes(const onnx::ModelProto& model, const absl::flat
   return out;
 }
 
-absl::flat_hash_map<std::string, DimNames> InputDimNames(const onnx::GraphProto& graph,
-                                                         const std::vector<SymbolicDim>& dims) {
-  absl::flat_hash_map<std::string, DimNames> names;
-  for (const auto& in : graph.input()) {
-    if (!in.type().tensor_type().has_shape()) continue;
-    DimNames per_axis(in.type().tensor_type().shape().dim_size());
-    bool symbolic = false;
-    for (const SymbolicDim& d : dims)
-      if (d.input == in.name()) {
-        per_axis[d.axis] = d.param;
-        symbolic = true;
-      }
-    if (symbolic) names[in.name()] = std::move(per_axis);
-  }
-  return names;
-}
-
 }  // namespace taso

@@ -27,8 +27,4 @@ absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
 // The model with the inputs named in `shapes` declared at those shapes.
 onnx::ModelProto WithInputShapes(const onnx::ModelProto& model, const absl::flat_hash_map<std::string, Shape>& shapes);
 
-// How the inputs with symbolic dimensions are written: each dimension by its SymbolicDim.
-absl::flat_hash_map<std::string, DimNames> InputDimNames(const onnx::GraphProto& graph,
-                                                         const std::vector<SymbolicDim>& dims);
-
 }  // namespace taso

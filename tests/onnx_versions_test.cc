@@ -156,14 +156,23 @@ TEST_CASE("An unnamed dynamic dimension is symbolic too") {
   CHECK(imported->symbolic_dims[0].Key() == "x[0]");
 }
 
-TEST_CASE("Export writes symbolic input dimensions back as dim_param") {
+TEST_CASE("Export writes a model at its built sizes, and dim_params where it is told to") {
   auto imported = ImportOnnx(SymbolicReluModel());
   REQUIRE(imported.ok());
-  auto exported = ExportOnnx(*imported);
-  REQUIRE(exported.ok());
-  const auto& dim = exported->graph().input(0).type().tensor_type().shape().dim(0);
-  CHECK(dim.dim_param() == "batch");
-  CHECK_FALSE(dim.has_dim_value());
+  auto fixed = ExportOnnx(*imported);
+  REQUIRE(fixed.ok());
+  CHECK(fixed->graph().input(0).type().tensor_type().shape().dim(0).dim_value() == 1);
+
+  imported->symbolic_shapes["x"] = {std::string("batch"), std::nullopt, std::nullopt, std::nullopt};
+  imported->symbolic_shapes["y"] = {std::string(""), std::nullopt, std::nullopt, std::nullopt};
+  auto symbolic = ExportOnnx(*imported);
+  REQUIRE(symbolic.ok());
+  const auto& in = symbolic->graph().input(0).type().tensor_type().shape();
+  CHECK(in.dim(0).dim_param() == "batch");
+  CHECK_FALSE(in.dim(0).has_dim_value());
+  CHECK(in.dim(1).dim_value() == 3);
+  const auto& out = symbolic->graph().output(0).type().tensor_type().shape().dim(0);
+  CHECK_FALSE(out.has_dim_value());  // dynamic (ONNX's shape inference may name it after the input's)
 }
 
 TEST_CASE("Bad input shapes are refused with one clear line") {

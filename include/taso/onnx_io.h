@@ -49,7 +49,8 @@ struct OnnxModel {
   std::vector<SymbolicDim> symbolic_dims;
   std::shared_ptr<const onnx::ModelProto> source;
   // Values (inputs, outputs, intermediates) written with symbolic dimensions, by name;
-  // every other value is written at its size in the graph.
+  // every other value is written at its size in the graph. Import leaves it empty (a model
+  // is written at the sizes it was built at); the pipeline sets what it has checked.
   absl::flat_hash_map<std::string, DimNames> symbolic_shapes;
   // The weights were read from external data files in this directory; ExportOnnxFile
   // writes them so too.
