@@ -1,5 +1,7 @@
 // ReduceMean over the given axes (all when none are given), keeping the reduced
-// dimensions as 1 when keepdims is set.
+// dimensions as 1 when keepdims is set. The axes are the parameter `axes`: read from the
+// attribute before ONNX opset 18 and from the constant second input from 18 on (the input
+// stays the node's second input, read by nothing but the export).
 #include "op_util.h"
 
 namespace taso::ops {
@@ -19,7 +21,7 @@ class ReduceMean : public KernelOp<ReduceMean> {
  public:
   absl::string_view name() const override { return "ReduceMean"; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
-    RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
+    RETURN_IF_ERROR(ExpectInputs(in, 1, 2));
     RETURN_IF_ERROR(ExpectFloat(in[0], "data"));
     const int rank = static_cast<int>(in[0].shape.size());
     ASSIGN_OR_RETURN(auto reduced, ReducedAxes(p, rank));
@@ -64,18 +66,40 @@ class ReduceMean : public KernelOp<ReduceMean> {
   }
   std::vector<std::string> onnx_op_types() const override { return {"ReduceMean"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
-    if (node.inputs().size() != 1) return std::nullopt;
     Params p;
-    if (node.Has("axes")) p.Set("axes", node.Ints("axes"));
     p.Set("keepdims", node.Int("keepdims", 1));
+    if (node.opset() < kAxesInputOpset) {
+      if (node.inputs().size() != 1) return std::nullopt;
+      if (node.Has("axes")) p.Set("axes", node.Ints("axes"));
+      return p;
+    }
+    if (node.Int("noop_with_empty_axes", 0) != 0) return std::nullopt;  // empty axes would mean identity
+    const auto& in = node.inputs();
+    if (in.size() == 1 || (in.size() == 2 && !in[1].present)) return p;
+    if (in.size() != 2 || in[1].constant == nullptr || in[1].constant->dtype() != DataType::kInt64)
+      return std::nullopt;  // axes known only at run time
+    const auto& axes = in[1].constant->ints();
+    if (!axes.empty()) p.Set("axes", std::vector<int64_t>(axes.begin(), axes.end()));
     return p;
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
-    onnx::NodeProto* n = EmitSame(e, "ReduceMean");
-    if (p.Has("axes")) OnnxExportNode::SetInts(n, "axes", p.Ints("axes"));
+    std::vector<std::string> inputs = {e.input(0)};
+    if (e.opset() >= kAxesInputOpset && p.Has("axes")) {
+      const bool has_axes_input = e.num_inputs() == 2 && !e.input(1).empty();
+      const std::vector<int64_t> axes = p.Ints("axes");
+      inputs.push_back(has_axes_input
+                           ? e.input(1)
+                           : e.AddInitializer(e.node_name() + "_axes",
+                                              *TensorData::Int64({static_cast<int64_t>(axes.size())}, axes)));
+    }
+    onnx::NodeProto* n = e.AddNode("ReduceMean", inputs, e.outputs());
+    if (e.opset() < kAxesInputOpset && p.Has("axes")) OnnxExportNode::SetInts(n, "axes", p.Ints("axes"));
     OnnxExportNode::SetInt(n, "keepdims", p.Int("keepdims", 1));
     return absl::OkStatus();
   }
+
+ private:
+  static constexpr int kAxesInputOpset = 18;  // axes became an input
 };
 
 TASO_REGISTER_OP(ReduceMean);

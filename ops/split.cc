@@ -93,16 +93,29 @@ class Split : public KernelOp<Split> {
       if (in[1].constant == nullptr) return std::nullopt;  // sizes known only at run time
       return p;
     }
-    std::vector<int64_t> sizes = node.Ints("split");
-    if (sizes.empty()) {  // equal pieces, one per output
-      auto ax = NormalizeAxis(axis, static_cast<int>(in[0].shape.size()));
-      if (!ax.ok()) return ax.status();
-      const int64_t n = node.num_outputs(), dim = in[0].shape[*ax];
-      if (n < 1 || dim % n != 0) return std::nullopt;
-      sizes.assign(n, dim / n);
+    std::vector<int64_t> sizes = node.opset() < 13 ? node.Ints("split") : std::vector<int64_t>{};
+    if (sizes.empty()) {
+      ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pieces, EqualPieces(node, axis));
+      if (!pieces) return std::nullopt;
+      sizes = std::move(*pieces);
     }
     p.Set("sizes", sizes);
     return p;
+  }
+  // One piece per output, of equal sizes. From opset 18 the count may be the attribute
+  // num_outputs, and then the last piece is smaller when the dimension does not divide.
+  static absl::StatusOr<std::optional<std::vector<int64_t>>> EqualPieces(OnnxImportNode& node, int64_t axis) {
+    ASSIGN_OR_RETURN(int ax, NormalizeAxis(axis, static_cast<int>(node.inputs()[0].shape.size())));
+    const int64_t n = node.num_outputs(), dim = node.inputs()[0].shape[ax];
+    const bool counted = node.opset() >= 18 && node.Has("num_outputs");
+    if (n < 1 || (counted && node.Int("num_outputs", 0) != n)) return std::nullopt;
+    if (dim % n == 0) return std::vector<int64_t>(n, dim / n);
+    if (!counted) return std::nullopt;
+    const int64_t piece = (dim + n - 1) / n;
+    if (piece * (n - 1) >= dim) return std::nullopt;  // the last piece would be empty or negative
+    std::vector<int64_t> sizes(n, piece);
+    sizes.back() = dim - piece * (n - 1);
+    return sizes;
   }
 
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {

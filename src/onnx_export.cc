@@ -1,5 +1,6 @@
 // ONNX export: Graph -> ModelProto, checked by the ONNX checker before it is returned.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
@@ -13,20 +14,33 @@
 namespace taso {
 namespace {
 
-void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi) {
+// The value's type; its dimensions as `names` says where given (see DimNames).
+void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* names = nullptr) {
   vi->set_name(v.name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(v.dtype));
   auto* shape = tt->mutable_shape();
-  for (int64_t d : v.shape) shape->add_dim()->set_dim_value(d);
+  shape->clear_dim();
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    auto* dim = shape->add_dim();
+    const bool named = names && i < names->size() && (*names)[i].has_value();
+    if (!named)
+      dim->set_dim_value(v.shape[i]);
+    else if (!(*names)[i]->empty())
+      dim->set_dim_param(*(*names)[i]);
+  }
 }
 
-// The ValueInfoProto the original model had for this name, or a fresh one.
-void WriteValueInfo(const Value& v, const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& original,
+// The ValueInfoProto the original model had for this name (with the symbolic dimensions
+// kept, if any), or a fresh one.
+void WriteValueInfo(const OnnxModel& model, const Value& v,
+                    const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& original,
                     onnx::ValueInfoProto* out) {
+  const auto symbolic = model.symbolic_shapes.find(v.name);
   for (const auto& vi : original)
     if (vi.name() == v.name) {
       *out = vi;
+      if (symbolic != model.symbolic_shapes.end()) return FillValueInfo(v, out, &symbolic->second);
       if (auto t = vi.type(); t.has_tensor_type() && t.tensor_type().has_shape()) {
         bool same = t.tensor_type().shape().dim_size() == static_cast<int>(v.shape.size());
         for (int i = 0; same && i < t.tensor_type().shape().dim_size(); ++i)
@@ -35,7 +49,7 @@ void WriteValueInfo(const Value& v, const google::protobuf::RepeatedPtrField<onn
       }
       break;
     }
-  FillValueInfo(v, out);
+  FillValueInfo(v, out, symbolic == model.symbolic_shapes.end() ? nullptr : &symbolic->second);
 }
 
 // The names of the graph's values and nodes: a name made up during the export must be
@@ -91,12 +105,17 @@ absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames
 
 // Value infos for what the nodes produce, other than the graph's inputs and outputs,
 // where the shape is known.
-void WriteIntermediateValueInfos(const Graph& graph, const std::vector<NodeId>& order, onnx::GraphProto* g) {
+void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeId>& order, onnx::GraphProto* g) {
+  const Graph& graph = model.graph;
   absl::flat_hash_set<ValueId> listed(graph.inputs().begin(), graph.inputs().end());
   listed.insert(graph.outputs().begin(), graph.outputs().end());
   for (NodeId id : order)
-    for (ValueId v : graph.node(id).outputs)
-      if (!listed.contains(v) && graph.value(v).shape_known) FillValueInfo(graph.value(v), g->add_value_info());
+    for (ValueId v : graph.node(id).outputs) {
+      if (listed.contains(v) || !graph.value(v).shape_known) continue;
+      const auto names = model.symbolic_shapes.find(graph.value(v).name);
+      FillValueInfo(graph.value(v), g->add_value_info(),
+                    names == model.symbolic_shapes.end() ? nullptr : &names->second);
+    }
 }
 
 // The ONNX checker and strict shape inference (every type ONNX infers must agree with
@@ -114,6 +133,30 @@ absl::Status CheckAndInferShapes(onnx::ModelProto* model) {
     return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
   }
   return absl::OkStatus();
+}
+
+// Initializers at least this large are written to the data file (as the ONNX library's
+// convert_model_to_external_data does by default); smaller ones stay in the model.
+constexpr size_t kExternalDataThreshold = 1024;
+
+// Moves the large initializers' data into `data_path` (written atomically), named in the
+// model relative to its directory.
+absl::Status WriteExternalData(onnx::ModelProto& model, const std::string& data_path) {
+  const std::string tmp = data_path + ".tmp";
+  const std::string location = std::filesystem::path(data_path).filename().string();
+  std::ofstream data(tmp, std::ios::binary | std::ios::trunc);
+  if (!data) return absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
+  int64_t offset = 0;
+  absl::Status status;
+  for (auto& init : *model.mutable_graph()->mutable_initializer())
+    if (status.ok() && init.raw_data().size() >= kExternalDataThreshold)
+      status = MoveToExternalData(init, data, offset, location);
+  if (status.ok() && !data.flush()) status = absl::InternalError(absl::StrCat("failed writing '", data_path, "'"));
+  data.close();
+  if (status.ok() && std::rename(tmp.c_str(), data_path.c_str()) != 0)
+    status = absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
+  if (!status.ok()) std::remove(tmp.c_str());
+  return status;
 }
 
 }  // namespace
@@ -148,16 +191,20 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   g->clear_value_info();
 
   absl::flat_hash_set<std::string> used = UsedNames(graph);
-  for (ValueId v : graph.inputs()) WriteValueInfo(graph.value(v), original_inputs, g->add_input());
+  for (ValueId v : graph.inputs()) WriteValueInfo(model, graph.value(v), original_inputs, g->add_input());
   for (ValueId v : graph.weights()) TensorToProto(*graph.value(v).data, graph.value(v).name, g->add_initializer());
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   UniqueNodeNames names(used);
   for (NodeId id : order) RETURN_IF_ERROR(WriteNode(model, graph.node(id), names, used, g));
-  for (ValueId v : graph.outputs()) WriteValueInfo(graph.value(v), original_outputs, g->add_output());
-  WriteIntermediateValueInfos(graph, order, g);
-  RETURN_IF_ERROR(CheckAndInferShapes(&out));
+  for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original_outputs, g->add_output());
+  WriteIntermediateValueInfos(model, order, g);
+  if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(&out));
   return out;
 }
+
+bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
+
+std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
 
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
   const std::string tmp = path + ".tmp";
@@ -179,7 +226,12 @@ absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& pa
 
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path) {
   ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(model));
-  return WriteModelFile(proto, path);
+  if (!model.external_data) return WriteModelFile(proto, path);
+  const std::string data_path = ExternalDataPath(path);
+  RETURN_IF_ERROR(WriteExternalData(proto, data_path));
+  absl::Status written = WriteModelFile(proto, path);
+  if (!written.ok()) std::remove(data_path.c_str());
+  return written;
 }
 
 }  // namespace taso

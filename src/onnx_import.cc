@@ -12,6 +12,8 @@
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx_input_shapes.h"
+#include "onnx_schema_changes.h"
 #include "onnx_tensor.h"
 #include "taso/onnx_fold.h"
 #include "taso/onnx_io.h"
@@ -173,6 +175,9 @@ struct KnownTypes {
   absl::flat_hash_map<std::string, OutputType> inferred;  // by ONNX's own shape inference
   absl::flat_hash_map<std::string, OutputType> declared;  // by the file (value_info, outputs)
   absl::flat_hash_map<std::string, DataType> elem_types;  // inferred, also for tensors of unknown shape
+  // Values whose shape, or whose value as shape arithmetic, depends on a symbolic input
+  // dimension: never folded into constants.
+  absl::flat_hash_set<std::string> dynamic;
 };
 
 // Whether ONNX's shape inference can run on the graph. It assumes valid nodes: on a node
@@ -202,10 +207,18 @@ bool SafeForInference(const onnx::GraphProto& g, int opset) {
   return true;
 }
 
-// ONNX's own shape inference gives the types of what opaque nodes produce.
-KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
-  KnownTypes known;
+// The model as ONNX's shape inference sees it. At an opset the installed library does not
+// know, nodes whose shape rule changed since are left out (what they produce, and what
+// depends on it, stays unknown to ONNX) rather than inferred with the old rule.
+onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset) {
   onnx::ModelProto copy = model;
+  if (opset > kMaxCheckedOpset) {
+    auto* nodes = copy.mutable_graph()->mutable_node();
+    for (int i = nodes->size() - 1; i >= 0; --i)
+      if (IsDefaultDomain(nodes->Get(i).domain()) &&
+          ops::OnnxShapeRuleChanged(nodes->Get(i).op_type(), kMaxCheckedOpset, opset))
+        nodes->DeleteSubrange(i, 1);
+  }
   try {
     if (SafeForInference(model.graph(), opset))
       onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
@@ -213,6 +226,13 @@ KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
   } catch (const std::exception&) {
     // Best effort: nodes whose types stay unknown are reported below.
   }
+  return copy;
+}
+
+// ONNX's own shape inference gives the types of what opaque nodes produce.
+KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
+  KnownTypes known;
+  const onnx::ModelProto copy = InferredCopy(model, opset);
   for (const auto& vi : copy.graph().value_info()) {
     if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
     if (vi.type().has_tensor_type())
@@ -225,6 +245,26 @@ KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
   for (const auto& vi : model.graph().output())
     if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
   return known;
+}
+
+// The values of a model with symbolic input dimensions whose shapes ONNX's inference (with
+// data propagation, through shape arithmetic) cannot tell statically, and everything
+// computed from them. A Shape node's output has a static shape but a value that depends
+// on its input's shape, hence "computed from".
+absl::flat_hash_set<std::string> DynamicValues(const onnx::ModelProto& model, int opset) {
+  const onnx::ModelProto copy = InferredCopy(model, opset);
+  absl::flat_hash_set<std::string> dynamic;
+  for (const auto& vi : copy.graph().input())
+    if (!StaticType(vi.type())) dynamic.insert(vi.name());
+  for (const auto& vi : copy.graph().value_info())
+    if (!StaticType(vi.type())) dynamic.insert(vi.name());
+  for (const auto& node : copy.graph().node()) {  // in the file's order, which is usually topological
+    bool reads_dynamic = false;
+    for (const auto& in : node.input()) reads_dynamic |= dynamic.contains(in);
+    if (reads_dynamic)
+      for (const auto& out : node.output()) dynamic.insert(out);
+  }
+  return dynamic;
 }
 
 // A graph input's shape, which must be static.
@@ -259,9 +299,10 @@ absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, int64_t limit_bytes)
 
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
-absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, Graph& graph, absl::flat_hash_set<std::string>& outer) {
+absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const std::string& external_data_dir, Graph& graph,
+                                 absl::flat_hash_set<std::string>& outer) {
   for (const auto& init : g.initializer()) {
-    ASSIGN_OR_RETURN(TensorDataPtr data, TensorFromProto(init));
+    ASSIGN_OR_RETURN(TensorDataPtr data, TensorFromProto(init, external_data_dir));
     RETURN_IF_ERROR(graph.AddWeight(init.name(), std::move(data)).status());
     outer.insert(init.name());
   }
@@ -315,6 +356,8 @@ class NodeImporter {
                                const std::vector<std::string>& out_names) {
     const OnnxFolder fold = IsDefaultDomain(node.domain()) ? FindOnnxFolder(node.op_type()) : nullptr;
     if (!options_.fold_shape_arithmetic || !fold || out_names.size() != 1) return false;
+    for (const auto& in : node.input())
+      if (known_.dynamic.contains(in)) return false;
     std::optional<TensorDataPtr> value = fold(node, opset_, infos);
     if (!value) return false;
     RETURN_IF_ERROR(
@@ -390,24 +433,49 @@ std::shared_ptr<const onnx::ModelProto> ShellOf(const onnx::ModelProto& model) {
   return shell;
 }
 
-}  // namespace
+bool HasExternalData(const onnx::GraphProto& g) {
+  for (const auto& init : g.initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
 
-absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
-  if (!model.has_graph()) return Invalid("the model has no graph");
-  ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+// The model's graph, with static input shapes; `known` says what ONNX knows of its types.
+absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, const ImportOptions& options,
+                                      KnownTypes known) {
   const onnx::GraphProto& g = model.graph();
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
   RETURN_IF_ERROR(CheckDeclaredMemory(g, options.max_memory_bytes));
   OnnxModel result;
   result.opset = opset;
-  NodeImporter nodes(opset, options, KnownTypesOf(model, opset), result.graph);
+  NodeImporter nodes(opset, options, std::move(known), result.graph);
   absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
-  RETURN_IF_ERROR(AddWeightsAndInputs(g, result.graph, outer));
+  RETURN_IF_ERROR(AddWeightsAndInputs(g, options.external_data_dir, result.graph, outer));
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
   for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
   RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
   RETURN_IF_ERROR(CheckGraphMemory(result.graph, options.max_memory_bytes));
   result.shell = ShellOf(model);
+  result.external_data = HasExternalData(g);
+  if (result.external_data) result.external_data_dir = options.external_data_dir;
+  return result;
+}
+
+}  // namespace
+
+// A model with symbolic input dimensions is imported at the sizes bound to them; what
+// depends on them is not folded, and the model as read is kept to build it at others.
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
+  if (!model.has_graph()) return Invalid("the model has no graph");
+  ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+  ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
+  if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
+  const onnx::ModelProto instantiated = WithInputShapes(model, bound.shapes);
+  KnownTypes known = KnownTypesOf(instantiated, opset);
+  known.dynamic = DynamicValues(model, opset);
+  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(instantiated, opset, options, std::move(known)));
+  result.shell = ShellOf(model);
+  result.source = std::make_shared<onnx::ModelProto>(model);
+  result.symbolic_dims = bound.dims;
   return result;
 }
 
@@ -433,7 +501,11 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
 
 absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModelFile(path));
-  return ImportOnnx(model, options);
+  ImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty())
+    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
+  if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  return ImportOnnx(model, with_dir);
 }
 
 }  // namespace taso

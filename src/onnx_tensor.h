@@ -1,6 +1,7 @@
 // Conversion between ONNX TensorProto and TensorData.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -9,7 +10,16 @@
 
 namespace taso {
 
-absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto);
+// A tensor stored as external data is read from its file in `external_data_dir`: the
+// location must be a relative path inside that directory, and offset and length within
+// the file. Without a directory such a tensor is refused.
+absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto,
+                                              const std::string& external_data_dir = "");
 void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto);
+
+// Moves the tensor's raw data to the end of the open file `data` (written as `location`,
+// relative to the model) and records where it is.
+absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
+                                const std::string& location);
 
 }  // namespace taso

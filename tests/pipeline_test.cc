@@ -19,7 +19,9 @@ namespace {
 const std::vector<Rule>& ShippedRules() { return testing::ShippedRules().rules; }
 
 OnnxModel Import(const onnx::ModelProto& proto) {
-  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, {.fold_shape_arithmetic = true});
+  ImportOptions folding;
+  folding.fold_shape_arithmetic = true;
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, folding);
   REQUIRE(model.ok());
   return *std::move(model);
 }

@@ -95,7 +95,9 @@ TEST_CASE("PyTorch exports import, round-trip and match PyTorch") {
       REQUIRE(again.ok());
       CHECK(again->graph.DebugString() == imported->graph.DebugString());
       // Imported as taso-opt does (shape arithmetic folded), every node is in the library.
-      auto folded = ImportOnnx(*original, {.fold_shape_arithmetic = true});
+      ImportOptions folding;
+      folding.fold_shape_arithmetic = true;
+      auto folded = ImportOnnx(*original, folding);
       REQUIRE(folded.ok());
       imported = std::move(folded);
       for (NodeId n = 0; n < imported->graph.num_nodes(); ++n) REQUIRE_FALSE(imported->graph.node(n).op->is_opaque());

@@ -165,6 +165,18 @@ struct PipelineResult {
     bool kept_input = false;  // no rewrite made it faster: the input, cleaned up losslessly
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
+  // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):
+  // the size the search ran at, and whether the written model keeps the dimension.
+  struct SymbolicDimension {
+    std::string name;  // the dim_param, or input[axis] for an unnamed dimension
+    int64_t built_at = 1;
+    bool given = false;               // by --input-shape
+    bool kept = false;                // written symbolic
+    std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
+    std::string why_fixed;            // when not kept
+  };
+  std::vector<SymbolicDimension> symbolic_dims;
+  std::optional<double> symbolic_check_difference;  // max over the checks at other sizes
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
@@ -175,6 +187,14 @@ struct PipelineResult {
 // drops when they make the difference).
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options);
+
+// Validates the model written at `path`: by the ONNX checker where it knows the opset
+// (ExportOnnx ran it), else in ONNX Runtime through `ort_runner` (tools/ort/ort_run.js),
+// which must load and run it and, where the reference executor can run the graph, give
+// its outputs. Returns how it was checked (saying so plainly where nothing could check
+// it: ONNX Runtime not installed); fails when ONNX Runtime refuses the model.
+absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const std::string& path,
+                                                 const std::string& ort_runner);
 
 // The lines taso-opt prints about a run (the "wrote" line aside); `model_name` names the
 // input model.

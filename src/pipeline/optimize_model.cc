@@ -11,6 +11,7 @@
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
 #include "pipeline/speed_check.h"
+#include "pipeline/symbolic_dims.h"
 #include "taso/backends/layouts.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
@@ -255,6 +256,8 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
 
   result.cost_sources = costs.Sources();
   result.model = OnnxModel{std::move(out.graph), model.shell, model.opset};
+  result.model.external_data = model.external_data;
+  RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
   DescribeChanges(rules, result);
   return result;
 }

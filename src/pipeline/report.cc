@@ -207,6 +207,30 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
   return out;
 }
 
+// Each symbolic input dimension: the size searched at, and whether the output keeps it.
+std::string SymbolicLines(const PipelineResult& r) {
+  std::string out;
+  for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims) {
+    absl::StrAppendFormat(&out, "symbolic dimension '%s': searched at %d%s; ", d.name, d.built_at,
+                          d.given ? " (--input-shape)" : " (no --input-shape given: symbolic dimensions take 1)");
+    if (d.kept)
+      absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too)\n",
+                            absl::StrJoin(d.checked_at, " and "));
+    else
+      absl::StrAppendFormat(&out, "written fixed at %d: %s\n", d.built_at, d.why_fixed);
+  }
+  return out;
+}
+
+std::string JsonSymbolicDims(const PipelineResult& r) {
+  std::vector<std::string> dims;
+  for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims)
+    dims.push_back(absl::StrCat("{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at,
+                                ", \"kept\": ", d.kept ? "true" : "false", ", \"checked_at\": [",
+                                absl::StrJoin(d.checked_at, ", "), "]}"));
+  return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
+}
+
 std::string JsonMeasured(const PipelineResult& r) {
   if (!r.measured) return "null";
   const PipelineResult::Measurement& m = *r.measured;
@@ -241,8 +265,8 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
         "library's operators); written unchanged\n%s",
         model_name, result.nodes_before, result.model.graph.num_nodes(), ChangeTable(options, result, model_name));
   return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
-                      SearchLines(options, result), CheckLines(options, result), SpeedCheckLines(result),
-                      ChangeTable(options, result, model_name));
+                      SearchLines(options, result), CheckLines(options, result), SymbolicLines(result),
+                      SpeedCheckLines(result), ChangeTable(options, result, model_name));
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
@@ -262,7 +286,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
       ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
       ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
-      ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules), "\n}\n");
+      ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),
+      ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }
 
 }  // namespace taso

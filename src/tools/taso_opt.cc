@@ -12,8 +12,10 @@
 #include <optional>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cli.h"
 #include "taso/file_limits.h"
 #include "taso/onnx_io.h"
@@ -67,6 +69,9 @@ ABSL_FLAG(int, egraph_iterations, 15, "e-graph engine: saturation iterations at 
 ABSL_FLAG(int64_t, egraph_nodes, 20000, "e-graph engine: e-nodes at most");
 ABSL_FLAG(double, egraph_time_limit, 6, "e-graph engine: saturation time limit in seconds (extraction follows)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "NAME=D0xD1x...: the size of an input with symbolic dimensions to search at (repeatable, or "
+          "comma-separated); symbolic dimensions not given take 1");
 
 namespace {
 
@@ -103,6 +108,28 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
     return absl::InvalidArgumentError(
         "--egraph-iterations, --egraph-nodes, --egraph-time-limit and --egraph-memory-mb must be positive");
   return absl::OkStatus();
+}
+
+// --input-shape NAME=D0xD1x... (each dimension a positive whole number), by input name.
+absl::StatusOr<absl::flat_hash_map<std::string, taso::Shape>> InputShapesFromFlags() {
+  absl::flat_hash_map<std::string, taso::Shape> shapes;
+  for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
+    const std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    auto bad = [&spec] {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape '", spec, "' is not NAME=D0xD1x... with positive whole numbers"));
+    };
+    if (parts.size() != 2 || parts[0].empty()) return bad();
+    taso::Shape shape;
+    for (absl::string_view d : absl::StrSplit(parts[1], 'x')) {
+      int64_t size = 0;
+      if (!absl::SimpleAtoi(d, &size) || size < 1) return bad();
+      shape.push_back(size);
+    }
+    if (!shapes.emplace(parts[0], std::move(shape)).second)
+      return absl::InvalidArgumentError(absl::StrCat("--input-shape gives input '", parts[0], "' twice"));
+  }
+  return shapes;
 }
 
 // The pipeline's options from the flags, or the usage error they make.
@@ -193,6 +220,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
 
+  const auto input_shapes = InputShapesFromFlags();
+  if (!input_shapes.ok()) return taso::cli::Usage(kTool, std::string(input_shapes.status().message()));
   const absl::Status model_size =
       taso::CheckFileSize(args[0], absl::GetFlag(FLAGS_max_model_bytes), "model", "--max-model-bytes");
   if (!model_size.ok()) return taso::cli::Fail(kTool, model_size);
@@ -202,8 +231,11 @@ int main(int argc, char** argv) {
     return taso::cli::Fail(kTool, s);
   };
   progress.Start("import", args[0]);
-  const auto model =
-      taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = true, .max_memory_bytes = options->max_memory_bytes});
+  taso::ImportOptions import_options;
+  import_options.fold_shape_arithmetic = true;
+  import_options.max_memory_bytes = options->max_memory_bytes;
+  import_options.input_shapes = *input_shapes;
+  const auto model = taso::ImportOnnxFile(args[0], import_options);
   if (!model.ok()) return fail(model.status());
   const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
   if (!rules.ok()) return fail(rules.status());
@@ -216,13 +248,19 @@ int main(int argc, char** argv) {
   const std::string report = absl::GetFlag(FLAGS_report);
   if (!report.empty())
     if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return fail(s);
-  if (auto s = taso::ExportOnnxFile(result->model, out); !s.ok()) {
+  absl::Status written = taso::ExportOnnxFile(result->model, out);
+  const auto checked =
+      written.ok() ? taso::ValidateWrittenModel(result->model, out, TASO_SOURCE_DIR "/tools/ort/ort_run.js") : written;
+  if (!checked.ok()) {
     std::error_code ignored;
     if (!report.empty()) std::filesystem::remove(report, ignored);
-    return fail(s);
+    if (written.ok()) std::filesystem::remove(out, ignored);
+    if (written.ok() && result->model.external_data) std::filesystem::remove(taso::ExternalDataPath(out), ignored);
+    return fail(checked.status());
   }
   progress.Clear();
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
+  std::printf("export: %s\n", checked->c_str());
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }

@@ -97,7 +97,9 @@ int main(int argc, char** argv) {
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX file");
   auto start = std::chrono::steady_clock::now();
   // A round trip checks the file is written back as read: nothing folded then.
-  auto model = taso::ImportOnnxFile(args[0], {.fold_shape_arithmetic = !absl::GetFlag(FLAGS_roundtrip)});
+  taso::ImportOptions import_options;
+  import_options.fold_shape_arithmetic = !absl::GetFlag(FLAGS_roundtrip);
+  auto model = taso::ImportOnnxFile(args[0], import_options);
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   int opaque = 0;
   for (taso::NodeId n = 0; n < model->graph.num_nodes(); ++n) opaque += model->graph.node(n).op->is_opaque();

@@ -1,0 +1,187 @@
+// How it is decided: each variable (a dim_param, or an unnamed dimension) is given two
+// other sizes, base + 1 + i and base + 2 + 2i for the i-th variable (so 2 and 3 for one
+// variable built at 1; no two variables move alike). The original model is imported again
+// at those sizes, and so is the optimized model (written out at its sizes and read back
+// with other input shapes: library operators infer their shapes again, shape arithmetic
+// and Reshape targets folded at the old sizes fail to), and both run through the
+// self-check. A variable kept passes at both sizes, jointly with the other kept ones. The
+// sizes each value has at the three builds say how its dimensions are written.
+#include "pipeline/symbolic_dims.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "onnx_input_shapes.h"
+#include "pipeline/output_checks.h"
+#include "taso/status_macros.h"
+
+namespace taso::pipeline {
+
+namespace {
+
+// One size variable of the inputs, and the two other sizes it is checked at.
+struct Variable {
+  std::string key, param;
+  int64_t base = 1;
+  std::array<int64_t, 2> others{};
+};
+
+std::vector<Variable> VariablesOf(const std::vector<SymbolicDim>& dims) {
+  std::vector<Variable> vars;
+  for (const SymbolicDim& d : dims) {
+    bool seen = false;
+    for (const Variable& v : vars) seen |= v.key == d.Key();
+    if (seen) continue;
+    const int64_t i = static_cast<int64_t>(vars.size());
+    vars.push_back({d.Key(), d.param, d.value, {d.value + 1 + i, d.value + 2 + 2 * i}});
+  }
+  return vars;
+}
+
+// The inputs' shapes with the variables in `moved` at their `which`-th other size, the
+// rest at their built sizes.
+absl::flat_hash_map<std::string, Shape> InputShapesAt(const OnnxModel& imported, const std::vector<Variable>& moved,
+                                                      int which) {
+  absl::flat_hash_map<std::string, Shape> shapes;
+  for (ValueId v : imported.graph.inputs()) shapes[imported.graph.value(v).name] = imported.graph.value(v).shape;
+  for (const SymbolicDim& d : imported.symbolic_dims)
+    for (const Variable& var : moved)
+      if (var.key == d.Key()) shapes[d.input][d.axis] = var.others[which];
+  return shapes;
+}
+
+// The optimized model as ONNX at its built sizes, without the declared types that an
+// import at other sizes would hold it to.
+absl::StatusOr<onnx::ModelProto> Portable(const OnnxModel& optimized) {
+  OnnxModel fixed = optimized;
+  fixed.symbolic_shapes.clear();
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(fixed));
+  proto.mutable_graph()->clear_value_info();
+  for (auto& out : *proto.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  return proto;
+}
+
+// Both builds at the other sizes of the moved variables, and the self-check's verdict.
+struct Checked {
+  std::array<Graph, 2> optimized;
+  double difference = 0;
+};
+
+absl::StatusOr<Checked> CheckAt(const OnnxModel& imported, const onnx::ModelProto& portable,
+                                const std::vector<Variable>& moved, uint64_t seed) {
+  Checked checked;
+  for (int which = 0; which < 2; ++which) {
+    const auto shapes = InputShapesAt(imported, moved, which);
+    ImportOptions options;
+    options.fold_shape_arithmetic = true;
+    options.input_shapes = shapes;
+    options.external_data_dir = imported.external_data_dir;
+    ASSIGN_OR_RETURN(const OnnxModel original, ImportOnnx(*imported.source, options));
+    options.input_shapes.clear();
+    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(WithInputShapes(portable, shapes), options));
+    ASSIGN_OR_RETURN(const SelfCheckCoverage coverage, SelfCheck(original.graph, optimized.graph, seed));
+    if (!coverage.mismatch.empty())
+      return absl::FailedPreconditionError(absl::StrCat("the self-check differs there: ", coverage.mismatch));
+    checked.difference = std::max(checked.difference, coverage.max_difference);
+    checked.optimized[which] = std::move(optimized.graph);
+  }
+  return checked;
+}
+
+// The variables kept, and their check; `why_fixed` gets the reason for each other one.
+struct Kept {
+  std::vector<Variable> vars;
+  std::optional<Checked> checked;
+};
+
+absl::StatusOr<Kept> KeptVariables(const OnnxModel& imported, const onnx::ModelProto& portable,
+                                   const std::vector<Variable>& vars, uint64_t seed,
+                                   absl::flat_hash_map<std::string, std::string>& why_fixed) {
+  absl::StatusOr<Checked> joint = CheckAt(imported, portable, vars, seed);
+  if (joint.ok()) return Kept{vars, std::move(*joint)};
+  std::vector<Variable> passing;
+  for (const Variable& v : vars) {
+    absl::Status alone = vars.size() == 1 ? joint.status() : CheckAt(imported, portable, {v}, seed).status();
+    if (alone.ok())
+      passing.push_back(v);
+    else
+      why_fixed[v.key] = std::string(alone.message());
+  }
+  if (passing.empty()) return Kept{};
+  absl::StatusOr<Checked> again = CheckAt(imported, portable, passing, seed);
+  if (again.ok()) return Kept{passing, std::move(*again)};
+  for (const Variable& v : passing)
+    why_fixed[v.key] = absl::StrCat("holds alone but not with the other dimensions: ", again.status().message());
+  return Kept{};
+}
+
+// One dimension's name from its sizes at the built and the two other sizes: fixed when
+// they agree, a kept variable's name when it moves as that variable does, else unnamed.
+std::optional<std::string> DimName(int64_t base, int64_t a, int64_t b, const std::vector<Variable>& kept) {
+  if (a == base && b == base) return std::nullopt;
+  for (const Variable& v : kept)
+    if (v.base == base && v.others[0] == a && v.others[1] == b) return v.param;
+  return std::string();
+}
+
+absl::flat_hash_map<std::string, DimNames> DimNamesOf(const Graph& built, const Checked& checked,
+                                                      const std::vector<Variable>& kept) {
+  absl::flat_hash_map<std::string, DimNames> names;
+  for (ValueId v = 0; v < built.num_values(); ++v) {
+    const Value& value = built.value(v);
+    if (!value.shape_known) continue;
+    DimNames dims(value.shape.size());
+    bool symbolic = false;
+    std::array<const Value*, 2> at{};
+    for (int which = 0; which < 2; ++which) {
+      const ValueId id = checked.optimized[which].FindValue(value.name);
+      if (id != kNoValue) at[which] = &checked.optimized[which].value(id);
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const bool comparable = at[0] && at[1] && at[0]->shape.size() == dims.size() &&
+                              at[1]->shape.size() == dims.size() && at[0]->shape_known && at[1]->shape_known;
+      dims[d] = comparable ? DimName(value.shape[d], at[0]->shape[d], at[1]->shape[d], kept) : std::string();
+      symbolic |= dims[d].has_value();
+    }
+    if (symbolic) names[value.name] = std::move(dims);
+  }
+  return names;
+}
+
+void Report(const std::vector<Variable>& vars, const std::vector<SymbolicDim>& dims, const Kept& kept,
+            const absl::flat_hash_map<std::string, std::string>& why_fixed, PipelineResult& result) {
+  for (const Variable& v : vars) {
+    PipelineResult::SymbolicDimension r;
+    r.name = v.key;
+    r.built_at = v.base;
+    for (const SymbolicDim& d : dims) r.given |= d.Key() == v.key && d.given;
+    for (const Variable& k : kept.vars) r.kept |= k.key == v.key;
+    if (kept.checked) r.checked_at.assign(v.others.begin(), v.others.end());
+    if (auto it = why_fixed.find(v.key); it != why_fixed.end()) r.why_fixed = it->second;
+    result.symbolic_dims.push_back(std::move(r));
+  }
+  if (kept.checked) result.symbolic_check_difference = kept.checked->difference;
+}
+
+}  // namespace
+
+absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions& options, OnnxModel& optimized,
+                                PipelineResult& result) {
+  optimized.symbolic_shapes.clear();
+  if (imported.symbolic_dims.empty() || imported.source == nullptr) return absl::OkStatus();
+  const std::vector<Variable> vars = VariablesOf(imported.symbolic_dims);
+  absl::flat_hash_map<std::string, std::string> why_fixed;
+  Kept kept;
+  if (!options.self_check) {
+    for (const Variable& v : vars) why_fixed[v.key] = "the self-check is off, so nothing shows it holds at other sizes";
+  } else {
+    ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized));
+    ASSIGN_OR_RETURN(kept, KeptVariables(imported, portable, vars, options.seed, why_fixed));
+  }
+  if (kept.checked) optimized.symbolic_shapes = DimNamesOf(optimized.graph, *kept.checked, kept.vars);
+  Report(vars, imported.symbolic_dims, kept, why_fixed, result);
+  return absl::OkStatus();
+}
+
+}  // namespace taso::pipeline

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Models as users export them: small PyTorch models with a dynamic batch axis
+# (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, and one with
+# its weights as external data, written by tests/python/export_dynamic_models.py with the
+# system's PyTorch. Each goes through taso-opt; the output must keep the batch axis
+# symbolic and give the original's outputs in ONNX Runtime at batch 1 and at batch 4.
+# Usage: tests/dynamic_models.sh BUILD_DIR
+set -euo pipefail
+build="$(cd "$1" && pwd)"
+here="$(cd "$(dirname "$0")/.." && pwd)"
+runner="$here/tools/ort/ort_run.js"
+python=/usr/bin/python3  # the interpreter with torch and onnx
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+"$python" "$here/tests/python/export_dynamic_models.py" "$work/models"
+
+# Random inputs for MODEL with every symbolic dimension at BATCH, in ort_run.js's format.
+inputs() {  # model, batch, dir
+  "$python" - "$@" <<'PY'
+import json, os, sys
+import numpy as np
+import onnx
+model, batch, out = onnx.load(sys.argv[1], load_external_data=False), int(sys.argv[2]), sys.argv[3]
+os.makedirs(out, exist_ok=True)
+rng, manifest = np.random.default_rng(batch), []
+weights = {t.name for t in model.graph.initializer}
+for i, v in enumerate(x for x in model.graph.input if x.name not in weights):
+    shape = [d.dim_value if d.HasField("dim_value") else batch for d in v.type.tensor_type.shape.dim]
+    rng.uniform(-1, 1, shape).astype("<f4").tofile(os.path.join(out, f"i{i}.bin"))
+    manifest.append({"name": v.name, "shape": shape, "file": f"i{i}.bin"})
+json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"))
+PY
+}
+
+# The names of the output model's symbolic input dimensions.
+symbolic_inputs() {  # model
+  "$python" -c '
+import sys, onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+print(" ".join(d.dim_param for v in m.graph.input for d in v.type.tensor_type.shape.dim if d.dim_param))' "$1"
+}
+
+check() {  # name, taso-opt flags
+  local name="$1"; shift
+  local model="$work/models/$name.onnx" out="$work/$name.opt.onnx"
+  if ! "$build/taso-opt" "$model" -o "$out" "$@" > "$work/$name.log" 2>&1; then
+    cat "$work/$name.log"
+    exit 1
+  fi
+  if [ "$(symbolic_inputs "$out")" != "batch" ]; then
+    echo "$name: the batch axis was not kept symbolic"; cat "$work/$name.log"; exit 1
+  fi
+  for batch in 1 4; do
+    inputs "$model" "$batch" "$work/$name.in$batch"
+    node "$runner" "$model" --inputs "$work/$name.in$batch" --save-outputs "$work/$name.out$batch" >/dev/null
+    node "$runner" "$out" --inputs "$work/$name.in$batch" --compare "$work/$name.out$batch" >/dev/null
+  done
+  echo "$name: $(grep -E "nodes ->" "$work/$name.log" | cut -d: -f2-);" \
+       "batch symbolic, ONNX Runtime agrees at batch 1 and 4; $(grep -E "^export" "$work/$name.log" || true)"
+}
+
+# The dynamic-batch model as a new user runs it, with no flags; the others with a shorter
+# search, to keep the test's time modest.
+check cnn_opset13
+for name in cnn_opset11 cnn_opset17 cnn_opset18 cnn_opset21 mlp_opset13; do check "$name" --time-limit 5; done
+
+# Beyond opset 17 the installed ONNX checker cannot check the output: ONNX Runtime does, the
+# output says so, and the opset is the input's.
+for opset in 18 21; do
+  grep -q "export: opset $opset is beyond the installed ONNX checker (17): validated by ONNX Runtime" \
+    "$work/cnn_opset$opset.log" || { echo "cnn_opset$opset: no ONNX Runtime validation"; exit 1; }
+  written=$("$python" -c 'import sys, onnx; print(onnx.load(sys.argv[1]).opset_import[0].version)' \
+    "$work/cnn_opset$opset.opt.onnx")
+  [ "$written" = "$opset" ] || { echo "cnn_opset$opset: written at opset $written"; exit 1; }
+done
+
+# External data: read beside the model, written beside the output.
+check cnn_external --time-limit 5
+[ -s "$work/cnn_external.opt.onnx.data" ] || { echo "cnn_external: no data file beside the output"; exit 1; }

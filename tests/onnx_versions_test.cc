@@ -1,0 +1,281 @@
+// ONNX import and export across opsets 11 to 21, symbolic input dimensions, and weights
+// stored as external data.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "test_util.h"
+
+using namespace taso;
+using namespace taso::testing;
+
+namespace {
+
+// x[2,6,4] -> ReduceMean(axes [2], keepdims) -> Split(axis 1, [2, 4]) -> a, b; the axes
+// and sizes are attributes or inputs as the opset has them.
+onnx::ModelProto ReduceSplitModel(int opset) {
+  auto m = NewModel(opset);
+  AddInput(m, "x", {2, 6, 4});
+  onnx::NodeProto* mean = AddNode(m, "ReduceMean", {"x"}, {"m"}, "mean");
+  if (opset < 18) {
+    SetIntsAttr(mean, "axes", {2});
+  } else {
+    AddInt64Init(m, "axes", {2});
+    mean->add_input("axes");
+  }
+  onnx::NodeProto* split = AddNode(m, "Split", {"m"}, {"a", "b"}, "split");
+  SetIntAttr(split, "axis", 1);
+  if (opset < 13) {
+    SetIntsAttr(split, "split", {2, 4});
+  } else {
+    AddInt64Init(m, "sizes", {2, 4});
+    split->add_input("sizes");
+  }
+  AddOutput(m, "a");
+  AddOutput(m, "b");
+  return m;
+}
+
+int OpaqueNodes(const Graph& g) {
+  int n = 0;
+  for (NodeId id = 0; id < g.num_nodes(); ++id) n += g.node(id).op->is_opaque();
+  return n;
+}
+
+TensorMap Run(const Graph& g) {
+  auto out = RunReference(g, RandomInputs(g, 7));
+  REQUIRE(out.ok());
+  return *out;
+}
+
+std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options = {}) {
+  auto r = ImportOnnx(m, options);
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+// x[batch,3,8,8] -> Relu -> y[batch,3,8,8]
+onnx::ModelProto SymbolicReluModel() {
+  auto m = NewModel(13);
+  AddInput(m, "x", {1, 3, 8, 8});
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+  AddOutput(m, "y");
+  return m;
+}
+
+onnx::TensorShapeProto::Dimension* InputDim(onnx::ModelProto& m, int input, int axis) {
+  return m.mutable_graph()->mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+      axis);
+}
+
+}  // namespace
+
+TEST_CASE("ReduceMean and Split are library operators at opsets 11 to 21, and keep the opset") {
+  for (int opset : {11, 13, 17, 18, 21}) {
+    INFO("opset " << opset);
+    auto imported = ImportOnnx(ReduceSplitModel(opset));
+    REQUIRE(imported.ok());
+    CHECK(imported->opset == opset);
+    CHECK(OpaqueNodes(imported->graph) == 0);
+    auto exported = ExportOnnx(*imported);
+    REQUIRE(exported.ok());
+    CHECK(exported->opset_import(0).version() == opset);
+    auto again = ImportOnnx(*exported);
+    REQUIRE(again.ok());
+    CHECK(OpaqueNodes(again->graph) == 0);
+    CHECK(MaxAbsDifference(Run(imported->graph), Run(again->graph)) == 0);
+  }
+}
+
+TEST_CASE("Split at opset 18 reads num_outputs, with a smaller last piece") {
+  auto m = NewModel(18);
+  AddInput(m, "x", {5, 2});
+  SetIntAttr(AddNode(m, "Split", {"x"}, {"a", "b"}, "split"), "num_outputs", 2);
+  AddOutput(m, "a");
+  AddOutput(m, "b");
+  auto imported = ImportOnnx(m);
+  REQUIRE(imported.ok());
+  REQUIRE(OpaqueNodes(imported->graph) == 0);
+  CHECK(imported->graph.value(imported->graph.outputs()[0]).shape == Shape{3, 2});
+  CHECK(imported->graph.value(imported->graph.outputs()[1]).shape == Shape{2, 2});
+}
+
+TEST_CASE("ReduceMean with axes known only at run time, or noop_with_empty_axes, stays opaque") {
+  auto m = NewModel(18);
+  AddInput(m, "x", {2, 6});
+  AddInput(m, "axes", {1}, onnx::TensorProto::INT64);
+  AddNode(m, "ReduceMean", {"x", "axes"}, {"y"}, "mean");
+  AddOutput(m, "y");
+  auto imported = ImportOnnx(m);
+  REQUIRE(imported.ok());
+  CHECK(OpaqueNodes(imported->graph) == 1);
+
+  auto noop = NewModel(18);
+  AddInput(noop, "x", {2, 6});
+  SetIntAttr(AddNode(noop, "ReduceMean", {"x"}, {"y"}, "mean"), "noop_with_empty_axes", 1);
+  AddOutput(noop, "y");
+  auto kept = ImportOnnx(noop);
+  REQUIRE(kept.ok());
+  CHECK(OpaqueNodes(kept->graph) == 1);
+}
+
+TEST_CASE("The ONNX checker covers opsets up to 17 only") {
+  CHECK(OnnxCheckerCovers(17));
+  CHECK_FALSE(OnnxCheckerCovers(18));
+}
+
+TEST_CASE("Symbolic input dimensions are built at 1, or at the size given") {
+  auto at_one = ImportOnnx(SymbolicReluModel());
+  REQUIRE(at_one.ok());
+  CHECK(at_one->graph.value(at_one->graph.inputs()[0]).shape == Shape{1, 3, 8, 8});
+  REQUIRE(at_one->symbolic_dims.size() == 1);
+  CHECK(at_one->symbolic_dims[0].param == "batch");
+  CHECK_FALSE(at_one->symbolic_dims[0].given);
+  CHECK(at_one->source != nullptr);
+
+  ImportOptions options;
+  options.input_shapes["x"] = {4, 3, 8, 8};
+  auto at_four = ImportOnnx(SymbolicReluModel(), options);
+  REQUIRE(at_four.ok());
+  CHECK(at_four->graph.value(at_four->graph.outputs()[0]).shape == Shape{4, 3, 8, 8});
+  CHECK(at_four->symbolic_dims[0].given);
+  CHECK(at_four->symbolic_dims[0].value == 4);
+}
+
+TEST_CASE("An unnamed dynamic dimension is symbolic too") {
+  auto m = SymbolicReluModel();
+  InputDim(m, 0, 0)->clear_dim_param();
+  auto imported = ImportOnnx(m);
+  REQUIRE(imported.ok());
+  REQUIRE(imported->symbolic_dims.size() == 1);
+  CHECK(imported->symbolic_dims[0].Key() == "x[0]");
+}
+
+TEST_CASE("Export writes a model at its built sizes, and dim_params where it is told to") {
+  auto imported = ImportOnnx(SymbolicReluModel());
+  REQUIRE(imported.ok());
+  auto fixed = ExportOnnx(*imported);
+  REQUIRE(fixed.ok());
+  CHECK(fixed->graph().input(0).type().tensor_type().shape().dim(0).dim_value() == 1);
+
+  imported->symbolic_shapes["x"] = {std::string("batch"), std::nullopt, std::nullopt, std::nullopt};
+  imported->symbolic_shapes["y"] = {std::string(""), std::nullopt, std::nullopt, std::nullopt};
+  auto symbolic = ExportOnnx(*imported);
+  REQUIRE(symbolic.ok());
+  const auto& in = symbolic->graph().input(0).type().tensor_type().shape();
+  CHECK(in.dim(0).dim_param() == "batch");
+  CHECK_FALSE(in.dim(0).has_dim_value());
+  CHECK(in.dim(1).dim_value() == 3);
+  const auto& out = symbolic->graph().output(0).type().tensor_type().shape().dim(0);
+  CHECK_FALSE(out.has_dim_value());  // dynamic (ONNX's shape inference may name it after the input's)
+}
+
+TEST_CASE("Bad input shapes are refused with one clear line") {
+  auto given = [](const std::string& name, Shape shape) {
+    ImportOptions options;
+    options.input_shapes[name] = std::move(shape);
+    return options;
+  };
+  CHECK_THAT(ImportError(SymbolicReluModel(), given("z", {1, 3, 8, 8})),
+             Catch::Contains("--input-shape names 'z', which is not an input of the model (inputs: x)"));
+  CHECK_THAT(ImportError(SymbolicReluModel(), given("x", {1, 3, 8})),
+             Catch::Contains("--input-shape gives 3 dimensions for input 'x', which has 4"));
+  CHECK_THAT(ImportError(SymbolicReluModel(), given("x", {2, 5, 8, 8})),
+             Catch::Contains("gives 5 for dimension 1 of input 'x', which is fixed at 3"));
+
+  auto two = SymbolicReluModel();
+  AddInput(two, "x2", {1, 3, 8, 8});
+  InputDim(two, 1, 0)->set_dim_param("batch");
+  AddNode(two, "Add", {"y", "x2"}, {"z"}, "add");
+  AddOutput(two, "z");
+  CHECK_THAT(ImportError(two, given("x", {2, 3, 8, 8})),
+             Catch::Contains("dimension 'batch' is 2 in input 'x' but 1 in input 'x2'"));
+  CHECK(ImportError(two).empty());
+}
+
+namespace {
+
+// x[1,3,4,4] -> Conv(w[16,3,3,3]) -> y, with w (1728 bytes) in the file `location`
+// beside the model.
+onnx::ModelProto ExternalConvModel(const std::string& location, int64_t offset = 0, int64_t length = -1) {
+  auto m = NewModel(13);
+  AddInput(m, "x", {1, 3, 4, 4});
+  AddFloatInit(m, "w", {16, 3, 3, 3}, 0.25f);
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [w](const std::string& key, const std::string& value) {
+    auto* e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  };
+  add("location", location);
+  if (offset) add("offset", std::to_string(offset));
+  if (length >= 0) add("length", std::to_string(length));
+  AddNode(m, "Conv", {"x", "w"}, {"y"}, "conv");
+  AddOutput(m, "y");
+  return m;
+}
+
+// The weight's values, 0.25 each, after 16 bytes of something else.
+void WriteWeightFile(const std::filesystem::path& path) {
+  std::string bytes(16, 'x');
+  const std::vector<float> values(16 * 27, 0.25f);
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  WriteFile(path, bytes);
+}
+
+std::string ImportFileError(const std::filesystem::path& dir, const onnx::ModelProto& m) {
+  const auto path = dir / "model.onnx";
+  WriteFile(path, m.SerializeAsString());
+  auto r = ImportOnnxFile(path.string());
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("Weights stored as external data are read, and written the same way") {
+  const auto dir = TempDir("external_data");
+  WriteWeightFile(dir / "weights.bin");
+  WriteFile(dir / "model.onnx", ExternalConvModel("weights.bin", 16).SerializeAsString());
+  auto imported = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(imported.ok());
+  CHECK(imported->external_data);
+  const TensorData& w = *imported->graph.value(imported->graph.FindValue("w")).data;
+  REQUIRE(w.floats().size() == 16 * 27);
+  CHECK(w.floats()[0] == 0.25f);
+  CHECK(w.floats().back() == 0.25f);
+
+  const auto out = dir / "out.onnx";
+  REQUIRE(ExportOnnxFile(*imported, out.string()).ok());
+  REQUIRE(std::filesystem::exists(ExternalDataPath(out.string())));
+  auto written = ReadModelFile(out.string());
+  REQUIRE(written.ok());
+  CHECK(written->graph().initializer(0).data_location() == onnx::TensorProto::EXTERNAL);
+  auto again = ImportOnnxFile(out.string());
+  REQUIRE(again.ok());
+  CHECK(again->graph.value(again->graph.FindValue("w")).data->floats() == w.floats());
+}
+
+TEST_CASE("External data outside the model's directory or file is refused") {
+  const auto dir = TempDir("external_data_bad");
+  WriteWeightFile(dir / "weights.bin");
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("/etc/passwd")), Catch::Contains("is an absolute path"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("../weights.bin")),
+             Catch::Contains("leaves the model's directory"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("sub/../../weights.bin")),
+             Catch::Contains("leaves the model's directory"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("missing.bin")), Catch::Contains("cannot read data file"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 4096)), Catch::Contains("beyond the end"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 16, 100000)), Catch::Contains("beyond the end"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 0)),  // 16 bytes too many
+             Catch::Contains("wrong number of values"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("")), Catch::Contains("no location given"));
+  CHECK_THAT(ImportError(ExternalConvModel("weights.bin", 16)), Catch::Contains("not read from a file"));
+}

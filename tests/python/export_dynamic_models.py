@@ -1,0 +1,110 @@
+"""Writes small models exported by PyTorch with a dynamic batch axis, at several opsets,
+for tests/dynamic_models.sh: what a user gets from torch.onnx.export(..., dynamic_axes=...).
+
+usage: /usr/bin/python3 export_dynamic_models.py OUTDIR
+Writes OUTDIR/NAME.onnx for each model below. Opsets above 17 (PyTorch 1.13 exports up to
+17) are written by exporting at 17 and rewriting what changed: ReduceMean's axes and
+Split's sizes become inputs (opset 18), and the IR version follows the opset.
+"""
+import os
+import sys
+
+import onnx
+from onnx import helper, numpy_helper
+import numpy as np
+import torch
+
+
+class SmallCnn(torch.nn.Module):
+    """Two convolutions reading one input (merged by the search), batch norms, a split
+    along channels, a mean over the map, and a classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.a = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.b = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.stem(x)))
+        y = torch.relu(self.a(x)) + torch.relu(self.b(x))
+        left, right = torch.split(y, [8, 8], dim=1)
+        y = torch.cat([right, left], dim=1)
+        return self.fc(y.mean(dim=(2, 3)))
+
+
+class SmallMlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(32, 64)
+        self.l2 = torch.nn.Linear(32, 64)
+        self.out = torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.l1(x)) * torch.sigmoid(self.l2(x)))
+
+
+def export(model, x, path, opset):
+    torch.manual_seed(0)
+    model.eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    torch.onnx.export(model, (x,), path, opset_version=opset, input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=True)
+
+
+def axes_to_input(model, node, name):
+    """Moves an ints attribute into a new int64 initializer read as the node's input."""
+    attr = next((a for a in node.attribute if a.name == name), None)
+    if attr is None:
+        return
+    values = list(attr.ints)
+    node.attribute.remove(attr)
+    init = numpy_helper.from_array(np.array(values, dtype=np.int64), node.output[0] + "_" + name)
+    model.graph.initializer.append(init)
+    while len(node.input) < 2:
+        node.input.append("")
+    node.input[1] = init.name
+
+
+IR_VERSION = {18: 8, 19: 9, 20: 9, 21: 10}
+
+
+def bump_opset(src, dst, opset):
+    """Opset 17 -> `opset`: Reduce* axes and Split's split as inputs (18)."""
+    model = onnx.load(src)
+    for node in model.graph.node:
+        if node.op_type.startswith("Reduce") and node.op_type != "ReduceSum":
+            axes_to_input(model, node, "axes")
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            imp.version = opset
+    model.ir_version = IR_VERSION[opset]
+    onnx.save(model, dst)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    image = torch.rand(1, 3, 16, 16)
+    for opset in (11, 13, 17):
+        torch.manual_seed(opset)
+        export(SmallCnn(), image, os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
+    torch.manual_seed(1)
+    export(SmallMlp(), torch.rand(1, 32), os.path.join(out, "mlp_opset13.onnx"), 13)
+    for opset in (18, 21):
+        bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
+    # Weights as external data, as every model over 2 GB stores them.
+    model = onnx.load(os.path.join(out, "cnn_opset13.onnx"))
+    onnx.save_model(model, os.path.join(out, "cnn_external.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="cnn_external.onnx.data", size_threshold=256)
+
+
+if __name__ == "__main__":
+    main()

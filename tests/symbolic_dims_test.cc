@@ -1,0 +1,115 @@
+// Symbolic input dimensions through OptimizeModel: which the written model keeps, and why
+// the others are written fixed.
+#include <catch2/catch.hpp>
+
+#include "rule_lookup.h"
+#include "taso/pipeline.h"
+#include "test_util.h"
+
+using namespace taso;
+
+namespace {
+
+const std::vector<Rule>& ShippedRules() { return testing::ShippedRules().rules; }
+
+PipelineOptions AnalyticOptions() {
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = DefaultSearchKind(Backend::kAnalytic);
+  options.search_options.budget = 20;
+  return options;
+}
+
+void MakeBatchSymbolic(onnx::ValueInfoProto& vi) {
+  vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+}
+
+// x[batch,4,8,8] -> Conv -> Relu -> y (of undeclared shape): the relu goes into the
+// convolution.
+onnx::ModelProto SymbolicConvRelu() {
+  onnx::ModelProto m = testing::SmallConvReluModel();
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  return m;
+}
+
+OnnxModel Import(const onnx::ModelProto& proto) {
+  ImportOptions folding;
+  folding.fold_shape_arithmetic = true;
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, folding);
+  REQUIRE(model.ok());
+  return *std::move(model);
+}
+
+std::string FirstDim(const onnx::ValueInfoProto& vi) {
+  const auto& d = vi.type().tensor_type().shape().dim(0);
+  return d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
+}
+
+}  // namespace
+
+TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other sizes", "[symbolic]") {
+  const OnnxModel model = Import(SymbolicConvRelu());
+  auto result = OptimizeModel(model, ShippedRules(), AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  const auto& dim = result->symbolic_dims[0];
+  CHECK(dim.name == "batch");
+  CHECK(dim.built_at == 1);
+  CHECK(dim.kept);
+  CHECK(dim.checked_at == std::vector<int64_t>{2, 3});
+  CHECK(result->symbolic_check_difference.has_value());
+  CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());  // something was rewritten
+
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(0)) == "batch");
+  CHECK(FirstDim(exported->graph().output(0)) == "batch");
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"),
+             Catch::Contains("symbolic dimension 'batch': searched at 1 (no --input-shape given") &&
+                 Catch::Contains("kept symbolic (self-check passed at 2 and 3 too)"));
+}
+
+TEST_CASE("A symbolic batch given by --input-shape is searched at that size", "[symbolic]") {
+  ImportOptions options;
+  options.input_shapes["x"] = {3, 4, 8, 8};
+  auto model = ImportOnnx(SymbolicConvRelu(), options);
+  REQUIRE(model.ok());
+  auto result = OptimizeModel(*model, ShippedRules(), AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].given);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{4, 5});
+}
+
+TEST_CASE("A symbolic batch that a fixed Reshape target pins is written fixed, saying why", "[symbolic]") {
+  // x[batch,12] -> Reshape([1,3,4]) -> Relu -> y: holds only at batch 1.
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 12});
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  testing::AddInt64Init(m, "target", {1, 3, 4});
+  testing::AddNode(m, "Reshape", {"x", "target"}, {"r"}, "reshape");
+  testing::AddNode(m, "Relu", {"r"}, {"y"}, "relu");
+  testing::AddOutput(m, "y");
+  auto result = OptimizeModel(Import(m), ShippedRules(), AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK_FALSE(result->symbolic_dims[0].kept);
+  CHECK_THAT(result->symbolic_dims[0].why_fixed, Catch::Contains("reshape"));
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(0)) == "1");
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"), Catch::Contains("written fixed at 1: "));
+}
+
+TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {
+  PipelineOptions options = AnalyticOptions();
+  options.self_check = false;
+  auto result = OptimizeModel(Import(SymbolicConvRelu()), ShippedRules(), options);
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK_FALSE(result->symbolic_dims[0].kept);
+  CHECK_THAT(result->symbolic_dims[0].why_fixed, Catch::Contains("self-check is off"));
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(0)) == "1");
+}
