@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Models as users export them: small PyTorch models with a dynamic batch axis
-# (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, and one with
-# its weights as external data, written by tests/python/export_dynamic_models.py with the
+# (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, one that
+# flattens with view(x.size(0), -1), and one with its weights as external data, written by tests/python/export_dynamic_models.py with the
 # system's PyTorch. Each goes through taso-opt; the output must keep the batch axis
 # symbolic and give the original's outputs in ONNX Runtime at batch 1 and at batch 4.
 # Usage: tests/dynamic_models.sh BUILD_DIR
@@ -63,7 +63,7 @@ check() {  # name, taso-opt flags
 # The dynamic-batch model as a new user runs it, with no flags; the others with a shorter
 # search, to keep the test's time modest.
 check cnn_opset13
-for name in cnn_opset11 cnn_opset17 cnn_opset18 cnn_opset21 mlp_opset13; do check "$name" --time-limit 5; done
+for name in cnn_opset11 cnn_opset17 cnn_opset18 cnn_opset21 mlp_opset13 view_opset13; do check "$name" --time-limit 5; done
 
 # Beyond opset 17 the installed ONNX checker cannot check the output: ONNX Runtime does, the
 # output says so, and the opset is the input's.

@@ -51,14 +51,30 @@ absl::flat_hash_map<std::string, Shape> InputShapesAt(const OnnxModel& imported,
   return shapes;
 }
 
+// The inputs' symbolic dimensions `dims` named again in `proto`, so that an import at
+// other sizes folds the same shape arithmetic as the original's import (none that
+// depends on them) and both graphs hold the same opaque nodes.
+void NameSymbolicInputs(const std::vector<SymbolicDim>& dims, onnx::ModelProto& proto) {
+  for (const SymbolicDim& d : dims)
+    for (auto& in : *proto.mutable_graph()->mutable_input()) {
+      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+      if (in.name() != d.input || d.axis < 0 || d.axis >= shape->dim_size()) continue;
+      if (d.param.empty())
+        shape->mutable_dim(d.axis)->clear_dim_value();
+      else
+        shape->mutable_dim(d.axis)->set_dim_param(d.param);
+    }
+}
+
 // The optimized model as ONNX at its built sizes, without the declared types that an
-// import at other sizes would hold it to.
-absl::StatusOr<onnx::ModelProto> Portable(const OnnxModel& optimized) {
+// import at other sizes would hold it to, its inputs' symbolic dimensions named.
+absl::StatusOr<onnx::ModelProto> Portable(const OnnxModel& optimized, const std::vector<SymbolicDim>& dims) {
   OnnxModel fixed = optimized;
   fixed.symbolic_shapes.clear();
   ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(fixed));
   proto.mutable_graph()->clear_value_info();
   for (auto& out : *proto.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  NameSymbolicInputs(dims, proto);
   return proto;
 }
 
@@ -78,8 +94,7 @@ absl::StatusOr<Checked> CheckAt(const OnnxModel& imported, const onnx::ModelProt
     options.input_shapes = shapes;
     options.external_data_dir = imported.external_data_dir;
     ASSIGN_OR_RETURN(const OnnxModel original, ImportOnnx(*imported.source, options));
-    options.input_shapes.clear();
-    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(WithInputShapes(portable, shapes), options));
+    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(portable, options));
     ASSIGN_OR_RETURN(const SelfCheckCoverage coverage, SelfCheck(original.graph, optimized.graph, seed));
     if (!coverage.mismatch.empty())
       return absl::FailedPreconditionError(absl::StrCat("the self-check differs there: ", coverage.mismatch));
@@ -176,7 +191,7 @@ absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions
   if (!options.self_check) {
     for (const Variable& v : vars) why_fixed[v.key] = "the self-check is off, so nothing shows it holds at other sizes";
   } else {
-    ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized));
+    ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized, imported.symbolic_dims));
     ASSIGN_OR_RETURN(kept, KeptVariables(imported, portable, vars, options.seed, why_fixed));
   }
   if (kept.checked) optimized.symbolic_shapes = DimNamesOf(optimized.graph, *kept.checked, kept.vars);

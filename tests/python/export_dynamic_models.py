@@ -46,6 +46,20 @@ class SmallMlp(torch.nn.Module):
         return self.out(torch.relu(self.l1(x)) * torch.sigmoid(self.l2(x)))
 
 
+class FlattenByView(torch.nn.Module):
+    """A convolution, then `view(x.size(0), -1)` into a linear layer: the target shape is
+    computed from the batch at run time (Shape, Gather, Concat, Reshape)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = torch.nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x))
+        return self.fc(y.view(y.size(0), -1))
+
+
 def export(model, x, path, opset):
     torch.manual_seed(0)
     model.eval()
@@ -98,6 +112,7 @@ def main():
         export(SmallCnn(), image, os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
     torch.manual_seed(1)
     export(SmallMlp(), torch.rand(1, 32), os.path.join(out, "mlp_opset13.onnx"), 13)
+    export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     for opset in (18, 21):
         bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
     # Weights as external data, as every model over 2 GB stores them.
