@@ -159,7 +159,9 @@ TEST_CASE("Element counts that overflow 64 bits are told apart") {
 
 TEST_CASE("Declared tensors beyond the memory limit are refused before they are read") {
   auto error = [](const onnx::ModelProto& m, int64_t limit = kDefaultMaxMemoryBytes) {
-    auto r = ImportOnnx(m, {.max_memory_bytes = limit});
+    ImportOptions options;
+    options.max_memory_bytes = limit;
+    auto r = ImportOnnx(m, options);
     return r.ok() ? std::string() : std::string(r.status().message());
   };
   auto relu = [](std::vector<int64_t> shape) {
@@ -207,7 +209,9 @@ TEST_CASE("An initializer whose element count overflows is refused, not read as 
   t->set_raw_data("");
   AddNode(m, "Relu", {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
-  auto r = ImportOnnx(m, {.max_memory_bytes = std::numeric_limits<int64_t>::max()});
+  ImportOptions options;
+  options.max_memory_bytes = std::numeric_limits<int64_t>::max();
+  auto r = ImportOnnx(m, options);
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("more elements than a 64-bit count holds"));
 }

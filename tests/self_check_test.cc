@@ -39,7 +39,9 @@ onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op 
 }
 
 Graph Import(const onnx::ModelProto& proto) {
-  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, {.fold_shape_arithmetic = true});
+  ImportOptions options;
+  options.fold_shape_arithmetic = true;
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, options);
   REQUIRE(model.ok());
   return std::move(model->graph);
 }
