@@ -11,8 +11,11 @@ option(TASO_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer
 
 if(TASO_SANITIZE)
   set(TASO_SANITIZE_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:${TASO_SANITIZE_FLAGS}> $<$<COMPILE_LANGUAGE:CXX>:-O1>
-                      $<$<COMPILE_LANGUAGE:CXX>:-g>)
+  # One generator expression per flag: a list inside one would be split at its ';' where
+  # a subdirectory inherits the options.
+  foreach(flag IN LISTS TASO_SANITIZE_FLAGS ITEMS -O1 -g)
+    add_compile_options($<$<COMPILE_LANGUAGE:CXX>:${flag}>)
+  endforeach()
   add_link_options(${TASO_SANITIZE_FLAGS})
 
   function(taso_sanitize_lower_optimization)
