@@ -324,8 +324,10 @@ class Walker {
   // Sets the new output slots' kind, producer and symbolic dimensions.
   void DescribeOutputs(const GenOp& op, const GeneratorVariant& spec, const MemoValue& mv, int concat_node,
                        int first_out) {
+    // An input read for its shape only does not make the output an activation.
     bool activation = false;
-    for (int i = 0; i < spec.arity; ++i) activation |= slots_[op.in[i]].activation;
+    for (int i = 0; i < spec.arity; ++i)
+      activation |= slots_[op.in[i]].activation && !(spec.shape_only_inputs & (1u << i));
     const int position = static_cast<int>(ops_.size());
     for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
       Slot& out = slots_[first_out + o];

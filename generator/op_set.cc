@@ -9,15 +9,23 @@ namespace taso::gen {
 namespace {
 
 // Small inputs as TASO used: two activations and four kernels (3x3 twice, 1x3, 1x1) of
-// four channels, three 4x4 matrices, and a scalar.
+// four channels, three 4x4 matrices, and a scalar; and a 3x3 kernel of eight outputs on
+// one channel per group (four groups of an activation; class "g": kept when other
+// classes change), which grouped convolutions read.
 std::vector<GenInput> SmallInputs() {
   const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
   return {
-      {"X", {1, 4, 5, 5}, true, image},    {"Y", {1, 4, 5, 5}, true, image},
-      {"W1", {4, 4, 3, 3}, false, kernel}, {"W2", {4, 4, 3, 3}, false, kernel},
-      {"W3", {4, 4, 1, 3}, false, kernel}, {"W4", {4, 4, 1, 1}, false, kernel},
-      {"A", {4, 4}, true, matrix},         {"B", {4, 4}, true, matrix},
-      {"C", {4, 4}, true, matrix},         {"s", {}, false, {}},
+      {"X", {1, 4, 5, 5}, true, image},
+      {"Y", {1, 4, 5, 5}, true, image},
+      {"W1", {4, 4, 3, 3}, false, kernel},
+      {"W2", {4, 4, 3, 3}, false, kernel},
+      {"W3", {4, 4, 1, 3}, false, kernel},
+      {"W4", {4, 4, 1, 1}, false, kernel},
+      {"W5", {8, 1, 3, 3}, false, {"g", "g", "k", "k"}},
+      {"A", {4, 4}, true, matrix},
+      {"B", {4, 4}, true, matrix},
+      {"C", {4, 4}, true, matrix},
+      {"s", {}, false, {}},
   };
 }
 

@@ -2,6 +2,7 @@
 // bias and a fused activation (none or relu). Kernel size comes from the weight input.
 #include "conv2d.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -29,10 +30,17 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
   g.o = w[0];
   g.cg = w[1];
   // "grouping" states the grouping without channel counts, as rules need: "dense" (one
-  // group) or "depthwise" (one group per channel, one kernel of one input channel each). Without
-  // it, the "group" parameter, or else the grouping follows from the shapes.
+  // group), "depthwise" (one group per channel, one kernel of one input channel each) or
+  // "grouped" (as many groups as the kernel's input channels divide the input's, neither
+  // one group nor depthwise: the three never overlap). Without it, the "group" parameter,
+  // or else the grouping follows from the shapes.
   const std::string grouping = p.Str("grouping", "");
-  if (grouping == "dense") {
+  if (grouping == "grouped") {
+    if (g.cg < 1 || g.c % g.cg != 0 || g.c == g.cg || OneKernelPerChannel(g.c, g.o, g.cg))
+      return Bad(absl::StrCat("kernel ", ShapeToString(w), " does not make a grouped convolution (neither dense nor",
+                              " depthwise) of input ", ShapeToString(x)));
+    g.group = g.c / g.cg;
+  } else if (grouping == "dense") {
     g.group = 1;
   } else if (grouping == "depthwise") {
     if (!OneKernelPerChannel(g.c, g.o, g.cg))
@@ -40,7 +48,7 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
                               " channels), got ", ShapeToString(w)));
     g.group = g.c;
   } else if (!grouping.empty()) {
-    return Bad(absl::StrCat("unknown grouping '", grouping, "' (dense or depthwise)"));
+    return Bad(absl::StrCat("unknown grouping '", grouping, "' (dense, depthwise or grouped)"));
   } else if (!p.Has("group") && g.cg > 0 && g.c % g.cg == 0) {
     g.group = g.c / g.cg;
   } else {
@@ -139,12 +147,12 @@ class Conv2D : public KernelOp<Conv2D> {
   }
 
   // TASO's set: strides 1 and 2, same and valid padding, no activation or relu; the kernel
-  // size comes from the weight input. Dense, and depthwise (pooling as a convolution with
-  // C_pool): a rule then holds for that grouping, never only for channel counts that
-  // happen to make one.
+  // size comes from the weight input. Dense, depthwise (pooling as a convolution with
+  // C_pool) and grouped (the group count from the shapes, for regrouping): a rule then
+  // holds for that grouping, never only for channel counts that happen to make one.
   std::vector<GeneratorVariant> GeneratorVariants() const override {
     std::vector<GeneratorVariant> out;
-    for (const char* grouping : {"dense", "depthwise"})
+    for (const char* grouping : {"dense", "depthwise", "grouped"})
       for (int64_t s : {1, 2})
         for (const char* pad : {"same", "valid"})
           for (const char* act : {"none", "relu"}) {
@@ -162,8 +170,8 @@ class Conv2D : public KernelOp<Conv2D> {
     return out;
   }
 
-  // Rules state the grouping (dense or depthwise), the padding as a mode and the
-  // activation; an imported convolution with a bias or another grouping has no rule form.
+  // Rules state the grouping (dense, depthwise, else grouped), the padding as a mode and
+  // the activation; an imported convolution with a bias has no rule form.
   std::optional<Params> RuleParams(const Params& p, absl::Span<const InputInfo> in) const override {
     if (in.size() != 2 || in[0].shape.size() != 4 || in[1].shape.size() != 4) return std::nullopt;
     auto g = Geometry(p, in[0].shape, in[1].shape);
@@ -176,7 +184,7 @@ class Conv2D : public KernelOp<Conv2D> {
     else if (g->group == g->c && OneKernelPerChannel(g->c, g->o, g->cg))
       out->Set("grouping", "depthwise");
     else
-      return std::nullopt;
+      out->Set("grouping", "grouped");
     if (!out->Has("activation")) out->Set("activation", "none");
     return out;
   }
@@ -192,14 +200,16 @@ class Conv2D : public KernelOp<Conv2D> {
     return out;
   }
 
-  // Dense and depthwise convolutions are two functions of the verifier's logic.
+  // Dense, depthwise and grouped convolutions are three functions of the verifier's logic.
   absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
-    const std::string grouping = p.Str("grouping", "");
-    if (grouping != "dense" && grouping != "depthwise")
-      return Bad("only a dense or depthwise Conv2D (parameter grouping) has an SMT encoding");
+    static const absl::flat_hash_map<std::string, std::string> kFunctions = {
+        {"dense", "conv"}, {"depthwise", "dconv"}, {"grouped", "gconv"}};
+    const auto function = kFunctions.find(p.Str("grouping", ""));
+    if (function == kFunctions.end())
+      return Bad("only a Conv2D with a grouping (dense, depthwise or grouped) has an SMT encoding");
     ASSIGN_OR_RETURN(auto params, WindowSmtParams(name(), p));
     params.push_back({"activation", p.Str("activation", "none")});
-    return SmtCall(name(), num_inputs, 2, grouping == "dense" ? "conv" : "dconv", std::move(params));
+    return SmtCall(name(), num_inputs, 2, function->second, std::move(params));
   }
 
   std::vector<std::string> onnx_op_types() const override { return {"Conv"}; }
@@ -245,6 +255,14 @@ std::string ConvActivation(const Params& params) {
 Params WithConvActivation(Params params, absl::string_view activation) {
   params.Set("activation", std::string(activation.empty() ? kNoActivation : activation));
   return params;
+}
+
+bool GroupsHoldWholeBlocks(const Params& params, absl::Span<const InputInfo> inputs, int64_t block) {
+  if (inputs.size() < 2) return false;
+  auto g = Geometry(params, inputs[0].shape, inputs[1].shape);
+  if (!g.ok()) return false;
+  if (g->group == 1 || (g->group == g->c && OneKernelPerChannel(g->c, g->o, g->cg))) return true;
+  return g->cg % block == 0 && (g->o / g->group) % block == 0;
 }
 
 }  // namespace taso::ops

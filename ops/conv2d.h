@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "taso/op.h"
 #include "taso/params.h"
 
@@ -16,5 +17,9 @@ bool IsConv2D(const OpDef& op);
 std::string ConvActivation(const Params& params);
 // The convolution's parameters with the fused activation set (empty: none).
 Params WithConvActivation(Params params, absl::string_view activation);
+// Whether each group of the convolution reads and writes whole blocks of `block`
+// channels, or it is dense or depthwise: the convolutions ONNX Runtime's blocked layout
+// (NCHWc) takes. False where the inputs make no convolution.
+bool GroupsHoldWholeBlocks(const Params& params, absl::Span<const InputInfo> inputs, int64_t block);
 
 }  // namespace taso::ops

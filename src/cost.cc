@@ -15,9 +15,10 @@ double AnalyticCost::Estimate(const OpMetrics& m) const {
 
 bool IsWeightOnlyNode(const Node& node, const std::vector<bool>& weight_only_values) {
   if (node.op->is_opaque()) return false;
-  if (node.op->reads_only_shapes()) return true;
-  for (ValueId v : node.inputs)
-    if (v != kNoValue && !weight_only_values[v]) return false;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ValueId v = node.inputs[i];
+    if (v != kNoValue && !node.op->reads_only_shape_of(static_cast<int>(i)) && !weight_only_values[v]) return false;
+  }
   return true;
 }
 

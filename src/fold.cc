@@ -62,10 +62,11 @@ class WeightFolder {
     std::vector<const Tensor<float>*> inputs;
     std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
     shaped.reserve(node.inputs.size());
-    for (ValueId v : node.inputs) {
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
       if (v == kNoValue) {
         inputs.push_back(nullptr);
-      } else if (node.op->reads_only_shapes()) {
+      } else if (node.op->reads_only_shape_of(static_cast<int>(i))) {
         inputs.push_back(&shaped.emplace_back(g_.value(v).shape));
       } else {
         ASSIGN_OR_RETURN(const Tensor<float>* t, ValueOf(v));

@@ -42,6 +42,9 @@ class OpSemantics {
   // Whether the outputs depend only on the inputs' shapes (constant tensors shaped like
   // an input): computable ahead of time like a node that reads only weights.
   virtual bool reads_only_shapes() const { return false; }
+  // Whether the outputs depend only on that input's shape, not on its values: a node is
+  // computable ahead of time when every other input is.
+  virtual bool reads_only_shape_of(int input) const { return reads_only_shapes(); }
 
   // Checks parameters and input types; returns the output types or a clear error.
   virtual absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& params,

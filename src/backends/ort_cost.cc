@@ -13,6 +13,7 @@
 #include "add.h"  // ops/
 #include "backends/cpu_kernel.h"
 #include "backends/timing.h"
+#include "conv2d.h"  // ops/
 #include "matmul.h"  // ops/
 #include "taso/onnx_io.h"
 #include "taso/status_macros.h"
@@ -88,11 +89,14 @@ absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, ab
 
 // Whether ONNX Runtime runs the node in its blocked layout (NCHWc) when next to a
 // convolution: where oneDNN can run it blocked (the same operators, and the same
-// condition on the channels).
+// condition on the channels), except grouped convolutions whose groups are not whole
+// blocks, which ONNX Runtime leaves plain.
 bool RunsBlocked(const Graph& graph, const Node& node) {
   if (node.op->is_opaque()) return false;
   const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
-  return kernel && cpu::CanRunBlocked(*kernel, node.params, graph.InputInfos(node), graph.OutputTypes(node));
+  const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  if (ops::IsConv2D(*node.op) && !ops::GroupsHoldWholeBlocks(node.params, inputs, cpu::BlockSize())) return false;
+  return kernel && cpu::CanRunBlocked(*kernel, node.params, inputs, graph.OutputTypes(node));
 }
 
 // Whether the operator reads weights (a blocked one: a convolution, where a chain

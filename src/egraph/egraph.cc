@@ -248,8 +248,10 @@ void EGraph::MarkWeightOnly() {
       EClass& cls = classes_[ClassOf(n)];
       if (cls.weight_only || node.is_leaf() || node.is_opaque()) continue;
       bool ahead = true;
-      if (!node.op->reads_only_shapes())
-        for (ClassId c : node.children) ahead &= c == kNoClass || classes_[Find(c)].weight_only;
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        const ClassId c = node.children[i];
+        ahead &= c == kNoClass || node.op->reads_only_shape_of(static_cast<int>(i)) || classes_[Find(c)].weight_only;
+      }
       if (ahead) cls.weight_only = changed = true;
     }
   }

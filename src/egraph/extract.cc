@@ -13,9 +13,10 @@ namespace {
 // only shapes or only weight-only classes.
 bool AheadOfTime(const EGraph& eg, const ENode& node) {
   if (node.is_leaf() || node.is_opaque()) return false;
-  if (node.op->reads_only_shapes()) return true;
-  for (ClassId c : node.children)
-    if (c != kNoClass && !eg.eclass(c).weight_only) return false;
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    const ClassId c = node.children[i];
+    if (c != kNoClass && !node.op->reads_only_shape_of(static_cast<int>(i)) && !eg.eclass(c).weight_only) return false;
+  }
   return true;
 }
 
