@@ -10,3 +10,16 @@
   (= (smul (gconv s p NONE x y) w) (gconv s p NONE (smul x w) y))) :named gconv_smul))
 (assert (! (forall ((s Int) (p Int) (a Int) (f Int) (x T) (w T))
   (= (gconv s p a x w) (gconv s p a x (mergegroups f w x)))) :named gconv_merge_groups))
+; As for dense convolutions: a scalar moves between input and kernel, linear in the
+; kernel, kernel enlargement under same padding.
+(assert (! (forall ((s Int) (p Int) (c Int) (x T) (y T) (w T))
+  (= (gconv s p c (smul x w) y) (gconv s p c x (smul y w)))) :named gconv_smul_moves))
+(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))
+  (= (gconv s p NONE x (ewadd y z)) (ewadd (gconv s p NONE x y) (gconv s p NONE x z)))) :named gconv_linear_kernel))
+(assert (! (forall ((s Int) (c Int) (x T) (y T) (r T))
+  (= (gconv s SAME c x y) (gconv s SAME c x (enlarge y r)))) :named gconv_enlarge))
+; Merging groups places kernel entries and zeros: linear in the kernel.
+(assert (! (forall ((f Int) (w T) (s T) (x T))
+  (= (mergegroups f (smul w s) x) (smul (mergegroups f w x) s))) :named mergegroups_smul))
+(assert (! (forall ((f Int) (v T) (w T) (x T))
+  (= (mergegroups f (ewadd v w) x) (ewadd (mergegroups f v x) (mergegroups f w x)))) :named mergegroups_linear))

@@ -8,6 +8,7 @@
 #include "taso/executor.h"
 #include "taso/fold.h"
 #include "taso/match.h"
+#include "taso/rules.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -82,4 +83,57 @@ TEST_CASE("MergeGroups refuses kernels whose groups it cannot merge") {
              Catch::Contains("does not make a grouped"));
   CHECK_THAT(TypeError("Conv2D", GroupedConv(), {{1, 32, 6, 6}, {32, 32, 3, 3}}), Catch::Contains("neither dense"));
   CHECK_THAT(TypeError("Conv2D", GroupedConv(), {{1, 32, 6, 6}, {32, 1, 3, 3}}), Catch::Contains("neither dense"));
+}
+
+namespace {
+
+// The shipped rule regrouping a grouped convolution: groups merged two at a time.
+const Rule& RegroupRule() {
+  return testing::ShippedRuleLike("Conv2D{grouping=\"grouped\"}(X, W)",
+                                  "Conv2D{grouping=\"grouped\"}(X, MergeGroups{factor=2}(W, X))");
+}
+
+// Applies the instance of `rule` that matches the graph's convolution; fails the test
+// where none does.
+Graph ApplyToConv(const Graph& g, const Rule& rule) {
+  for (const Rule& instance : Instances(rule)) {
+    auto matcher = RuleMatcher::Create(instance);
+    REQUIRE(matcher.ok());
+    const std::vector<Match> matches = matcher->FindAll(g, GraphIndex(g));
+    if (matches.empty()) continue;
+    auto applied = ApplyMatch(g, *matcher, matches[0]);
+    REQUIRE(applied.ok());
+    return *std::move(applied);
+  }
+  FAIL("no instance of " << rule.name << " matches");
+  return g;
+}
+
+// The kernel the convolution of a graph reads, once weights are folded.
+Shape FoldedKernelShape(const Graph& g) {
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  REQUIRE(folded->num_nodes() == 1);
+  return folded->value(folded->node(0).inputs[1]).shape;
+}
+
+}  // namespace
+
+TEST_CASE("The shipped regrouping rule takes 4 channels per group to 16, computing the same") {
+  // An imported convolution: 16 groups of 4 channels, explicit pads, relu.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 64, 6, 6});
+  REQUIRE(x.ok());
+  const Params imported = Params()
+                              .Set("strides", std::vector<int64_t>{1, 1})
+                              .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
+                              .Set("dilations", std::vector<int64_t>{1, 1})
+                              .Set("group", int64_t{16})
+                              .Set("activation", "relu");
+  REQUIRE(g.AddOutput(AddOp(g, "Conv2D", {*x, AddWeight(g, "w", {64, 4, 3, 3}, 3)}, "y", imported)).ok());
+  const Rule& rule = RegroupRule();
+  const Graph twice = ApplyToConv(ApplyToConv(g, rule), rule);
+  CHECK(FoldedKernelShape(twice) == Shape{64, 16, 3, 3});
+  ExpectSameOutputs(g, twice);
+  ExpectSameOutputs(g, *FoldWeights(twice));
 }

@@ -405,6 +405,11 @@ class AxiomValidator {
   AxiomValidation result_;
 };
 
+ValidationOptions Wider(ValidationOptions options) {
+  options.dims = options.wider_dims;
+  return options;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms, const ValidationOptions& options) {
@@ -422,6 +427,7 @@ absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axio
     auto parsed = ParseAxiom(ctx, axioms, axiom);
     absl::StatusOr<AxiomValidation> r =
         parsed.ok() ? AxiomValidator(*parsed, table, options, ctx, watchdog, thread).Run() : parsed.status();
+    if (r.ok() && r->cases == 0) r = AxiomValidator(*parsed, table, Wider(options), ctx, watchdog, thread).Run();
     if (!r.ok()) {
       errors[i] = absl::InvalidArgumentError(
           absl::StrCat(axiom.file, ":", axiom.line, ": axiom ", axiom.name, ": ", r.status().message()));

@@ -17,6 +17,10 @@ namespace taso::verify {
 
 struct ValidationOptions {
   std::vector<int64_t> dims = {1, 2, 3};  // the sizes every tensor dimension takes
+  // The sizes tried instead for an axiom that no combination of `dims` defines: a
+  // grouped convolution whose groups merge two at a time needs 4 groups of 2 channels,
+  // kernel enlargement odd sizes.
+  std::vector<int64_t> wider_dims = {1, 2, 3, 8};
   std::vector<int> ranks = {0, 1, 2, 4};  // the ranks every tensor takes
   unsigned timeout_ms = 2000;             // per case's Z3 query
   int jobs = 2;

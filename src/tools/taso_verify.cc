@@ -65,9 +65,10 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
                 v.detail.c_str());
   }
   std::printf(
-      "validated against the reference kernels: %zu of %zu hold on all %lld cases (dimensions %s, ranks %s; %.1f s)\n",
+      "validated against the reference kernels: %zu of %zu hold on all %lld cases (dimensions %s, else %s; ranks %s; "
+      "%.1f s)\n",
       valid, validated->size(), static_cast<long long>(cases), absl::StrJoin(options.dims, ",").c_str(),
-      absl::StrJoin(options.ranks, ",").c_str(), wall);
+      absl::StrJoin(options.wider_dims, ",").c_str(), absl::StrJoin(options.ranks, ",").c_str(), wall);
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
