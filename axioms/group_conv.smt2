@@ -23,3 +23,8 @@
   (= (mergegroups f (smul w s) x) (smul (mergegroups f w x) s))) :named mergegroups_smul))
 (assert (! (forall ((f Int) (v T) (w T) (x T))
   (= (mergegroups f (ewadd v w) x) (ewadd (mergegroups f v x) (mergegroups f w x)))) :named mergegroups_linear))
+; The zeros it places stay zeros under relu and enlargement.
+(assert (! (forall ((f Int) (w T) (x T))
+  (= (mergegroups f (relu w) x) (relu (mergegroups f w x)))) :named mergegroups_relu))
+(assert (! (forall ((f Int) (w T) (x T) (r T))
+  (= (mergegroups f (enlarge w r) x) (enlarge (mergegroups f w x) r))) :named mergegroups_enlarge))

@@ -152,8 +152,9 @@ class Walker {
     absl::InlinedVector<uint8_t, 32> fit[2];
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
       const GeneratorVariant& spec = variants[v].spec;
-      const int limit = spec.inputs_only ? static_cast<int>(e_.inputs().size()) : n;
       for (int i = 0; i < std::min(spec.arity, 2); ++i) {
+        const bool graph_input = spec.inputs_only || (spec.graph_input_only_inputs >> i) & 1;
+        const int limit = graph_input ? static_cast<int>(e_.inputs().size()) : n;
         fit[i].clear();
         for (int s = 0; s < limit; ++s)
           if (RoleOk(spec.roles[i], slots_[s]) &&

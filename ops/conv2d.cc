@@ -165,6 +165,9 @@ class Conv2D : public KernelOp<Conv2D> {
             v.fixed_params = {"grouping"};
             v.arity = 2;
             v.roles = {GenRole::kActivation, GenRole::kWeight};
+            // Grouped: on graph inputs only. Its rules are about its kernel (regrouping);
+            // where its channels go through other operators, the axioms do not state.
+            if (std::string(grouping) == "grouped") v.graph_input_only_inputs = 0b1;
             out.push_back(v);
           }
     return out;

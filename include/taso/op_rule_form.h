@@ -43,12 +43,13 @@ struct GeneratorVariant {
   Params params;
   int arity = 1;
   std::array<GenRole, 3> roles{};
-  int rank = -1;                  // every input must have this rank (-1: any)
-  bool commutative = false;       // inputs enumerated in one order only
-  bool same_shapes = false;       // inputs must have equal shapes (no broadcasting)
-  bool same_kind = false;         // inputs all activations or all weights, not mixed
-  bool inputs_only = false;       // reads graph inputs only
-  uint8_t shape_only_inputs = 0;  // bit i: only input i's shape matters, not its values
+  int rank = -1;                        // every input must have this rank (-1: any)
+  bool commutative = false;             // inputs enumerated in one order only
+  bool same_shapes = false;             // inputs must have equal shapes (no broadcasting)
+  bool same_kind = false;               // inputs all activations or all weights, not mixed
+  bool inputs_only = false;             // reads graph inputs only
+  uint8_t graph_input_only_inputs = 0;  // bit i: input i reads graph inputs only
+  uint8_t shape_only_inputs = 0;        // bit i: only input i's shape matters, not its values
   // The value depends only on the output's shape, not on the inputs' values (the inputs
   // only say which shape): the generator then takes the first input giving that shape.
   bool constant_output = false;
