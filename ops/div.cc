@@ -19,10 +19,7 @@ TASO_REGISTER_OP(BinaryOp<DivFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldDiv(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-    if (b == 0) return std::nullopt;  // left to run time
-    return a / b;                     // truncates, as ONNX's integer Div
-  });
+  return FoldInt64Binary(in, CheckedDiv);
 }
 TASO_REGISTER_ONNX_FOLDER("Div", FoldDiv);
 

@@ -33,6 +33,26 @@ inline int64_t IntAttribute(const onnx::NodeProto& node, const char* name, int64
   return a ? a->i() : fallback;
 }
 
+// Int64 arithmetic of folded shape values, nullopt where the exact result does not fit
+// (the node is then left to run time).
+inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+inline std::optional<int64_t> CheckedSub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+inline std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+// Truncates, as ONNX's integer Div; nullopt on division by zero or INT64_MIN / -1.
+inline std::optional<int64_t> CheckedDiv(int64_t a, int64_t b) {
+  if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+  return a / b;
+}
+
 // An element-wise int64 operator on two constants of equal shapes, or one of a single
 // value (all shape arithmetic needs); `fn` returns nullopt where it is undefined.
 template <typename Fn>

@@ -21,7 +21,7 @@ TASO_REGISTER_OP(BinaryOp<MulFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldMul(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; });
+  return FoldInt64Binary(in, CheckedMul);
 }
 TASO_REGISTER_ONNX_FOLDER("Mul", FoldMul);
 

@@ -19,7 +19,7 @@ TASO_REGISTER_OP(BinaryOp<SubFn>);
 
 // On int64 constants (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldSub(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; });
+  return FoldInt64Binary(in, CheckedSub);
 }
 TASO_REGISTER_ONNX_FOLDER("Sub", FoldSub);
 
