@@ -145,6 +145,26 @@ absl::Status CheckBindings(const Rule& r) {
   return absl::OkStatus();
 }
 
+// Every size of a graph's operator refers to a tensor bound when the matcher reaches that
+// operator (operators are matched in order, either side of a rule may be matched): a rule
+// input this or an earlier operator reads, or an earlier operator's output.
+absl::Status CheckSizesBound(const Rule& r) {
+  for (const RuleGraph* g : {&r.source, &r.target}) {
+    std::vector<bool> bound(r.inputs.size(), false);
+    for (const RuleOp& op : g->ops) {
+      for (int t : op.inputs) bound[t] = true;
+      for (const auto& [name, sizes] : op.sizes)
+        for (const SymbolicSize& s : sizes)
+          for (const DimRef& d : s)
+            if (!bound[d.tensor])
+              return absl::InvalidArgumentError(absl::StrCat(op.op->name(), " size '", name, "' refers to tensor ",
+                                                             d.tensor, ", which is not bound when it is matched"));
+      bound.resize(bound.size() + op.num_outputs, true);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The parameters a rule may give an operator, with their types (ParamValue's alternative):
 // those of its generator variants; null for an operator taso-gen does not enumerate.
 using ParamTypes = absl::flat_hash_map<std::string, size_t>;
@@ -265,6 +285,7 @@ absl::StatusOr<RuleSet> ReadRuleSet(const std::string& path) {
       r.vars.push_back(std::move(var));
     }
     if (s.ok()) s = CheckBindings(r);
+    if (s.ok()) s = CheckSizesBound(r);
     if (s.ok()) s = CheckParamTypes(r, param_types);
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("'", path, "', rule '", r.name, "': ", s.message()));
     set.rules.push_back(std::move(r));
