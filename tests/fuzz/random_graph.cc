@@ -110,7 +110,7 @@ void AddOutputs(Graph& g, FuzzInput& in) {
 
 const std::vector<RuleMatcher>& ShippedMatchers() {
   static const std::vector<RuleMatcher>* matchers = [] {
-    auto set = ReadRuleSet(absl::StrCat(TASO_SOURCE_DIR, "/rules/taso_k3.pb"));
+    auto set = ReadRuleSet(TASO_FUZZ_RULES);
     FUZZ_CHECK(set.ok(), set.status().ToString());
     return new std::vector<RuleMatcher>(PrepareRules(set->rules));
   }();
