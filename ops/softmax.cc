@@ -43,6 +43,7 @@ class Softmax : public KernelOp<Softmax> {
   }
   std::vector<std::string> onnx_op_types() const override { return {"Softmax"}; }
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
+    if (node.inputs().empty() || !node.inputs()[0].present) return absl::InvalidArgumentError("Softmax needs an input");
     const int rank = static_cast<int>(node.inputs()[0].shape.size());
     const int64_t axis = node.Int("axis", node.opset() >= 13 ? -1 : 1);
     auto norm = NormalizeAxis(axis, rank);
