@@ -13,6 +13,8 @@ const std::vector<ModelInfo>& AllModels() {
       {"nasrnn", "NasRNN, hidden 512, 5 steps", BuildNasRnn},
       {"bert", "BERT encoder (8 layers), sequence 64, hidden 1024, 16 heads", BuildBert},
       {"inception_v3", "Inception-v3, 299x299, batch 1", BuildInceptionV3},
+      {"lora_mlp", "MLP d 768, hidden 3072, unmerged rank-16 LoRA adapters; --batch = tokens", BuildLoraMlp},
+      {"task_heads", "eight heads Linear(768,64)-ReLU-Linear(64,4) on one [1,768] feature", BuildTaskHeads},
   };
   return kModels;
 }

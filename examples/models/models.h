@@ -32,5 +32,7 @@ absl::StatusOr<OnnxModel> BuildNasNetA(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildNasRnn(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildBert(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildInceptionV3(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildTaskHeads(const ModelOptions& o);
 
 }  // namespace taso::models

@@ -275,7 +275,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
       "\",\n  \"rule_instances\": ", r.rule_instances, ",\n  \"rule_instances_unusable\": ", r.rule_instances_unusable,
-      "\",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"",
+      ",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"",
       SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
       ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
       ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,

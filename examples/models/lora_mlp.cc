@@ -1,0 +1,46 @@
+// LoRA MLP: a transformer feed-forward block (d 768, hidden 3072, exact GELU) whose two
+// linear layers carry unmerged rank-16 adapters, y = x W^T + b + s (x A) B, written as
+// PyTorch 1.13 exports them: Gemm(transB=1) for nn.Linear, MatMul for the bias-free
+// adapter products. ModelOptions::batch is the number of tokens (2-D activations).
+#include <cmath>
+
+#include "models/builder.h"
+#include "models/models.h"
+
+namespace taso::models {
+namespace {
+
+constexpr int64_t kModel = 768;
+constexpr int64_t kHidden = 3072;
+constexpr int64_t kRank = 16;
+constexpr float kScale = 2.0f;  // LoRA alpha / rank
+
+ValueId LoraLinear(ModelBuilder& b, ValueId x, int64_t out) {
+  const int64_t in = b.shape(x)[1];
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  ValueId w = b.Weight("weight", {out, in}, bound);
+  ValueId bias = b.Weight("bias", {out}, bound);
+  ValueId base = b.Op("Gemm", Params().Set("transB", int64_t{1}), {x, w, bias});
+  ValueId a = b.Weight("lora_A", {in, kRank}, bound);
+  ValueId up = b.Weight("lora_B", {kRank, out}, 0.02);
+  ValueId delta = b.Op("MatMul", {}, {b.Op("MatMul", {}, {x, a}), up});
+  return b.Add(base, b.Mul(delta, b.Scalar("scaling", kScale)));
+}
+
+// GELU as torch.nn.functional.gelu exports it: x * 0.5 * (1 + erf(x / sqrt(2))).
+ValueId Gelu(ModelBuilder& b, ValueId x) {
+  ValueId erf = b.Op("Erf", {}, {b.Op("Div", {}, {x, b.Scalar("sqrt2", std::sqrt(2.0f))})});
+  ValueId one_plus = b.Add(erf, b.Scalar("one", 1.0f));
+  return b.Mul(b.Mul(x, one_plus), b.Scalar("half", 0.5f));
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o) {
+  ModelBuilder b(o.seed);
+  ValueId x = b.Input("x", {o.batch, kModel});
+  ValueId h = Gelu(b, LoraLinear(b, x, kHidden));
+  return b.Finish({LoraLinear(b, h, kModel)}, "lora_mlp");
+}
+
+}  // namespace taso::models
