@@ -8,6 +8,7 @@
 (declare-fun relu (T) T)                ; Relu
 (declare-fun transpose (T) T)           ; Transpose of a matrix
 (declare-fun matmul (T T) T)            ; MatMul
+(declare-fun gemm (Int T T T) T)        ; Gemm: B transposed (0 or 1), A, B, bias C
 (declare-fun concat (Int T T) T)        ; Concat: axis, first, second
 (declare-fun split0 (Int T) T)          ; Split at the last concatenation along the axis:
 (declare-fun split1 (Int T) T)          ;   the first and the second part

@@ -53,17 +53,18 @@ struct Slot {
   uint64_t hash = 0;
   bool activation = false;
   bool constant = false;  // its value depends on no input's value (e.g. I_conv(X))
+  bool bias = false;      // a bias input (GenInput::bias)
   int producer = -1;      // operator position, -1 for an input
   int uses = 0;
   std::array<int, 4> sym{};
 };
 
 struct MemoKey {
-  int variant, s0, s1, cut0, cut1;
+  int variant, s0, s1, s2, cut0, cut1;  // input shape ids, -1 past the arity
   bool operator==(const MemoKey&) const = default;
   template <typename H>
   friend H AbslHashValue(H h, const MemoKey& k) {
-    return H::combine(std::move(h), k.variant, k.s0, k.s1, k.cut0, k.cut1);
+    return H::combine(std::move(h), k.variant, k.s0, k.s1, k.s2, k.cut0, k.cut1);
   }
 };
 
@@ -92,6 +93,7 @@ class Walker {
       s.shape_id = ShapeId(s.t.shape);
       s.hash = TensorHash(s.t);
       s.activation = e_.set_.inputs[i].activation;
+      s.bias = e_.set_.inputs[i].bias;
       for (int d = 0; d < static_cast<int>(s.t.shape.size()); ++d) s.sym[d] = NewLeaf(static_cast<int>(i), d);
       slots_.push_back(std::move(s));
     }
@@ -147,33 +149,51 @@ class Walker {
   // those, and there are billions of them at K=4.
   template <typename F>
   void ForEachCandidate(F f) {
-    const int n = static_cast<int>(slots_.size());
     const auto& variants = e_.set_.variants;
-    absl::InlinedVector<uint8_t, 32> fit[2];
+    absl::InlinedVector<uint8_t, 32> fit[3];
     for (int v = 0; v < static_cast<int>(variants.size()); ++v) {
       const GeneratorVariant& spec = variants[v].spec;
-      for (int i = 0; i < std::min(spec.arity, 2); ++i) {
-        const bool graph_input = spec.inputs_only || (spec.graph_input_only_inputs >> i) & 1;
-        const int limit = graph_input ? static_cast<int>(e_.inputs().size()) : n;
-        fit[i].clear();
-        for (int s = 0; s < limit; ++s)
-          if (RoleOk(spec.roles[i], slots_[s]) &&
-              (spec.rank < 0 || static_cast<int>(slots_[s].t.shape.size()) == spec.rank))
-            fit[i].push_back(static_cast<uint8_t>(s));
-      }
-      if (spec.arity == 1) {
-        for (uint8_t a : fit[0]) f(GenOp{static_cast<uint8_t>(v), {a, 0, 0}});
-      } else {
-        for (size_t x = 0; x < fit[0].size(); ++x)
-          for (size_t y = 0; y < fit[1].size(); ++y)
-            if (!spec.commutative || fit[1][y] >= fit[0][x])
-              f(GenOp{static_cast<uint8_t>(v), {fit[0][x], fit[1][y], 0}});
+      for (int i = 0; i < spec.arity; ++i) FitPosition(spec, i, fit[i]);
+      GenOp op{static_cast<uint8_t>(v), {0, 0, 0}};
+      for (uint8_t a : fit[0]) {
+        op.in[0] = a;
+        if (spec.arity == 1) {
+          f(op);
+          continue;
+        }
+        for (uint8_t b : fit[1]) {
+          if (spec.commutative && b < a) continue;
+          op.in[1] = b;
+          if (spec.arity == 2) {
+            f(op);
+            continue;
+          }
+          for (uint8_t c : fit[2]) {
+            op.in[2] = c;
+            f(op);
+          }
+        }
       }
     }
   }
 
+  // The slots that fit input position `i` of `spec` by role and rank.
+  void FitPosition(const GeneratorVariant& spec, int i, absl::InlinedVector<uint8_t, 32>& fit) const {
+    const bool graph_input = spec.inputs_only || (spec.graph_input_only_inputs >> i) & 1;
+    const int limit = graph_input ? static_cast<int>(e_.inputs().size()) : static_cast<int>(slots_.size());
+    fit.clear();
+    for (int s = 0; s < limit; ++s)
+      if (RoleOk(spec.roles[i], slots_[s]) &&
+          (spec.rank < 0 || static_cast<int>(slots_[s].t.shape.size()) == spec.rank))
+        fit.push_back(static_cast<uint8_t>(s));
+  }
+
+  // A bias input is read only where a variant asks for one.
   bool RoleOk(GenRole role, const Slot& s) const {
+    if ((role == GenRole::kBias) != s.bias) return false;
     switch (role) {
+      case GenRole::kBias:
+        return true;
       case GenRole::kAny:
         return true;
       case GenRole::kActivation:
@@ -184,6 +204,8 @@ class Walker {
         return s.t.shape.empty();
       case GenRole::kTensor:
         return !s.t.shape.empty();
+      case GenRole::kMatrix:
+        return s.t.shape.size() == 2;
     }
     return false;
   }
@@ -195,8 +217,12 @@ class Walker {
     if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return false;
     Cut cut;
     if (spec.split_at_concat && !FindCut(op, spec, &cut)) return false;
-    const MemoKey key{op.variant, slots_[op.in[0]].shape_id, spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
-                      cut.sizes[0], cut.sizes[1]};
+    const MemoKey key{op.variant,
+                      slots_[op.in[0]].shape_id,
+                      spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
+                      spec.arity > 2 ? slots_[op.in[2]].shape_id : -1,
+                      cut.sizes[0],
+                      cut.sizes[1]};
     const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
     if (!mv->ok) return false;
     if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return false;
@@ -274,8 +300,12 @@ class Walker {
   bool ComputeOutputs(const Variant& var, const GenOp& op, const std::vector<int>& out_shapes, const int cut[2]) {
     const GeneratorVariant& spec = var.spec;
     const int first_out = static_cast<int>(slots_.size());
-    const KernelMemo<uint32_t>::Key rkey{op.variant, slots_[op.in[0]].hash, spec.arity > 1 ? slots_[op.in[1]].hash : 0,
-                                         cut[0], cut[1]};
+    const KernelMemo<uint32_t>::Key rkey{op.variant,
+                                         slots_[op.in[0]].hash,
+                                         spec.arity > 1 ? slots_[op.in[1]].hash : 0,
+                                         spec.arity > 2 ? slots_[op.in[2]].hash : 0,
+                                         cut[0],
+                                         cut[1]};
     for (int s : out_shapes) {
       slots_.emplace_back();
       Slot& out = slots_.back();
@@ -408,7 +438,7 @@ class Walker {
     const Variant& var = e_.set_.variants[op.variant];
     for (int j = 0; j < op.in[0]; ++j) {
       if (!RoleOk(var.spec.roles[0], slots_[j])) continue;
-      const MemoKey key{op.variant, slots_[j].shape_id, -1, 0, 0};
+      const MemoKey key{op.variant, slots_[j].shape_id, -1, -1, 0, 0};
       auto it = memo_.find(key);
       if (it == memo_.end()) {
         GenOp alt = op;

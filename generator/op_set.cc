@@ -11,7 +11,8 @@ namespace {
 // Small inputs as TASO used: two activations and four kernels (3x3 twice, 1x3, 1x1) of
 // four channels, three 4x4 matrices, and a scalar; and a 3x3 kernel of eight outputs on
 // one channel per group (four groups of an activation; class "g": kept when other
-// classes change), which grouped convolutions read.
+// classes change), which grouped convolutions read; and a bias vector of four, which only
+// products with a bias (Gemm) read.
 std::vector<GenInput> SmallInputs() {
   const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
   return {
@@ -26,6 +27,7 @@ std::vector<GenInput> SmallInputs() {
       {"B", {4, 4}, true, matrix},
       {"C", {4, 4}, true, matrix},
       {"s", {}, false, {}},
+      {"b", {4}, false, {"m"}, true},
   };
 }
 

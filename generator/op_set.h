@@ -22,6 +22,7 @@ struct GenInput {
   // "n" batch, "c" channels, "h"/"w" image height/width, "m" matrix sizes; "k" marks a
   // kernel size, free for each input on its own.
   std::vector<std::string> dim_classes;
+  bool bias = false;  // read only where a variant's role asks for a bias (GenRole::kBias)
 };
 
 struct OpSet {

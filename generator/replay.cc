@@ -132,7 +132,12 @@ class Replayer {
     MemoKey key{};
     const MemoEntry* known = nullptr;
     if (memo_ && !fresh) {
-      key = {op.variant, hash_[op.in[0]], var.spec.arity > 1 ? hash_[op.in[1]] : 0, cut.sizes[0], cut.sizes[1]};
+      key = {op.variant,
+             hash_[op.in[0]],
+             var.spec.arity > 1 ? hash_[op.in[1]] : 0,
+             var.spec.arity > 2 ? hash_[op.in[2]] : 0,
+             cut.sizes[0],
+             cut.sizes[1]};
       known = memo_->Find(key);
     }
     DimSources inferred;

@@ -55,12 +55,12 @@ class KernelMemo {
  public:
   struct Key {
     int variant;
-    uint64_t in0, in1;  // content hashes (shape included)
+    uint64_t in0, in1, in2;  // content hashes (shape included), 0 past the arity
     int64_t cut0, cut1;
     bool operator==(const Key&) const = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.variant, k.in0, k.in1, k.cut0, k.cut1);
+      return H::combine(std::move(h), k.variant, k.in0, k.in1, k.in2, k.cut0, k.cut1);
     }
   };
   struct Entry {

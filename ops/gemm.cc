@@ -37,8 +37,10 @@ class Gemm : public KernelOp<Gemm> {
     Tensor<S>& y = *args.out[0];
     const bool ta = p.Int("transA", 0) != 0, tb = p.Int("transB", 0) != 0;
     const int64_t m = y.shape[0], n = y.shape[1], k = ta ? a.shape[0] : a.shape[1];
-    const S alpha = Domain<S>::FromDouble(p.Float("alpha", 1.0));
-    const S beta = Domain<S>::FromDouble(p.Float("beta", 1.0));
+    // A factor of 1 is no multiplication: in the integer domain 1.0 is a bit pattern,
+    // not the unit, and the unscaled Gemm must fingerprint as the sum it is.
+    const double alpha_value = p.Float("alpha", 1.0), beta_value = p.Float("beta", 1.0);
+    const auto scale = [](double factor, S v) { return factor == 1.0 ? v : Domain<S>::FromDouble(factor) * v; };
     std::vector<S> acc(n);
     for (int64_t i = 0; i < m; ++i) {
       std::fill(acc.begin(), acc.end(), Domain<S>::Zero());
@@ -51,11 +53,11 @@ class Gemm : public KernelOp<Gemm> {
           for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
         }
       }
-      for (int64_t j = 0; j < n; ++j) y.data[i * n + j] = alpha * acc[j];
+      for (int64_t j = 0; j < n; ++j) y.data[i * n + j] = scale(alpha_value, acc[j]);
     }
     if (args.in.size() == 3 && args.in[2] != nullptr) {
       Tensor<S> c(y.shape);
-      BroadcastBinary(*args.in[2], y, c, [beta](S cv, S) { return beta * cv; });
+      BroadcastBinary(*args.in[2], y, c, [&](S cv, S) { return scale(beta_value, cv); });
       for (int64_t i = 0; i < y.numel(); ++i) y.data[i] += c.data[i];
     }
     return absl::OkStatus();
@@ -66,6 +68,40 @@ class Gemm : public KernelOp<Gemm> {
     const int64_t k = p.Int("transA", 0) ? in[0].shape[0] : in[0].shape[1];
     m.flops = 2.0 * static_cast<double>(NumElements(out[0].shape)) * static_cast<double>(k);
     return m;
+  }
+
+  // Output [M, N]: M from A, N from B (its first dimension when transposed).
+  DimSources DimensionSources(const Params& p, absl::Span<const InputInfo>,
+                              absl::Span<const OutputType>) const override {
+    const bool ta = p.Int("transA", 0) != 0, tb = p.Int("transB", 0) != 0;
+    return {std::vector<DimSource>{DimSource::Copy(0, ta ? 1 : 0), DimSource::Copy(1, tb ? 0 : 1)}};
+  }
+
+  // A linear layer as exporters write it: Y = A B + C or A B^T + C, C a bias vector.
+  std::vector<GeneratorVariant> GeneratorVariants() const override {
+    std::vector<GeneratorVariant> out;
+    for (int64_t tb : {0, 1}) {
+      GeneratorVariant v;
+      v.label = tb ? "t" : "n";
+      v.params.Set("transB", tb);
+      v.arity = 3;
+      v.roles = {GenRole::kMatrix, GenRole::kMatrix, GenRole::kBias};
+      v.fixed_params = {"transB"};
+      out.push_back(v);
+    }
+    return out;
+  }
+
+  // Only the form the generator enumerates has a rule form: no scaling, A as it is and a
+  // bias vector.
+  std::optional<Params> RuleParams(const Params& p, absl::Span<const InputInfo> in) const override {
+    if (in.size() != 3 || !in[2].present || in[2].shape.size() != 1) return std::nullopt;
+    if (p.Float("alpha", 1.0) != 1.0 || p.Float("beta", 1.0) != 1.0 || p.Int("transA", 0) != 0) return std::nullopt;
+    return Params().Set("transB", p.Int("transB", 0) != 0 ? int64_t{1} : int64_t{0});
+  }
+
+  absl::StatusOr<SmtForm> Smt(const Params& p, int num_inputs, int) const override {
+    return SmtCall(name(), num_inputs, 3, "gemm", {{"transB", p.Int("transB", 0)}});
   }
 
   std::vector<std::string> onnx_op_types() const override { return {"Gemm"}; }

@@ -31,6 +31,8 @@ bool GeneratorVariant::AcceptsShapes(absl::Span<const Shape> inputs) const {
   for (int i = 0; i < arity; ++i) {
     if (roles[i] == GenRole::kScalar && !inputs[i].empty()) return false;
     if (roles[i] == GenRole::kTensor && inputs[i].empty()) return false;
+    if (roles[i] == GenRole::kMatrix && inputs[i].size() != 2) return false;
+    if (roles[i] == GenRole::kBias && inputs[i].size() != 1) return false;
     if (rank >= 0 && static_cast<int>(inputs[i].size()) != rank) return false;
   }
   return !same_shapes || arity < 2 || inputs[0] == inputs[1];

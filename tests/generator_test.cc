@@ -197,8 +197,9 @@ TEST_CASE("Regenerating the K=3 database gives every shipped rule, unchanged") {
     CHECK(generated[r.name] == RuleText(r));
   }
   // Most are proved; grouped convolutions bring facts about where their channels go
-  // (strides composed, enlargement's reference kernel) that the axioms do not state.
-  CHECK(Shipped().rules.size() * 100 >= rules->rules.size() * 94);
+  // (strides composed, enlargement's reference kernel) and products with a bias facts
+  // through identity and ones tensors that the axioms do not state.
+  CHECK(Shipped().rules.size() * 100 >= rules->rules.size() * 85);
   // Each pruning stage only removes.
   CHECK(report.counts.candidates >= report.counts.distinct);
   CHECK(report.counts.distinct >= report.counts.after_renaming);

@@ -37,6 +37,8 @@ enum class GenRole : uint8_t {
   kWeight,      // depends only on weights and constants (a convolution kernel)
   kScalar,      // rank 0
   kTensor,      // rank 1 or more
+  kMatrix,      // rank 2
+  kBias,        // a per-column bias: a weight vector that only such positions read
 };
 struct GeneratorVariant {
   std::string label;  // e.g. "s2,same,relu"

@@ -1,0 +1,16 @@
+; A product with a bias (Gemm, alpha = beta = 1, A as it is): B transposed is the
+; transpose as an operand; the product is linear in B, the bias added once; a product
+; feeding A re-associates onto B; a scalar moves between A and B; A's columns and B's
+; rows concatenated make a sum of products; rows of A concatenated give rows of Y.
+(assert (! (forall ((x T) (w T) (c T))
+  (= (gemm 1 x w c) (gemm 0 x (transpose w) c))) :named gemm_transposed))
+(assert (! (forall ((x T) (w T) (v T) (c T))
+  (= (ewadd (gemm 0 x w c) (matmul x v)) (gemm 0 x (ewadd w v) c))) :named gemm_linear))
+(assert (! (forall ((x T) (y T) (w T) (c T))
+  (= (gemm 0 (matmul x y) w c) (gemm 0 x (matmul y w) c))) :named gemm_associative))
+(assert (! (forall ((x T) (w T) (s T) (c T))
+  (= (gemm 0 (smul x s) w c) (gemm 0 x (smul w s) c))) :named gemm_smul_moves))
+(assert (! (forall ((x T) (y T) (v T) (w T) (c T))
+  (= (gemm 0 (concat 1 x y) (concat 0 v w) c) (ewadd (gemm 0 x v c) (matmul y w)))) :named gemm_concat_inner))
+(assert (! (forall ((x T) (y T) (w T) (c T))
+  (= (gemm 0 (concat 0 x y) w c) (concat 0 (gemm 0 x w c) (gemm 0 y w c)))) :named gemm_concat_rows))
