@@ -253,13 +253,18 @@ TEST_CASE("Cost keys of equal operators, parameters and shapes are equal and has
   CHECK(a.Key() == b.Key());
   CHECK(HashOf(a.Key()) == HashOf(b.Key()));
   CHECK(a.Key().ToString() == b.Key().ToString());
-  // Neither an input's type nor its constant value is part of the key.
+  // Neither an input's type nor a constant's value is part of the key.
   ConvParts typed;
   typed.inputs[0].dtype = taso::DataType::kInt64;
-  const auto weight = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
-  typed.inputs[1].constant = weight.get();
   CHECK(typed.Key() == a.Key());
   CHECK(HashOf(typed.Key()) == HashOf(a.Key()));
+  ConvParts halves, quarters;
+  const auto half = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
+  const auto quarter = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.25f));
+  halves.inputs[1].constant = half.get();
+  quarters.inputs[1].constant = quarter.get();
+  CHECK(halves.Key() == quarters.Key());
+  CHECK(HashOf(halves.Key()) == HashOf(quarters.Key()));
   // A tensor parameter counts by its content, not by which tensor holds it.
   ConvParts c, d;
   c.params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
@@ -276,7 +281,9 @@ TEST_CASE("An owned cost key outlives the parts it was built from") {
     scoped.inputs[1].constant = weight.get();
     owned = scoped.Key().Owned();
   }
-  const ConvParts fresh;
+  ConvParts fresh;  // constant too, with other values
+  const auto other_weight = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.25f));
+  fresh.inputs[1].constant = other_weight.get();
   CHECK(*owned == fresh.Key());
   CHECK(HashOf(*owned) == HashOf(fresh.Key()));
   CHECK(owned->ToString() == fresh.Key().ToString());
@@ -296,6 +303,8 @@ TEST_CASE("Cost keys differ in each thing they hold, in memo and in text alike")
   other("input shape").inputs[0].shape = {1, 16, 12, 13};
   other("output shape").outputs[0].shape = {1, 32, 6, 7};
   other("an absent input").inputs.push_back(ConvParts::Absent());
+  const auto weight = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
+  other("a constant input").inputs[1].constant = weight.get();
   ConvParts& moved = other("a shape moved from the inputs to the outputs");
   moved.outputs.insert(moved.outputs.begin(), taso::OutputType{.shape = moved.inputs.back().shape});
   moved.inputs.pop_back();
@@ -330,6 +339,11 @@ TEST_CASE("A cost key's text is the one cost cache files hold") {
   CHECK(taso::CostKey(*conv.op, taso::cpu::WithLayout(conv.params, true), conv.inputs, conv.outputs).ToString() ==
         "Conv2D{activation=\"relu\" epsilon=1e-05 group=1 grouping=\"dense\" layout=\"blocked\" padding=\"same\" "
         "strides=[2,2]}[1,16,12,12][32,16,3,3]->[1,32,6,6]");
+  const auto kernel = taso::TensorData::Float({32, 16, 3, 3}, std::vector<float>(32 * 16 * 9, 0.5f));
+  conv.inputs[1].constant = kernel.get();
+  CHECK(conv.Key().ToString() ==
+        "Conv2D{activation=\"relu\" epsilon=1e-05 group=1 grouping=\"dense\" padding=\"same\" "
+        "strides=[2,2]}[1,16,12,12]c[32,16,3,3]->[1,32,6,6]");
   const std::vector<taso::InputInfo> scalar = {taso::InputInfo{}};
   const std::vector<taso::OutputType> scalar_out = {taso::OutputType{}};
   CHECK(taso::CostKey(*taso::testing::Op("Relu"), taso::Params(), scalar, scalar_out).ToString() == "Relu{}[]->[]");

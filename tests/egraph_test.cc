@@ -333,5 +333,46 @@ TEST_CASE("E-graph: only near-optimal e-nodes are measured", "[egraph]") {
   CHECK_FALSE(found.stats.exact.empty());
 }
 
+// Records, for each node it prices, which operands are constants.
+class ConstantRecordingCost : public AnalyticCost {
+ public:
+  std::string name() const override { return "recording"; }
+  double NodeCost(const Graph& graph, NodeId n) override {
+    const Node& node = graph.node(n);
+    Priced priced{std::string(node.op->name()), {}, {}};
+    for (const InputInfo& in : graph.InputInfos(node)) {
+      priced.constant.push_back(in.constant != nullptr);
+      priced.shapes.push_back(in.shape);
+    }
+    seen.push_back(std::move(priced));
+    return AnalyticCost::NodeCost(graph, n);
+  }
+  struct Priced {
+    std::string op;
+    std::vector<bool> constant;
+    std::vector<Shape> shapes;
+  };
+  std::vector<Priced> seen;
+};
+
+TEST_CASE("E-graph: an operand computed from weights alone is priced as the constant it becomes", "[egraph]") {
+  auto built = egraph::BuildEGraph(AdapterLayer());
+  REQUIRE(built.ok());
+  EGraph& eg = built->egraph;
+  egraph::Saturate(eg, AllMatchers(), {});
+  ConstantRecordingCost cost;
+  egraph::PriceENodes(eg, cost);
+  // Of the products of x [256,64] and a [64,64] matrix, x W reads the weight W; x (A B)
+  // and x (W + A B) read weights folded once written, and are priced so.
+  int fed = 0, constant = 0;
+  for (const auto& priced : cost.seen) {
+    CHECK(priced.constant != std::vector<bool>{true, true});  // computed ahead of time: not priced
+    if (priced.op != "MatMul" || priced.shapes != std::vector<Shape>{{256, 64}, {64, 64}}) continue;
+    ++(priced.constant[1] ? constant : fed);
+  }
+  CHECK(fed == 0);
+  CHECK(constant >= 2);
+}
+
 }  // namespace
 }  // namespace taso

@@ -20,6 +20,16 @@ bool AheadOfTime(const EGraph& eg, const ENode& node) {
   return true;
 }
 
+// A class as an operand of a node priced alone: a weight-only class is an initializer, as
+// it will be once folded (its data where known, else zeros of its type: a runtime prices
+// an initializer apart from a fed tensor, not by its values).
+absl::StatusOr<ValueId> AddOperand(Graph& g, const std::string& name, const EClass& cls) {
+  if (!cls.weight_only) return g.AddInput(name, cls.type.dtype, cls.type.shape);
+  if (cls.constant) return g.AddWeight(name, cls.constant);
+  if (cls.type.dtype != DataType::kFloat32) return g.AddInput(name, cls.type.dtype, cls.type.shape);
+  return g.AddWeight(name, TensorData::Float(cls.type.shape, std::vector<float>(NumElements(cls.type.shape), 0.0f)));
+}
+
 // The e-node's operator as the one node of a graph reading its classes; 0 where a child's
 // shape is unknown (an opaque node's output: such a node is never rewritten).
 double PriceOne(const EGraph& eg, const ENode& node, CostModel& cost) {
@@ -33,9 +43,7 @@ double PriceOne(const EGraph& eg, const ENode& node, CostModel& cost) {
     }
     const EClass& cls = eg.eclass(c);
     if (!cls.type.shape_known) return 0;
-    const std::string name = absl::StrCat("in", i);
-    auto v = cls.constant && cls.weight_only ? g.AddWeight(name, cls.constant)
-                                             : g.AddInput(name, cls.type.dtype, cls.type.shape);
+    auto v = AddOperand(g, absl::StrCat("in", i), cls);
     if (!v.ok()) return 0;
     inputs.push_back(*v);
   }
