@@ -30,23 +30,7 @@ trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3 tv_resnet50 tv_resnext50 tv_inception_v3)
 
-json_number() {  # FILE KEY -> the first number under "KEY"
-  sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1
-}
-
-# ORIGINAL OPTIMIZED -> "original_ms optimized_ms spread" from the worker's paired timing.
-ort_pairs() {
-  printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d}\n' \
-    "$1" "$2" "$threads" "$pairs" "$rounds" | node tools/ort/ort_worker.js |
-    awk '{
-      if (match($0, /"error":"[^"]*"/)) { print "error " substr($0, RSTART, RLENGTH) > "/dev/stderr"; exit 1 }
-      match($0, /"a_ms":\[[^\]]*\]/); na = split(substr($0, RSTART + 8, RLENGTH - 9), a, ",")
-      match($0, /"b_ms":\[[^\]]*\]/); split(substr($0, RSTART + 8, RLENGTH - 9), b, ",")
-      for (i = 1; i <= na; ++i) { la += log(a[i]); lb += log(b[i]); r = log(a[i] / b[i]); s += r; ss += r * r }
-      m = s / na; v = na > 1 ? (ss - na * m * m) / (na - 1) : 0; if (v < 0) v = 0
-      printf "%.3f %.3f %.4f\n", exp(la / na), exp(lb / na), 2 * sqrt(v / na)
-    }'
-}
+source bench/ort_pairs.sh
 
 # MODEL LABEL [taso-opt flags...]: optimizes for ort, times both in ONNX Runtime, prints a row.
 bench_row() {
@@ -64,7 +48,7 @@ bench_row() {
   after=$(json_number "$report" cost_after_ms)
   kept=$(sed -n 's/.*"rewrites": \([0-9]*\), "rewrites_kept": \([0-9]*\).*/\2\/\1/p' "$report" | head -1)
   local timing
-  timing=$(ort_pairs "$out/$m.onnx" "$opt") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" "$label"; return; }
+  timing=$(ort_pairs "$out/$m.onnx" "$opt" "$threads" "$pairs" "$rounds") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" "$label"; return; }
   read -r orig new spread <<< "$timing"
   awk -v m="$m" -v l="$label" -v s="$search" -v o="$orig" -v n="$new" -v sp="$spread" -v b="$before" -v a="$after" \
       -v p="$pairs" -v r="$rounds" -v k="${kept:--}" 'BEGIN {
@@ -90,7 +74,7 @@ cpu_row() {
     est+=("$(json_number "$out/$m.est.json" cost_before_ms)")
   done
   local timing orig new spread
-  timing=$(ort_pairs "$out/$m.onnx" "$cpu") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
+  timing=$(ort_pairs "$out/$m.onnx" "$cpu" "$threads" "$pairs" "$rounds") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
   read -r orig new spread <<< "$timing"
   awk -v m="$m" -v o="$orig" -v n="$new" -v sp="$spread" -v b="${est[0]}" -v a="${est[1]}" -v p="$pairs" \
       -v r="$rounds" 'BEGIN { est = b / a; meas = o / n

@@ -1,0 +1,22 @@
+# Shared by the ONNX Runtime benchmarks (sourced from the repository root).
+
+json_number() {  # FILE KEY -> the first number under "KEY"
+  sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1
+}
+
+# A B THREADS PAIRS ROUNDS -> "a_ms b_ms spread" from the worker's paired timing (session
+# pairs in both orders, ROUNDS runs of each in turn per pair): geometric means of the
+# pairs' medians, and the spread of the ratio a/b (twice the standard error of the mean
+# log-ratio over pairs).
+ort_pairs() {
+  printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d}\n' \
+    "$1" "$2" "$3" "$4" "$5" | node tools/ort/ort_worker.js |
+    awk '{
+      if (match($0, /"error":"[^"]*"/)) { print "error " substr($0, RSTART, RLENGTH) > "/dev/stderr"; exit 1 }
+      match($0, /"a_ms":\[[^\]]*\]/); na = split(substr($0, RSTART + 8, RLENGTH - 9), a, ",")
+      match($0, /"b_ms":\[[^\]]*\]/); split(substr($0, RSTART + 8, RLENGTH - 9), b, ",")
+      for (i = 1; i <= na; ++i) { la += log(a[i]); lb += log(b[i]); r = log(a[i] / b[i]); s += r; ss += r * r }
+      m = s / na; v = na > 1 ? (ss - na * m * m) / (na - 1) : 0; if (v < 0) v = 0
+      printf "%.3f %.3f %.4f\n", exp(la / na), exp(lb / na), 2 * sqrt(v / na)
+    }'
+}
