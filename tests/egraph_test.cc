@@ -86,6 +86,31 @@ TEST_CASE("The e-graph engine merges a low-rank adapter that backtracking keeps"
   CHECK(CountOps(backtracking.best, "MatMul") == 3);
 }
 
+// A linear layer as exporters write it (Gemm, B transposed, a bias) with a scaled rank-4
+// adapter beside it, as PyTorch exports an unmerged LoRA layer.
+Graph GemmAdapterLayer() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 64});
+  const ValueId w = AddWeight(g, "W", {64, 64}, 1), bias = AddWeight(g, "bias", {64}, 4),
+                a = AddWeight(g, "A", {64, 4}, 2), b = AddWeight(g, "B", {4, 64}, 3), s = AddWeight(g, "s", {}, 5);
+  const ValueId base = AddOp(g, "Gemm", {x, w, bias}, "base", Params().Set("transB", int64_t{1}));
+  const ValueId low = AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, a}, "xa"), b}, "xab");
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {base, AddOp(g, "ScalarMul", {low, s}, "scaled")}, "y")).ok());
+  return g;
+}
+
+TEST_CASE("The e-graph engine folds a scaled adapter into a Gemm layer's weight", "[egraph]") {
+  const Graph g = GemmAdapterLayer();
+  egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor != "none");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(folded->num_nodes() == 1);
+  CHECK(CountOps(*folded, "Gemm") == 1);
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
