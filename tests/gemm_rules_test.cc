@@ -6,7 +6,6 @@
 #include "rule_lookup.h"
 #include "taso/executor.h"
 #include "taso/fold.h"
-#include "taso/match.h"
 #include "taso/rules.h"
 #include "test_util.h"
 
@@ -54,19 +53,10 @@ TEST_CASE("The shipped adapter-folding rule leaves one Gemm computing the same")
   const Rule& rule = testing::ShippedRuleLike("Add(Gemm{transB=1}(A, C, b), MatMul(A, B))",
                                               "Gemm{transB=1}(A, Add(C, Transpose(B)), b)");
   const Graph g = LinearWithAdapter();
-  std::optional<Graph> folded;
-  for (const Rule& instance : Instances(rule)) {
-    auto matcher = RuleMatcher::Create(instance);
-    REQUIRE(matcher.ok());
-    const std::vector<Match> matches = matcher->FindAll(g, GraphIndex(g));
-    if (matches.empty()) continue;
-    auto applied = ApplyMatch(g, *matcher, matches[0]);
-    REQUIRE(applied.ok());
-    auto weights_folded = FoldWeights(*applied);
-    REQUIRE(weights_folded.ok());
-    folded = *std::move(weights_folded);
-  }
-  REQUIRE(folded.has_value());
+  const std::optional<Graph> applied = testing::ApplyFirstMatch(g, rule);
+  REQUIRE(applied.has_value());
+  auto folded = FoldWeights(*applied);
+  REQUIRE(folded.ok());
   REQUIRE(folded->num_nodes() == 1);
   CHECK(folded->node(0).op->name() == "Gemm");
   const TensorMap inputs = RandomInputs(g, 11);

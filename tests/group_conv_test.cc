@@ -96,17 +96,9 @@ const Rule& RegroupRule() {
 // Applies the instance of `rule` that matches the graph's convolution; fails the test
 // where none does.
 Graph ApplyToConv(const Graph& g, const Rule& rule) {
-  for (const Rule& instance : Instances(rule)) {
-    auto matcher = RuleMatcher::Create(instance);
-    REQUIRE(matcher.ok());
-    const std::vector<Match> matches = matcher->FindAll(g, GraphIndex(g));
-    if (matches.empty()) continue;
-    auto applied = ApplyMatch(g, *matcher, matches[0]);
-    REQUIRE(applied.ok());
-    return *std::move(applied);
-  }
-  FAIL("no instance of " << rule.name << " matches");
-  return g;
+  std::optional<Graph> applied = testing::ApplyFirstMatch(g, rule);
+  if (!applied) FAIL("no instance of " << rule.name << " matches");
+  return *std::move(applied);
 }
 
 // The kernel the convolution of a graph reads, once weights are folded.

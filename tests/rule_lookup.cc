@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "taso/match.h"
 
 namespace taso::testing {
 
@@ -159,6 +160,19 @@ const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, 
                       << ranks << "; expected one");
   }
   return *found.front();
+}
+
+std::optional<Graph> ApplyFirstMatch(const Graph& g, const Rule& rule) {
+  for (const Rule& instance : Instances(rule)) {
+    auto matcher = RuleMatcher::Create(instance);
+    REQUIRE(matcher.ok());
+    const std::vector<Match> matches = matcher->FindAll(g, GraphIndex(g));
+    if (matches.empty()) continue;
+    auto applied = ApplyMatch(g, *matcher, matches[0]);
+    REQUIRE(applied.ok());
+    return *std::move(applied);
+  }
+  return std::nullopt;
 }
 
 }  // namespace taso::testing

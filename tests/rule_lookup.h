@@ -3,10 +3,12 @@
 // so it is part of taso_tests only.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "taso/graph.h"
 #include "taso/rules.h"
 
 namespace taso::testing {
@@ -31,5 +33,9 @@ std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string
 // The one shipped rule like that, found by content so that tests do not depend on the
 // generated rule names; fails the test when no rule or several rules are like that.
 const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, int input_rank = -1);
+
+// `g` with the first match of the first instance of `rule` that matches it rewritten;
+// nullopt where no instance matches.
+std::optional<Graph> ApplyFirstMatch(const Graph& g, const Rule& rule);
 
 }  // namespace taso::testing
