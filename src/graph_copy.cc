@@ -1,5 +1,7 @@
 #include "graph_copy.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "taso/status_macros.h"
 
@@ -62,7 +64,9 @@ std::string GraphCopy::FreshName(absl::string_view base, NameStyle style) {
   };
   std::string name(base);
   if (style == NameStyle::kNumbered || taken(name)) {
-    int64_t next = style == NameStyle::kNumbered ? 0 : 2;
+    const int64_t first = style == NameStyle::kNumbered ? 0 : 2;
+    int64_t& next = next_number_.try_emplace(name, first).first->second;
+    next = std::max(next, first);
     name = NextFreeName(base, next, taken);
   }
   handed_out_.insert(name);

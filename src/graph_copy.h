@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "taso/graph.h"
 
@@ -49,6 +50,9 @@ class GraphCopy {
   Graph new_;
   std::vector<ValueId> remap_;
   absl::flat_hash_set<std::string> handed_out_;
+  // Per base, the number the next search for a free numbered name starts from: names
+  // below it are taken, so a copy handing out n names of one base stays linear in n.
+  absl::flat_hash_map<std::string, int64_t> next_number_;
 };
 
 }  // namespace taso

@@ -16,6 +16,9 @@ namespace taso {
 namespace {
 
 constexpr int kFormatVersion = 1;
+// No operator of the library has more outputs than this (a Split into as many parts is the
+// most); a file stating more is corrupt, and would make the rewriter name each of them.
+constexpr int kMaxOutputsPerOp = 64;
 
 void SizeToProto(const SymbolicSize& s, proto::Size* out) {
   for (const DimRef& r : s) {
@@ -117,6 +120,9 @@ absl::Status GraphFromProto(const proto::RuleGraph& g, int num_inputs, RuleGraph
       op.inputs.push_back(i);
     }
     if (o.num_outputs() < 1) return absl::InvalidArgumentError(absl::StrCat(o.op(), " has no outputs"));
+    if (o.num_outputs() > kMaxOutputsPerOp)
+      return absl::InvalidArgumentError(
+          absl::StrCat(o.op(), " has ", o.num_outputs(), " outputs (at most ", kMaxOutputsPerOp, ")"));
     op.num_outputs = o.num_outputs();
     tensors += op.num_outputs;
     out->ops.push_back(std::move(op));

@@ -332,6 +332,17 @@ TEST_CASE("Rule files with a parameter of another type than the operator's are r
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("has no parameter 'no_such_parameter'"));
 }
 
+TEST_CASE("Rule files stating more outputs than any operator has are refused") {
+  auto dir = testing::TempDir("many_outputs_rules");
+  RuleSet set;
+  set.rules = {testing::ShippedRules().rules.front()};
+  set.rules[0].target.ops.back().num_outputs = 1 << 20;
+  REQUIRE(WriteRuleSet(set, (dir / "bad.pb").string()).ok());
+  auto r = ReadRuleSet((dir / "bad.pb").string());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("has 1048576 outputs (at most 64)"));
+}
+
 TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") {
   auto set = gen::MakeOpSet({});
   REQUIRE(set.ok());
