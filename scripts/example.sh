@@ -2,8 +2,9 @@
 # The main job on a built-in example: builds a benchmark model (ResNeXt-50 at 112x112 by
 # default, or the model named), optimizes it with taso-opt (substitutions and layouts
 # searched jointly on measured cpu kernel costs, self-check against the original),
-# measures both graphs end to end on the cpu executor, and checks the written model on
-# ONNX Runtime against the original.
+# measures both graphs end to end on the cpu executor, checks the written model on ONNX
+# Runtime against the original, and shows what each rewrite applied rests on: the rule
+# and the axioms of its Z3 proof (taso-verify --explain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model="${1:-resnext50}"
@@ -16,3 +17,11 @@ build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" 
   --report "build/examples/$model.report.json"
 node tools/ort/ort_run.js "build/examples/$model.onnx" --save-outputs "build/examples/$model.ort"
 node tools/ort/ort_run.js "build/examples/$model.opt.onnx" --compare "build/examples/$model.ort"
+# The rules applied, from the report's "rules_applied": {"r0025/0": 3, ...}.
+report="build/examples/$model.report.json"
+rules=$(sed -n 's/.*"rules_applied": {\([^}]*\)}.*/\1/p' "$report" | grep -o '"[^"]*":' | tr -d '":' || true)
+for rule in $rules; do
+  echo
+  echo "== why $rule holds (taso-verify --explain $rule):"
+  build/taso-verify rules/taso_k3.pb --explain "$rule"
+done

@@ -8,6 +8,7 @@
 
 #include "axiom_checks.h"
 #include "axiom_validation.h"
+#include "explain.h"
 #include "generator.h"
 #include "prover.h"
 #include "test_util.h"
@@ -100,6 +101,70 @@ TEST_CASE("A parametric rule is proved for every value of its variables") {
   Rule mixed = r;
   mixed.target.ops[0].bound.clear();
   CHECK(ProveOne(mixed) != Verdict::kProved);
+}
+
+// The names of the axioms the proof of `rule` uses.
+std::set<std::string> ProofAxioms(const Rule& rule) {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  auto encoded = EncodeRules(*axioms, {rule});
+  REQUIRE(encoded.ok());
+  auto used = AxiomsOfProof(*axioms, encoded->front(), 2000);
+  REQUIRE(used.ok());
+  std::set<std::string> names;
+  for (const Axiom* a : *used) names.insert(a->name);
+  return names;
+}
+
+TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one") {
+  // (A B) C = A (B C) rests on associativity alone.
+  const Rule assoc = MakeRule("assoc", {"A", "B", "C"}, {{MakeOp("MatMul", {0, 1}), MakeOp("MatMul", {3, 2})}, {4}},
+                              {{MakeOp("MatMul", {1, 2}), MakeOp("MatMul", {0, 3})}, {4}});
+  CHECK(ProofAxioms(assoc) == std::set<std::string>{"matmul_associative"});
+  // Concat then Split gives the parts back: concatenation axioms, no product's.
+  Params axis0;
+  axis0.Set("axis", int64_t{0});
+  const Rule split =
+      MakeRule("in_order", {"A", "B"}, {{MakeOp("Concat", {0, 1}, axis0), MakeOp("Split", {2}, axis0, 2)}, {3, 4}},
+               {{}, {0, 1}});
+  const std::set<std::string> used = ProofAxioms(split);
+  CHECK_FALSE(used.empty());
+  for (const std::string& name : used) CHECK(name.find("matmul") == std::string::npos);
+  // A false rule has no proof to explain.
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  const Rule commutes =
+      MakeRule("commutes", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}}, {{MakeOp("MatMul", {1, 0})}, {2}});
+  auto encoded = EncodeRules(*axioms, {commutes});
+  REQUIRE(encoded.ok());
+  auto none = AxiomsOfProof(*axioms, encoded->front(), 2000);
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(std::string(none.status().message()), Catch::Contains("is not proved"));
+}
+
+TEST_CASE("Rules are found by the names taso-opt prints") {
+  RuleSet set;
+  Params axis;
+  axis.Set("axis", int64_t{0});
+  Rule r =
+      MakeRule("r0007", {"A", "B"}, {{MakeOp("Relu", {0}), MakeOp("Relu", {1}), MakeOp("Concat", {2, 3}, axis)}, {4}},
+               {{MakeOp("Concat", {0, 1}, axis), MakeOp("Relu", {2})}, {3}});
+  r.source.ops[2].bound["axis"] = "p0";
+  r.target.ops[0].bound["axis"] = "p0";
+  r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
+  set.rules = {r};
+  for (const std::string& name : {"r0007", "r0007/1", "r0007/1~"}) {
+    INFO(name);
+    auto found = FindRuleByName(set, name);
+    REQUIRE(found.ok());
+    CHECK(found->name == name.substr(0, name.find('~')));
+  }
+  CHECK(FindRuleByName(set, "r0007/1")->source.ops[2].params.Int("axis", -1) == 1);
+  for (const std::string& name : {"r0008", "r0007/2", "r000"}) {
+    auto missing = FindRuleByName(set, name);
+    REQUIRE_FALSE(missing.ok());
+    CHECK_THAT(std::string(missing.status().message()), Catch::Contains("no rule named '" + name + "'"));
+  }
 }
 
 TEST_CASE("Bad axiom files are refused with the file and line") {

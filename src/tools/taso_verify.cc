@@ -1,6 +1,7 @@
 // taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] [--write-proved OUT]:
 // proves every rule of a rule database from the operator axioms with Z3.
 // taso-verify --check-axioms: checks and validates the axioms themselves.
+// taso-verify RULES --explain NAME: the rule and the axioms its proof uses.
 #include <algorithm>
 #include <cstdio>
 
@@ -10,6 +11,7 @@
 #include "axiom_checks.h"
 #include "axiom_validation.h"
 #include "cli.h"
+#include "explain.h"
 #include "prover.h"
 #include "taso/file_limits.h"
 #include "taso/rules.h"
@@ -27,6 +29,9 @@ ABSL_FLAG(std::string, write_proved, "",
 ABSL_FLAG(int64_t, max_rules_bytes, taso::kDefaultMaxRuleFileBytes,
           "refuse a rule database larger than this many bytes");
 ABSL_FLAG(bool, check_axioms, false, "check the axiom set: consistent, and which axioms follow from the others");
+ABSL_FLAG(std::string, explain, "",
+          "prove only the rule of this name (as taso-opt prints it, e.g. r0023/0 or r0128/1~) and print it with "
+          "the axioms its proof uses");
 
 namespace {
 
@@ -72,13 +77,32 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
+// Prints rule `name` of `rules` and the axioms its proof uses.
+int Explain(const taso::verify::AxiomSet& axioms, const taso::RuleSet& rules, const std::string& name) {
+  using namespace taso::verify;
+  constexpr const char* kTool = "taso-verify";
+  auto rule = FindRuleByName(rules, name);
+  if (!rule.ok()) return taso::cli::Fail(kTool, rule.status());
+  auto encoded = EncodeRules(axioms, {*rule});
+  if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
+  auto used = AxiomsOfProof(axioms, encoded->front(), absl::GetFlag(FLAGS_timeout_ms));
+  if (!used.ok()) return taso::cli::Fail(kTool, used.status());
+  std::printf("%s\n", taso::RuleText(*rule).c_str());
+  std::printf("proved by Z3 from %zu of the %zu axioms (an unsat core of the proof):\n", used->size(),
+              axioms.axioms.size());
+  for (const Axiom* a : *used)
+    std::printf("  %s (axioms/%s:%d)\n    %s\n", a->name.c_str(), a->file.c_str(), a->line, a->text.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace taso::verify;
   constexpr const char* kTool = "taso-verify";
   auto args = taso::cli::Init(
-      argc, argv, "taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] | taso-verify --check-axioms");
+      argc, argv,
+      "taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] [--explain NAME] | taso-verify --check-axioms");
   auto axioms = LoadAxioms(absl::GetFlag(FLAGS_axioms));
   if (absl::GetFlag(FLAGS_check_axioms)) {
     if (!args.empty()) return taso::cli::Usage(kTool, "--check-axioms takes no rules file");
@@ -94,6 +118,7 @@ int main(int argc, char** argv) {
     return taso::cli::Fail(kTool, size);
   auto rules = taso::ReadRuleSet(args[0]);
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
+  if (const std::string name = absl::GetFlag(FLAGS_explain); !name.empty()) return Explain(*axioms, *rules, name);
   auto encoded = EncodeRules(*axioms, rules->rules);
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
   ProveOptions options;
