@@ -5,7 +5,9 @@
 # bench/hand/ has one, the best rewrite done by hand. Each is timed against the original
 # in one interleaved run (SUITE_PAIRS session pairs in both orders, SUITE_ROUNDS runs of
 # each in turn per pair): measured ratio original/other with its spread, and the share
-# of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)). Usage:
+# of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)); and the same two graphs on
+# our own cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so
+# that the two runtimes can be compared. Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
 #                                     lora_mlp:32 task_heads:1 task_heads:32)
 set -uo pipefail
@@ -16,6 +18,7 @@ engine="${SUITE_ENGINE:-egraph}"
 threads="${SUITE_THREADS:-1}"
 pairs="${SUITE_PAIRS:-12}"
 rounds="${SUITE_ROUNDS:-100}"
+measure="${SUITE_MEASURE:-10}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cases=("$@")
@@ -25,6 +28,7 @@ cases=("$@")
 hand_script() {
   case "$1" in
     lora_mlp) echo bench/hand/fold_adapters.py ;;
+    task_heads) echo bench/hand/merge_heads.py ;;
   esac
 }
 
@@ -36,7 +40,8 @@ ratio() {
   awk -v o="$orig" -v n="$other" -v s="$spread" 'BEGIN { printf "%.3f %.1f\n", o / n, 100 * s }'
 }
 
-printf "%-12s %6s %7s %9s %8s %8s %8s %8s %s\n" model tokens opt_s opt_ratio spread hand spread share rewrites
+printf "%-12s %6s %7s %9s %8s %8s %8s %8s %8s %s\n" model tokens opt_s opt_ratio spread hand spread share cpu_exec \
+  rewrites
 for c in "${cases[@]}"; do
   m="${c%%:*}"
   tokens=1
@@ -45,12 +50,14 @@ for c in "${cases[@]}"; do
   build/taso-models "$m" --batch "$tokens" -o "$base.onnx" > /dev/null || { echo "$c: taso-models failed"; continue; }
   start=$(date +%s.%N)
   if ! build/taso-opt "$base.onnx" -o "$base.opt.onnx" --search-engine "$engine" --ort-threads "$threads" \
-      --report "$base.json" > "$base.log" 2>&1; then
+      --measure "$measure" --report "$base.json" > "$base.log" 2>&1; then
     echo "$c: taso-opt failed: $(tail -1 "$base.log")"
     continue
   fi
   opt_s=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   rewrites=$(sed -n 's/^  rewrites applied *//p' "$base.log" | head -1)
+  cpu=$(sed -n 's/.*"measured": {[^}]*"before_ms": \([0-9.e+-]*\), "after_ms": \([0-9.e+-]*\).*/\1 \2/p' "$base.json" |
+    awk '{ printf "%.3f", $1 / $2 }')
   read -r opt spread_opt <<< "$(ratio "$base.onnx" "$base.opt.onnx")"
   hand="-" spread_hand="-" share="-"
   script=$(hand_script "$m")
@@ -58,9 +65,10 @@ for c in "${cases[@]}"; do
     read -r hand spread_hand <<< "$(ratio "$base.onnx" "$base.hand.onnx")"
     share=$(awk -v r="$opt" -v h="$hand" 'BEGIN { if (h > 1) printf "%.0f%%", 100 * (r - 1) / (h - 1); else print "-" }')
   fi
-  printf "%-12s %6s %7s %8sx %7s%% %7sx %7s%% %8s %s\n" "$m" "$tokens" "$opt_s" "$opt" "$spread_opt" "$hand" \
-    "$spread_hand" "$share" "${rewrites:-none}"
+  printf "%-12s %6s %7s %8sx %7s%% %7sx %7s%% %8s %7sx %s\n" "$m" "$tokens" "$opt_s" "$opt" "$spread_opt" "$hand" \
+    "$spread_hand" "$share" "${cpu:--}" "${rewrites:-none}"
 done
 echo "opt_ratio, hand: ONNX Runtime's time of the original over that of taso-opt's output / the hand"
 echo "rewrite, each timed against the original in its own interleaved run; spread: ~95% half-width;"
-echo "share: the part of the hand rewrite's gain taso-opt's output reaches; opt_s: taso-opt's wall time."
+echo "share: the part of the hand rewrite's gain taso-opt's output reaches; opt_s: taso-opt's wall time;"
+echo "cpu_exec: the original's time over the output's on our cpu executor (taso-opt --measure)."
