@@ -1,6 +1,8 @@
 // Slice (opset 10+): the part of a tensor from constant starts to ends, with optional
 // constant axes and steps, as ONNX defines it: negative indices count from the end, and
 // indices are clamped to the dimension. Bounds known only at run time stay opaque.
+#include <limits>
+
 #include "op_util.h"
 
 namespace taso::ops {
@@ -40,15 +42,18 @@ absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
     if (step == 0) return Bad("a slice step is 0");
     int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-    int64_t count;
-    if (step > 0) {
+    // The count is ceil(span / |step|), written so that no step (up to INT64_MIN) overflows.
+    const int64_t stride =
+        step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : std::abs(step);
+    int64_t count = 0;  // an empty dimension stays empty
+    if (dim > 0 && step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s + step - 1) / step : 0;
-    } else {
+      count = e > s ? (e - s - 1) / stride + 1 : 0;
+    } else if (dim > 0) {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e - step - 1) / -step : 0;
+      count = s > e ? (s - e - 1) / stride + 1 : 0;
     }
     w.start[axis] = s;
     w.step[axis] = step;

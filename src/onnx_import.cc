@@ -11,8 +11,8 @@
 #include "constant.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
-#include "onnx/shape_inference/implementation.h"
 #include "onnx_input_shapes.h"
+#include "onnx_isolated_inference.h"
 #include "onnx_schema_changes.h"
 #include "onnx_tensor.h"
 #include "taso/onnx_fold.h"
@@ -219,13 +219,8 @@ onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset) {
           ops::OnnxShapeRuleChanged(nodes->Get(i).op_type(), kMaxCheckedOpset, opset))
         nodes->DeleteSubrange(i, 1);
   }
-  try {
-    if (SafeForInference(model.graph(), opset))
-      onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception&) {
-    // Best effort: nodes whose types stay unknown are reported below.
-  }
+  // Best effort: nodes whose types stay unknown are reported by the caller.
+  if (SafeForInference(model.graph(), opset)) InferShapesIsolated(&copy);
   return copy;
 }
 

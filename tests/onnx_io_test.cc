@@ -3,6 +3,7 @@
 // through opaque.
 #include <catch2/catch.hpp>
 
+#include "onnx_isolated_inference.h"
 #include "taso/onnx_fold.h"
 #include "test_util.h"
 
@@ -390,4 +391,24 @@ TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at 
   auto again = ImportOnnx(*exported);
   REQUIRE(again.ok());
   CHECK(again->graph.DebugString() == r->graph.DebugString());
+}
+
+TEST_CASE("ONNX's shape inference runs in a child process and reports when it gives nothing",
+          "[onnx]") {
+  onnx::ModelProto m = ConvReluModel();
+  m.mutable_graph()->clear_value_info();
+  REQUIRE(InferShapesIsolated(&m));
+  const auto conv_out = std::find_if(m.graph().value_info().begin(), m.graph().value_info().end(),
+                                     [](const onnx::ValueInfoProto& vi) { return vi.name() == "c"; });
+  REQUIRE(conv_out != m.graph().value_info().end());
+  const auto& dims = conv_out->type().tensor_type().shape().dim();
+  REQUIRE(dims.size() == 4);
+  CHECK(dims[1].dim_value() == 4);
+  CHECK(dims[3].dim_value() == 8);
+
+  // A child that cannot answer in time leaves the model as it was.
+  onnx::ModelProto untouched = ConvReluModel();
+  untouched.mutable_graph()->clear_value_info();
+  CHECK_FALSE(InferShapesIsolated(&untouched, /*timeout_seconds=*/0));
+  CHECK(untouched.graph().value_info().empty());
 }

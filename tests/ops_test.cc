@@ -483,6 +483,9 @@ TEST_CASE("Slice counts negative indices from the end, clamps, and steps either 
            Case{{-1}, {-6}, {1}, {-2}, {2, 3}, {4, 2, 0, 9, 7, 5}},        // backwards from the last
            Case{{1, 3}, {2, 100}, {0, -1}, {1, 1}, {1, 2}, {8, 9}},        // two axes, one negative
            Case{{3}, {1}, {1}, {1}, {2, 0}, {}},                           // empty
+           Case{{4}, {0}, {1}, {-kMax}, {2, 1}, {4, 9}},                   // a step past every index
+           Case{{4}, {0}, {1}, {std::numeric_limits<int64_t>::min()}, {2, 1}, {4, 9}},
+           Case{{0}, {5}, {1}, {kMax}, {2, 1}, {0, 5}},
        }) {
     auto t = [](std::vector<int64_t> v) { return TensorData::Int64({static_cast<int64_t>(v.size())}, std::move(v)); };
     const TensorDataPtr starts = t(c.starts), ends = t(c.ends), axes = t(c.axes), steps = t(c.steps);
