@@ -296,6 +296,19 @@ absl::Status Graph::Validate() const {
   return absl::OkStatus();
 }
 
+int64_t Graph::ApproxBytes() const {
+  // A map entry or hash slot, with its bookkeeping; a heap string's characters.
+  constexpr int64_t kEntry = 64;
+  auto text = [](const std::string& s) { return static_cast<int64_t>(s.capacity()); };
+  int64_t bytes = sizeof(Graph);
+  for (const Value& v : values_)
+    bytes += sizeof(Value) + text(v.name) + static_cast<int64_t>(v.shape.capacity() * sizeof(int64_t));
+  for (const Node& n : nodes_)
+    bytes += sizeof(Node) + text(n.name) + static_cast<int64_t>(n.params.entries().size()) * kEntry +
+             static_cast<int64_t>((n.inputs.capacity() + n.outputs.capacity()) * sizeof(ValueId));
+  return bytes + static_cast<int64_t>(by_name_.capacity()) * kEntry;
+}
+
 uint64_t Graph::StructuralHash() const {
   auto order = TopologicalOrder();
   if (!order.ok()) return 0;

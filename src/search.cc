@@ -1,5 +1,6 @@
 #include "taso/search.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -84,6 +85,12 @@ std::optional<Match> FindRecorded(const Graph& graph, const RuleMatcher& rule, c
   return std::nullopt;
 }
 
+// How many graphs like `graph` the queue may hold (SearchOptions::max_queue_bytes).
+int64_t QueueCapacity(const Graph& graph, const SearchOptions& options) {
+  const int64_t by_memory = options.max_queue_bytes / std::max<int64_t>(1, graph.ApproxBytes());
+  return std::clamp<int64_t>(by_memory, 1, options.max_queue);
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ReplayRewrites(const Graph& graph, const std::vector<RuleMatcher>& rules,
@@ -110,8 +117,9 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
   SearchResult result;
   result.initial_cost = result.best_cost = cost.TotalCost(graph);
   result.best = graph;
-  // The queue, cheapest first, holding at most max_queue graphs: past that the costliest
+  // The queue, cheapest first, holding at most `max_queue` graphs: past that the costliest
   // are dropped, which bounds memory.
+  const int64_t max_queue = QueueCapacity(graph, options);
   std::set<Candidate> queue;
   absl::flat_hash_map<int64_t, Stored> store;
   store[0] = {graph, {}};
@@ -144,6 +152,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
       const RuleMatcher& rule = rules[r];
       if (out_of_time()) break;  // an expansion of a large graph can take seconds
       for (const Match& m : rule.FindAll(current, index)) {
+        if (out_of_time()) break;  // each match copies the graph: thousands take long
         // Skips what cannot be kept before building it (a little slack for rounding).
         const std::optional<double> delta = CostDelta(current, weight_only, node_costs, rule, m, cost);
         if (!delta || c.cost + *delta >= options.alpha * result.best_cost * (1 + 1e-9)) continue;
@@ -165,7 +174,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
         const int64_t id = found++;
         queue.insert({next_cost, id});
         store[id] = {std::move(*next), std::move(next_applied), std::move(next_path)};
-        if (static_cast<int64_t>(queue.size()) > options.max_queue) {
+        if (static_cast<int64_t>(queue.size()) > max_queue) {
           store.erase(std::prev(queue.end())->order);
           queue.erase(std::prev(queue.end()));
         }

@@ -50,6 +50,25 @@ TEST_CASE("The structural hash ignores numbering and names but not the computati
   CHECK(changed.StructuralHash() != before);
 }
 
+TEST_CASE("A graph's memory estimate grows with its nodes and leaves shared weights out") {
+  auto relu_chain = [](int nodes) {
+    Graph g;
+    ValueId v = *g.AddInput("x", DataType::kFloat32, {1, 4});
+    for (int i = 0; i < nodes; ++i) v = (*g.AddNode(Op("Relu"), {}, {v}))[0];
+    REQUIRE(g.AddOutput(v).ok());
+    return g;
+  };
+  const int64_t small = relu_chain(1000).ApproxBytes(), large = relu_chain(4000).ApproxBytes();
+  CHECK(small > 1000 * static_cast<int64_t>(sizeof(Node) + sizeof(Value)));
+  CHECK(large > 3 * small);
+  CHECK(large < 5 * small);
+  // A large weight is shared by the graph's copies, so it adds no more than its value.
+  Graph g = relu_chain(10);
+  const int64_t before = g.ApproxBytes();
+  REQUIRE(g.AddWeight("w", TensorData::Float({1024, 1024}, std::vector<float>(1024 * 1024, 1.0f))).ok());
+  CHECK(g.ApproxBytes() - before < 1024);
+}
+
 TEST_CASE("Topological order puts producers first and is deterministic") {
   Graph g = TwoBranches(true, "p_");
   auto order = g.TopologicalOrder();

@@ -102,6 +102,9 @@ class Graph {
   // A hash of the computation that does not depend on node or value numbering, nor on
   // names: two graphs that compute the same way from the same inputs and weights hash alike.
   uint64_t StructuralHash() const;
+  // The memory a copy of the graph holds, roughly (weights' data, shared between copies,
+  // left out): what bounds how many graphs a search keeps.
+  int64_t ApproxBytes() const;
   // A readable, deterministic listing of the whole graph (names, ops, params, shapes).
   std::string DebugString() const;
 

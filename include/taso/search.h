@@ -21,6 +21,9 @@ struct SearchOptions {
   int64_t budget = 1000;     // graphs expanded at most
   double time_limit = 60;    // seconds
   int64_t max_queue = 1000;  // graphs waiting at most (the costliest are dropped)
+  // Memory the waiting graphs may take (Graph::ApproxBytes of the input each): on a large
+  // graph this holds the queue below max_queue, to at least one graph.
+  int64_t max_queue_bytes = int64_t{1} << 30;
   // Called after each expansion with the expansions done and the best cost.
   std::function<void(int64_t expansions, double best_cost)> progress;
 };
