@@ -156,6 +156,29 @@ TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper o
   ExpectSameOutputs(g, best);
 }
 
+TEST_CASE("E-graph: the analytic model's extraction is offered where other prices chose differently", "[egraph]") {
+  // The chain above: by node count both orders cost alike, so the input is kept; the
+  // analytic model re-associates it.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
+  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  testing::NodeCountCost count;
+  const egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), count, count, {});
+  CHECK(found.search.rules_applied.empty());
+  REQUIRE(found.alternatives.size() == 1);
+  const egraph::Alternative& alternative = found.alternatives[0];
+  CHECK(alternative.pricing == "analytic");
+  CHECK_FALSE(alternative.rules_applied.empty());
+  AnalyticCost analytic;
+  CHECK(analytic.TotalCost(alternative.graph) < analytic.TotalCost(g) / 4);
+  ExpectSameOutputs(g, alternative.graph);
+
+  // Priced by the analytic model itself, there is no second opinion to offer.
+  CHECK(RunEngine(g, AllMatchers()).alternatives.empty());
+}
+
 TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});

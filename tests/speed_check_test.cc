@@ -162,3 +162,85 @@ TEST_CASE("The search's rewrites replay on its input, all of them or none", "[sp
   REQUIRE(none.ok());
   CHECK(none->StructuralHash() == model.graph.StructuralHash());
 }
+
+namespace {
+
+// (x . y) . z with x [256, 4], y [4, 256], z [256, 4]: x . (y . z) is 64 times less work.
+OnnxModel ProductChain() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
+  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  return NewOnnxModel(std::move(g));
+}
+
+// A runtime whose times are the analytic model's estimates, or their inverses.
+class AnalyticRuntime : public RuntimeTimer {
+ public:
+  explicit AnalyticRuntime(bool inverted) : inverted_(inverted) {}
+  std::string name() const override { return "analytic stand-in"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+  }
+
+ private:
+  double Seconds(const OnnxModel& m) const {
+    const double t = AnalyticCost().TotalCost(m.graph);
+    return inverted_ ? 1e-9 / t : t;
+  }
+  bool inverted_;
+};
+
+// The e-graph engine with node-count prices, which keep the chain as it is: the analytic
+// model's extraction is the other one the speed check may time.
+PipelineOptions NodeCountEGraphOptions(RuntimeTimer* timer, CostModel* prices) {
+  PipelineOptions options = StandInOptions(timer);
+  options.engine = SearchEngine::kEGraph;
+  options.cost_model = prices;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("Where the search's graph is not faster, the e-graph's other extraction is timed and kept if faster",
+          "[speed_check]") {
+  const OnnxModel model = ProductChain();
+  testing::NodeCountCost prices;
+  AnalyticRuntime runtime(/*inverted=*/false);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules,
+                                                   NodeCountEGraphOptions(&runtime, &prices));
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  CHECK(r->speed_check->extraction == "analytic");
+  CHECK(r->speed_check->other_extractions_timed == 1);
+  CHECK(r->speed_check->timing.SecondFaster());
+  CHECK_FALSE(r->search.rules_applied.empty());
+  CHECK(AnalyticCost().TotalCost(r->model.graph) < AnalyticCost().TotalCost(model.graph) / 4);
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->mismatch.empty());
+}
+
+TEST_CASE("An other extraction that is not faster in the runtime is not written", "[speed_check]") {
+  const OnnxModel model = ProductChain();
+  testing::NodeCountCost prices;
+  AnalyticRuntime runtime(/*inverted=*/true);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules,
+                                                   NodeCountEGraphOptions(&runtime, &prices));
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  CHECK(r->speed_check->extraction.empty());
+  CHECK(r->speed_check->other_extractions_timed == 1);
+  CHECK(r->speed_check->kept_input);
+  CHECK(r->search.rules_applied.empty());
+  CHECK(r->model.graph.StructuralHash() == model.graph.StructuralHash());
+}
+
+TEST_CASE("A stand-in cost model replaces the analytic backend's only", "[speed_check]") {
+  testing::NodeCountCost prices;
+  PipelineOptions options = NodeCountEGraphOptions(nullptr, &prices);
+  options.backend = Backend::kCpu;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(ProductChain(), testing::ShippedRules().rules, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("stand-in cost model"));
+}

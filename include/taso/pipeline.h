@@ -89,6 +89,9 @@ struct PipelineOptions {
   // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
   bool verify_speed = false;
   RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
+  // Not owned: prices operators instead of the analytic model, on Backend::kAnalytic only
+  // (a stand-in whose prices a caller sets; the measured backends make their own).
+  CostModel* cost_model = nullptr;
   // The most memory the graph's tensors may need together (CheckGraphMemory): a graph
   // needing more is refused before any work.
   int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
@@ -163,6 +166,10 @@ struct PipelineResult {
     int rewrites_kept = 0;    // of those, in the model returned
     int comparisons = 0;      // pairs of models timed
     bool kept_input = false;  // no rewrite made it faster: the input, cleaned up losslessly
+    // When the model returned is another of the e-graph's extractions (the search's own
+    // was not faster): the cost model that chose it (egraph::Alternative::pricing).
+    std::string extraction;
+    int other_extractions_timed = 0;  // the e-graph's alternatives timed, kept or not
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
   // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):

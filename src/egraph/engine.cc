@@ -1,6 +1,7 @@
 #include "taso/egraph/engine.h"
 
 #include <chrono>
+#include <optional>
 
 #include "taso/egraph/extract.h"
 #include "taso/status_macros.h"
@@ -92,6 +93,24 @@ absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<
   return std::move(exact.extraction);
 }
 
+// The analytic model's extraction, when it chooses a graph other than `chosen` that the
+// analytic model finds cheaper than the input.
+std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEGraph& built,
+                                               const std::vector<RuleMatcher>& rules,
+                                               const std::vector<ClassId>& roots, const Graph& chosen) {
+  AnalyticCost analytic;
+  const std::vector<double> prices = PriceENodes(built.egraph, analytic);
+  EGraphStats unused;
+  std::string extractor;
+  absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, unused, extractor);
+  if (!ex.ok()) return std::nullopt;
+  absl::StatusOr<Graph> extracted = ExtractedGraph(graph, built, *ex);
+  if (!extracted.ok() || extracted->StructuralHash() == chosen.StructuralHash() ||
+      analytic.TotalCost(*extracted) >= analytic.TotalCost(graph))
+    return std::nullopt;
+  return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), std::string(analytic.name())};
+}
+
 // Extracts the cheapest graph it can and keeps it when it costs less than the input.
 void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
              CostModel& graph_cost, EGraphSearchResult& result) {
@@ -113,6 +132,9 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
     result.search.best_cost = cost;
     result.search.rules_applied = RulesApplied(graph, built, *ex, rules);
   }
+  if (node_cost.name() != AnalyticCost().name())
+    if (auto alternative = AnalyticAlternative(graph, built, rules, roots, result.search.best))
+      result.alternatives.push_back(std::move(*alternative));
   stats.extraction_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 }
 

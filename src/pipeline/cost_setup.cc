@@ -26,6 +26,18 @@ absl::StatusOr<std::shared_ptr<OrtWorker>> StartOrt() {
   return std::shared_ptr<OrtWorker>(*std::move(worker));
 }
 
+// Prices by a model the caller owns (PipelineOptions::cost_model).
+class BorrowedCost : public CostModel {
+ public:
+  explicit BorrowedCost(CostModel& model) : model_(model) {}
+  std::string name() const override { return model_.name(); }
+  double NodeCost(const Graph& graph, NodeId n) override { return model_.NodeCost(graph, n); }
+  double TotalCost(const Graph& graph) override { return model_.TotalCost(graph); }
+
+ private:
+  CostModel& model_;
+};
+
 bool NeedsOrt(const PipelineOptions& options) {
   const bool times_in_ort = options.target == Target::kOrt && options.verify_speed && options.timer == nullptr;
   return options.backend == Backend::kOrt || times_in_ort;
@@ -44,7 +56,8 @@ absl::StatusOr<CostModels> MakeCostModels(const PipelineOptions& options) {
     ASSIGN_OR_RETURN(costs.ort_worker, StartOrt());
   }
   if (options.backend == Backend::kAnalytic) {
-    costs.backend = std::make_unique<AnalyticCost>();
+    costs.backend = options.cost_model ? std::unique_ptr<CostModel>(std::make_unique<BorrowedCost>(*options.cost_model))
+                                       : std::make_unique<AnalyticCost>();
   } else if (options.backend == Backend::kCpu) {
     ASSIGN_OR_RETURN(std::unique_ptr<CostCache> cache, OpenCostCache(options.cost_cache));
     auto cpu = std::make_unique<CpuCost>(std::move(cache));

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -49,18 +50,21 @@ absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
 
 // With the engine the options name; the e-graph prices e-nodes by the backend's cost and
 // graphs as the backtracking search does (at their layouts when they are searched).
-void SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers, CostModels& costs,
-                         const PipelineOptions& options, PipelineResult& result) {
+// Returns the e-graph's other extractions, for the speed check.
+std::vector<egraph::Alternative> SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers,
+                                                     CostModels& costs, const PipelineOptions& options,
+                                                     PipelineResult& result) {
   SearchOptions search = options.search_options;
   if (options.search == SearchKind::kLayouts) search.budget = 0;  // the input graph, priced at its layouts
   if (options.engine == SearchEngine::kBacktracking || options.search == SearchKind::kLayouts) {
     result.search = Optimize(graph, matchers, costs.search(), search);
-    return;
+    return {};
   }
   egraph::EGraphSearchResult found =
       egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(), options.egraph);
   result.search = std::move(found.search);
   result.egraph = found.stats;
+  return std::move(found.alternatives);
 }
 
 // A gain within the measurements' noise is no reason to rewrite the user's graph: then
@@ -172,7 +176,7 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
 // Times the checked output against the input in the target's runtime and returns what to
 // write: with only the search's rewrites that make it measurably faster
 // (speed_check.h), finished and checked again when that is a subset.
-absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, const std::vector<RuleMatcher>& matchers,
+absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in, const std::vector<RuleMatcher>& matchers,
                                    Output out, RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options,
                                    PipelineResult& result) {
   if (timer == nullptr || result.search.rules_applied.empty()) return out;
@@ -200,6 +204,62 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
   if (!Mismatch(result).empty())
     return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
   return kept;
+}
+
+// The speed check's record once an alternative was timed (`choice`), kept or not; the
+// alternative's own check describes the run when it is kept or nothing was timed before
+// (the search kept the input).
+PipelineResult::SpeedCheck AfterAlternative(const std::optional<PipelineResult::SpeedCheck>& earlier,
+                                            const pipeline::SpeedChoice& choice, const std::string& pricing) {
+  PipelineResult::SpeedCheck check = earlier && !choice.keep[0] ? *earlier : choice.check;
+  if (choice.keep[0]) check.extraction = pricing;
+  check.comparisons = choice.check.comparisons + (earlier ? earlier->comparisons : 0);
+  check.other_extractions_timed = 1 + (earlier ? earlier->other_extractions_timed : 0);
+  return check;
+}
+
+// The alternative finished, checked and timed against the input as a whole; returned
+// (with `result` describing it) only when it passes the self-check and runs measurably
+// faster. Otherwise `result` is left as it was, but for the timings counted.
+absl::StatusOr<std::optional<Output>> TryAlternative(const OnnxModel& model, const Inputs& in,
+                                                     const egraph::Alternative& alternative, RuntimeTimer& timer,
+                                                     CostModels& costs, const PipelineOptions& options,
+                                                     PipelineResult& result) {
+  PipelineResult trial = result;
+  trial.search.best = alternative.graph;
+  trial.search.best_cost = costs.search().TotalCost(alternative.graph);
+  trial.search.rules_applied = alternative.rules_applied;
+  trial.search.path.clear();
+  ASSIGN_OR_RETURN(Output out, FinishAndCheck(in, alternative.graph, costs, options, trial));
+  if (!Mismatch(trial).empty()) return std::nullopt;  // never written, so not reported
+  Announce(options, "speed check", absl::StrCat("the ", alternative.pricing, " extraction, in ", timer.name()));
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    return OnnxModel{keep[0] ? out.graph : in.cleaned, model.shell, model.opset};
+  };
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
+                   pipeline::ChooseFasterRewrites(timer, model, {alternative.pricing}, build));
+  PipelineResult::SpeedCheck check = AfterAlternative(result.speed_check, choice, alternative.pricing);
+  if (choice.keep[0]) result = std::move(trial);
+  result.speed_check = std::move(check);
+  if (!choice.keep[0]) return std::nullopt;
+  return out;
+}
+
+// VerifyRewrites; where no rewrite of the search's result pays, the e-graph's other
+// extractions are tried in turn and the first measurably faster one is written.
+absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, const std::vector<RuleMatcher>& matchers,
+                                   const std::vector<egraph::Alternative>& alternatives, Output out,
+                                   RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options,
+                                   PipelineResult& result) {
+  ASSIGN_OR_RETURN(out, VerifyRewrites(model, in, matchers, std::move(out), timer, costs, options, result));
+  if (timer == nullptr) return out;
+  for (const egraph::Alternative& alternative : alternatives) {
+    if (result.speed_check && result.speed_check->rewrites_kept > 0) break;
+    ASSIGN_OR_RETURN(std::optional<Output> faster,
+                     TryAlternative(model, in, alternative, *timer, costs, options, result));
+    if (faster) return std::move(*faster);
+  }
+  return out;
 }
 
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.
@@ -244,14 +304,15 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   Announce(options, "fusions", absl::StrCat(model.graph.num_nodes(), " nodes"));
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
-  SearchSubstitutions(separated, matchers, costs, options, result);
+  const std::vector<egraph::Alternative> alternatives =
+      SearchSubstitutions(separated, matchers, costs, options, result);
   ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
   const Inputs in{model.graph, separated, cleaned};
   ASSIGN_OR_RETURN(Output out, CheckedOutput(in, costs, options, result));
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
-  ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, std::move(out), SpeedTimer(options, costs, owned_timer), costs,
-                                    options, result));
+  ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, alternatives, std::move(out),
+                                    SpeedTimer(options, costs, owned_timer), costs, options, result));
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
 
   result.cost_sources = costs.Sources();

@@ -68,6 +68,8 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
     return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
   if (options.ort_threads < 0) return absl::InvalidArgumentError("ONNX Runtime's thread count must not be negative");
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
+  if (options.cost_model != nullptr && options.backend != Backend::kAnalytic)
+    return absl::InvalidArgumentError("a stand-in cost model replaces the analytic backend's only");
   const egraph::SaturationLimits& limits = options.egraph;
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError("the e-graph's iteration, e-node, memory and time limits must be positive");

@@ -129,6 +129,14 @@ std::string SpeedCheckLines(const PipelineResult& r) {
       absl::StrFormat("verified in %s: %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)\n",
                       c.runtime, t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
                       t.Resolved() ? "" : "; the difference could not be resolved");
+  if (!c.extraction.empty())
+    absl::StrAppendFormat(&out,
+                          "  the e-graph's extraction by %s costs is written: the one by the target's costs was "
+                          "not measurably faster\n",
+                          c.extraction);
+  else if (c.other_extractions_timed > 0)
+    absl::StrAppendFormat(&out, "  %d other extraction(s) of the e-graph timed too: none measurably faster\n",
+                          c.other_extractions_timed);
   if (c.kept_input)
     absl::StrAppendFormat(&out,
                           "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
@@ -146,7 +154,9 @@ std::string JsonSpeedCheck(const PipelineResult& r) {
                       ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
                       ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs,
                       ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
-                      ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false", "}");
+                      ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false",
+                      ", \"other_extractions_timed\": ", c.other_extractions_timed,
+                      ", \"extraction\": ", c.extraction.empty() ? "null" : absl::StrCat("\"", c.extraction, "\""), "}");
 }
 
 // One row of the table: a label, then lines of text aligned after it.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,12 +36,25 @@ struct EGraphStats {
   std::string kept_input_because;
 };
 
+// Another extraction of the same e-graph, by other prices, for a speed check to time when
+// the result turns out not faster in the runtime: prices measured one operator at a time
+// miss what the runtime fuses across operators (a Transpose into the product after it),
+// so the analytic model's choice is a second opinion worth timing.
+struct Alternative {
+  Graph graph;
+  std::map<std::string, int> rules_applied;
+  std::string pricing;  // the cost model whose prices chose it: "analytic"
+};
+
 struct EGraphSearchResult {
   // best: the extracted graph (or the input); expansions: iterations; graphs_seen:
   // e-nodes; rules_applied: the rules that made the chosen e-nodes; stop_reason:
   // kQueueEmpty when saturated, kTimeLimit when stopped by time, else kBudget.
   SearchResult search;
   EGraphStats stats;
+  // Where `node_cost` is not the analytic model: the analytic model's extraction when it
+  // differs from `search.best` and costs less than the input by the analytic model.
+  std::vector<Alternative> alternatives;
 };
 
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
