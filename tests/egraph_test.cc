@@ -136,13 +136,7 @@ TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
 }
 
 TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper order", "[egraph]") {
-  // (x . y) . z with x [256, 4], y [4, 256], z [256, 4], all run-time tensors: this order
-  // makes a [256, 256] product, x . (y . z) a [4, 4] one.
-  Graph g;
-  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
-  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
-  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  const Graph g = testing::ProductChain();
   egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
   INFO(found.stats.kept_input_because);
   REQUIRE(found.stats.extractor != "none");
@@ -157,13 +151,9 @@ TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper o
 }
 
 TEST_CASE("E-graph: the analytic model's extraction is offered where other prices chose differently", "[egraph]") {
-  // The chain above: by node count both orders cost alike, so the input is kept; the
-  // analytic model re-associates it.
-  Graph g;
-  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
-  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
-  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  // By node count both orders of the chain cost alike, so the input is kept; the analytic
+  // model re-associates it.
+  const Graph g = testing::ProductChain();
   testing::NodeCountCost count;
   const egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), count, count, {});
   CHECK(found.search.rules_applied.empty());

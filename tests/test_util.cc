@@ -135,4 +135,13 @@ ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, cons
   return (*v)[0];
 }
 
+Graph ProductChain() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
+  const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
+  const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  return g;
+}
+
 }  // namespace taso::testing
