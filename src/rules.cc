@@ -205,12 +205,24 @@ absl::Status CheckParamTypes(const Rule& r, ParamTypeCache& cache) {
           return absl::InvalidArgumentError(
               absl::StrCat(op.op->name(), " parameter '", name, "' has another type than the operator's"));
       }
-      for (const auto& [param, var] : op.bound)
+      // Symbolic sizes become a list of integers once the sizes are known; the variants
+      // do not name such parameters (their values depend on the shapes), but one they name
+      // must take a list.
+      constexpr size_t kInts = ParamValue(std::vector<int64_t>{}).index();
+      for (const auto& [name, unused] : op.sizes)
+        if (auto it = types.find(name); it != types.end() && it->second != kInts)
+          return absl::InvalidArgumentError(
+              absl::StrCat(op.op->name(), " parameter '", name, "' takes no list of sizes"));
+      for (const auto& [param, var] : op.bound) {
+        auto type = types.find(param);
+        if (type == types.end())
+          return absl::InvalidArgumentError(absl::StrCat(op.op->name(), " has no parameter '", param, "'"));
         for (const RuleVar& v : r.vars)
           for (const ParamValue& value : v.values)
-            if (v.name == var && value.index() != types.at(param))
+            if (v.name == var && value.index() != type->second)
               return absl::InvalidArgumentError(
                   absl::StrCat("variable '", var, "' has a value of another type than parameter '", param, "'"));
+      }
     }
   return absl::OkStatus();
 }

@@ -332,6 +332,27 @@ TEST_CASE("Rule files with a parameter of another type than the operator's are r
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("has no parameter 'no_such_parameter'"));
 }
 
+TEST_CASE("Rule files giving sizes to a parameter that takes no list are refused") {
+  // A Split's sizes put under its axis (found by the rules fuzzer): the rewriter would set
+  // a list where the operator reads one integer.
+  auto dir = testing::TempDir("sizes_param_rules");
+  const RuleSet& shipped = testing::ShippedRules();
+  auto with_sizes = std::find_if(shipped.rules.begin(), shipped.rules.end(), [](const Rule& r) {
+    return r.vars.empty() && !r.target.ops.empty() && !r.target.ops.back().sizes.empty() &&
+           r.target.ops.back().params.entries().count("axis") == 1;
+  });
+  REQUIRE(with_sizes != shipped.rules.end());
+  RuleSet set;
+  set.rules = {*with_sizes};
+  RuleOp& op = set.rules[0].target.ops.back();
+  op.sizes["axis"] = op.sizes.begin()->second;
+  op.params = Params();
+  REQUIRE(WriteRuleSet(set, (dir / "bad.pb").string()).ok());
+  auto r = ReadRuleSet((dir / "bad.pb").string());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("parameter 'axis' takes no list of sizes"));
+}
+
 TEST_CASE("Rule files stating more outputs than any operator has are refused") {
   auto dir = testing::TempDir("many_outputs_rules");
   RuleSet set;
