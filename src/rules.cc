@@ -208,7 +208,7 @@ absl::Status CheckParamTypes(const Rule& r, ParamTypeCache& cache) {
       // Symbolic sizes become a list of integers once the sizes are known; the variants
       // do not name such parameters (their values depend on the shapes), but one they name
       // must take a list.
-      constexpr size_t kInts = ParamValue(std::vector<int64_t>{}).index();
+      const size_t kInts = ParamValue(std::vector<int64_t>{}).index();
       for (const auto& [name, unused] : op.sizes)
         if (auto it = types.find(name); it != types.end() && it->second != kInts)
           return absl::InvalidArgumentError(
