@@ -19,6 +19,7 @@ void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* nam
   vi->set_name(v.name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(v.dtype));
+  if (!v.shape_known) return tt->clear_shape();  // no shape is "unknown", an empty one a scalar
   auto* shape = tt->mutable_shape();
   shape->clear_dim();
   for (size_t i = 0; i < v.shape.size(); ++i) {
@@ -32,7 +33,7 @@ void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* nam
 }
 
 // The ValueInfoProto the original model had for this name (with the symbolic dimensions
-// kept, if any), or a fresh one.
+// kept, if any; as it was where the value's shape is unknown here), or a fresh one.
 void WriteValueInfo(const OnnxModel& model, const Value& v,
                     const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& original,
                     onnx::ValueInfoProto* out) {
@@ -40,6 +41,7 @@ void WriteValueInfo(const OnnxModel& model, const Value& v,
   for (const auto& vi : original)
     if (vi.name() == v.name) {
       *out = vi;
+      if (!v.shape_known) return;  // the file's declaration is all that is known
       if (symbolic != model.symbolic_shapes.end()) return FillValueInfo(v, out, &symbolic->second);
       if (auto t = vi.type(); t.has_tensor_type() && t.tensor_type().has_shape()) {
         bool same = t.tensor_type().shape().dim_size() == static_cast<int>(v.shape.size());

@@ -42,6 +42,16 @@ m = onnx.load(sys.argv[1], load_external_data=False)
 print(" ".join(d.dim_param for v in m.graph.input for d in v.type.tensor_type.shape.dim if d.dim_param))' "$1"
 }
 
+# The outputs' declared shapes, a line each: dimensions as sizes or names, "?" for none.
+declared_outputs() {  # model
+  "$python" -c '
+import sys, onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+for v in m.graph.output:
+    t = v.type.tensor_type
+    print(v.name, [d.dim_value or d.dim_param for d in t.shape.dim] if t.HasField("shape") else "?")' "$1"
+}
+
 check() {  # name, taso-opt flags
   local name="$1"; shift
   local model="$work/models/$name.onnx" out="$work/$name.opt.onnx"
@@ -51,6 +61,10 @@ check() {  # name, taso-opt flags
   fi
   if [ "$(symbolic_inputs "$out")" != "batch" ]; then
     echo "$name: the batch axis was not kept symbolic"; cat "$work/$name.log"; exit 1
+  fi
+  if [ "$(declared_outputs "$out")" != "$(declared_outputs "$model")" ]; then
+    echo "$name: the outputs are declared otherwise than in the input:"
+    declared_outputs "$model"; declared_outputs "$out"; exit 1
   fi
   for batch in 1 4; do
     inputs "$model" "$batch" "$work/$name.in$batch"
