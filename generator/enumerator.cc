@@ -359,11 +359,16 @@ class Walker {
     bool activation = false;
     for (int i = 0; i < spec.arity; ++i)
       activation |= slots_[op.in[i]].activation && !(spec.shape_only_inputs & (1u << i));
+    // Biases joined are a bias (what a merged product reads); anything else reading a
+    // bias, such as a Gemm, makes an ordinary tensor.
+    bool bias = spec.arity > 0;
+    for (int i = 0; i < spec.arity; ++i) bias &= slots_[op.in[i]].bias;
     const int position = static_cast<int>(ops_.size());
     for (size_t o = 0; o < mv.out_shapes.size(); ++o) {
       Slot& out = slots_[first_out + o];
       out.activation = activation && !spec.constant_output;
       out.constant = spec.constant_output;
+      out.bias = bias;
       out.producer = position;
       for (int d = 0; d < static_cast<int>(out.t.shape.size()); ++d)
         out.sym[d] = DimSymbol(op, mv.sources[o][d], static_cast<int>(o), d, concat_node, first_out);
@@ -485,7 +490,7 @@ class Walker {
     if (!mine.ok()) return true;
     for (const Variant& other : e_.set_.variants) {
       if (&other == &var) break;
-      if (other.op != var.op || other.spec.split_at_concat) continue;
+      if (other.op != var.op || other.spec.split_at_concat || !ReadBiasesAlike(other.spec, var.spec)) continue;
       auto theirs = RunOp<uint32_t>(*other.op, other.spec.params, ptrs);
       if (!theirs.ok() || theirs->size() != mine->size()) continue;
       bool same = true;
@@ -494,6 +499,15 @@ class Walker {
       if (same) return true;
     }
     return false;
+  }
+
+  // Variants reading biases at different positions never stand for each other: a bias
+  // is read only where a variant asks for one (Concat's bias variant computes what its
+  // axis-0 variant does, on tensors that variant never reads).
+  static bool ReadBiasesAlike(const GeneratorVariant& a, const GeneratorVariant& b) {
+    for (int i = 0; i < 3; ++i)
+      if ((a.roles[i] == GenRole::kBias) != (b.roles[i] == GenRole::kBias)) return false;
+    return true;
   }
 
   void Walk() {

@@ -1,6 +1,7 @@
 #include "generator.h"
 
 #include <unistd.h>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -41,6 +42,21 @@ void CountGroups(const std::vector<Fingerprinted>& groups, GenerateReport* repor
     report->groups += i == 0 || groups[i].fingerprint != groups[i - 1].fingerprint;
 }
 
+int CountOp(const RuleGraph& side, const std::string& op) {
+  int n = 0;
+  for (const RuleOp& o : side.ops) n += o.op->name() == op;
+  return n;
+}
+
+// The rules changing how often `op` is applied, renamed r0000, r0001... in their order.
+std::vector<Rule> RulesChanging(std::vector<Rule> rules, const std::string& op) {
+  std::vector<Rule> kept;
+  for (Rule& r : rules)
+    if (CountOp(r.source, op) != CountOp(r.target, op)) kept.push_back(std::move(r));
+  for (size_t i = 0; i < kept.size(); ++i) kept[i].name = absl::StrFormat("r%04d", i);
+  return kept;
+}
+
 }  // namespace
 
 uint64_t PeakRssMb() {
@@ -64,6 +80,8 @@ std::string GenerateReport::Table() const {
   row("after common subgraph", counts.after_common_subgraph, "");
   row("after float checks", counts.after_float_checks, absl::StrFormat("(pruning and checks %.2f s)", prune_s));
   row("parametric", counts.after_parameters, "= rules (parameter families merged)");
+  if (!changing_op.empty())
+    row("changing", changing, absl::StrCat("= rules (those applying ", changing_op, " more or less often)"));
   absl::StrAppend(&s, absl::StrFormat("  wall time %.2f s, peak memory %d MiB\n", total_s, peak_rss_mb));
   return s;
 }
@@ -73,6 +91,11 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
     return absl::InvalidArgumentError(
         absl::StrCat("-k ", options.max_ops, " is not supported (1 to ", kMaxSupportedOps, ")"));
   ASSIGN_OR_RETURN(OpSet set, MakeOpSet(options.ops));
+  if (!options.changing.empty() &&
+      std::find(set.op_names.begin(), set.op_names.end(), options.changing) == set.op_names.end())
+    return absl::InvalidArgumentError(absl::StrCat("--changing ", options.changing,
+                                                   ": not an operator enumerated (--ops ",
+                                                   absl::StrJoin(set.op_names, ","), ")"));
   const auto start = std::chrono::steady_clock::now();
   report->variants = static_cast<int>(set.variants.size());
   report->inputs = static_cast<int>(set.inputs.size());
@@ -96,6 +119,9 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   rules.max_ops = options.max_ops;
   rules.operators = set.op_names;
   rules.rules = FindRules(e, groups, options.threads, &report->counts, phase);
+  report->changing_op = options.changing;
+  if (!options.changing.empty()) rules.rules = RulesChanging(std::move(rules.rules), options.changing);
+  report->changing = rules.rules.size();
   report->prune_s = Since(t);
   report->total_s = Since(start);
   report->peak_rss_mb = PeakRssMb();

@@ -19,6 +19,10 @@ struct GenerateOptions {
   uint64_t max_memory_mb = 12 * 1024;
   uint64_t seed = 1;
   bool progress = false;  // a progress line on stderr
+  // Non-empty: keep only the rules whose two sides apply this operator a different number
+  // of times (merges and splits of it), so that a database built at a larger K for a few
+  // operator families holds what the K=3 one cannot, not again what it holds.
+  std::string changing;
 };
 
 struct GenerateReport {
@@ -27,6 +31,8 @@ struct GenerateReport {
   uint64_t groups = 0;        // fingerprints shared by two graphs or more
   uint64_t group_graphs = 0;  // the graphs in them
   PruneCounts counts;
+  std::string changing_op;  // GenerateOptions::changing
+  uint64_t changing = 0;    // the rules it kept
   double enumerate_s = 0, prune_s = 0, total_s = 0;
   uint64_t peak_rss_mb = 0;
   std::string Table() const;

@@ -11,8 +11,9 @@ namespace {
 // Small inputs as TASO used: two activations and four kernels (3x3 twice, 1x3, 1x1) of
 // four channels, three 4x4 matrices, and a scalar; and a 3x3 kernel of eight outputs on
 // one channel per group (four groups of an activation; class "g": kept when other
-// classes change), which grouped convolutions read; and a bias vector of four, which only
-// products with a bias (Gemm) read.
+// classes change), which grouped convolutions read; and two bias vectors of four, which
+// only products with a bias (Gemm) and concatenations of biases read: two, so that two
+// products each with its own bias can be merged into one with the biases concatenated.
 std::vector<GenInput> SmallInputs() {
   const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
   return {
@@ -28,6 +29,7 @@ std::vector<GenInput> SmallInputs() {
       {"C", {4, 4}, true, matrix},
       {"s", {}, false, {}},
       {"b", {4}, false, {"m"}, true},
+      {"c", {4}, false, {"m"}, true},
   };
 }
 

@@ -62,6 +62,10 @@ class Concat : public KernelOp<Concat> {
     for (int64_t axis : {0, 1})
       out.push_back(
           {.label = absl::StrCat("axis", axis), .params = Params().Set("axis", axis), .arity = 2, .same_kind = true});
+    // Two bias vectors joined: the bias of two products merged into one (Gemm reads it).
+    GeneratorVariant biases{.label = "bias", .params = Params().Set("axis", int64_t{0}), .arity = 2, .rank = 1};
+    biases.roles = {GenRole::kBias, GenRole::kBias};
+    out.push_back(biases);
     return out;
   }
   std::vector<std::string> onnx_op_types() const override { return {"Concat"}; }

@@ -3,6 +3,7 @@
 // other than those it was found with.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -182,20 +183,25 @@ TEST_CASE("Rule files round-trip, and bindings to undeclared variables are refus
   CHECK_THAT(std::string(r.status().message()), Catch::Contains("undeclared variable '" + var + "'"));
 }
 
+// Every rule of `shipped` is what taso-gen makes with `options`, unchanged and under the
+// same name (the shipped database is what taso-verify proves of that output,
+// --write-proved; the verifier's tests check that nothing left out is proved).
+void CheckShippedAsGenerated(const RuleSet& shipped, const RuleSet& generated_set) {
+  std::map<std::string, std::string> generated;
+  for (const Rule& r : generated_set.rules) generated[r.name] = RuleText(r);
+  for (const Rule& r : shipped.rules) {
+    INFO(r.name);
+    CHECK(generated[r.name] == RuleText(r));
+  }
+}
+
 TEST_CASE("Regenerating the K=3 database gives every shipped rule, unchanged") {
   gen::GenerateOptions options;
   options.max_ops = 3;
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE(rules.ok());
-  // The shipped database is what taso-verify proves of this output (--write-proved); the
-  // verifier's tests check that nothing left out is proved.
-  std::map<std::string, std::string> generated;
-  for (const Rule& r : rules->rules) generated[r.name] = RuleText(r);
-  for (const Rule& r : Shipped().rules) {
-    INFO(r.name);
-    CHECK(generated[r.name] == RuleText(r));
-  }
+  CheckShippedAsGenerated(Shipped(), *rules);
   // Most are proved; grouped convolutions bring facts about where their channels go
   // (strides composed, enlargement's reference kernel) and products with a bias facts
   // through identity and ones tensors that the axioms do not state.
@@ -413,4 +419,43 @@ TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") 
     CHECK(same(*plain, *memoized));
     CHECK(memoized->tensor(n + 1).data[0] == value);  // relu of a small positive value
   }
+}
+
+TEST_CASE("The shipped merges are what taso-gen --changing Gemm makes at K=4") {
+  auto shipped = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/gemm_merges_k4.pb");
+  REQUIRE(shipped.ok());
+  gen::GenerateOptions options;
+  options.max_ops = 4;
+  options.ops = {"Gemm", "Concat", "Split"};
+  options.changing = "Gemm";
+  gen::GenerateReport report;
+  auto rules = gen::Generate(options, &report);
+  REQUIRE(rules.ok());
+  CheckShippedAsGenerated(*shipped, *rules);
+  CHECK(report.changing == rules->rules.size());
+  CHECK(report.changing < report.counts.after_parameters);
+  // Every rule kept merges or splits products: their counts differ between the sides.
+  for (const Rule& r : rules->rules) {
+    INFO(r.name);
+    CHECK(OpNames(r.source).count("Gemm") != OpNames(r.target).count("Gemm"));
+  }
+  // Among them, two layers with their own biases merged into one (the weights and the
+  // biases concatenated, the product's columns split).
+  const auto merges = std::count_if(shipped->rules.begin(), shipped->rules.end(), [](const Rule& r) {
+    const std::multiset<std::string> merged = {"Concat", "Concat", "Gemm", "Split"}, apart = {"Gemm", "Gemm"};
+    return (OpNames(r.source) == merged && OpNames(r.target) == apart) ||
+           (OpNames(r.source) == apart && OpNames(r.target) == merged);
+  });
+  CHECK(merges >= 2);  // B as it is and B transposed
+}
+
+TEST_CASE("taso-gen --changing refuses an operator it does not enumerate") {
+  gen::GenerateOptions options;
+  options.max_ops = 2;
+  options.ops = {"Gemm", "Concat"};
+  options.changing = "Relu";
+  gen::GenerateReport report;
+  auto rules = gen::Generate(options, &report);
+  REQUIRE_FALSE(rules.ok());
+  CHECK_THAT(std::string(rules.status().message()), Catch::Contains("--changing Relu"));
 }

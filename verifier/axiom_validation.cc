@@ -295,8 +295,13 @@ class AxiomValidator {
         tensors.push_back(c);
     }
     out.impl = nullptr;
+    // The first variant with these parameters: later ones may narrow the shapes they take
+    // (Concat's bias variant reads vectors only), while an axiom is about any shapes.
     for (const Implementation& impl : table_.at(t.function))
-      if (impl.codes == codes) out.impl = &impl;
+      if (impl.codes == codes) {
+        out.impl = &impl;
+        break;
+      }
     if (!out.impl) return false;
     const GeneratorVariant& spec = out.impl->variant->spec;
     std::vector<Shape> shapes;

@@ -1,4 +1,4 @@
-// taso-gen -k K -o rules.pb [--ops LIST] [--text]: generates graph substitution rules.
+// taso-gen -k K -o rules.pb [--ops LIST] [--changing OP] [--text]: generates graph substitution rules.
 #include <cstdio>
 #include <fstream>
 
@@ -11,6 +11,8 @@
 ABSL_FLAG(int, k, 3, "largest number of operators in a graph (1 to 4)");
 ABSL_FLAG(std::string, o, "", "output rules file");
 ABSL_FLAG(std::string, ops, "", "comma-separated operators to enumerate (default: the whole generator set)");
+ABSL_FLAG(std::string, changing, "",
+          "keep only rules whose sides apply this operator a different number of times (e.g. merges of Gemm)");
 ABSL_FLAG(bool, text, false, "write the readable text form instead of the binary database");
 ABSL_FLAG(int, threads, 2, "worker threads");
 ABSL_FLAG(uint64_t, max_memory_mb, 12 * 1024, "memory budget; generation stops with an error beyond it");
@@ -19,7 +21,7 @@ ABSL_FLAG(bool, quiet, false, "no progress line");
 
 int main(int argc, char** argv) {
   constexpr const char* kTool = "taso-gen";
-  auto args = taso::cli::Init(argc, argv, "taso-gen -k K -o rules.pb [--ops LIST] [--text]");
+  auto args = taso::cli::Init(argc, argv, "taso-gen -k K -o rules.pb [--ops LIST] [--changing OP] [--text]");
   if (!args.empty()) return taso::cli::Usage(kTool, "unexpected argument '" + args[0] + "'");
   const std::string out = absl::GetFlag(FLAGS_o);
   if (out.empty()) return taso::cli::Usage(kTool, "no output file given (-o rules.pb)");
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
   options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   options.max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
   options.seed = absl::GetFlag(FLAGS_seed);
+  options.changing = absl::GetFlag(FLAGS_changing);
   options.progress = !absl::GetFlag(FLAGS_quiet);
   if (options.max_ops < 1 || options.max_ops > taso::gen::kMaxSupportedOps)
     return taso::cli::Fail(
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
   std::string command = "taso-gen -k " + std::to_string(options.max_ops);
   if (!ops.empty()) command += " --ops " + ops;
+  if (!options.changing.empty()) command += " --changing " + options.changing;
   rules->command = command;
   absl::Status s;
   if (absl::GetFlag(FLAGS_text)) {
