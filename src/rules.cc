@@ -1,5 +1,6 @@
 #include "taso/rules.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -397,6 +398,15 @@ std::vector<Rule> Instances(const Rule& rule) {
     while (v < pick.size() && ++pick[v] == rule.vars[v].values.size()) pick[v++] = 0;
     if (v == pick.size()) return out;
   }
+}
+
+std::string QualifiedRuleName(const std::string& path, const std::string& name) {
+  return absl::StrCat(std::filesystem::path(path).stem().string(), ":", name);
+}
+
+std::string RuleNameInFile(const std::string& name) {
+  const size_t colon = name.rfind(':');
+  return colon == std::string::npos ? name : name.substr(colon + 1);
 }
 
 Rule Reversed(const Rule& rule) {

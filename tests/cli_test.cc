@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
+#include "taso/rules.h"
 #include "test_util.h"
 
 namespace {
@@ -207,6 +208,54 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
       RunTool("taso-opt " + model + " -o " + out + " --backend analytic --allow-unproved --rules " + unproved);
   CHECK(allowed.code == 0);
   CHECK(std::filesystem::exists(out));
+}
+
+TEST_CASE("Rule names are qualified by their database's file stem, and the prefix comes off again") {
+  CHECK(taso::QualifiedRuleName("/x/rules/gemm_merges_k4.pb", "r0320") == "gemm_merges_k4:r0320");
+  CHECK(taso::QualifiedRuleName("taso_k3.pb", "r0001/2~") == "taso_k3:r0001/2~");
+  CHECK(taso::RuleNameInFile("gemm_merges_k4:r0320") == "r0320");
+  CHECK(taso::RuleNameInFile("gemm_merges_k4:r0320/1~") == "r0320/1~");
+  CHECK(taso::RuleNameInFile("r0320/1~") == "r0320/1~");
+  CHECK(taso::RuleNameInFile(taso::QualifiedRuleName("/x/a:b.pb", "r0007")) == "r0007");
+}
+
+TEST_CASE("taso-opt reads several rule databases and refuses two rules of one name") {
+  auto dir = taso::testing::TempDir("cli_opt_rules");
+  const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
+  const std::string shipped = std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb", other = (dir / "other.pb").string();
+  std::filesystem::copy_file(shipped, other);
+  const std::string run = "taso-opt " + model + " -o " + out + " --backend analytic --target cpu --budget 20 --rules ";
+  // The copy's rules are named other:r0000, ...: no name is taken twice.
+  Result both = RunTool(run + shipped + "," + other);
+  INFO(both.output);
+  CHECK(both.code == 0);
+  CHECK(std::filesystem::exists(out));
+  std::filesystem::remove(out);
+  // The same file twice: its rules' qualified names (taso_k3:r0000, ...) are taken twice.
+  Result twice = RunTool(run + shipped + "," + shipped);
+  INFO(twice.output);
+  CHECK(twice.code == 2);
+  CHECK(twice.output == "taso-opt: error: two rules named taso_k3:r0000 (in " + shipped + " and " + shipped + ")\n");
+  CHECK_FALSE(std::filesystem::exists(out));
+  Result none = RunTool(run + ",");
+  INFO(none.output);
+  CHECK(none.code == 2);
+  CHECK_THAT(none.output, Catch::StartsWith("taso-opt: error: --rules names no file"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("taso-verify --explain takes a rule name qualified by its file's stem, as taso-opt reports it") {
+  auto dir = taso::testing::TempDir("cli_explain");
+  const std::string other = (dir / "other.pb").string();
+  std::filesystem::copy_file(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb", other);
+  Result ok = RunTool("taso-verify " + other + " --explain other:r0023/0~");
+  INFO(ok.output);
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.output, Catch::StartsWith("rule r0023/0 ") && Catch::Contains("proved by Z3 from "));
+  // Another file's rule of that number is not explained in its place.
+  Result elsewhere = RunTool("taso-verify " + other + " --explain gemm_merges_k4:r0023/0");
+  CHECK(elsewhere.code == 2);
+  CHECK_THAT(elsewhere.output, Catch::Contains("is named after another file than " + other));
 }
 
 TEST_CASE("taso-run runs a model on the cpu executor, times it and checks it against the reference") {

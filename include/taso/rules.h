@@ -71,6 +71,16 @@ std::string RuleText(const Rule& rule);
 // values (named "<rule>/<index>"); a concrete rule stands for itself.
 std::vector<Rule> Instances(const Rule& rule);
 
+// Rule names repeat across databases (each numbers its own rules r0000, r0001, ...). A tool
+// reading several tells them apart by the database's file stem: QualifiedRuleName("/x/rules/
+// gemm_merges_k4.pb", "r0320") is "gemm_merges_k4:r0320". Rule names hold no ':'.
+std::string QualifiedRuleName(const std::string& path, const std::string& name);
+
+// The name a rule has in its own file: `name` without a "<stem>:" prefix (everything up to
+// its last ':'), or `name` unchanged if it has none. Names of instances ("gemm_merges_k4:
+// r0320/1") and of reversed rules ("...~") keep their suffixes.
+std::string RuleNameInFile(const std::string& name);
+
 // An operator's parameters with its symbolic sizes computed from the shapes of the side's
 // tensors (its inputs, then its operators' outputs).
 absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,

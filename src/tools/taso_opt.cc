@@ -1,7 +1,7 @@
-// taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE] [--backend B] [--cost-cache FILE]
-// [--alpha A] [--budget N] [--time-limit S] [--search-engine backtracking|egraph] [--report FILE]:
-// optimizes an ONNX model for a target runtime with the rule database by cost-based
-// backtracking search (or equality saturation), folds weight-only subgraphs, and writes
+// taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE[,FILE...]] [--backend B]
+// [--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] [--search-engine backtracking|egraph]
+// [--report FILE]: optimizes an ONNX model for a target runtime with the rule databases by
+// cost-based backtracking search (or equality saturation), folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check) and, on the ort
 // target, runs measurably faster there. The work is
 // taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -29,7 +30,10 @@
 #endif
 
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
-ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb", "the rule database");
+// The K=3 database and the merges of linear layers that take four operators.
+ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb," TASO_SOURCE_DIR "/rules/gemm_merges_k4.pb",
+          "the rule databases, comma-separated; the rules of every file but the first are named "
+          "\"<file stem>:<name>\" (e.g. gemm_merges_k4:r0320)");
 ABSL_FLAG(std::string, target, "",
           "the runtime the written model is optimized for: ort (ONNX Runtime, CPU execution provider, level all), "
           "cpu or cuda (our executors); default: ort where Node.js and onnxruntime-node are installed, else cpu");
@@ -187,6 +191,38 @@ absl::StatusOr<std::vector<taso::Rule>> ReadTrustedRules(const std::string& path
   return std::move(rules->rules);
 }
 
+// The files --rules names, or the usage error it makes.
+absl::StatusOr<std::vector<std::string>> RuleFilesFromFlag() {
+  std::vector<std::string> files = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
+  if (files.empty()) return absl::InvalidArgumentError("--rules names no file");
+  return files;
+}
+
+// The rules of all `files`, each read as ReadTrustedRules does. The first file's rules keep
+// their names (as reports and scripts name them); every later file's are renamed
+// QualifiedRuleName(file, name). The qualified name of each rule is reserved too, so a file
+// listed twice, or two files of one stem, are refused with the name they share.
+absl::StatusOr<std::vector<taso::Rule>> ReadAllRules(const std::vector<std::string>& files) {
+  std::vector<taso::Rule> all;
+  absl::flat_hash_map<std::string, std::string> file_of;  // every name taken -> its file
+  auto take = [&file_of](const std::string& name, const std::string& file) -> absl::Status {
+    const auto [it, fresh] = file_of.emplace(name, file);
+    if (fresh) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("two rules named ", name, " (in ", it->second, " and ", file, ")"));
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<taso::Rule> rules, ReadTrustedRules(files[i]));
+    for (taso::Rule& rule : rules) {
+      const std::string qualified = taso::QualifiedRuleName(files[i], rule.name);
+      if (i > 0) rule.name = qualified;
+      RETURN_IF_ERROR(take(rule.name, files[i]));
+      if (i == 0) RETURN_IF_ERROR(take(qualified, files[i]));
+      all.push_back(std::move(rule));
+    }
+  }
+  return all;
+}
+
 // The pipeline's stages and the search's advance, on the progress line.
 void ShowProgress(taso::ProgressLine& line, taso::PipelineOptions& options) {
   if (!line.on()) return;
@@ -212,13 +248,16 @@ absl::Status WriteReport(const std::string& path, const std::string& json) {
 
 int main(int argc, char** argv) {
   auto args = taso::cli::Init(argc, argv,
-                              "taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE] [--backend B] "
-                              "[--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] [--report FILE]");
+                              "taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE[,FILE...]] "
+                              "[--backend B] [--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] "
+                              "[--report FILE]");
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX model");
   const std::string out = absl::GetFlag(FLAGS_o);
   if (out.empty()) return taso::cli::Usage(kTool, "give the output file with -o");
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
+  const auto rule_files = RuleFilesFromFlag();
+  if (!rule_files.ok()) return taso::cli::Usage(kTool, std::string(rule_files.status().message()));
 
   const auto input_shapes = InputShapesFromFlags();
   if (!input_shapes.ok()) return taso::cli::Usage(kTool, std::string(input_shapes.status().message()));
@@ -237,7 +276,7 @@ int main(int argc, char** argv) {
   import_options.input_shapes = *input_shapes;
   const auto model = taso::ImportOnnxFile(args[0], import_options);
   if (!model.ok()) return fail(model.status());
-  const auto rules = ReadTrustedRules(absl::GetFlag(FLAGS_rules));
+  const auto rules = ReadAllRules(*rule_files);
   if (!rules.ok()) return fail(rules.status());
   ShowProgress(progress, *options);
   const auto result = taso::OptimizeModel(*model, *rules, *options);

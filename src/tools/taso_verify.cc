@@ -1,7 +1,8 @@
 // taso-verify RULES [--axioms DIR] [--timeout-ms N] [--jobs N] [--write-proved OUT]:
 // proves every rule of a rule database from the operator axioms with Z3.
 // taso-verify --check-axioms: checks and validates the axioms themselves.
-// taso-verify RULES --explain NAME: the rule and the axioms its proof uses.
+// taso-verify RULES --explain NAME: the rule and the axioms its proof uses (NAME as taso-opt
+// reports it; a "<file stem>:" prefix is dropped, RULES being that file).
 #include <algorithm>
 #include <cstdio>
 
@@ -30,8 +31,9 @@ ABSL_FLAG(int64_t, max_rules_bytes, taso::kDefaultMaxRuleFileBytes,
           "refuse a rule database larger than this many bytes");
 ABSL_FLAG(bool, check_axioms, false, "check the axiom set: consistent, and which axioms follow from the others");
 ABSL_FLAG(std::string, explain, "",
-          "prove only the rule of this name (as taso-opt prints it, e.g. r0023/0 or r0128/1~) and print it with "
-          "the axioms its proof uses");
+          "prove only the rule of this name (as taso-opt prints it, e.g. r0023/0, r0128/1~ or gemm_merges_k4:r0320; "
+          "a \"<file stem>:\" prefix is dropped: give that file as RULES) and print it with the axioms its proof "
+          "uses");
 
 namespace {
 
@@ -77,11 +79,19 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
-// Prints rule `name` of `rules` and the axioms its proof uses.
-int Explain(const taso::verify::AxiomSet& axioms, const taso::RuleSet& rules, const std::string& name) {
+// Prints rule `name` of `rules` (read from `path`) and the axioms its proof uses. `name` may be
+// qualified by its file's stem, as taso-opt names the rules of its second and later databases;
+// a stem other than `path`'s is refused rather than explaining another file's rule of that number.
+int Explain(const taso::verify::AxiomSet& axioms, const taso::RuleSet& rules, const std::string& path,
+            const std::string& name) {
   using namespace taso::verify;
   constexpr const char* kTool = "taso-verify";
-  auto rule = FindRuleByName(rules, name);
+  const std::string in_file = taso::RuleNameInFile(name);
+  if (in_file != name && taso::QualifiedRuleName(path, in_file) != name) {
+    const std::string message = absl::StrCat("rule '", name, "' is named after another file than ", path);
+    return taso::cli::Fail(kTool, absl::NotFoundError(message));
+  }
+  auto rule = FindRuleByName(rules, in_file);
   if (!rule.ok()) return taso::cli::Fail(kTool, rule.status());
   auto encoded = EncodeRules(axioms, {*rule});
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
@@ -118,7 +128,8 @@ int main(int argc, char** argv) {
     return taso::cli::Fail(kTool, size);
   auto rules = taso::ReadRuleSet(args[0]);
   if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
-  if (const std::string name = absl::GetFlag(FLAGS_explain); !name.empty()) return Explain(*axioms, *rules, name);
+  if (const std::string name = absl::GetFlag(FLAGS_explain); !name.empty())
+    return Explain(*axioms, *rules, args[0], name);
   auto encoded = EncodeRules(*axioms, rules->rules);
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
   ProveOptions options;
