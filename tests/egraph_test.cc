@@ -2,6 +2,7 @@
 // backtracking search cannot reach.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "rule_lookup.h"
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/engine.h"
@@ -129,6 +130,41 @@ TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
   auto folded = FoldWeights(found.search.best);
   REQUIRE(folded.ok());
   CHECK(CountOps(*folded, "MatMul") == 1);
+  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(folded->value(folded->outputs()[0]).name == "y1");
+  CHECK(folded->value(folded->outputs()[1]).name == "y2");
+  ExpectSameOutputs(g, *folded);
+}
+
+// Both shipped databases, as taso-opt reads them by default.
+const std::vector<RuleMatcher>& MatchersWithMerges() {
+  static const std::vector<RuleMatcher> matchers = [] {
+    std::vector<Rule> rules = ShippedRules().rules;
+    for (Rule r : testing::ShippedMergeRules().rules) {
+      r.name = QualifiedRuleName("gemm_merges_k4.pb", r.name);
+      rules.push_back(std::move(r));
+    }
+    return PrepareRules(rules);
+  }();
+  return matchers;
+}
+
+TEST_CASE("The e-graph engine merges two linear layers of one input, each with its bias", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
+  const Params transposed = Params().Set("transB", int64_t{1});
+  for (int k : {1, 2}) {
+    const ValueId w = AddWeight(g, absl::StrCat("W", k), {64, 64}, k);
+    const ValueId bias = AddWeight(g, absl::StrCat("b", k), {64}, 10 + k);
+    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+  }
+  ViewSplitCost cost;
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, {});
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor != "none");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, "Gemm") == 1);
   CHECK(CountOps(*folded, "Split") == 1);
   CHECK(folded->value(folded->outputs()[0]).name == "y1");
   CHECK(folded->value(folded->outputs()[1]).name == "y2");

@@ -12,12 +12,23 @@
 
 namespace taso::testing {
 
+namespace {
+
+const RuleSet* ReadShipped(const std::string& file) {
+  auto s = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/" + file);
+  REQUIRE(s.ok());
+  return new RuleSet(*std::move(s));
+}
+
+}  // namespace
+
 const RuleSet& ShippedRules() {
-  static const RuleSet* const set = [] {
-    auto s = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
-    REQUIRE(s.ok());
-    return new RuleSet(*std::move(s));
-  }();
+  static const RuleSet* const set = ReadShipped("taso_k3.pb");
+  return *set;
+}
+
+const RuleSet& ShippedMergeRules() {
+  static const RuleSet* const set = ReadShipped("gemm_merges_k4.pb");
   return *set;
 }
 

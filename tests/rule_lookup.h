@@ -15,6 +15,8 @@ namespace taso::testing {
 
 // The shipped rule database, rules/taso_k3.pb, read once.
 const RuleSet& ShippedRules();
+// The shipped database of merges at K=4, rules/gemm_merges_k4.pb, read once.
+const RuleSet& ShippedMergeRules();
 
 // One side of a rule as text: its outputs in order, comma-separated, each an expression
 // over the rule's inputs, "Op{param=value, ...}(arg, ...)", with "[k]" after an operator

@@ -70,6 +70,10 @@ int Growth(const Rule& rule) {
   return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
 }
 
+int MaxGrowth(const Rule& rule, const SaturationLimits& limits) {
+  return rule.source.outputs.size() > 1 ? limits.max_multi_rule_growth : limits.max_rule_growth;
+}
+
 // Per rule: when its ban ends and how often it was banned (egg's backoff scheduler).
 struct Schedule {
   int banned_until = 0;  // the first iteration it runs again
@@ -84,7 +88,7 @@ class Saturation {
     // Rules that shrink the graph first, then those that keep its size, then growing
     // ones: where a limit stops an iteration midway, the likelier gains were tried.
     for (size_t r = 0; r < rules.size(); ++r)
-      if (Growth(rules[r].rule()) <= limits.max_rule_growth) order_.push_back(static_cast<int>(r));
+      if (Growth(rules[r].rule()) <= MaxGrowth(rules[r].rule(), limits)) order_.push_back(static_cast<int>(r));
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int a, int b) { return Growth(rules[a].rule()) < Growth(rules[b].rule()); });
   }

@@ -25,6 +25,10 @@ struct SaturationLimits {
   // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
   // again to what they make, and would fill the e-graph with nothing cheaper.
   int max_rule_growth = 1;
+  // The same for rules with several outputs, which apply in the first iterations only:
+  // merging two products with their biases takes two more operators (the weights' and
+  // the biases' concatenations) than it removes.
+  int max_multi_rule_growth = 2;
   // A rule matching more than match_limit * 2^k times in one iteration (k: how often it
   // was banned before) is banned for ban_iterations * 2^k iterations, its matches not
   // applied (egg's backoff scheduler), so that no one rule fills the e-graph.
