@@ -17,11 +17,14 @@ build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" 
   --report "build/examples/$model.report.json"
 node tools/ort/ort_run.js "build/examples/$model.onnx" --save-outputs "build/examples/$model.ort"
 node tools/ort/ort_run.js "build/examples/$model.opt.onnx" --compare "build/examples/$model.ort"
-# The rules applied, from the report's "rules_applied": {"r0025/0": 3, ...}.
+# The rules applied, from the report's "rules_applied": {"r0025/0": 3,
+# "gemm_merges_k4:r0005/0~": 1, ...}; a STEM: prefix names the database, rules/STEM.pb.
 report="build/examples/$model.report.json"
-rules=$(sed -n 's/.*"rules_applied": {\([^}]*\)}.*/\1/p' "$report" | grep -o '"[^"]*":' | tr -d '":' || true)
+rules=$(sed -n 's/.*"rules_applied": {\([^}]*\)}.*/\1/p' "$report" | grep -o '"[^"]*":' | sed 's/^"//; s/":$//' || true)
 for rule in $rules; do
+  database=rules/taso_k3.pb
+  [[ "$rule" == *:* ]] && database="rules/${rule%%:*}.pb"
   echo
-  echo "== why $rule holds (taso-verify --explain $rule):"
-  build/taso-verify rules/taso_k3.pb --explain "$rule"
+  echo "== why $rule holds (taso-verify $database --explain $rule):"
+  build/taso-verify "$database" --explain "$rule"
 done
