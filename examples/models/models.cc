@@ -15,6 +15,8 @@ const std::vector<ModelInfo>& AllModels() {
       {"inception_v3", "Inception-v3, 299x299, batch 1", BuildInceptionV3},
       {"lora_mlp", "MLP d 768, hidden 3072, unmerged rank-16 LoRA adapters; --batch = tokens", BuildLoraMlp},
       {"task_heads", "eight heads Linear(768,64)-ReLU-Linear(64,4) on one [1,768] feature", BuildTaskHeads},
+      {"qkv_attention", "attention block d 768, 12 heads, separate Q, K, V projections; --batch = tokens",
+       BuildQkvAttention},
   };
   return kModels;
 }

@@ -34,5 +34,6 @@ absl::StatusOr<OnnxModel> BuildBert(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildInceptionV3(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildTaskHeads(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o);
 
 }  // namespace taso::models
