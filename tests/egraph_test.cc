@@ -117,23 +117,29 @@ TEST_CASE("The e-graph engine folds a scaled adapter into a Gemm layer's weight"
   ExpectSameOutputs(g, folded);
 }
 
+// Runs the engine on `g` (two outputs y1, y2 of one input) with Splits priced as views,
+// and checks the result computes them with one `op` and a Split, outputs in order.
+void ExpectMergedIntoOne(const Graph& g, const std::vector<RuleMatcher>& matchers, const std::string& op) {
+  ViewSplitCost cost;
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, matchers, cost, cost, {});
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor != "none");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, op) == 1);
+  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(folded->value(folded->outputs()[0]).name == "y1");
+  CHECK(folded->value(folded->outputs()[1]).name == "y2");
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
   const ValueId w1 = AddWeight(g, "W1", {64, 64}, 1), w2 = AddWeight(g, "W2", {64, 64}, 2);
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w1}, "y1")).ok());
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w2}, "y2")).ok());
-  ViewSplitCost cost;
-  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), cost, cost, {});
-  INFO(found.stats.kept_input_because);
-  REQUIRE(found.stats.extractor != "none");
-  auto folded = FoldWeights(found.search.best);
-  REQUIRE(folded.ok());
-  CHECK(CountOps(*folded, "MatMul") == 1);
-  CHECK(CountOps(*folded, "Split") == 1);
-  CHECK(folded->value(folded->outputs()[0]).name == "y1");
-  CHECK(folded->value(folded->outputs()[1]).name == "y2");
-  ExpectSameOutputs(g, *folded);
+  ExpectMergedIntoOne(g, AllMatchers(), "MatMul");
 }
 
 // Both shipped databases, as taso-opt reads them by default.
@@ -158,17 +164,7 @@ TEST_CASE("The e-graph engine merges two linear layers of one input, each with i
     const ValueId bias = AddWeight(g, absl::StrCat("b", k), {64}, 10 + k);
     REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
   }
-  ViewSplitCost cost;
-  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, {});
-  INFO(found.stats.kept_input_because);
-  REQUIRE(found.stats.extractor != "none");
-  auto folded = FoldWeights(found.search.best);
-  REQUIRE(folded.ok());
-  CHECK(CountOps(*folded, "Gemm") == 1);
-  CHECK(CountOps(*folded, "Split") == 1);
-  CHECK(folded->value(folded->outputs()[0]).name == "y1");
-  CHECK(folded->value(folded->outputs()[1]).name == "y2");
-  ExpectSameOutputs(g, *folded);
+  ExpectMergedIntoOne(g, MatchersWithMerges(), "Gemm");
 }
 
 TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper order", "[egraph]") {

@@ -109,6 +109,15 @@ ValueId ModelBuilder::Concat(std::vector<ValueId> xs, int64_t axis) {
   return Op("Concat", Params().Set("axis", axis), std::move(xs), "concat");
 }
 
+ValueId ModelBuilder::Linear(ValueId x, int64_t out) {
+  if (!status_.ok()) return kNoValue;
+  const int64_t in = shape(x)[1];
+  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+  ValueId w = Weight("weight", {out, in}, bound);
+  ValueId bias = Weight("bias", {out}, bound);
+  return Op("Gemm", Params().Set("transB", int64_t{1}), {x, w, bias});
+}
+
 ValueId ModelBuilder::Classifier(ValueId x, int64_t classes) {
   ValueId pooled = Op("GlobalAveragePool", {}, {x}, "gap");
   ValueId flat = Op("Flatten", Params().Set("axis", int64_t{1}), {pooled}, "flatten");

@@ -39,6 +39,9 @@ class ModelBuilder {
   ValueId MaxPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads);
   ValueId AvgPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads, bool count_include_pad);
   ValueId Concat(std::vector<ValueId> xs, int64_t axis);
+  // nn.Linear on a 2-D input as PyTorch 1.13 exports it: Gemm(x, W, b, transB=1), W
+  // [out, in] and b drawn in that order, uniform in +-1/sqrt(in) (PyTorch's default).
+  ValueId Linear(ValueId x, int64_t out);
   // Global average pool, flatten and a fully connected layer (Gemm).
   ValueId Classifier(ValueId x, int64_t classes);
 

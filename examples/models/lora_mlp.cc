@@ -18,9 +18,7 @@ constexpr float kScale = 2.0f;  // LoRA alpha / rank
 ValueId LoraLinear(ModelBuilder& b, ValueId x, int64_t out) {
   const int64_t in = b.shape(x)[1];
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  ValueId w = b.Weight("weight", {out, in}, bound);
-  ValueId bias = b.Weight("bias", {out}, bound);
-  ValueId base = b.Op("Gemm", Params().Set("transB", int64_t{1}), {x, w, bias});
+  ValueId base = b.Linear(x, out);
   ValueId a = b.Weight("lora_A", {in, kRank}, bound);
   ValueId up = b.Weight("lora_B", {kRank, out}, 0.02);
   ValueId delta = b.Op("MatMul", {}, {b.Op("MatMul", {}, {x, a}), up});

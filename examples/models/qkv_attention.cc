@@ -14,14 +14,6 @@ namespace {
 constexpr int64_t kModel = 768;
 constexpr int64_t kHeads = 12;
 
-ValueId Linear(ModelBuilder& b, ValueId x, int64_t out) {
-  const int64_t in = b.shape(x)[1];
-  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  ValueId w = b.Weight("weight", {out, in}, bound);
-  ValueId bias = b.Weight("bias", {out}, bound);
-  return b.Op("Gemm", Params().Set("transB", int64_t{1}), {x, w, bias});
-}
-
 // [tokens, d] -> [heads, tokens, d / heads] permuted by `perm` from [tokens, heads, dh].
 ValueId Heads(ModelBuilder& b, ValueId x, std::vector<int64_t> perm) {
   const int64_t tokens = b.shape(x)[0];
@@ -34,16 +26,16 @@ ValueId Heads(ModelBuilder& b, ValueId x, std::vector<int64_t> perm) {
 absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o) {
   ModelBuilder b(o.seed);
   ValueId x = b.Input("x", {o.batch, kModel});
-  ValueId q = Heads(b, Linear(b, x, kModel), {1, 0, 2});  // [heads, tokens, dh]
-  ValueId k = Heads(b, Linear(b, x, kModel), {1, 2, 0});  // [heads, dh, tokens]
-  ValueId v = Heads(b, Linear(b, x, kModel), {1, 0, 2});
+  ValueId q = Heads(b, b.Linear(x, kModel), {1, 0, 2});  // [heads, tokens, dh]
+  ValueId k = Heads(b, b.Linear(x, kModel), {1, 2, 0});  // [heads, dh, tokens]
+  ValueId v = Heads(b, b.Linear(x, kModel), {1, 0, 2});
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kModel / kHeads)));
   ValueId scores = b.Mul(b.Op("MatMul", {}, {q, k}), b.Scalar("scale", scale));
   ValueId probs = b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores});
   ValueId context =
       b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0, 2}), {b.Op("MatMul", {}, {probs, v})});
   context = b.Op("Reshape", {}, {context, b.Int64s("shape", {o.batch, kModel})});
-  return b.Finish({b.Add(x, Linear(b, context, kModel))}, "qkv_attention");
+  return b.Finish({b.Add(x, b.Linear(context, kModel))}, "qkv_attention");
 }
 
 }  // namespace taso::models
