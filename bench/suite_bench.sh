@@ -31,6 +31,7 @@ hand_script() {
     lora_mlp) echo bench/hand/fold_adapters.py ;;
     task_heads) echo bench/hand/merge_heads.py ;;
     qkv_attention) echo bench/hand/merge_projections.py ;;
+    nasrnn) echo bench/hand/merge_cell_products.py ;;
   esac
 }
 
