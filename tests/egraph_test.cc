@@ -449,5 +449,39 @@ TEST_CASE("E-graph: an operand computed from weights alone is priced as the cons
   CHECK(constant >= 2);
 }
 
+// Charges a node 10 more where its first input is made by an operator of another type,
+// as ONNX Runtime pays a layout conversion between operators running in different
+// layouts (OrtCost charges the reader).
+class NeighbourCost : public AnalyticCost {
+ public:
+  std::string name() const override { return "neighbours"; }
+  double NodeCost(const Graph& graph, NodeId n) override {
+    const Node& node = graph.node(n);
+    const NodeId producer = graph.value(node.inputs[0]).producer;
+    return producer != kNoNode && graph.node(producer).op != node.op ? 11 : 1;
+  }
+};
+
+TEST_CASE("E-graph: with the input graph as context, e-nodes pay for the layouts around them", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
+  const ValueId a = AddOp(g, "Relu", {x}, "a");
+  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
+  auto built = egraph::BuildEGraph(g);
+  REQUIRE(built.ok());
+  const EGraph& eg = built->egraph;
+  const ENodeId relu = eg.NodesIn(eg.Find(built->value_class[a])).front();
+  const ENodeId sigmoid = eg.NodesIn(eg.Find(built->value_class[g.outputs()[0]])).front();
+  NeighbourCost cost;
+  const std::vector<double> alone = egraph::PriceENodes(eg, cost);
+  CHECK(alone[relu] == 1);
+  CHECK(alone[sigmoid] == 1);
+  const UseIndex uses(g);
+  const egraph::PricingContext context{&g, &uses};
+  const std::vector<double> placed = egraph::PriceENodes(eg, cost, nullptr, &context);
+  CHECK(placed[relu] == 11);     // its reader, the Sigmoid, pays 10 more for reading it
+  CHECK(placed[sigmoid] == 11);  // it reads the Relu's output
+}
+
 }  // namespace
 }  // namespace taso

@@ -63,13 +63,16 @@ std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& b
 
 // E-node prices by `node_cost`, measured only where the analytic model says they may
 // matter (PriceWithPruning) unless `node_cost` is the analytic model.
-std::vector<double> Prices(const EGraph& eg, CostModel& node_cost, const std::vector<ClassId>& roots,
-                           EGraphStats& stats) {
+// The measured prices are taken among each class's neighbours in `graph` (PricingContext).
+std::vector<double> Prices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
+                           const std::vector<ClassId>& roots, EGraphStats& stats) {
   AnalyticCost analytic;
   PricingStats pricing;
+  const UseIndex uses(graph);
+  const PricingContext context{&graph, &uses};
   std::vector<double> prices = node_cost.name() == analytic.name()
                                    ? PriceENodes(eg, node_cost)
-                                   : PriceWithPruning(eg, analytic, node_cost, roots, pricing);
+                                   : PriceWithPruning(eg, analytic, node_cost, roots, pricing, &context);
   stats.priced_operators = pricing.priced;
   stats.measured_operators = pricing.measured;
   return prices;
@@ -118,7 +121,7 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
   const std::vector<ClassId> roots = Roots(graph, built);
-  const std::vector<double> prices = Prices(built.egraph, node_cost, roots, stats);
+  const std::vector<double> prices = Prices(graph, built.egraph, node_cost, roots, stats);
   std::string extractor;
   auto ex = ChooseExtraction(built.egraph, prices, roots, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());

@@ -1,9 +1,13 @@
 // Pricing e-nodes and the greedy extraction.
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "taso/egraph/extract.h"
+#include "taso/status_macros.h"
 
 namespace taso::egraph {
 
@@ -20,19 +24,86 @@ bool AheadOfTime(const EGraph& eg, const ENode& node) {
   return true;
 }
 
+// Float zeros of each shape asked for, made once: pricing reads thousands of weight-only
+// classes, and a fresh tensor of megabytes for each was most of the pricing's time.
+class ZeroTensors {
+ public:
+  TensorDataPtr Of(const Shape& shape) {
+    TensorDataPtr& zeros = by_shape_[shape];
+    if (!zeros) zeros = TensorData::Float(shape, std::vector<float>(NumElements(shape), 0.0f));
+    return zeros;
+  }
+
+ private:
+  absl::flat_hash_map<Shape, TensorDataPtr> by_shape_;
+};
+
 // A class as an operand of a node priced alone: a weight-only class is an initializer, as
 // it will be once folded (its data where known, else zeros of its type: a runtime prices
 // an initializer apart from a fed tensor, not by its values).
-absl::StatusOr<ValueId> AddOperand(Graph& g, const std::string& name, const EClass& cls) {
+absl::StatusOr<ValueId> AddOperand(Graph& g, const std::string& name, const EClass& cls, ZeroTensors& zeros) {
   if (!cls.weight_only) return g.AddInput(name, cls.type.dtype, cls.type.shape);
   if (cls.constant) return g.AddWeight(name, cls.constant);
   if (cls.type.dtype != DataType::kFloat32) return g.AddInput(name, cls.type.dtype, cls.type.shape);
-  return g.AddWeight(name, TensorData::Float(cls.type.shape, std::vector<float>(NumElements(cls.type.shape), 0.0f)));
+  return g.AddWeight(name, zeros.Of(cls.type.shape));
 }
 
-// The e-node's operator as the one node of a graph reading its classes; 0 where a child's
-// shape is unknown (an opaque node's output: such a node is never rewritten).
-double PriceOne(const EGraph& eg, const ENode& node, CostModel& cost) {
+// A copy of node `n` of `from` in `g` with its inputs fed (weights as initializers), except
+// input `j`, which reads `at` (j < 0: none); output `k` of the copy.
+absl::StatusOr<ValueId> AddCopy(Graph& g, const Graph& from, NodeId n, int j, ValueId at, int k) {
+  const Node& node = from.node(n);
+  std::vector<ValueId> inputs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ValueId v = node.inputs[i];
+    if (static_cast<int>(i) == j) {
+      inputs.push_back(at);
+    } else if (v == kNoValue) {
+      inputs.push_back(kNoValue);
+    } else {
+      const Value& value = from.value(v);
+      if (!value.shape_known) return absl::FailedPreconditionError("an input of unknown shape");
+      const std::string name = absl::StrCat("fed", g.num_values());
+      ASSIGN_OR_RETURN(const ValueId fed, value.is_constant() ? g.AddWeight(name, value.data)
+                                                              : g.AddInput(name, value.dtype, value.shape));
+      inputs.push_back(fed);
+    }
+  }
+  ASSIGN_OR_RETURN(const std::vector<ValueId> outs, g.AddNode(node.op, node.params, std::move(inputs)));
+  return outs[k];
+}
+
+// Where class `c` holds a value the context's graph computes with a library operator:
+// that operator's copy computing it in `g`.
+std::optional<ValueId> AddProducer(Graph& g, const EGraph& eg, ClassId c, const PricingContext* context) {
+  const EClass& cls = eg.eclass(c);
+  if (context == nullptr || cls.weight_only || cls.origin == kNoValue) return std::nullopt;
+  const Value& v = context->graph->value(cls.origin);
+  if (v.producer == kNoNode || context->graph->node(v.producer).op->is_opaque()) return std::nullopt;
+  absl::StatusOr<ValueId> made = AddCopy(g, *context->graph, v.producer, -1, kNoValue, v.producer_output);
+  return made.ok() ? std::optional<ValueId>(*made) : std::nullopt;
+}
+
+// What the readers of the class's value in the context's graph pay more for reading
+// `value` (computed by the e-node priced) than for reading a fed tensor.
+double ReadersSurcharge(Graph& g, ValueId value, ValueId origin, CostModel& cost, const PricingContext& context) {
+  double surcharge = 0;
+  for (NodeId reader : context.uses->readers(origin)) {
+    const Node& node = context.graph->node(reader);
+    if (node.op->is_opaque()) continue;
+    const int j = static_cast<int>(std::find(node.inputs.begin(), node.inputs.end(), origin) - node.inputs.begin());
+    absl::StatusOr<ValueId> here = AddCopy(g, *context.graph, reader, j, value, 0);
+    absl::StatusOr<ValueId> apart = AddCopy(g, *context.graph, reader, -1, kNoValue, 0);
+    if (here.ok() && apart.ok())
+      surcharge += cost.NodeCost(g, g.value(*here).producer) - cost.NodeCost(g, g.value(*apart).producer);
+  }
+  return surcharge;
+}
+
+// The e-node's operator as a node of a graph reading its classes (made by their
+// producers with a context); 0 where a child's shape is unknown (an opaque node's
+// output: such a node is never rewritten).
+double PriceOne(const EGraph& eg, ENodeId n, CostModel& cost, const PricingContext* context, ZeroTensors& zeros) {
+  const ENode& node = eg.node(n);
   Graph g;
   std::vector<ValueId> inputs;
   for (size_t i = 0; i < node.children.size(); ++i) {
@@ -43,24 +114,36 @@ double PriceOne(const EGraph& eg, const ENode& node, CostModel& cost) {
     }
     const EClass& cls = eg.eclass(c);
     if (!cls.type.shape_known) return 0;
-    auto v = AddOperand(g, absl::StrCat("in", i), cls);
+    if (std::optional<ValueId> made = AddProducer(g, eg, c, context)) {
+      inputs.push_back(*made);
+      continue;
+    }
+    auto v = AddOperand(g, absl::StrCat("in", g.num_values()), cls, zeros);
     if (!v.ok()) return 0;
     inputs.push_back(*v);
   }
-  if (!g.AddNode(node.op, node.params, std::move(inputs)).ok()) return 0;
-  return cost.NodeCost(g, 0);
+  auto outs = g.AddNode(node.op, node.params, std::move(inputs));
+  if (!outs.ok()) return 0;
+  const NodeId priced = g.value((*outs)[0]).producer;
+  double price = cost.NodeCost(g, priced);
+  const ValueId origin = eg.eclass(eg.ClassOf(n)).origin;
+  if (context != nullptr && node.num_outputs == 1 && origin != kNoValue)
+    price += ReadersSurcharge(g, (*outs)[0], origin, cost, *context);
+  return price;
 }
 
 }  // namespace
 
-std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only) {
+std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only,
+                                const PricingContext* context) {
   std::vector<double> prices(egraph.num_node_ids(), 0.0);
+  ZeroTensors zeros;
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENode& node = egraph.node(n);
     if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) continue;
     const ENodeId first = FirstOutput(egraph, n);
     if (only != nullptr && !(*only)[first == kNoENode ? n : first]) continue;
-    prices[n] = first != n && first != kNoENode ? prices[first] : PriceOne(egraph, node, cost) / node.num_outputs;
+    prices[n] = first != n && first != kNoENode ? prices[first] : PriceOne(egraph, n, cost, context, zeros) / node.num_outputs;
   }
   return prices;
 }

@@ -69,14 +69,15 @@ std::vector<bool> NearOptimalENodes(const EGraph& eg, const std::vector<double>&
 }
 
 std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
-                                     const std::vector<ClassId>& roots, PricingStats& stats) {
+                                     const std::vector<ClassId>& roots, PricingStats& stats,
+                                     const PricingContext* context) {
   std::vector<double> prices = PriceENodes(egraph, analytic);
-  if (!ExtractGreedy(egraph, prices, roots).ok()) return PriceENodes(egraph, measured);  // extraction fails later
+  if (!ExtractGreedy(egraph, prices, roots).ok()) return PriceENodes(egraph, measured, nullptr, context);  // extraction fails later
   std::vector<bool> candidates(egraph.num_node_ids(), false);  // marked on operators' first outputs
   const std::vector<bool> near = NearOptimalENodes(egraph, prices, roots);
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n)
     if (const ENodeId first = FirstOutput(egraph, n); near[n] && first != kNoENode) candidates[first] = true;
-  const std::vector<double> measured_prices = PriceENodes(egraph, measured, &candidates);
+  const std::vector<double> measured_prices = PriceENodes(egraph, measured, &candidates, context);
   double analytic_sum = 0, measured_sum = 0;
   stats = PricingStats{};
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {

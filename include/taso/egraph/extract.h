@@ -10,13 +10,27 @@
 
 namespace taso::egraph {
 
+// The input graph an e-graph was built from (its classes' EClass::origin values are this
+// graph's), so that e-nodes are priced among the neighbours they will have: a runtime
+// such as ONNX Runtime converts layouts where an operator and its producer or reader run
+// in different ones (OrtCost charges the reader), which a node priced alone never shows.
+struct PricingContext {
+  const Graph* graph = nullptr;
+  const UseIndex* uses = nullptr;  // of `graph`
+};
+
 // Per e-node id: what it costs to run, priced by `cost` as a one-node graph at its
 // classes' types. Leaves, opaque nodes (kept as they are whatever is chosen) and e-nodes
 // computable ahead of time (reading only weight-only classes: folded after extraction)
 // cost nothing. An operator with several outputs is priced once, shared by its outputs.
 // With `only`, e-nodes whose operator's first output (FirstOutput) is not marked in it
-// are left at 0 and not priced.
-std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr);
+// are left at 0 and not priced. With `context`, each computed child class is produced by
+// the operator that computes it in the input graph, and a single-output e-node also pays
+// what its class's readers there pay more for reading it than for reading a fed tensor;
+// an edge between two e-nodes is so charged at both ends, which changes no choice
+// between the e-nodes of one class (the input is priced the same way).
+std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr,
+                                const PricingContext* context = nullptr);
 
 // The e-node of the operator's first output that e-node `n` belongs to (`n` itself for a
 // first output; kNoENode if it is gone).
@@ -42,7 +56,8 @@ struct PricingStats {
 // no good graph uses. Every other e-node keeps its analytic price times the
 // measured/analytic ratio of the measured ones, so that all prices are comparable.
 std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
-                                     const std::vector<ClassId>& roots, PricingStats& stats);
+                                     const std::vector<ClassId>& roots, PricingStats& stats,
+                                     const PricingContext* context = nullptr);
 
 struct Extraction {
   std::vector<ENodeId> choice;  // per class id (canonical ones): the e-node chosen, or kNoENode
