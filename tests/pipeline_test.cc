@@ -285,11 +285,20 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
 TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
   const Rule& rule = ShippedRules().front();
   const std::map<std::string, std::string> forms =
-      pipeline::RuleForms(ShippedRules(), {{rule.name, 2}, {rule.name + "/1", 1}, {"no such rule", 1}});
-  REQUIRE(forms.size() == 2);
+      pipeline::RuleForms(ShippedRules(), {{rule.name, 2},
+                                           {rule.name + "/1", 1},
+                                           {rule.name + "~", 1},
+                                           {rule.name + "/1~", 1},
+                                           {"no such rule", 1}});
+  REQUIRE(forms.size() == 4);
   const std::string form = forms.at(rule.name);
   CHECK_THAT(form, Catch::Contains(" -> "));
   CHECK(forms.at(rule.name + "/1") == form);
+  // Read the other way: the two sides swap.
+  const size_t arrow = form.find(" -> ");
+  const std::string reversed = form.substr(arrow + 4) + " -> " + form.substr(0, arrow);
+  CHECK(forms.at(rule.name + "~") == reversed);
+  CHECK(forms.at(rule.name + "/1~") == reversed);
 
   const OnnxModel model = Import(testing::SmallConvReluModel());
   const PipelineOptions options = AnalyticOptions(20);

@@ -59,9 +59,13 @@ std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules,
                                              const std::map<std::string, int>& applied) {
   std::map<std::string, std::string> forms;
   for (const auto& [name, count] : applied) {
-    const std::string base = name.substr(0, name.find('/'));
+    const bool reversed = !name.empty() && name.back() == '~';
+    const std::string base = name.substr(0, std::min(name.find('/'), name.size() - (reversed ? 1 : 0)));
     auto rule = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.name == base; });
-    if (rule != rules.end()) forms[name] = absl::StrCat(SideForm(rule->source), " -> ", SideForm(rule->target));
+    if (rule == rules.end()) continue;
+    const RuleGraph& from = reversed ? rule->target : rule->source;
+    const RuleGraph& to = reversed ? rule->source : rule->target;
+    forms[name] = absl::StrCat(SideForm(from), " -> ", SideForm(to));
   }
   return forms;
 }

@@ -20,7 +20,8 @@ std::map<std::string, std::map<std::string, int>> LeftAlone(const Graph& graph);
 bool HasLibraryComputation(const Graph& graph);
 
 // Each applied rule's form ("Conv2D, Relu -> Conv2D"), by the name the search reports
-// (a rule's, or an instance's "<rule>/<index>").
+// (a rule's, an instance's "<rule>/<index>", either read the other way with "~" after
+// it, then written target -> source).
 std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules, const std::map<std::string, int>& applied);
 
 }  // namespace taso::pipeline
