@@ -483,5 +483,31 @@ TEST_CASE("E-graph: with the input graph as context, e-nodes pay for the layouts
   CHECK(placed[sigmoid] == 11);  // it reads the Relu's output
 }
 
+TEST_CASE("E-graph: each output of an operator pays for its own readers' layouts", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
+  auto parts = g.AddNode(testing::Op("Split"),
+                         Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {x});
+  REQUIRE(parts.ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {(*parts)[0]}, "a")).ok());
+  auto halves = g.AddNode(testing::Op("Split"),
+                          Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{2, 3}), {(*parts)[1]});
+  REQUIRE(halves.ok());
+  for (ValueId v : *halves) REQUIRE(g.AddOutput(v).ok());
+  auto built = egraph::BuildEGraph(g);
+  REQUIRE(built.ok());
+  const EGraph& eg = built->egraph;
+  const ENodeId first = eg.NodesIn(eg.Find(built->value_class[(*parts)[0]])).front();
+  const ENodeId second = eg.NodesIn(eg.Find(built->value_class[(*parts)[1]])).front();
+  const UseIndex uses(g);
+  const egraph::PricingContext context{&g, &uses};
+  NeighbourCost cost;
+  const std::vector<double> placed = egraph::PriceENodes(eg, cost, nullptr, &context);
+  // The Split costs 1, half to each output; the Sigmoid reading the first pays 10 more
+  // for it, the Split reading the second (the same operator) nothing.
+  CHECK(placed[first] == 10.5);
+  CHECK(placed[second] == 0.5);
+}
+
 }  // namespace
 }  // namespace taso

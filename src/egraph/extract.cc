@@ -48,17 +48,17 @@ absl::StatusOr<ValueId> AddOperand(Graph& g, const std::string& name, const ECla
   return g.AddWeight(name, zeros.Of(cls.type.shape));
 }
 
-// A copy of node `n` of `from` in `g` with its inputs fed (weights as initializers), except
-// input `j`, which reads `at` (j < 0: none); output `k` of the copy.
-absl::StatusOr<ValueId> AddCopy(Graph& g, const Graph& from, NodeId n, int j, ValueId at, int k) {
+// A copy of node `n` of `from` in `g` with its inputs fed (weights as initializers),
+// except those reading `replaced`, which read `at` (replaced == kNoValue: none); output
+// `k` of the copy.
+absl::StatusOr<ValueId> AddCopy(Graph& g, const Graph& from, NodeId n, ValueId replaced, ValueId at, int k) {
   const Node& node = from.node(n);
   std::vector<ValueId> inputs;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const ValueId v = node.inputs[i];
-    if (static_cast<int>(i) == j) {
-      inputs.push_back(at);
-    } else if (v == kNoValue) {
+  for (const ValueId v : node.inputs) {
+    if (v == kNoValue) {
       inputs.push_back(kNoValue);
+    } else if (v == replaced) {
+      inputs.push_back(at);
     } else {
       const Value& value = from.value(v);
       if (!value.shape_known) return absl::FailedPreconditionError("an input of unknown shape");
@@ -79,71 +79,79 @@ std::optional<ValueId> AddProducer(Graph& g, const EGraph& eg, ClassId c, const 
   if (context == nullptr || cls.weight_only || cls.origin == kNoValue) return std::nullopt;
   const Value& v = context->graph->value(cls.origin);
   if (v.producer == kNoNode || context->graph->node(v.producer).op->is_opaque()) return std::nullopt;
-  absl::StatusOr<ValueId> made = AddCopy(g, *context->graph, v.producer, -1, kNoValue, v.producer_output);
+  absl::StatusOr<ValueId> made = AddCopy(g, *context->graph, v.producer, kNoValue, kNoValue, v.producer_output);
   return made.ok() ? std::optional<ValueId>(*made) : std::nullopt;
 }
 
-// What the readers of the class's value in the context's graph pay more for reading
-// `value` (computed by the e-node priced) than for reading a fed tensor.
-double ReadersSurcharge(Graph& g, ValueId value, ValueId origin, CostModel& cost, const PricingContext& context) {
+// The e-node's operator in `g` reading its classes (made by their producers with a
+// context); its outputs, or nullopt where a child's shape is unknown (an opaque node's
+// output: such a node is never rewritten) or the operator refuses its inputs.
+std::optional<std::vector<ValueId>> PlaceOperator(Graph& g, const EGraph& eg, const ENode& node,
+                                                  const PricingContext* context, ZeroTensors& zeros) {
+  std::vector<ValueId> inputs;
+  for (const ClassId c : node.children) {
+    if (c == kNoClass) {
+      inputs.push_back(kNoValue);
+      continue;
+    }
+    const EClass& cls = eg.eclass(c);
+    if (!cls.type.shape_known) return std::nullopt;
+    if (std::optional<ValueId> made = AddProducer(g, eg, c, context)) {
+      inputs.push_back(*made);
+      continue;
+    }
+    auto v = AddOperand(g, absl::StrCat("in", g.num_values()), cls, zeros);
+    if (!v.ok()) return std::nullopt;
+    inputs.push_back(*v);
+  }
+  auto outs = g.AddNode(node.op, node.params, std::move(inputs));
+  if (!outs.ok()) return std::nullopt;
+  return *std::move(outs);
+}
+
+// What running the e-node's operator costs; 0 where it cannot be placed.
+double OperatorPrice(const EGraph& eg, const ENode& node, CostModel& cost, const PricingContext* context,
+                     ZeroTensors& zeros) {
+  Graph g;
+  const auto outs = PlaceOperator(g, eg, node, context, zeros);
+  return outs ? cost.NodeCost(g, g.value(outs->front()).producer) : 0;
+}
+
+// What the readers of e-node n's class's value in the context's graph pay more for
+// reading n's output than for reading a fed tensor.
+double ReadersSurcharge(const EGraph& eg, ENodeId n, CostModel& cost, const PricingContext& context,
+                        ZeroTensors& zeros) {
+  const ValueId origin = eg.eclass(eg.ClassOf(n)).origin;
+  if (origin == kNoValue) return 0;
+  Graph g;
+  const auto outs = PlaceOperator(g, eg, eg.node(n), &context, zeros);
+  if (!outs) return 0;
+  const ValueId value = (*outs)[eg.node(n).output];
   double surcharge = 0;
   for (NodeId reader : context.uses->readers(origin)) {
-    const Node& node = context.graph->node(reader);
-    if (node.op->is_opaque()) continue;
-    const int j = static_cast<int>(std::find(node.inputs.begin(), node.inputs.end(), origin) - node.inputs.begin());
-    absl::StatusOr<ValueId> here = AddCopy(g, *context.graph, reader, j, value, 0);
-    absl::StatusOr<ValueId> apart = AddCopy(g, *context.graph, reader, -1, kNoValue, 0);
+    if (context.graph->node(reader).op->is_opaque()) continue;
+    absl::StatusOr<ValueId> here = AddCopy(g, *context.graph, reader, origin, value, 0);
+    absl::StatusOr<ValueId> apart = AddCopy(g, *context.graph, reader, kNoValue, kNoValue, 0);
     if (here.ok() && apart.ok())
       surcharge += cost.NodeCost(g, g.value(*here).producer) - cost.NodeCost(g, g.value(*apart).producer);
   }
   return surcharge;
 }
 
-// The e-node's operator as a node of a graph reading its classes (made by their
-// producers with a context); 0 where a child's shape is unknown (an opaque node's
-// output: such a node is never rewritten).
-double PriceOne(const EGraph& eg, ENodeId n, CostModel& cost, const PricingContext* context, ZeroTensors& zeros) {
-  const ENode& node = eg.node(n);
-  Graph g;
-  std::vector<ValueId> inputs;
-  for (size_t i = 0; i < node.children.size(); ++i) {
-    const ClassId c = node.children[i];
-    if (c == kNoClass) {
-      inputs.push_back(kNoValue);
-      continue;
-    }
-    const EClass& cls = eg.eclass(c);
-    if (!cls.type.shape_known) return 0;
-    if (std::optional<ValueId> made = AddProducer(g, eg, c, context)) {
-      inputs.push_back(*made);
-      continue;
-    }
-    auto v = AddOperand(g, absl::StrCat("in", g.num_values()), cls, zeros);
-    if (!v.ok()) return 0;
-    inputs.push_back(*v);
-  }
-  auto outs = g.AddNode(node.op, node.params, std::move(inputs));
-  if (!outs.ok()) return 0;
-  const NodeId priced = g.value((*outs)[0]).producer;
-  double price = cost.NodeCost(g, priced);
-  const ValueId origin = eg.eclass(eg.ClassOf(n)).origin;
-  if (context != nullptr && node.num_outputs == 1 && origin != kNoValue)
-    price += ReadersSurcharge(g, (*outs)[0], origin, cost, *context);
-  return price;
-}
-
 }  // namespace
 
 std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only,
                                 const PricingContext* context) {
-  std::vector<double> prices(egraph.num_node_ids(), 0.0);
+  std::vector<double> prices(egraph.num_node_ids(), 0.0), shares(egraph.num_node_ids(), 0.0);
   ZeroTensors zeros;
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENode& node = egraph.node(n);
     if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) continue;
     const ENodeId first = FirstOutput(egraph, n);
     if (only != nullptr && !(*only)[first == kNoENode ? n : first]) continue;
-    prices[n] = first != n && first != kNoENode ? prices[first] : PriceOne(egraph, n, cost, context, zeros) / node.num_outputs;
+    shares[n] = first != n && first != kNoENode ? shares[first]
+                                                : OperatorPrice(egraph, node, cost, context, zeros) / node.num_outputs;
+    prices[n] = shares[n] + (context != nullptr ? ReadersSurcharge(egraph, n, cost, *context, zeros) : 0);
   }
   return prices;
 }

@@ -25,10 +25,11 @@ struct PricingContext {
 // cost nothing. An operator with several outputs is priced once, shared by its outputs.
 // With `only`, e-nodes whose operator's first output (FirstOutput) is not marked in it
 // are left at 0 and not priced. With `context`, each computed child class is produced by
-// the operator that computes it in the input graph, and a single-output e-node also pays
-// what its class's readers there pay more for reading it than for reading a fed tensor;
-// an edge between two e-nodes is so charged at both ends, which changes no choice
-// between the e-nodes of one class (the input is priced the same way).
+// the operator that computes it in the input graph, and each e-node (each output of an
+// operator) also pays what its class's readers there pay more for reading its output
+// than for reading a fed tensor; an edge between two e-nodes is so charged at both ends,
+// which changes no choice between the e-nodes of one class (the input is priced the
+// same way).
 std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr,
                                 const PricingContext* context = nullptr);
 
