@@ -149,10 +149,11 @@ std::string RuleSideText(const Rule& rule, const RuleGraph& side) {
   return absl::StrJoin(outputs, ", ");
 }
 
-std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string_view target, int input_rank) {
+std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string_view target, int input_rank,
+                                          const RuleSet* database) {
   const RuleReading wanted = ReadRule(absl::StrCat(source, " => ", target));
   std::vector<const Rule*> found;
-  for (const Rule& rule : ShippedRules().rules) {
+  for (const Rule& rule : (database ? *database : ShippedRules()).rules) {
     if (input_rank >= 0 && !AllInputsOfRank(rule, input_rank)) continue;
     if (ReadsAs(ReadRule(absl::StrCat(RuleSideText(rule, rule.source), " => ", RuleSideText(rule, rule.target))),
                 wanted))
@@ -161,8 +162,9 @@ std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string
   return found;
 }
 
-const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, int input_rank) {
-  const std::vector<const Rule*> found = ShippedRulesLike(source, target, input_rank);
+const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, int input_rank,
+                            const RuleSet* database) {
+  const std::vector<const Rule*> found = ShippedRulesLike(source, target, input_rank, database);
   if (found.size() != 1) {
     std::vector<std::string> names;
     for (const Rule* rule : found) names.push_back(rule->name);

@@ -31,10 +31,13 @@ std::string RuleSideText(const Rule& rule, const RuleGraph& side);
 // must be the rule's. E.g. ("Add(A, B)", "Add(Split(Concat{axis=0}(B, A))[0],
 // Split(Concat(B, A))[1])", 2) is the rule writing A + B through a concatenation along
 // the first axis, for matrices.
-std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string_view target, int input_rank = -1);
+// `database` (null: ShippedRules()) is where to look.
+std::vector<const Rule*> ShippedRulesLike(absl::string_view source, absl::string_view target, int input_rank = -1,
+                                          const RuleSet* database = nullptr);
 // The one shipped rule like that, found by content so that tests do not depend on the
 // generated rule names; fails the test when no rule or several rules are like that.
-const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, int input_rank = -1);
+const Rule& ShippedRuleLike(absl::string_view source, absl::string_view target, int input_rank = -1,
+                            const RuleSet* database = nullptr);
 
 // `g` with the first match of the first instance of `rule` that matches it rewritten;
 // nullopt where no instance matches.

@@ -7,6 +7,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "taso/egraph/ematch.h"
+#include "taso/egraph/independence.h"
+#include "taso/egraph/rule_selection.h"
 
 namespace taso::egraph {
 
@@ -64,7 +66,25 @@ int ApplyTarget(EGraph& eg, const Rule& rule, const EMatch& m, int rule_index) {
   return merges;
 }
 
+// Whether every output the match rewrites is weight-only: folded into one weight after
+// extraction whatever form it takes, so another form changes no price and only grows
+// the e-graph (concatenations and transposes of weights, each way round).
+bool OnWeightsOnly(const EGraph& eg, const Rule& rule, const EMatch& m) {
+  for (int out : rule.source.outputs)
+    if (!eg.eclass(m.tensors[out]).weight_only) return false;
+  return true;
+}
+
 uint64_t MatchKey(int rule, const EMatch& m) { return absl::HashOf(rule, m.nodes, m.tensors); }
+
+// A multi-pattern match's e-nodes, whatever roles they were bound to: the same e-nodes
+// bound the other way round (the second product merged before the first) only reorder
+// the concatenation the target makes, and would double the merges made.
+uint64_t MatchedNodesKey(int rule, const EMatch& m) {
+  std::vector<ENodeId> nodes = m.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  return absl::HashOf(rule, nodes, -1);
+}
 
 int Growth(const Rule& rule) {
   return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
@@ -87,8 +107,10 @@ class Saturation {
     deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.time_limit));
     // Rules that shrink the graph first, then those that keep its size, then growing
     // ones: where a limit stops an iteration midway, the likelier gains were tried.
+    const std::vector<bool> redundant = RedundantInEGraph(rules);
     for (size_t r = 0; r < rules.size(); ++r)
-      if (Growth(rules[r].rule()) <= MaxGrowth(rules[r].rule(), limits)) order_.push_back(static_cast<int>(r));
+      if (Growth(rules[r].rule()) <= MaxGrowth(rules[r].rule(), limits) && !redundant[r])
+        order_.push_back(static_cast<int>(r));
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int a, int b) { return Growth(rules[a].rule()) < Growth(rules[b].rule()); });
   }
@@ -166,7 +188,11 @@ class Saturation {
       const Rule& rule = rules_[r].rule();
       if (rule.source.outputs.size() > 1 && !multi_allowed) continue;
       for (const EMatch& m : Matches(r)) {
-        if (!applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m)) continue;
+        if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m))
+          continue;
+        if (rule.source.outputs.size() > 1 &&
+            (!applied_.insert(MatchedNodesKey(r, m)).second || !MatchIsIndependent(eg_, rule, m)))
+          continue;
         ++stats_.matches;
         stats_.merges += ApplyTarget(eg_, rule, m, r);
         if (auto hit = LimitHitAfterCleanUp()) return hit;

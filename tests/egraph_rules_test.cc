@@ -1,0 +1,130 @@
+// Which rules and matches the e-graph applies: rules that spell out an identity are left
+// out, merges are applied only to independent operators, once each way round, and weights
+// are not rewritten.
+#include <catch2/catch.hpp>
+
+#include "rule_lookup.h"
+#include "taso/egraph/engine.h"
+#include "taso/egraph/rule_selection.h"
+#include "taso/search.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using egraph::ClassId;
+using egraph::EGraph;
+using egraph::ENodeId;
+using testing::AddOp;
+using testing::AddWeight;
+
+// The K=4 merge of two linear layers reading different inputs through one weight and bias:
+// their inputs concatenated along the rows, one product, a Split of its rows.
+const Rule& RowMerge() {
+  return testing::ShippedRuleLike(
+      "Gemm{transB=1}(A, B, c), Gemm{transB=1}(C, B, c)",
+      "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[0], "
+      "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[1]",
+      -1, &testing::ShippedMergeRules());
+}
+
+std::vector<bool> Flagged(const std::vector<Rule>& rules) {
+  return egraph::RedundantInEGraph(PrepareRules(rules));
+}
+
+TEST_CASE("E-graph: rules that spell out an identity, or entangle a merge, are left out", "[egraph]") {
+  // A Split of a Concat gives the Concat's inputs back: the rule only restates that.
+  const Rule& mirror = testing::ShippedRuleLike("Split{axis=0}(Concat{axis=0}(A, B))[0], Split(Concat(A, B))[1]",
+                                                "Split{axis=0}(Concat{axis=0}(B, A))[1], Split(Concat(B, A))[0]", 2);
+  for (bool flagged : Flagged({mirror})) CHECK(flagged);  // both directions
+  const Rule& assoc = testing::ShippedRuleLike("MatMul(C, MatMul(A, B))", "MatMul(MatMul(C, A), B)", 2);
+  for (bool flagged : Flagged({assoc, RowMerge()})) CHECK_FALSE(flagged);
+  // Two merged products and, beside them, a concatenation of their inputs: several roots
+  // and an operator that is none.
+  const std::vector<const Rule*> entangled = testing::ShippedRulesLike(
+      "Gemm{transB=1}(A, B, c), Gemm{transB=1}(C, B, c), Concat{axis=0}(A, Concat{axis=0}(C, C))",
+      "Split(Gemm(Concat(A, C), B, c))[0], Split(Gemm(Concat(A, C), B, c))[1], Concat(Concat(A, C), C)", -1,
+      &testing::ShippedMergeRules());
+  REQUIRE(entangled.size() == 1);
+  CHECK(Flagged({*entangled[0]})[0]);
+}
+
+// The classes of `g`'s values after saturating its e-graph with `rules` in both directions.
+struct Saturated {
+  egraph::GraphEGraph built;
+  ClassId Of(const Graph& g, const std::string& value) const { return built.egraph.Find(built.value_class[g.FindValue(value)]); }
+};
+
+Saturated SaturateWith(const Graph& g, const std::vector<Rule>& rules, int multi_pattern_iterations = 1) {
+  auto built = egraph::BuildEGraph(g);
+  REQUIRE(built.ok());
+  egraph::SaturationLimits limits;
+  limits.multi_pattern_iterations = multi_pattern_iterations;
+  limits.time_limit = 3600;
+  const std::vector<RuleMatcher> matchers = PrepareRules(rules);
+  egraph::Saturate(built->egraph, matchers, limits);
+  return Saturated{*std::move(built)};
+}
+
+// The e-nodes of `op` reading exactly `children`.
+int CountReading(const EGraph& eg, const std::string& op, const std::vector<ClassId>& children) {
+  int count = 0;
+  for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
+    if (!eg.alive(n) || eg.node(n).op != testing::Op(op)) continue;
+    std::vector<ClassId> read;
+    for (ClassId c : eg.node(n).children) read.push_back(eg.Find(c));
+    count += read == children;
+  }
+  return count;
+}
+
+TEST_CASE("E-graph: merges join independent products once, never a step and the next", "[egraph]") {
+  // Two steps of a recurrence through one linear layer (z reads y0), and a third product
+  // y1 of another input through the same layer.
+  Graph g;
+  const ValueId x0 = *g.AddInput("x0", DataType::kFloat32, {1, 8});
+  const ValueId x1 = *g.AddInput("x1", DataType::kFloat32, {1, 8});
+  const ValueId w = AddWeight(g, "W", {8, 8}, 1), bias = AddWeight(g, "b", {8}, 2);
+  const Params transposed = Params().Set("transB", int64_t{1});
+  const ValueId y0 = AddOp(g, "Gemm", {x0, w, bias}, "y0", transposed);
+  REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x1, w, bias}, "y1", transposed)).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Gemm", {y0, w, bias}, "z", transposed)).ok());
+  const Saturated s = SaturateWith(g, {RowMerge()}, 2);
+  const EGraph& eg = s.built.egraph;
+  const ClassId in0 = s.Of(g, "x0"), in1 = s.Of(g, "x1"), step = s.Of(g, "y0");
+  // x0 and x1 merged one way round only.
+  CHECK(CountReading(eg, "Concat", {in0, in1}) + CountReading(eg, "Concat", {in1, in0}) == 1);
+  // y0 and z: z's input is y0, so their merge would read its own output.
+  CHECK(CountReading(eg, "Concat", {in0, step}) + CountReading(eg, "Concat", {step, in0}) == 0);
+  // y1 and z read independent inputs: merged.
+  CHECK(CountReading(eg, "Concat", {in1, step}) + CountReading(eg, "Concat", {step, in1}) == 1);
+  // No merge of a merge with one of its own parts (x0's rows twice).
+  for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
+    if (!eg.alive(n) || eg.node(n).op != testing::Op("Concat")) continue;
+    const ClassId a = eg.Find(eg.node(n).children[0]), b = eg.Find(eg.node(n).children[1]);
+    CHECK(a != b);
+    for (ClassId part : {in0, in1, step}) CHECK((CountReading(eg, "Concat", {a, part}) == 0 || a != part));
+  }
+}
+
+TEST_CASE("E-graph: weights are not rewritten, tensors fed at run time are", "[egraph]") {
+  // (Concat(a, c))^T rewritten as Concat(a^T, c^T): for weights a and c, another form of
+  // a tensor folded ahead of time either way.
+  const Rule& transpose_concat = testing::ShippedRuleLike(
+      "Transpose{perm=[1,0]}(Concat{axis=0}(A, C))", "Concat{axis=1}(Transpose(A), Transpose(C))", 2);
+  for (bool weights : {true, false}) {
+    Graph g;
+    const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 4});
+    const ValueId a = weights ? AddWeight(g, "a", {4, 4}, 1) : *g.AddInput("a", DataType::kFloat32, {4, 4});
+    const ValueId c = weights ? AddWeight(g, "c", {4, 4}, 2) : *g.AddInput("c", DataType::kFloat32, {4, 4});
+    const ValueId t = AddOp(g, "Transpose", {AddOp(g, "Concat", {a, c}, "ac", Params().Set("axis", int64_t{0}))}, "t",
+                            Params().Set("perm", std::vector<int64_t>{1, 0}));
+    REQUIRE(g.AddOutput(AddOp(g, "MatMul", {t, x}, "y")).ok());
+    const Saturated s = SaturateWith(g, {transpose_concat});
+    INFO("weights: " << weights);
+    CHECK(s.built.egraph.NodesIn(s.Of(g, "t")).size() == (weights ? 1 : 2));
+  }
+}
+
+}  // namespace
+}  // namespace taso
