@@ -12,6 +12,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What the greedy extraction by DAG costs may take at most.
+constexpr double kDagGreedySeconds = 1.5;
 // What the local search after the greedy extraction may take at most.
 constexpr double kImproveSeconds = 2;
 // The integer program: built on at most this many e-nodes, solved for at most this long.
@@ -84,8 +86,13 @@ absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<
                                             const std::vector<ClassId>& roots, EGraphStats& stats,
                                             std::string& extractor) {
   ASSIGN_OR_RETURN(Extraction ex, ExtractGreedy(eg, prices, roots));
-  ImproveExtraction(eg, prices, roots, ex, kImproveSeconds);
   extractor = "greedy+local";
+  if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, kDagGreedySeconds))
+    if (DagCost(eg, prices, roots, dag->choice) < DagCost(eg, prices, roots, ex.choice)) {
+      ex = *std::move(dag);
+      extractor = "greedy-dag+local";
+    }
+  ImproveExtraction(eg, prices, roots, ex, kImproveSeconds);
   stats.greedy_cost = DagCost(eg, prices, roots, ex.choice);
   ExactExtraction exact =
       ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), ex, kMaxExactENodes, kExactSeconds);

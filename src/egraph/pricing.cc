@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "taso/egraph/extract.h"
 
 namespace taso::egraph {
@@ -78,20 +80,35 @@ std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, 
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n)
     if (const ENodeId first = FirstOutput(egraph, n); near[n] && first != kNoENode) candidates[first] = true;
   const std::vector<double> measured_prices = PriceENodes(egraph, measured, &candidates, context);
-  double analytic_sum = 0, measured_sum = 0;
+  // Measured over analytic price, per operator and over all: small operators (an Add
+  // of a row) cost a runtime far more than their work, so one ratio for all would price
+  // an unmeasured elementwise e-node far below its measured peers.
+  struct Sums {
+    double analytic = 0, measured = 0;
+    double Ratio(double otherwise) const { return analytic > 0 && measured > 0 ? measured / analytic : otherwise; }
+  };
+  Sums all;
+  absl::flat_hash_map<const OpDef*, Sums> by_op;
   stats = PricingStats{};
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     if (prices[n] <= 0 || egraph.node(n).output != 0) continue;
     ++stats.priced;
     if (!candidates[n]) continue;
     ++stats.measured;
-    analytic_sum += prices[n];
-    measured_sum += measured_prices[n];
+    for (Sums* sums : {&all, &by_op[egraph.node(n).op]}) {
+      sums->analytic += prices[n];
+      sums->measured += measured_prices[n];
+    }
   }
-  stats.scale = analytic_sum > 0 && measured_sum > 0 ? measured_sum / analytic_sum : 1;
+  stats.scale = all.Ratio(1);
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENodeId first = FirstOutput(egraph, n);
-    prices[n] = first != kNoENode && candidates[first] ? measured_prices[n] : prices[n] * stats.scale;
+    if (first != kNoENode && candidates[first]) {
+      prices[n] = measured_prices[n];
+    } else if (prices[n] > 0) {
+      auto it = by_op.find(egraph.node(n).op);
+      prices[n] *= it == by_op.end() ? stats.scale : it->second.Ratio(stats.scale);
+    }
   }
   return prices;
 }

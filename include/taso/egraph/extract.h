@@ -2,6 +2,7 @@
 // graph of least estimated cost, and that graph rebuilt as a Graph.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -73,6 +74,17 @@ struct Extraction {
 // not be leaves. Fails when a root cannot be chosen without a cycle.
 absl::StatusOr<Extraction> ExtractGreedy(const EGraph& egraph, const std::vector<double>& prices,
                                          const std::vector<ClassId>& roots);
+
+// Greedy extraction by DAG costs: a class's cost is the sum of the prices of the
+// operators its choice uses below it, each once (an operator shared by two readers, or
+// the Split of a merge feeding two classes, counted once), where tree costs count a
+// shared subgraph once per reader, which in a recurrence grows with the number of steps
+// and makes the tree-cost greedy prefer forms that read the state fewer times. Each
+// class keeps the set it uses; an e-node whose children's sets hold its own class (a
+// cycle) is refused. Repeats until no class improves; none when `time_limit` seconds
+// pass first or the roots' choices make a cycle.
+std::optional<Extraction> ExtractGreedyDag(const EGraph& egraph, const std::vector<double>& prices,
+                                           const std::vector<ClassId>& roots, double time_limit);
 
 // Local search on an extraction by its DAG cost (each chosen e-node's price once, an
 // operator of several outputs once): for every class used, every other e-node of it is
