@@ -72,6 +72,8 @@ ABSL_FLAG(std::string, search_engine, "backtracking",
 ABSL_FLAG(int, egraph_iterations, 15, "e-graph engine: saturation iterations at most");
 ABSL_FLAG(int64_t, egraph_nodes, 20000, "e-graph engine: e-nodes at most");
 ABSL_FLAG(double, egraph_time_limit, 6, "e-graph engine: saturation time limit in seconds (extraction follows)");
+ABSL_FLAG(int, egraph_multi_iterations, 2,
+          "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "NAME=D0xD1x...: the size of an input with symbolic dimensions to search at (repeatable, or "
@@ -108,9 +110,12 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
   limits.max_enodes = absl::GetFlag(FLAGS_egraph_nodes);
   limits.time_limit = absl::GetFlag(FLAGS_egraph_time_limit);
   limits.max_bytes = absl::GetFlag(FLAGS_egraph_memory_mb) << 20;
+  limits.multi_pattern_iterations = absl::GetFlag(FLAGS_egraph_multi_iterations);
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError(
         "--egraph-iterations, --egraph-nodes, --egraph-time-limit and --egraph-memory-mb must be positive");
+  if (limits.multi_pattern_iterations < 0)
+    return absl::InvalidArgumentError("--egraph-multi-iterations must not be negative");
   return absl::OkStatus();
 }
 

@@ -19,8 +19,11 @@ struct SaturationLimits {
   int64_t max_bytes = int64_t{1} << 30;  // approximate (EGraph::ApproxBytes)
   // Rules with several outputs (multi-patterns, such as merging two products of one
   // input) are applied in the first iterations only: each application makes new pairs
-  // to merge, so they alone would fill the e-graph (Tensat does the same).
-  int multi_pattern_iterations = 1;
+  // to merge, so they alone would fill the e-graph (Tensat does the same). Two lets
+  // merges of merges join three or four products (the steps of a sequence sharing a
+  // weight); matches on dependent or overlapping operators are not applied
+  // (MatchIsIndependent), which keeps the second iteration small.
+  int multi_pattern_iterations = 2;
   // Rules whose target has more operators than their source by more than this are left
   // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
   // again to what they make, and would fill the e-graph with nothing cheaper.
