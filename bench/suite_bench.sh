@@ -10,7 +10,7 @@
 # that the two runtimes can be compared. Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
 #                                     lora_mlp:32 task_heads:1 task_heads:32 qkv_attention:1
-#                                     qkv_attention:32)
+#                                     qkv_attention:32 nasrnn lstm)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
@@ -23,7 +23,8 @@ measure="${SUITE_MEASURE:-10}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(lora_mlp:1 lora_mlp:32 task_heads:1 task_heads:32 qkv_attention:1 qkv_attention:32)
+[ ${#cases[@]} -eq 0 ] && cases=(lora_mlp:1 lora_mlp:32 task_heads:1 task_heads:32 qkv_attention:1 qkv_attention:32
+  nasrnn lstm)
 
 # MODEL -> the hand-rewrite script for it, or nothing.
 hand_script() {
@@ -32,6 +33,7 @@ hand_script() {
     task_heads) echo bench/hand/merge_heads.py ;;
     qkv_attention) echo bench/hand/merge_projections.py ;;
     nasrnn) echo bench/hand/merge_cell_products.py ;;
+    lstm) echo bench/hand/batch_steps.py ;;
   esac
 }
 

@@ -2,6 +2,10 @@
 // imports, exports, re-imports unchanged, and computes identical outputs throughout.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
+#include "absl/types/span.h"
+
 #include "models/models.h"
 #include "taso/executor.h"
 #include "test_util.h"
@@ -62,4 +66,54 @@ TEST_CASE("Benchmark models are deterministic and have the evaluated sizes") {
     grouped += resnext->graph.node(n).params.Int("group", 1) == 32;
   CHECK(grouped == 16);  // one grouped 3x3 convolution per bottleneck block
   CHECK_FALSE(models::BuildModel("alexnet").ok());
+}
+
+namespace {
+
+// y = x W^T + b for one row x, W [out, in] as nn.Linear keeps it.
+std::vector<float> Linear(absl::Span<const float> x, const TensorData& w, const TensorData& b) {
+  const int64_t out = w.shape()[0], in = w.shape()[1];
+  std::vector<float> y(b.floats().begin(), b.floats().end());
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i) y[o] += x[i] * w.floats()[o * in + i];
+  return y;
+}
+
+float Sigmoid(float v) { return 1 / (1 + std::exp(-v)); }
+
+}  // namespace
+
+TEST_CASE("The LSTM model computes PyTorch's LSTMCell step by step, one weight per layer for all steps") {
+  auto built = models::BuildModel("lstm", {.layers = 3});
+  REQUIRE(built.ok());
+  const Graph& g = built->graph;
+  int products = 0;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) products += g.node(n).op->name() == "Gemm";
+  CHECK(products == 6);
+  // nn.Linear's weight and bias for the input, then for the state; gates in PyTorch's
+  // order: input, forget, cell, output.
+  const std::vector<ValueId> weights = g.weights();
+  REQUIRE(weights.size() == 4);
+  const TensorData &w_x = *g.value(weights[0]).data, &b_x = *g.value(weights[1]).data,
+                   &w_h = *g.value(weights[2]).data, &b_h = *g.value(weights[3]).data;
+  const TensorMap inputs = RandomInputs(g, 5);
+  const int64_t hidden = 512;
+  std::vector<float> h = inputs.at("h0").data, c = inputs.at("c0").data;
+  for (const char* x : {"x0", "x1", "x2"}) {
+    const std::vector<float> gx = Linear(inputs.at(x).data, w_x, b_x), gh = Linear(h, w_h, b_h);
+    for (int64_t k = 0; k < hidden; ++k) {
+      auto gate = [&](int i) { return gx[i * hidden + k] + gh[i * hidden + k]; };
+      c[k] = Sigmoid(gate(1)) * c[k] + Sigmoid(gate(0)) * std::tanh(gate(2));
+      h[k] = Sigmoid(gate(3)) * std::tanh(c[k]);
+    }
+  }
+  auto run = RunReference(g, inputs);
+  REQUIRE(run.ok());
+  REQUIRE(g.outputs().size() == 2);
+  const std::vector<float>& got_h = run->at(g.value(g.outputs()[0]).name).data;
+  const std::vector<float>& got_c = run->at(g.value(g.outputs()[1]).name).data;
+  for (int64_t k = 0; k < hidden; ++k) {
+    CHECK(got_h[k] == Approx(h[k]).margin(1e-5));
+    CHECK(got_c[k] == Approx(c[k]).margin(1e-5));
+  }
 }

@@ -111,11 +111,19 @@ ValueId ModelBuilder::Concat(std::vector<ValueId> xs, int64_t axis) {
 
 ValueId ModelBuilder::Linear(ValueId x, int64_t out) {
   if (!status_.ok()) return kNoValue;
-  const int64_t in = shape(x)[1];
+  return Linear(x, LinearLayer(shape(x)[1], out));
+}
+
+ModelBuilder::LinearWeights ModelBuilder::LinearLayer(int64_t in, int64_t out) {
   const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  ValueId w = Weight("weight", {out, in}, bound);
-  ValueId bias = Weight("bias", {out}, bound);
-  return Op("Gemm", Params().Set("transB", int64_t{1}), {x, w, bias});
+  LinearWeights layer;
+  layer.weight = Weight("weight", {out, in}, bound);
+  layer.bias = Weight("bias", {out}, bound);
+  return layer;
+}
+
+ValueId ModelBuilder::Linear(ValueId x, const LinearWeights& layer) {
+  return Op("Gemm", Params().Set("transB", int64_t{1}), {x, layer.weight, layer.bias});
 }
 
 ValueId ModelBuilder::Classifier(ValueId x, int64_t classes) {

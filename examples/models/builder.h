@@ -42,6 +42,14 @@ class ModelBuilder {
   // nn.Linear on a 2-D input as PyTorch 1.13 exports it: Gemm(x, W, b, transB=1), W
   // [out, in] and b drawn in that order, uniform in +-1/sqrt(in) (PyTorch's default).
   ValueId Linear(ValueId x, int64_t out);
+  // The weight [out, in] and bias [out] of such a layer, for layers applied more than once
+  // (a recurrent cell's, shared by every step), drawn as Linear draws them.
+  struct LinearWeights {
+    ValueId weight = kNoValue;
+    ValueId bias = kNoValue;
+  };
+  LinearWeights LinearLayer(int64_t in, int64_t out);
+  ValueId Linear(ValueId x, const LinearWeights& layer);
   // Global average pool, flatten and a fully connected layer (Gemm).
   ValueId Classifier(ValueId x, int64_t classes);
 

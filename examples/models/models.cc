@@ -11,6 +11,7 @@ const std::vector<ModelInfo>& AllModels() {
       {"resnext50", "ResNeXt-50 32x4d (32 groups), 224x224, batch 1", BuildResNeXt50},
       {"nasnet_a", "NasNet-A (TASO's cells), 224x224, batch 1", BuildNasNetA},
       {"nasrnn", "NasRNN, hidden 512, 5 steps", BuildNasRnn},
+      {"lstm", "LSTM cell in primitive operators, hidden 512, 5 steps, shared weights", BuildLstm},
       {"bert", "BERT encoder (8 layers), sequence 64, hidden 1024, 16 heads", BuildBert},
       {"inception_v3", "Inception-v3, 299x299, batch 1", BuildInceptionV3},
       {"lora_mlp", "MLP d 768, hidden 3072, unmerged rank-16 LoRA adapters; --batch = tokens", BuildLoraMlp},

@@ -35,5 +35,6 @@ absl::StatusOr<OnnxModel> BuildInceptionV3(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildTaskHeads(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildLstm(const ModelOptions& o);
 
 }  // namespace taso::models
