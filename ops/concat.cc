@@ -1,4 +1,6 @@
 // Concat: joins tensors along an axis.
+#include "concat.h"
+
 #include "int64_fold.h"
 #include "op_util.h"
 
@@ -99,4 +101,9 @@ std::optional<TensorDataPtr> FoldConcat(const onnx::NodeProto&, int, const std::
 TASO_REGISTER_ONNX_FOLDER("Concat", FoldConcat);
 
 }  // namespace
+
+bool IsConcat(const OpDef& op) { return dynamic_cast<const Concat*>(&op) != nullptr; }
+
+int64_t ConcatAxis(const Params& params) { return params.Int("axis", 0); }
+
 }  // namespace taso::ops

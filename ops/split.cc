@@ -155,4 +155,13 @@ bool IsSplit(const OpDef& op) { return dynamic_cast<const Split*>(&op) != nullpt
 
 int64_t SplitAxis(const Params& params) { return params.Int("axis", 0); }
 
+std::optional<std::vector<int64_t>> SplitSizes(const Params& params) {
+  if (!params.Has("sizes")) return std::nullopt;
+  return params.Ints("sizes");
+}
+
+Params SplitParams(int64_t axis, const std::vector<int64_t>& sizes) {
+  return Params().Set("axis", axis).Set("sizes", sizes);
+}
+
 }  // namespace taso::ops

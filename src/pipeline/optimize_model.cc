@@ -17,6 +17,7 @@
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
 #include "taso/inference_fusion.h"
+#include "taso/join_pieces.h"
 #include "taso/memory_limit.h"
 #include "taso/pipeline.h"
 #include "taso/status_macros.h"
@@ -79,11 +80,12 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
   return input;
 }
 
-// Weight-only subgraphs become weights, and biases and activations go back into the
-// convolutions.
+// Weight-only subgraphs become weights, biases and activations go back into the
+// convolutions, and nested concatenations and splits (merges of merges) become one.
 absl::StatusOr<Graph> FinishGraph(const Graph& searched) {
   ASSIGN_OR_RETURN(const Graph folded, FoldWeights(searched));
-  return FuseIntoConvolutions(folded);
+  ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(folded));
+  return JoinNestedPieces(fused);
 }
 
 // The graphs both ends of the pipeline work from: as imported, and as the search starts

@@ -1,0 +1,16 @@
+// What generic code (the clean-up of pieces) needs to know of Concat: whether an operator
+// is it, and the axis it joins along.
+#pragma once
+
+#include <cstdint>
+
+#include "taso/op.h"
+#include "taso/params.h"
+
+namespace taso::ops {
+
+bool IsConcat(const OpDef& op);
+// The axis a concatenation joins along, as given (possibly negative).
+int64_t ConcatAxis(const Params& params);
+
+}  // namespace taso::ops
