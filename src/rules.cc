@@ -404,6 +404,27 @@ std::string QualifiedRuleName(const std::string& path, const std::string& name) 
   return absl::StrCat(std::filesystem::path(path).stem().string(), ":", name);
 }
 
+absl::StatusOr<std::vector<Rule>> CombineRuleDatabases(std::vector<RuleDatabase> databases) {
+  std::vector<Rule> all;
+  absl::flat_hash_map<std::string, std::string> path_of;  // every name taken -> its database
+  auto take = [&path_of](const std::string& name, const std::string& path) -> absl::Status {
+    const auto [it, fresh] = path_of.emplace(name, path);
+    if (fresh) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("two rules named ", name, " (in ", it->second, " and ", path, ")"));
+  };
+  for (size_t i = 0; i < databases.size(); ++i) {
+    const std::string& path = databases[i].path;
+    for (Rule& rule : databases[i].rules) {
+      const std::string qualified = QualifiedRuleName(path, rule.name);
+      if (i > 0) rule.name = qualified;
+      RETURN_IF_ERROR(take(rule.name, path));
+      if (i == 0) RETURN_IF_ERROR(take(qualified, path));
+      all.push_back(std::move(rule));
+    }
+  }
+  return all;
+}
+
 std::string RuleNameInFile(const std::string& name) {
   const size_t colon = name.rfind(':');
   return colon == std::string::npos ? name : name.substr(colon + 1);

@@ -145,12 +145,10 @@ TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
 // Both shipped databases, as taso-opt reads them by default.
 const std::vector<RuleMatcher>& MatchersWithMerges() {
   static const std::vector<RuleMatcher> matchers = [] {
-    std::vector<Rule> rules = ShippedRules().rules;
-    for (Rule r : testing::ShippedMergeRules().rules) {
-      r.name = QualifiedRuleName("gemm_merges_k4.pb", r.name);
-      rules.push_back(std::move(r));
-    }
-    return PrepareRules(rules);
+    auto rules = CombineRuleDatabases(
+        {{"taso_k3.pb", ShippedRules().rules}, {"gemm_merges_k4.pb", testing::ShippedMergeRules().rules}});
+    REQUIRE(rules.ok());
+    return PrepareRules(*rules);
   }();
   return matchers;
 }

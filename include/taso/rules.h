@@ -76,6 +76,18 @@ std::vector<Rule> Instances(const Rule& rule);
 // gemm_merges_k4.pb", "r0320") is "gemm_merges_k4:r0320". Rule names hold no ':'.
 std::string QualifiedRuleName(const std::string& path, const std::string& name);
 
+// The rules of one database and the path they were read from.
+struct RuleDatabase {
+  std::string path;
+  std::vector<Rule> rules;
+};
+
+// Several databases' rules as one list, in order: the first database's rules keep their
+// names (as reports and scripts name them); every later one's are renamed
+// QualifiedRuleName(path, name). The qualified name of each rule is reserved too, so a
+// database listed twice, or two of one file stem, are refused with the name they share.
+absl::StatusOr<std::vector<Rule>> CombineRuleDatabases(std::vector<RuleDatabase> databases);
+
 // The name a rule has in its own file: `name` without a "<stem>:" prefix (everything up to
 // its last ':'), or `name` unchanged if it has none. Names of instances ("gemm_merges_k4:
 // r0320/1") and of reversed rules ("...~") keep their suffixes.

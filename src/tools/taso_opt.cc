@@ -203,29 +203,15 @@ absl::StatusOr<std::vector<std::string>> RuleFilesFromFlag() {
   return files;
 }
 
-// The rules of all `files`, each read as ReadTrustedRules does. The first file's rules keep
-// their names (as reports and scripts name them); every later file's are renamed
-// QualifiedRuleName(file, name). The qualified name of each rule is reserved too, so a file
-// listed twice, or two files of one stem, are refused with the name they share.
+// The rules of all `files`, each read as ReadTrustedRules does, combined as
+// CombineRuleDatabases does (the first file's names kept, later ones qualified).
 absl::StatusOr<std::vector<taso::Rule>> ReadAllRules(const std::vector<std::string>& files) {
-  std::vector<taso::Rule> all;
-  absl::flat_hash_map<std::string, std::string> file_of;  // every name taken -> its file
-  auto take = [&file_of](const std::string& name, const std::string& file) -> absl::Status {
-    const auto [it, fresh] = file_of.emplace(name, file);
-    if (fresh) return absl::OkStatus();
-    return absl::InvalidArgumentError(absl::StrCat("two rules named ", name, " (in ", it->second, " and ", file, ")"));
-  };
-  for (size_t i = 0; i < files.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<taso::Rule> rules, ReadTrustedRules(files[i]));
-    for (taso::Rule& rule : rules) {
-      const std::string qualified = taso::QualifiedRuleName(files[i], rule.name);
-      if (i > 0) rule.name = qualified;
-      RETURN_IF_ERROR(take(rule.name, files[i]));
-      if (i == 0) RETURN_IF_ERROR(take(qualified, files[i]));
-      all.push_back(std::move(rule));
-    }
+  std::vector<taso::RuleDatabase> databases;
+  for (const std::string& path : files) {
+    ASSIGN_OR_RETURN(std::vector<taso::Rule> rules, ReadTrustedRules(path));
+    databases.push_back({path, std::move(rules)});
   }
-  return all;
+  return taso::CombineRuleDatabases(std::move(databases));
 }
 
 // The pipeline's stages and the search's advance, on the progress line.
