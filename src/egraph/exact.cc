@@ -83,6 +83,8 @@ ExactExtraction ExtractExact(const EGraph& egraph, const std::vector<double>& pr
                              double time_limit) {
   ExactExtraction result;
   for (ClassId c : incumbent.order) allowed[incumbent.choice[c]] = true;
+  const double incumbent_cost = DagCost(egraph, prices, roots, incumbent.choice);
+  result.cost = incumbent_cost;
   if (std::count(allowed.begin(), allowed.end(), true) > max_enodes) return result;
   std::vector<ClassId> canonical_roots;
   for (ClassId r : roots) canonical_roots.push_back(egraph.Find(r));
@@ -95,7 +97,6 @@ ExactExtraction ExtractExact(const EGraph& egraph, const std::vector<double>& pr
     choice.clear();  // no model (a timeout before any): the incumbent stands
     result.status = ExactStatus::kTimeLimit;
   }
-  const double incumbent_cost = DagCost(egraph, prices, roots, incumbent.choice);
   result.cost = choice.empty() ? incumbent_cost : DagCost(egraph, prices, roots, choice);
   if (choice.empty() || !(result.cost < incumbent_cost || result.status == ExactStatus::kOptimal) ||
       std::isinf(result.cost)) {

@@ -33,7 +33,7 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
       e.saturation.iterations, e.enodes, e.eclasses, e.approx_bytes / 1048576.0,
       egraph::SaturationStopName(e.saturation.stop), e.saturation.seconds, e.extractor, e.extraction_seconds);
   if (!e.exact.empty())
-    absl::StrAppendFormat(&out, "  integer program: %s; DAG cost %.4f ms (greedy+local %.4f ms)\n", e.exact,
+    absl::StrAppendFormat(&out, "  integer program: %s; DAG cost %.4f ms (greedy and local search: %.4f ms)\n", e.exact,
                           e.exact_cost * 1e3, e.greedy_cost * 1e3);
   if (e.priced_operators > 0)
     absl::StrAppendFormat(&out, "  e-node prices: %d operators measured of %d (the rest analytic, scaled)\n",

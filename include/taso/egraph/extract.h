@@ -106,7 +106,7 @@ enum class ExactStatus { kOptimal, kTimeLimit, kNoBetter, kTooLarge };
 struct ExactExtraction {
   ExactStatus status = ExactStatus::kTooLarge;
   Extraction extraction;  // the program's choice; empty unless optimal or better than the incumbent
-  double cost = 0;        // its DagCost
+  double cost = 0;        // its DagCost; the incumbent's where it has no choice
 };
 
 // Exact extraction as an integer program (Z3's optimizer, MaxSAT over the operators'
