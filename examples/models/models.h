@@ -13,7 +13,7 @@ namespace taso::models {
 struct ModelOptions {
   int64_t batch = 1;
   int64_t image_size = 0;  // 0: the model's own (224, or 299 for Inception-v3)
-  int64_t layers = 0;      // 0: the model's own depth (BERT layers, NasRNN steps)
+  int64_t layers = 0;      // 0: the model's own depth (BERT layers, NasRNN and LSTM steps)
   uint64_t seed = 1;
 };
 
