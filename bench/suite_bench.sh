@@ -34,6 +34,7 @@ hand_script() {
     qkv_attention) echo bench/hand/merge_projections.py ;;
     nasrnn) echo bench/hand/merge_cell_products.py ;;
     lstm) echo bench/hand/batch_steps.py ;;
+    resnext50 | regnetx_200mf) echo bench/hand/regroup_convs.py ;;
   esac
 }
 

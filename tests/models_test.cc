@@ -65,6 +65,14 @@ TEST_CASE("Benchmark models are deterministic and have the evaluated sizes") {
   for (NodeId n = 0; n < resnext->graph.num_nodes(); ++n)
     grouped += resnext->graph.node(n).params.Int("group", 1) == 32;
   CHECK(grouped == 16);  // one grouped 3x3 convolution per bottleneck block
+  auto regnet = models::BuildModel("regnetx_200mf");
+  REQUIRE(regnet.ok());
+  int eight_wide = 0;
+  for (NodeId n = 0; n < regnet->graph.num_nodes(); ++n) {
+    const Node& node = regnet->graph.node(n);
+    if (node.params.Int("group", 1) > 1) eight_wide += regnet->graph.value(node.inputs[1]).shape[1] == 8;
+  }
+  CHECK(eight_wide == 13);  // one per X block (depths 1, 1, 4, 7), groups of 8 channels
   CHECK_FALSE(models::BuildModel("alexnet").ok());
 }
 

@@ -9,6 +9,7 @@ const std::vector<ModelInfo>& AllModels() {
   static const std::vector<ModelInfo> kModels = {
       {"resnet50", "ResNet-50, 224x224, batch 1", BuildResNet50},
       {"resnext50", "ResNeXt-50 32x4d (32 groups), 224x224, batch 1", BuildResNeXt50},
+      {"regnetx_200mf", "RegNetX-200MF (groups of 8 channels), 224x224, batch 1", BuildRegNetX200},
       {"nasnet_a", "NasNet-A (TASO's cells), 224x224, batch 1", BuildNasNetA},
       {"nasrnn", "NasRNN, hidden 512, 5 steps", BuildNasRnn},
       {"lstm", "LSTM cell in primitive operators, hidden 512, 5 steps, shared weights", BuildLstm},

@@ -36,5 +36,6 @@ absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildTaskHeads(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildLstm(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildRegNetX200(const ModelOptions& o);
 
 }  // namespace taso::models

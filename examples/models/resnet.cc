@@ -1,5 +1,7 @@
 // ResNet-50 and ResNeXt-50 (32x4d), as torchvision defines them: bottleneck blocks
-// [3, 4, 6, 3], stride on the 3x3 convolution, Conv + BatchNormalization + Relu.
+// [3, 4, 6, 3], stride on the 3x3 convolution, Conv + BatchNormalization + Relu. And
+// RegNetX-200MF (Radosavovic et al. 2020), whose X blocks are such bottlenecks without
+// the widening (bottleneck ratio 1) and with groups of 8 channels.
 #include "models/builder.h"
 #include "models/models.h"
 
@@ -39,6 +41,19 @@ absl::StatusOr<OnnxModel> BuildResNetFamily(const ModelOptions& o, int64_t group
 }
 
 }  // namespace
+
+absl::StatusOr<OnnxModel> BuildRegNetX200(const ModelOptions& o) {
+  ModelBuilder b(o.seed);
+  const int64_t size = o.image_size ? o.image_size : 224;
+  ValueId x = b.Input("input", {o.batch, 3, size, size});
+  x = ConvBn(b, x, 32, 3, 2, 1, true);  // the stem
+  constexpr int64_t kGroupWidth = 8;
+  const int64_t widths[4] = {24, 56, 152, 368}, depths[4] = {1, 1, 4, 7};
+  for (int stage = 0; stage < 4; ++stage)
+    for (int64_t i = 0; i < depths[stage]; ++i)
+      x = Bottleneck(b, x, widths[stage], widths[stage], i == 0 ? 2 : 1, widths[stage] / kGroupWidth);
+  return b.Finish({b.Classifier(x, 1000)}, "regnetx_200mf");
+}
 
 absl::StatusOr<OnnxModel> BuildResNet50(const ModelOptions& o) { return BuildResNetFamily(o, 1, 64, "resnet50"); }
 absl::StatusOr<OnnxModel> BuildResNeXt50(const ModelOptions& o) { return BuildResNetFamily(o, 32, 4, "resnext50"); }
