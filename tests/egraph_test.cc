@@ -325,25 +325,37 @@ ENodeId NodeOf(const EGraph& eg, ClassId c, const std::string& op) {
   return egraph::kNoENode;
 }
 
+// An e-graph built by hand over one input x [8, 8], with the classes of S = x . x and of
+// its two readers A = Relu(S) and B = Transpose(S).
+struct SharedProduct {
+  Graph g;
+  EGraph eg;
+  ClassId x, s, a, b;
+
+  SharedProduct() {
+    x = eg.AddLeaf(g, *g.AddInput("x", DataType::kFloat32, {8, 8}));
+    s = Op("MatMul", {x, x});
+    a = Op("Relu", {s});
+    b = Op("Transpose", {s}, Params().Set("perm", std::vector<int64_t>{1, 0}));
+  }
+  ClassId Op(const std::string& name, std::vector<ClassId> children, Params params = {}) {
+    auto out = eg.AddOp(testing::Op(name), params, std::move(children));
+    REQUIRE(out.ok());
+    return (*out)[0];
+  }
+};
+
 TEST_CASE("E-graph: the integer program finds a shared subexpression greedy misses", "[egraph]") {
   // out = A + B; A = Relu(S) or Add(x, x); B = Transpose(S) or Mul(x, x); S = x . x is
   // dear (10), the alternatives cost 7, the rest 1. Greedy prices trees, so S counts
   // twice (A and B each take their 7) and no single move pays: 1 + 7 + 7 = 15. Sharing S
   // costs 1 + 1 + 1 + 10 = 13.
-  Graph g;
-  const ValueId xv = *g.AddInput("x", DataType::kFloat32, {8, 8});
-  EGraph eg;
-  const ClassId x = eg.AddLeaf(g, xv);
-  auto op = [&](const std::string& name, std::vector<ClassId> children, Params params = {}) {
-    auto out = eg.AddOp(testing::Op(name), params, std::move(children));
-    REQUIRE(out.ok());
-    return (*out)[0];
-  };
-  const ClassId s = op("MatMul", {x, x});
-  const ClassId a = op("Relu", {s}), b = op("Transpose", {s}, Params().Set("perm", std::vector<int64_t>{1, 0}));
-  REQUIRE(eg.Merge(a, op("Add", {x, x})));
-  REQUIRE(eg.Merge(b, op("Mul", {x, x})));
-  const ClassId out = op("Add", {a, b});
+  SharedProduct h;
+  EGraph& eg = h.eg;
+  const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
+  REQUIRE(eg.Merge(a, h.Op("Add", {x, x})));
+  REQUIRE(eg.Merge(b, h.Op("Mul", {x, x})));
+  const ClassId out = h.Op("Add", {a, b});
   eg.Rebuild();
   std::vector<double> prices(eg.num_node_ids(), 0);
   prices[NodeOf(eg, s, "MatMul")] = 10;
@@ -374,19 +386,11 @@ TEST_CASE("E-graph: greedy by DAG costs counts a subexpression shared under one 
   // out = Relu(S) + Transpose(S), or Mul(x, x); S = x . x is dear (10), Mul 15, the rest
   // 1. By tree costs the sum counts S twice (1 + 11 + 11 = 23) and loses to Mul; its DAG
   // cost is 13.
-  Graph g;
-  const ValueId xv = *g.AddInput("x", DataType::kFloat32, {8, 8});
-  EGraph eg;
-  const ClassId x = eg.AddLeaf(g, xv);
-  auto op = [&](const std::string& name, std::vector<ClassId> children, Params params = {}) {
-    auto out = eg.AddOp(testing::Op(name), params, std::move(children));
-    REQUIRE(out.ok());
-    return (*out)[0];
-  };
-  const ClassId s = op("MatMul", {x, x});
-  const ClassId a = op("Relu", {s}), b = op("Transpose", {s}, Params().Set("perm", std::vector<int64_t>{1, 0}));
-  const ClassId out = op("Add", {a, b});
-  REQUIRE(eg.Merge(out, op("Mul", {x, x})));
+  SharedProduct h;
+  EGraph& eg = h.eg;
+  const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
+  const ClassId out = h.Op("Add", {a, b});
+  REQUIRE(eg.Merge(out, h.Op("Mul", {x, x})));
   eg.Rebuild();
   std::vector<double> prices(eg.num_node_ids(), 0);
   prices[NodeOf(eg, s, "MatMul")] = 10;
