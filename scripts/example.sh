@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# The main job on a built-in example: builds a model of the suite (by default a
-# transformer MLP whose two linear layers carry unmerged low-rank adapters, as fine-tuned
-# checkpoints are exported, at 32 tokens; or the model named, with taso-models' flags
-# after it), optimizes it for ONNX Runtime with taso-opt (equality saturation over the
+# The main job on a built-in example: builds a model of the suite (by default an LSTM
+# cell written in primitive operators, as hand-written cells are exported, unrolled over
+# 5 steps with its weights shared; or the model named, with taso-models' flags after it),
+# optimizes it for ONNX Runtime with taso-opt (equality saturation over the
 # proved rules, costs measured in ONNX Runtime, self-check against the original, the
 # result timed against the original in ONNX Runtime and written only if faster), checks
 # the written model's outputs in ONNX Runtime, and shows what each rewrite applied rests
 # on: the rule and the axioms of its Z3 proof (taso-verify --explain).
-#   scripts/example.sh                      lora_mlp at 32 tokens
+#   scripts/example.sh                      lstm
+#   scripts/example.sh lora_mlp --batch 32  LoRA adapters beside a transformer MLP
 #   scripts/example.sh resnext50 --image-size 112
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model="${1:-lora_mlp}"
+model="${1:-lstm}"
 model_flags=("${@:2}")
-[ $# -eq 0 ] && model_flags=(--batch 32)
 bash scripts/build.sh
 mkdir -p build/examples
 build/taso-models "$model" "${model_flags[@]}" -o "build/examples/$model.onnx"

@@ -2,8 +2,10 @@
 channels, RegNetX's 8): each grouped Conv whose groups have fewer than WIDTH input
 channels is regrouped, m of its groups joined into one with a block-diagonal weight (zeros
 between the blocks), m the least divisor of the group count that makes the groups at
-least WIDTH wide (all of them: a dense convolution, where none smaller does). Work grows
-m times; the runtime's blocked kernels may run the wider groups faster.
+least WIDTH wide, where one leaves more than one group (a dense convolution costs the
+group count times the work: RegNetX-200MF's stages of 3, 7 and 19 groups made dense ran
+it at 0.74x in ONNX Runtime). Work grows m times; the runtime's blocked kernels may run
+the wider groups faster.
 
 Usage: /usr/bin/python3 bench/hand/regroup_convs.py IN.onnx OUT.onnx [WIDTH (default 16)]
 """
@@ -23,7 +25,7 @@ def attribute(node, name, default):
 
 def joined_groups(groups, width, target):
     """The least m dividing the group count with m * width >= target."""
-    for m in range(2, groups + 1):
+    for m in range(2, groups):
         if groups % m == 0 and m * width >= target:
             return m
     return 1
