@@ -407,6 +407,21 @@ TEST_CASE("E-graph: greedy by DAG costs counts a subexpression shared under one 
   CHECK(dag->order.size() == 5);  // x, S, both readers, out
 }
 
+// The adapter layer's e-graph saturated with all shipped rules, and its output's class.
+struct SaturatedAdapter {
+  egraph::GraphEGraph built;
+  std::vector<ClassId> roots;
+
+  SaturatedAdapter() {
+    const Graph g = AdapterLayer();
+    auto made = egraph::BuildEGraph(g);
+    REQUIRE(made.ok());
+    built = *std::move(made);
+    egraph::Saturate(built.egraph, AllMatchers(), {});
+    roots = {built.value_class[g.outputs()[0]]};
+  }
+};
+
 // Counts the nodes it prices; prices as the analytic model, doubled.
 class CountingCost : public AnalyticCost {
  public:
@@ -419,11 +434,9 @@ class CountingCost : public AnalyticCost {
 };
 
 TEST_CASE("E-graph: only near-optimal e-nodes are measured", "[egraph]") {
-  auto built = egraph::BuildEGraph(AdapterLayer());
-  REQUIRE(built.ok());
-  EGraph& eg = built->egraph;
-  egraph::Saturate(eg, AllMatchers(), {});
-  const std::vector<ClassId> roots = {built->value_class[AdapterLayer().outputs()[0]]};
+  SaturatedAdapter adapter;
+  EGraph& eg = adapter.built.egraph;
+  const std::vector<ClassId>& roots = adapter.roots;
   AnalyticCost analytic;
   CountingCost measured;
   egraph::PricingStats stats;
@@ -453,11 +466,9 @@ class AddDearCost : public AnalyticCost {
 };
 
 TEST_CASE("E-graph: e-nodes left unmeasured are scaled by their own operator's ratio", "[egraph]") {
-  auto built = egraph::BuildEGraph(AdapterLayer());
-  REQUIRE(built.ok());
-  EGraph& eg = built->egraph;
-  egraph::Saturate(eg, AllMatchers(), {});
-  const std::vector<ClassId> roots = {built->value_class[AdapterLayer().outputs()[0]]};
+  SaturatedAdapter adapter;
+  EGraph& eg = adapter.built.egraph;
+  const std::vector<ClassId>& roots = adapter.roots;
   AnalyticCost analytic;
   AddDearCost measured;
   egraph::PricingStats stats;
@@ -498,10 +509,8 @@ class ConstantRecordingCost : public AnalyticCost {
 };
 
 TEST_CASE("E-graph: an operand computed from weights alone is priced as the constant it becomes", "[egraph]") {
-  auto built = egraph::BuildEGraph(AdapterLayer());
-  REQUIRE(built.ok());
-  EGraph& eg = built->egraph;
-  egraph::Saturate(eg, AllMatchers(), {});
+  SaturatedAdapter adapter;
+  EGraph& eg = adapter.built.egraph;
   ConstantRecordingCost cost;
   egraph::PriceENodes(eg, cost);
   // Of the products of x [256,64] and a [64,64] matrix, x W reads the weight W; x (A B)
@@ -578,3 +587,15 @@ TEST_CASE("E-graph: each output of an operator pays for its own readers' layouts
 
 }  // namespace
 }  // namespace taso
+namespace taso { namespace {
+TEST_CASE("TMP move", "[tmp]") {
+  auto a = egraph::BuildEGraph(AdapterLayer());
+  REQUIRE(a.ok());
+  auto s1 = egraph::Saturate(a->egraph, AllMatchers(), {});
+  SaturatedAdapter b;
+  auto c = egraph::BuildEGraph(AdapterLayer());
+  egraph::GraphEGraph moved = *std::move(c);
+  auto s3 = egraph::Saturate(moved.egraph, AllMatchers(), {});
+  WARN(a->egraph.num_enodes() << " stop " << (int)s1.stop << " it " << s1.iterations << " | b " << b.built.egraph.num_enodes() << " | moved " << moved.egraph.num_enodes() << " stop " << (int)s3.stop << " it " << s3.iterations);
+}
+} }

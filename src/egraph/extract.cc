@@ -109,24 +109,10 @@ std::optional<std::vector<ValueId>> PlaceOperator(Graph& g, const EGraph& eg, co
   return *std::move(outs);
 }
 
-// What running the e-node's operator costs; 0 where it cannot be placed.
-double OperatorPrice(const EGraph& eg, const ENode& node, CostModel& cost, const PricingContext* context,
-                     ZeroTensors& zeros) {
-  Graph g;
-  const auto outs = PlaceOperator(g, eg, node, context, zeros);
-  return outs ? cost.NodeCost(g, g.value(outs->front()).producer) : 0;
-}
-
-// What the readers of e-node n's class's value in the context's graph pay more for
-// reading n's output than for reading a fed tensor.
-double ReadersSurcharge(const EGraph& eg, ENodeId n, CostModel& cost, const PricingContext& context,
-                        ZeroTensors& zeros) {
-  const ValueId origin = eg.eclass(eg.ClassOf(n)).origin;
+// What the readers of `origin` in the context's graph pay more for reading `value` (an
+// output of the operator placed in `g`) than for reading a fed tensor.
+double ReadersSurcharge(Graph& g, ValueId value, ValueId origin, CostModel& cost, const PricingContext& context) {
   if (origin == kNoValue) return 0;
-  Graph g;
-  const auto outs = PlaceOperator(g, eg, eg.node(n), &context, zeros);
-  if (!outs) return 0;
-  const ValueId value = (*outs)[eg.node(n).output];
   double surcharge = 0;
   for (NodeId reader : context.uses->readers(origin)) {
     if (context.graph->node(reader).op->is_opaque()) continue;
@@ -149,9 +135,19 @@ std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std
     if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) continue;
     const ENodeId first = FirstOutput(egraph, n);
     if (only != nullptr && !(*only)[first == kNoENode ? n : first]) continue;
-    shares[n] = first != n && first != kNoENode ? shares[first]
-                                                : OperatorPrice(egraph, node, cost, context, zeros) / node.num_outputs;
-    prices[n] = shares[n] + (context != nullptr ? ReadersSurcharge(egraph, n, cost, *context, zeros) : 0);
+    // The operator is placed once per e-node: priced at its first output (before any
+    // reader is added to `g`), and each output's readers priced around it.
+    const bool first_output = first == n || first == kNoENode;
+    Graph g;
+    std::optional<std::vector<ValueId>> outs;
+    if (first_output || context != nullptr) outs = PlaceOperator(g, egraph, node, context, zeros);
+    if (!first_output)
+      shares[n] = shares[first];
+    else if (outs)
+      shares[n] = cost.NodeCost(g, g.value(outs->front()).producer) / node.num_outputs;
+    prices[n] = shares[n];
+    if (context != nullptr && outs)
+      prices[n] += ReadersSurcharge(g, (*outs)[node.output], egraph.eclass(egraph.ClassOf(n)).origin, cost, *context);
   }
   return prices;
 }

@@ -2,8 +2,12 @@
 // of operators its choice uses, a shared one counted once).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "taso/egraph/extract.h"
@@ -54,7 +58,8 @@ class DagGreedy {
         for (const auto& [c, n] : used_[eg_.Find(r)])
           if (ex.choice[c] == kNoENode) ex.choice[c] = n;
       for (ClassId c = 0; c < eg_.num_class_ids(); ++c)  // leaves the roots read
-        if (ex.choice[c] == kNoENode && choice_[c] != kNoENode && eg_.node(choice_[c]).is_leaf()) ex.choice[c] = choice_[c];
+        if (ex.choice[c] == kNoENode && choice_[c] != kNoENode && eg_.node(choice_[c]).is_leaf())
+          ex.choice[c] = choice_[c];
     }
     ex.order = TopologicalClasses(eg_, roots, ex.choice);
     return ex;
