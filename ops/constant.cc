@@ -19,7 +19,7 @@ class Constant : public KernelOp<Constant> {
     if (v == nullptr) return Bad("Constant has no value");
     return std::vector<OutputType>{{v->dtype(), v->shape()}};
   }
-  const TensorData* ConstantOutput(const Params& p) const override { return p.Tensor(kValue).get(); }
+  TensorDataPtr ConstantOutput(const Params& p) const override { return p.Tensor(kValue); }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     TensorDataPtr v = p.Tensor(kValue);

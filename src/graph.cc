@@ -103,7 +103,7 @@ const TensorData* Graph::ConstantData(ValueId v) const {
   if (val.is_constant()) return val.data.get();
   if (val.producer == kNoNode) return nullptr;
   const Node& n = nodes_[val.producer];
-  return n.op->ConstantOutput(n.params);
+  return n.op->ConstantOutput(n.params).get();
 }
 
 std::vector<OutputType> Graph::OutputTypes(const Node& n) const {

@@ -241,6 +241,21 @@ TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egr
       for (ClassId c : eg.node(n).children) CHECK(c == eg.Find(c));
 }
 
+TEST_CASE("E-graph: a Split whose sizes a Constant node gives, as PyTorch exports chunk()", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 6});
+  auto sizes = g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({2}, {2, 4})), {});
+  REQUIRE(sizes.ok());
+  auto parts = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{1}), {x, (*sizes)[0]});
+  REQUIRE(parts.ok());
+  for (ValueId v : *parts) REQUIRE(g.AddOutput(AddOp(g, "Relu", {v}, "r" + g.value(v).name)).ok());
+  auto built = egraph::BuildEGraph(g);
+  INFO(built.status().message());
+  REQUIRE(built.ok());  // the Split's shape rule reads the sizes from the Constant's class
+  CHECK(built->egraph.eclass(built->value_class[(*sizes)[0]]).constant != nullptr);
+  ExpectSameOutputs(g, RunEngine(g, AllMatchers()).search.best);
+}
+
 TEST_CASE("E-graph: each limit stops saturation and is reported", "[egraph]") {
   const Graph g = AdapterLayer();
   auto stop_with = [&](egraph::SaturationLimits limits) {

@@ -51,7 +51,7 @@ class OpSemantics {
                                                              absl::Span<const InputInfo> inputs) const = 0;
 
   // The output's value when it is known without running anything (Constant), else null.
-  virtual const TensorData* ConstantOutput(const Params& params) const { return nullptr; }
+  virtual TensorDataPtr ConstantOutput(const Params& params) const { return nullptr; }
 
   // The reference kernel in the float, the wrapping uint32 and the symbolic domain.
   virtual absl::Status RunFloat(const Params& params, KernelArgs<float>& args) const = 0;

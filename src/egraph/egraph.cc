@@ -128,6 +128,7 @@ absl::StatusOr<std::vector<ClassId>> EGraph::AddOp(const OpDef* op, const Params
     node.rule_params = rule_params;
     node.made_by = made_by;
     const ClassId c = NewClass(types[k]);
+    classes_[c].constant = op->ConstantOutput(params);  // readers' shape rules may need it
     outs.push_back(c);
     Insert(std::move(node), c);
   }

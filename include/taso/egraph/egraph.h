@@ -43,7 +43,7 @@ struct ENode {
 
 struct EClass {
   OutputType type;
-  TensorDataPtr constant;  // the data of a weight leaf in the class, if any
+  TensorDataPtr constant;  // the data of a weight leaf or a Constant-like e-node in the class, if any
   bool weight_only = false;
   ValueId origin = kNoValue;  // the first graph value found in the class (for its name)
 };
