@@ -82,8 +82,9 @@ class UniqueNodeNames {
   absl::flat_hash_set<std::string> written_;
 };
 
-// Writes one node: an opaque node's NodeProto as it was, a library node through its
-// operator's ToOnnx.
+// Writes one node: an opaque node's NodeProto as it was, reading the values its inputs
+// are now (a rewrite may have given one another name: the e-graph makes two equal
+// Constant nodes one), a library node through its operator's ToOnnx.
 absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames& names,
                        absl::flat_hash_set<std::string>& used, onnx::GraphProto* g) {
   const Graph& graph = model.graph;
@@ -91,6 +92,9 @@ absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames
     onnx::NodeProto* copy = g->add_node();
     *copy = *node.onnx_node;
     copy->set_name(names.Of(copy->name()));
+    // The NodeProto's inputs come first in node.inputs (values its subgraphs capture follow).
+    for (int i = 0; i < copy->input_size() && i < static_cast<int>(node.inputs.size()); ++i)
+      if (node.inputs[i] != kNoValue) copy->set_input(i, graph.value(node.inputs[i]).name);
     return absl::OkStatus();
   }
   std::vector<std::string> ins, outs;

@@ -3,6 +3,7 @@
 // through opaque.
 #include <catch2/catch.hpp>
 
+#include "graph_copy.h"
 #include "onnx_isolated_inference.h"
 #include "taso/onnx_fold.h"
 #include "test_util.h"
@@ -411,4 +412,44 @@ TEST_CASE("ONNX's shape inference runs in a child process and reports when it gi
   untouched.mutable_graph()->clear_value_info();
   CHECK_FALSE(InferShapesIsolated(&untouched, /*timeout_seconds=*/0));
   CHECK(untouched.graph().value_info().empty());
+}
+
+TEST_CASE("An opaque node is written reading its inputs under the names they have now") {
+  auto m = NewModel(17);
+  auto* custom = m.add_opset_import();
+  custom->set_domain("com.example");
+  custom->set_version(1);
+  AddInput(m, "x", {4, 6});
+  AddNode(m, "Relu", {"x"}, {"r"}, "relu");
+  AddNode(m, "FancyOp", {"r"}, {"z"}, "fancy")->set_domain("com.example");
+  auto* vi = m.mutable_graph()->add_value_info();
+  vi->set_name("z");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {4, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  AddOutput(m, "z");
+  auto imported = ImportOnnx(m);
+  REQUIRE(imported.ok());
+  const Graph& g = imported->graph;
+  // The Relu rewritten under another name, as a rewrite or the e-graph may write it.
+  GraphCopy copy(g);
+  REQUIRE(copy.CopyInputs().ok());
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    if (node.op->is_opaque()) {
+      REQUIRE(copy.CopyNode(n).ok());
+      continue;
+    }
+    auto outs = copy.AddNodeLike(n, node.params, {*copy.Use(node.inputs[0])}, {"renamed"});
+    REQUIRE(outs.ok());
+    copy.Replace(node.outputs[0], (*outs)[0]);
+  }
+  auto renamed = copy.Finish();
+  REQUIRE(renamed.ok());
+  OnnxModel model = *imported;
+  model.graph = *std::move(renamed);
+  auto exported = ExportOnnx(model);  // runs the ONNX checker
+  INFO(exported.status().message());
+  REQUIRE(exported.ok());
+  for (const auto& node : exported->graph().node())
+    if (node.op_type() == "FancyOp") CHECK(node.input(0) == "renamed");
 }
