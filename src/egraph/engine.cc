@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "taso/egraph/extract.h"
+#include "taso/egraph/join_pieces.h"
 #include "taso/status_macros.h"
 
 namespace taso::egraph {
@@ -164,6 +165,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
   } else {
     EGraphStats& stats = result.stats;
     stats.saturation = Saturate(built->egraph, rules, limits);
+    AddJoinedPieces(built->egraph, limits.max_enodes);
     stats.enodes = built->egraph.num_enodes();
     stats.eclasses = built->egraph.num_classes();
     stats.approx_bytes = built->egraph.ApproxBytes();

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "taso/egraph/derivation.h"
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/independence.h"
 #include "taso/egraph/rule_selection.h"
@@ -77,14 +78,11 @@ bool OnWeightsOnly(const EGraph& eg, const Rule& rule, const EMatch& m) {
 
 uint64_t MatchKey(int rule, const EMatch& m) { return absl::HashOf(rule, m.nodes, m.tensors); }
 
-// A multi-pattern match's e-nodes, whatever roles they were bound to: the same e-nodes
-// bound the other way round (the second product merged before the first) only reorder
-// the concatenation the target makes, and would double the merges made.
-uint64_t MatchedNodesKey(int rule, const EMatch& m) {
-  std::vector<ENodeId> nodes = m.nodes;
-  std::sort(nodes.begin(), nodes.end());
-  return absl::HashOf(rule, nodes, -1);
-}
+// A multi-pattern match by the input-graph e-nodes it joins: the same products joined
+// in another order, or by another nesting of merges of merges, only reorder or nest the
+// concatenations the target makes, and would multiply the merges made (every subset of
+// a sequence's steps, each in every order). `sources` are the matched e-nodes' sources.
+uint64_t JoinedSourcesKey(int rule, const std::vector<ENodeId>& sources) { return absl::HashOf(rule, sources, -1); }
 
 int Growth(const Rule& rule) {
   return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
@@ -171,7 +169,8 @@ class Saturation {
       banned_now_ = true;
       return {};
     }
-    const int64_t limit = limits_.match_limit << std::min(s.bans, 20);
+    const bool multi = rules_[r].rule().source.outputs.size() > 1;
+    const int64_t limit = (multi ? limits_.multi_match_limit : limits_.match_limit) << std::min(s.bans, 20);
     std::vector<EMatch> found = FindMatches(eg_, rules_[r], deadline_, limit + 1);
     if (static_cast<int64_t>(found.size()) <= limit) return found;
     s.banned_until = iteration + (limits_.ban_iterations << std::min(s.bans, 20));
@@ -190,16 +189,24 @@ class Saturation {
       for (const EMatch& m : Matches(r)) {
         if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m))
           continue;
-        if (rule.source.outputs.size() > 1 &&
-            (!applied_.insert(MatchedNodesKey(r, m)).second || !MatchIsIndependent(eg_, rule, m)))
-          continue;
+        if (rule.source.outputs.size() > 1 && !IsNewIndependentJoin(r, m)) continue;
         ++stats_.matches;
+        const ENodeId first_new = eg_.num_node_ids();
         stats_.merges += ApplyTarget(eg_, rule, m, r);
+        derivation_.Record(m.nodes, first_new, eg_.num_node_ids());
         if (auto hit = LimitHitAfterCleanUp()) return hit;
       }
       if (auto hit = LimitHit()) return hit;
     }
     return std::nullopt;
+  }
+
+  // Whether a multi-pattern match joins e-nodes derived from disjoint input-graph
+  // e-nodes, not joined by this rule before, and independent in the e-graph.
+  bool IsNewIndependentJoin(int r, const EMatch& m) {
+    const std::vector<ENodeId> sources = derivation_.DisjointSources(m.nodes);
+    return !sources.empty() && applied_.insert(JoinedSourcesKey(r, sources)).second &&
+           MatchIsIndependent(eg_, rules_[r].rule(), m);
   }
 
   EGraph& eg_;
@@ -213,6 +220,7 @@ class Saturation {
   // The matches applied (or refused) before: applying one again adds nothing, since its
   // equalities hold already. Keyed by rule, e-nodes and the input classes then.
   absl::flat_hash_set<uint64_t> applied_;
+  Derivation derivation_;
   SaturationStats stats_;
 };
 

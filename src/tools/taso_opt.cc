@@ -69,10 +69,10 @@ ABSL_FLAG(int, measure, 0,
 ABSL_FLAG(std::string, search_engine, "backtracking",
           "how substitutions are searched: backtracking (TASO's cost-ordered search, --alpha, --budget, "
           "--time-limit) or egraph (equality saturation then extraction, --egraph-*)");
-ABSL_FLAG(int, egraph_iterations, 15, "e-graph engine: saturation iterations at most");
-ABSL_FLAG(int64_t, egraph_nodes, 20000, "e-graph engine: e-nodes at most");
-ABSL_FLAG(double, egraph_time_limit, 6, "e-graph engine: saturation time limit in seconds (extraction follows)");
-ABSL_FLAG(int, egraph_multi_iterations, 2,
+ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations, "e-graph engine: saturation iterations at most");
+ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes, "e-graph engine: e-nodes at most");
+ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit, "e-graph engine: saturation time limit in seconds (extraction follows)");
+ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},

@@ -19,11 +19,12 @@ struct SaturationLimits {
   int64_t max_bytes = int64_t{1} << 30;  // approximate (EGraph::ApproxBytes)
   // Rules with several outputs (multi-patterns, such as merging two products of one
   // input) are applied in the first iterations only: each application makes new pairs
-  // to merge, so they alone would fill the e-graph (Tensat does the same). Two lets
-  // merges of merges join three or four products (the steps of a sequence sharing a
+  // to merge, so they alone would fill the e-graph (Tensat does the same). Three let
+  // merges of merges join up to eight products (the steps of a sequence sharing a
   // weight); matches on dependent or overlapping operators are not applied
-  // (MatchIsIndependent), which keeps the second iteration small.
-  int multi_pattern_iterations = 2;
+  // (MatchIsIndependent), nor a join of products joined before (Derivation), which
+  // keeps the later iterations small.
+  int multi_pattern_iterations = 3;
   // Rules whose target has more operators than their source by more than this are left
   // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
   // again to what they make, and would fill the e-graph with nothing cheaper.
@@ -36,6 +37,11 @@ struct SaturationLimits {
   // was banned before) is banned for ban_iterations * 2^k iterations, its matches not
   // applied (egg's backoff scheduler), so that no one rule fills the e-graph.
   int64_t match_limit = 1000;
+  // The same for rules with several outputs. Their matches are pairs of roots, whose
+  // number grows with the square of the e-nodes, and most of them join products that
+  // were joined before (in another order or nesting: not applied again); at the common
+  // limit the merge of an LSTM's five steps was banned in the third iteration.
+  int64_t multi_match_limit = 16000;
   int ban_iterations = 2;
 };
 
