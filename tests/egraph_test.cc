@@ -502,6 +502,48 @@ TEST_CASE("E-graph: e-nodes left unmeasured are scaled by their own operator's r
   CHECK(adds > 1);
 }
 
+// Prices a node 1, 2 or 3 times what the analytic model says, by its output's size: a
+// ratio per operator cannot tell these prices from the analytic ones.
+class SizeDependentCost : public AnalyticCost {
+ public:
+  std::string name() const override { return "size-dependent"; }
+  static double Factor(int64_t elements) { return 1 + elements % 3; }
+  double NodeCost(const Graph& graph, NodeId n) override {
+    ++calls;
+    return Factor(NumElements(graph.value(graph.node(n).outputs[0]).shape)) * AnalyticCost::NodeCost(graph, n);
+  }
+  int calls = 0;
+};
+
+TEST_CASE("E-graph: e-nodes an extraction chose are measured when asked, once", "[egraph]") {
+  SaturatedAdapter adapter;
+  EGraph& eg = adapter.built.egraph;
+  AnalyticCost analytic;
+  SizeDependentCost measured;
+  egraph::PrunedPricing pricing(eg, analytic, measured, adapter.roots);
+  const std::vector<double> plain = egraph::PriceENodes(eg, analytic);
+  auto true_price = [&](ENodeId n) {
+    const ENodeId first = egraph::FirstOutput(eg, n);
+    return SizeDependentCost::Factor(NumElements(eg.eclass(eg.ClassOf(first)).type.shape)) * plain[n];
+  };
+  std::vector<ENodeId> all;
+  int mispriced = 0;
+  for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
+    if (!eg.alive(n) || plain[n] <= 0) continue;
+    all.push_back(n);
+    mispriced += pricing.prices()[n] != Approx(true_price(n));
+  }
+  REQUIRE(mispriced > 0);  // e-nodes priced by scaling
+  const int64_t measured_before = pricing.stats().measured;
+  const int calls_before = measured.calls;
+  const int64_t added = pricing.MeasureToo(all);
+  CHECK(added == pricing.stats().priced - measured_before);
+  CHECK(pricing.stats().measured == pricing.stats().priced);
+  CHECK(measured.calls > calls_before);
+  for (ENodeId n : all) CHECK(pricing.prices()[n] == Approx(true_price(n)));
+  CHECK(pricing.MeasureToo(all) == 0);  // nothing measured twice
+}
+
 // Records, for each node it prices, which operands are constants.
 class ConstantRecordingCost : public AnalyticCost {
  public:

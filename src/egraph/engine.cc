@@ -20,6 +20,8 @@ constexpr double kImproveSeconds = 2;
 // The integer program: built on at most this many e-nodes, solved for at most this long.
 constexpr int64_t kMaxExactENodes = 5000;
 constexpr double kExactSeconds = 1.5;
+// Extractions at most after the first that have the e-nodes they chose measured.
+constexpr int kPricingRounds = 4;
 
 constexpr absl::string_view ExactStatusName(ExactStatus status) {
   switch (status) {
@@ -64,28 +66,10 @@ std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& b
   return applied;
 }
 
-// E-node prices by `node_cost`, measured only where the analytic model says they may
-// matter (PriceWithPruning) unless `node_cost` is the analytic model.
-// The measured prices are taken among each class's neighbours in `graph` (PricingContext).
-std::vector<double> Prices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
-                           const std::vector<ClassId>& roots, EGraphStats& stats) {
-  AnalyticCost analytic;
-  PricingStats pricing;
-  const UseIndex uses(graph);
-  const PricingContext context{&graph, &uses};
-  std::vector<double> prices = node_cost.name() == analytic.name()
-                                   ? PriceENodes(eg, node_cost)
-                                   : PriceWithPruning(eg, analytic, node_cost, roots, pricing, &context);
-  stats.priced_operators = pricing.priced;
-  stats.measured_operators = pricing.measured;
-  return prices;
-}
-
-// Greedy extraction and local search, then the integer program on the near-optimal
-// e-nodes where it is small enough; `extractor` names the one whose choice is returned.
-absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<double>& prices,
-                                            const std::vector<ClassId>& roots, EGraphStats& stats,
-                                            std::string& extractor) {
+// Greedy extractions by tree and by DAG costs, the cheaper improved by local search;
+// `extractor` names it.
+absl::StatusOr<Extraction> FastExtraction(const EGraph& eg, const std::vector<double>& prices,
+                                          const std::vector<ClassId>& roots, std::string& extractor) {
   ASSIGN_OR_RETURN(Extraction ex, ExtractGreedy(eg, prices, roots));
   extractor = "greedy+local";
   if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, kDagGreedySeconds))
@@ -94,14 +78,57 @@ absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<
       extractor = "greedy-dag+local";
     }
   ImproveExtraction(eg, prices, roots, ex, kImproveSeconds);
-  stats.greedy_cost = DagCost(eg, prices, roots, ex.choice);
+  return ex;
+}
+
+// The integer program on the near-optimal e-nodes where it is small enough, in place of
+// `fast` when it does better.
+Extraction WithExact(const EGraph& eg, const std::vector<double>& prices, const std::vector<ClassId>& roots,
+                     Extraction fast, EGraphStats& stats, std::string& extractor) {
+  stats.greedy_cost = DagCost(eg, prices, roots, fast.choice);
   ExactExtraction exact =
-      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), ex, kMaxExactENodes, kExactSeconds);
+      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), fast, kMaxExactENodes, kExactSeconds);
   stats.exact = std::string(ExactStatusName(exact.status));
   stats.exact_cost = exact.cost;
-  if (exact.extraction.choice.empty()) return ex;
+  if (exact.extraction.choice.empty()) return fast;
   extractor = "ilp";
   return std::move(exact.extraction);
+}
+
+absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<double>& prices,
+                                            const std::vector<ClassId>& roots, EGraphStats& stats,
+                                            std::string& extractor) {
+  ASSIGN_OR_RETURN(Extraction fast, FastExtraction(eg, prices, roots, extractor));
+  return WithExact(eg, prices, roots, std::move(fast), stats, extractor);
+}
+
+// The e-nodes an extraction chose.
+std::vector<ENodeId> Chosen(const Extraction& ex) {
+  std::vector<ENodeId> chosen;
+  for (ClassId c : ex.order) chosen.push_back(ex.choice[c]);
+  return chosen;
+}
+
+// Extraction at `node_cost`'s prices. A measured model prices first the e-nodes the
+// analytic model finds near-optimal (PrunedPricing), among each class's neighbours in
+// `graph` (PricingContext); e-nodes a fast extraction then chooses that were priced by
+// scaling are measured and it extracts again, until it chooses measured ones only (or
+// kPricingRounds pass). The integer program comes last, at the final prices.
+absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
+                                           const std::vector<ClassId>& roots, EGraphStats& stats,
+                                           std::string& extractor) {
+  AnalyticCost analytic;
+  if (node_cost.name() == analytic.name()) return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, stats, extractor);
+  const UseIndex uses(graph);
+  const PricingContext context{&graph, &uses};
+  PrunedPricing pricing(eg, analytic, node_cost, roots, &context);
+  absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, extractor);
+  for (int round = 0; ex.ok() && round < kPricingRounds && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
+    ex = FastExtraction(eg, pricing.prices(), roots, extractor);
+  stats.priced_operators = pricing.stats().priced;
+  stats.measured_operators = pricing.stats().measured;
+  if (!ex.ok()) return ex;
+  return WithExact(eg, pricing.prices(), roots, *std::move(ex), stats, extractor);
 }
 
 // The analytic model's extraction, when it chooses a graph other than `chosen` that the
@@ -129,9 +156,8 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
   const std::vector<ClassId> roots = Roots(graph, built);
-  const std::vector<double> prices = Prices(graph, built.egraph, node_cost, roots, stats);
   std::string extractor;
-  auto ex = ChooseExtraction(built.egraph, prices, roots, stats, extractor);
+  auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());

@@ -1,4 +1,5 @@
-// PriceWithPruning: the analytic model decides which e-nodes are worth measuring.
+// PrunedPricing: the analytic model decides which e-nodes are worth measuring first, the
+// extractions which others.
 #include <algorithm>
 #include <limits>
 
@@ -70,47 +71,86 @@ std::vector<bool> NearOptimalENodes(const EGraph& eg, const std::vector<double>&
   return marked;
 }
 
-std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
-                                     const std::vector<ClassId>& roots, PricingStats& stats,
-                                     const PricingContext* context) {
-  std::vector<double> prices = PriceENodes(egraph, analytic);
-  if (!ExtractGreedy(egraph, prices, roots).ok()) return PriceENodes(egraph, measured, nullptr, context);  // extraction fails later
-  std::vector<bool> candidates(egraph.num_node_ids(), false);  // marked on operators' first outputs
-  const std::vector<bool> near = NearOptimalENodes(egraph, prices, roots);
+PrunedPricing::PrunedPricing(const EGraph& egraph, CostModel& analytic, CostModel& measured,
+                             const std::vector<ClassId>& roots, const PricingContext* context)
+    : eg_(egraph), measured_(measured), context_(context), analytic_prices_(PriceENodes(egraph, analytic)),
+      measured_prices_(egraph.num_node_ids(), 0), candidates_(egraph.num_node_ids(), false) {
+  if (!ExtractGreedy(egraph, analytic_prices_, roots).ok()) {  // extraction fails later
+    prices_ = PriceENodes(egraph, measured, nullptr, context);
+    all_measured_ = true;
+    return;
+  }
+  std::vector<bool> near_candidates(egraph.num_node_ids(), false);  // marked on operators' first outputs
+  const std::vector<bool> near = NearOptimalENodes(egraph, analytic_prices_, roots);
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n)
-    if (const ENodeId first = FirstOutput(egraph, n); near[n] && first != kNoENode) candidates[first] = true;
-  const std::vector<double> measured_prices = PriceENodes(egraph, measured, &candidates, context);
-  // Measured over analytic price, per operator and over all: small operators (an Add
-  // of a row) cost a runtime far more than their work, so one ratio for all would price
-  // an unmeasured elementwise e-node far below its measured peers.
+    if (const ENodeId first = FirstOutput(egraph, n); near[n] && first != kNoENode) near_candidates[first] = true;
+  Measure(near_candidates);
+}
+
+int64_t PrunedPricing::MeasureToo(const std::vector<ENodeId>& nodes) {
+  if (all_measured_) return 0;
+  std::vector<bool> more(eg_.num_node_ids(), false);
+  int64_t added = 0;
+  for (ENodeId n : nodes) {
+    const ENodeId first = FirstOutput(eg_, n);
+    if (first == kNoENode || candidates_[first] || more[first] || analytic_prices_[first] <= 0) continue;
+    more[first] = true;
+    ++added;
+  }
+  if (added > 0) Measure(more);
+  return added;
+}
+
+void PrunedPricing::Measure(const std::vector<bool>& more) {
+  const std::vector<double> now = PriceENodes(eg_, measured_, &more, context_);
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) {
+    const ENodeId first = FirstOutput(eg_, n);
+    if (first != kNoENode && more[first]) measured_prices_[n] = now[n];
+  }
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) candidates_[n] = candidates_[n] || more[n];
+  Reprice();
+}
+
+// Measured over analytic price, per operator and over all: small operators (an Add of
+// a row) cost a runtime far more than their work, so one ratio for all would price an
+// unmeasured elementwise e-node far below its measured peers.
+void PrunedPricing::Reprice() {
   struct Sums {
     double analytic = 0, measured = 0;
     double Ratio(double otherwise) const { return analytic > 0 && measured > 0 ? measured / analytic : otherwise; }
   };
   Sums all;
   absl::flat_hash_map<const OpDef*, Sums> by_op;
-  stats = PricingStats{};
-  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
-    if (prices[n] <= 0 || egraph.node(n).output != 0) continue;
-    ++stats.priced;
-    if (!candidates[n]) continue;
-    ++stats.measured;
-    for (Sums* sums : {&all, &by_op[egraph.node(n).op]}) {
-      sums->analytic += prices[n];
-      sums->measured += measured_prices[n];
+  stats_ = PricingStats{};
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) {
+    if (analytic_prices_[n] <= 0 || eg_.node(n).output != 0) continue;
+    ++stats_.priced;
+    if (!candidates_[n]) continue;
+    ++stats_.measured;
+    for (Sums* sums : {&all, &by_op[eg_.node(n).op]}) {
+      sums->analytic += analytic_prices_[n];
+      sums->measured += measured_prices_[n];
     }
   }
-  stats.scale = all.Ratio(1);
-  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
-    const ENodeId first = FirstOutput(egraph, n);
-    if (first != kNoENode && candidates[first]) {
-      prices[n] = measured_prices[n];
-    } else if (prices[n] > 0) {
-      auto it = by_op.find(egraph.node(n).op);
-      prices[n] *= it == by_op.end() ? stats.scale : it->second.Ratio(stats.scale);
+  stats_.scale = all.Ratio(1);
+  prices_ = analytic_prices_;
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) {
+    const ENodeId first = FirstOutput(eg_, n);
+    if (first != kNoENode && candidates_[first]) {
+      prices_[n] = measured_prices_[n];
+    } else if (prices_[n] > 0) {
+      auto it = by_op.find(eg_.node(n).op);
+      prices_[n] *= it == by_op.end() ? stats_.scale : it->second.Ratio(stats_.scale);
     }
   }
-  return prices;
+}
+
+std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, CostModel& measured,
+                                     const std::vector<ClassId>& roots, PricingStats& stats,
+                                     const PricingContext* context) {
+  PrunedPricing pricing(egraph, analytic, measured, roots, context);
+  stats = pricing.stats();
+  return pricing.prices();
 }
 
 }  // namespace taso::egraph

@@ -61,6 +61,33 @@ std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, 
                                      const std::vector<ClassId>& roots, PricingStats& stats,
                                      const PricingContext* context = nullptr);
 
+// PriceWithPruning's prices, to which more measured e-nodes can be added: an extraction
+// that chose an e-node priced only by scaling its analytic price (a grouped convolution
+// regrouped, whose operator's ratio the dense convolutions set) has it measured, and
+// the scaled prices follow the ratios of all measured e-nodes.
+class PrunedPricing {
+ public:
+  PrunedPricing(const EGraph& egraph, CostModel& analytic, CostModel& measured, const std::vector<ClassId>& roots,
+                const PricingContext* context = nullptr);
+  const std::vector<double>& prices() const { return prices_; }
+  const PricingStats& stats() const { return stats_; }
+  // Measures the operators of `nodes` that cost something and are not measured yet; the
+  // number it measured.
+  int64_t MeasureToo(const std::vector<ENodeId>& nodes);
+
+ private:
+  void Measure(const std::vector<bool>& more);  // marked on operators' first outputs
+  void Reprice();
+
+  const EGraph& eg_;
+  CostModel& measured_;
+  const PricingContext* context_;
+  std::vector<double> analytic_prices_, measured_prices_, prices_;
+  std::vector<bool> candidates_;  // measured, marked on operators' first outputs
+  bool all_measured_ = false;     // where greedy failed at analytic prices
+  PricingStats stats_;
+};
+
 struct Extraction {
   std::vector<ENodeId> choice;  // per class id (canonical ones): the e-node chosen, or kNoENode
   std::vector<ClassId> order;   // the chosen classes, each after the classes its e-node reads
