@@ -137,6 +137,17 @@ MeasuredCost::KernelRun* MeasuredCost::Reference() {
   return reference_ ? &*reference_ : nullptr;
 }
 
+std::optional<std::vector<double>> MeasuredCost::TimeLikeCosts(std::vector<KernelRun> runs) {
+  std::optional<std::vector<double>> times = TimeInTurn(std::move(runs));
+  if (!times || !Reference()) return times;  // in seconds already without a reference
+  for (double& t : *times) {
+    const std::optional<double> seconds = InSeconds(t);
+    if (!seconds) return std::nullopt;
+    t = *seconds;
+  }
+  return times;
+}
+
 absl::StatusOr<double> MeasuredCost::SecondsPerReference() {
   if (!seconds_per_reference_) seconds_per_reference_ = TimeReference();
   return *seconds_per_reference_;

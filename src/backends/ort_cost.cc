@@ -12,7 +12,6 @@
 #include "absl/strings/strip.h"
 #include "add.h"  // ops/
 #include "backends/cpu_kernel.h"
-#include "backends/timing.h"
 #include "conv2d.h"  // ops/
 #include "matmul.h"  // ops/
 #include "taso/onnx_io.h"
@@ -201,14 +200,15 @@ std::optional<MeasuredCost::KernelRun> OrtCost::PrepareGraphRun(absl::StatusOr<G
 
 // A run of a model with one operator costs the operator plus a fixed part (the call into
 // ONNX Runtime); one with two costs two operators plus the same part: twice the first
-// less the second is the fixed part.
+// less the second is the fixed part. Timed as the costs are (against the reference), so
+// that subtracting it from a cost scaled at another moment's speed subtracts as much.
 double OrtCost::RunOverhead() {
   if (run_overhead_) return *run_overhead_;
   run_overhead_ = 0.0;  // also where the smallest models cannot run
   const std::optional<KernelRun> one = PrepareGraphRun(TinyChain(1)), two = PrepareGraphRun(TinyChain(2));
   if (!one || !two) return *run_overhead_;
-  absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn({*one, *two});
-  if (medians.ok()) run_overhead_ = std::max(0.0, 2 * (*medians)[0] - (*medians)[1]);
+  const std::optional<std::vector<double>> seconds = TimeLikeCosts({*one, *two});
+  if (seconds) run_overhead_ = std::max(0.0, 2 * (*seconds)[0] - (*seconds)[1]);
   return *run_overhead_;
 }
 

@@ -72,6 +72,10 @@ class MeasuredCost : public CostModel {
   // nothing).
   virtual bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                       absl::Span<const OutputType> outputs) const = 0;
+  // The median time of each run in seconds as the costs are: timed in turn with the
+  // reference and scaled by the reference's time at the start, so that a time taken
+  // while the machine runs slower than it did then is comparable with the costs.
+  std::optional<std::vector<double>> TimeLikeCosts(std::vector<KernelRun> runs);
 
  private:
   struct Known {
