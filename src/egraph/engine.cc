@@ -20,8 +20,10 @@ constexpr double kImproveSeconds = 2;
 // The integer program: built on at most this many e-nodes, solved for at most this long.
 constexpr int64_t kMaxExactENodes = 5000;
 constexpr double kExactSeconds = 1.5;
-// Extractions at most after the first that have the e-nodes they chose measured.
+// Local searches at most after the first extraction that have the e-nodes it chose
+// measured, and the time they may start in (each takes up to kImproveSeconds).
 constexpr int kPricingRounds = 4;
+constexpr double kPricingRoundsSeconds = 2;
 
 constexpr absl::string_view ExactStatusName(ExactStatus status) {
   switch (status) {
@@ -112,8 +114,9 @@ std::vector<ENodeId> Chosen(const Extraction& ex) {
 // Extraction at `node_cost`'s prices. A measured model prices first the e-nodes the
 // analytic model finds near-optimal (PrunedPricing), among each class's neighbours in
 // `graph` (PricingContext); e-nodes a fast extraction then chooses that were priced by
-// scaling are measured and it extracts again, until it chooses measured ones only (or
-// kPricingRounds pass). The integer program comes last, at the final prices.
+// scaling are measured and the local search goes on from its choice at the new prices,
+// until it chooses measured ones only (or kPricingRounds pass, or
+// kPricingRoundsSeconds). The integer program comes last, at the final prices.
 absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
                                            const std::vector<ClassId>& roots, EGraphStats& stats,
                                            std::string& extractor) {
@@ -122,9 +125,13 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
   const UseIndex uses(graph);
   const PricingContext context{&graph, &uses};
   PrunedPricing pricing(eg, analytic, node_cost, roots, &context);
+  const auto rounds_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(kPricingRoundsSeconds));
   absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, extractor);
-  for (int round = 0; ex.ok() && round < kPricingRounds && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
-    ex = FastExtraction(eg, pricing.prices(), roots, extractor);
+  for (int round = 0; ex.ok() && round < kPricingRounds && Clock::now() < rounds_end &&
+                      pricing.MeasureToo(Chosen(*ex)) > 0;
+       ++round)
+    ImproveExtraction(eg, pricing.prices(), roots, *ex, kImproveSeconds);
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
   if (!ex.ok()) return ex;
