@@ -2,7 +2,7 @@
 # The main job on a built-in example: builds a model of the suite (by default an LSTM
 # cell written in primitive operators, as hand-written cells are exported, unrolled over
 # 5 steps with its weights shared; or the model named, with taso-models' flags after it),
-# optimizes it for ONNX Runtime with taso-opt (equality saturation over the
+# optimizes it for ONNX Runtime with taso-opt (by default equality saturation over the
 # proved rules, costs measured in ONNX Runtime, self-check against the original, the
 # result timed against the original in ONNX Runtime and written only if faster), checks
 # the written model's outputs in ONNX Runtime, and shows what each rewrite applied rests
@@ -17,7 +17,7 @@ model_flags=("${@:2}")
 bash scripts/build.sh
 mkdir -p build/examples
 build/taso-models "$model" "${model_flags[@]}" -o "build/examples/$model.onnx"
-build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" --search-engine egraph \
+build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" \
   --report "build/examples/$model.report.json"
 node tools/ort/ort_run.js "build/examples/$model.onnx" --save-outputs "build/examples/$model.ort"
 node tools/ort/ort_run.js "build/examples/$model.opt.onnx" --compare "build/examples/$model.ort"

@@ -1,7 +1,7 @@
 // taso-opt MODEL.onnx -o OUT.onnx [--target ort|cpu|cuda] [--rules FILE[,FILE...]] [--backend B]
-// [--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] [--search-engine backtracking|egraph]
+// [--cost-cache FILE] [--alpha A] [--budget N] [--time-limit S] [--search-engine egraph|backtracking]
 // [--report FILE]: optimizes an ONNX model for a target runtime with the rule databases by
-// cost-based backtracking search (or equality saturation), folds weight-only subgraphs, and writes
+// equality saturation (or cost-based backtracking search), folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check) and, on the ort
 // target, runs measurably faster there. The work is
 // taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
@@ -66,9 +66,9 @@ ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
           "with --backend cuda), in turn, on four pairs of executors made in both orders, and report the "
           "medians' geometric means");
-ABSL_FLAG(std::string, search_engine, "backtracking",
-          "how substitutions are searched: backtracking (TASO's cost-ordered search, --alpha, --budget, "
-          "--time-limit) or egraph (equality saturation then extraction, --egraph-*)");
+ABSL_FLAG(std::string, search_engine, "egraph",
+          "how substitutions are searched: egraph (equality saturation then extraction, --egraph-*) or "
+          "backtracking (TASO's cost-ordered search, --alpha, --budget, --time-limit)");
 ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations, "e-graph engine: saturation iterations at most");
 ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes, "e-graph engine: e-nodes at most");
 ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit, "e-graph engine: saturation time limit in seconds (extraction follows)");
