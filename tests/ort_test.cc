@@ -155,6 +155,23 @@ TEST_CASE("Costs measured in ONNX Runtime are kept under the ort device and read
   CHECK(again.counts().cached >= 1);
 }
 
+TEST_CASE("A product is timed with its activation fed, whichever side its weight is on", "[ort]") {
+  // x W and W^T x^T do the same work. With the weight on the left, x^T stands where a
+  // weight usually does; were it an initializer too, ONNX Runtime would fold the product
+  // when it loads the model and the run would time nothing.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 512});
+  const ValueId w = testing::AddWeight(g, "W", {512, 1024}, 1), wt = testing::AddWeight(g, "Wt", {1024, 512}, 2);
+  const ValueId xt = *g.AddInput("xt", DataType::kFloat32, {512, 1});
+  REQUIRE(g.AddOutput(testing::AddOp(g, "MatMul", {x, w}, "right")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "MatMul", {wt, xt}, "left")).ok());
+  OrtCost cost(nullptr, StartWorker(), 1);
+  const double weight_right = cost.NodeCost(g, 0), weight_left = cost.NodeCost(g, 1);
+  INFO("x W: " << weight_right << " s, W^T x^T: " << weight_left << " s");
+  CHECK(weight_left > weight_right / 4);
+  CHECK(cost.counts().measured == 2);
+}
+
 TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   auto dir = testing::TempDir("ort_timer");
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());

@@ -43,6 +43,9 @@ struct TanhKernel : UnaryKernel {
 struct SigmoidKernel : UnaryKernel {
   SigmoidKernel() : UnaryKernel(dnnl::algorithm::eltwise_logistic) {}
 };
+struct GeluKernel : UnaryKernel {
+  GeluKernel() : UnaryKernel(dnnl::algorithm::eltwise_gelu_erf) {}
+};
 struct SqrtKernel : UnaryKernel {
   SqrtKernel() : UnaryKernel(dnnl::algorithm::eltwise_sqrt) {}
 };
@@ -192,6 +195,7 @@ TASO_REGISTER_CPU_KERNEL("Relu", ReluKernel);
 TASO_REGISTER_CPU_KERNEL("Tanh", TanhKernel);
 TASO_REGISTER_CPU_KERNEL("Sigmoid", SigmoidKernel);
 TASO_REGISTER_CPU_KERNEL("Sqrt", SqrtKernel);
+TASO_REGISTER_CPU_KERNEL("Gelu", GeluKernel);
 TASO_REGISTER_CPU_KERNEL("Pow", PowKernel);
 TASO_REGISTER_CPU_KERNEL("Clip", ClipKernel);
 TASO_REGISTER_CPU_KERNEL("HardSwish", HardSwishKernel);

@@ -16,6 +16,7 @@
 #include "taso/backends/layouts.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
+#include "taso/activation_fusion.h"
 #include "taso/inference_fusion.h"
 #include "taso/join_pieces.h"
 #include "taso/memory_limit.h"
@@ -41,11 +42,12 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
   return absl::OkStatus();
 }
 
-// Batch normalizations, biases and relus are folded into the convolutions, then each
-// bias is set apart again so that the rules (whose convolutions have none) match;
-// FinishGraph puts them back after the search.
+// Spelled-out activations become one operator; batch normalizations, biases and relus
+// are folded into the convolutions, then each bias is set apart again so that the rules
+// (whose convolutions have none) match; FinishGraph puts them back after the search.
 absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
-  ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(imported));
+  ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(imported));
+  ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(activations));
   return SeparateConvolutionBias(fused);
 }
 
