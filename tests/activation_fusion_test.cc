@@ -11,12 +11,7 @@ namespace taso {
 namespace {
 
 using testing::AddOp;
-
-int CountOps(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == testing::Op(op);
-  return n;
-}
+using testing::CountOps;
 
 ValueId Scalar(Graph& g, const std::string& name, float v) { return *g.AddWeight(name, TensorData::Float({}, {v})); }
 

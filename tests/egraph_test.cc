@@ -19,6 +19,7 @@ using egraph::ClassId;
 using egraph::EGraph;
 using egraph::ENodeId;
 using testing::AddOp;
+using testing::CountOps;
 using testing::AddWeight;
 using testing::ShippedRules;
 
@@ -34,12 +35,6 @@ class ViewSplitCost : public AnalyticCost {
     return graph.node(n).op == testing::Op("Split") ? 0 : AnalyticCost::NodeCost(graph, n);
   }
 };
-
-int CountOps(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == testing::Op(op);
-  return n;
-}
 
 void ExpectSameOutputs(const Graph& a, const Graph& b) {
   const TensorMap inputs = RandomInputs(a, 7);

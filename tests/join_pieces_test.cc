@@ -10,12 +10,7 @@ namespace taso {
 namespace {
 
 using testing::AddOp;
-
-int CountOps(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == testing::Op(op);
-  return n;
-}
+using testing::CountOps;
 
 Graph Joined(const Graph& g) {
   auto joined = JoinNestedPieces(g);

@@ -135,6 +135,12 @@ ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, cons
   return (*v)[0];
 }
 
+int CountOps(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == Op(op);
+  return n;
+}
+
 Graph ProductChain() {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});

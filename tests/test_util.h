@@ -49,6 +49,8 @@ Tensor<float> RandomTensor(Shape shape, uint64_t seed);
 ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed);
 // A one-output library operator whose output is named `out`.
 ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {});
+// How many nodes of `g` run library operator `op`.
+int CountOps(const Graph& g, const std::string& op);
 // (x . y) . z with x [256, 4], y [4, 256], z [256, 4], all run-time tensors: this order
 // makes a [256, 256] product, x . (y . z) a [4, 4] one, 64 times less work.
 Graph ProductChain();
