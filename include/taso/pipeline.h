@@ -169,6 +169,7 @@ struct PipelineResult {
     // When the model returned is another of the e-graph's extractions (the search's own
     // was not faster): the cost model that chose it (egraph::Alternative::pricing).
     std::string extraction;
+    bool beat_search = false;  // that extraction ran measurably faster than the search's too
     int other_extractions_timed = 0;  // the e-graph's alternatives timed, kept or not
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
