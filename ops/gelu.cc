@@ -57,8 +57,8 @@ std::optional<double> ScalarConstant(const Graph& g, ValueId v) {
 
 bool Near(std::optional<double> a, double b) { return a && std::fabs(*a - b) <= 1e-4 * std::fabs(b); }
 
-// Node n is `op` reading `v` and a constant near `c` (in either order for commutative
-// operators); the other operand is returned through `other` when `v` is kNoValue.
+// Node n is `op` reading `v` and a constant near `c` (in either order but for Div);
+// where `v` is kNoValue, any operand, which `v` is then set to.
 bool IsWithConstant(const Graph& g, NodeId n, absl::string_view op, double c, ValueId& v) {
   const Node& node = g.node(n);
   // A product by a one-element constant is imported as a ScalarMul.
@@ -74,9 +74,6 @@ bool IsWithConstant(const Graph& g, NodeId n, absl::string_view op, double c, Va
   return false;
 }
 
-// The node reading `v` as its only reader, or kNoNode.
-NodeId Next(const UseIndex& uses, ValueId v) { return uses.SoleReader(v); }
-
 }  // namespace
 
 const OpDef& GeluOp() {
@@ -88,22 +85,22 @@ std::optional<SpelledGelu> MatchSpelledGelu(const Graph& g, const UseIndex& uses
   const Node& e = g.node(erf);
   if (e.op->name() != "Erf" || e.inputs.size() != 1) return std::nullopt;
   const NodeId scale = g.value(e.inputs[0]).producer;
-  if (scale == kNoNode || Next(uses, e.inputs[0]) != erf) return std::nullopt;
+  if (scale == kNoNode || uses.SoleReader(e.inputs[0]) != erf) return std::nullopt;
   ValueId x = kNoValue;
   if (!IsWithConstant(g, scale, "Div", std::sqrt(2.0), x) && !IsWithConstant(g, scale, "Mul", std::sqrt(0.5), x))
     return std::nullopt;
   ValueId erf_out = e.outputs[0];
-  const NodeId plus_one = Next(uses, erf_out);
+  const NodeId plus_one = uses.SoleReader(erf_out);
   if (plus_one == kNoNode || !IsWithConstant(g, plus_one, "Add", 1.0, erf_out)) return std::nullopt;
   const ValueId one_plus = g.node(plus_one).outputs[0];
-  const NodeId times = Next(uses, one_plus);
+  const NodeId times = uses.SoleReader(one_plus);
   if (times == kNoNode || g.node(times).op->name() != "Mul" || g.node(times).inputs.size() != 2) return std::nullopt;
   const std::vector<ValueId>& factors = g.node(times).inputs;
   const ValueId other = factors[0] == one_plus ? factors[1] : factors[0];
   SpelledGelu gelu{x, kNoValue, {scale, erf, plus_one, times}};
   if (other == x) {  // x * (1 + erf) * 0.5
     ValueId product = g.node(times).outputs[0];
-    const NodeId half = Next(uses, product);
+    const NodeId half = uses.SoleReader(product);
     if (half == kNoNode || !IsWithConstant(g, half, "Mul", 0.5, product)) return std::nullopt;
     gelu.nodes.push_back(half);
     gelu.y = g.node(half).outputs[0];
@@ -112,7 +109,7 @@ std::optional<SpelledGelu> MatchSpelledGelu(const Graph& g, const UseIndex& uses
   // (x * 0.5) * (1 + erf)
   const NodeId half = g.value(other).producer;
   ValueId halved_input = x;
-  if (half == kNoNode || Next(uses, other) != times || !IsWithConstant(g, half, "Mul", 0.5, halved_input))
+  if (half == kNoNode || uses.SoleReader(other) != times || !IsWithConstant(g, half, "Mul", 0.5, halved_input))
     return std::nullopt;
   gelu.nodes.insert(gelu.nodes.begin(), half);
   gelu.y = g.node(times).outputs[0];

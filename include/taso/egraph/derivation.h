@@ -22,6 +22,9 @@ class Derivation {
   void Record(const std::vector<ENodeId>& matched, ENodeId first, ENodeId end);
 
  private:
+  // The matched e-nodes' sources together, sorted, a shared one as often as shared.
+  std::vector<ENodeId> AllSources(const std::vector<ENodeId>& matched) const;
+
   absl::flat_hash_map<ENodeId, std::vector<ENodeId>> sources_;  // only e-nodes rules added
 };
 
