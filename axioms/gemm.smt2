@@ -2,7 +2,9 @@
 ; transpose as an operand; the product is linear in B, the bias added once; a product
 ; feeding A re-associates onto B; a scalar moves between A and B; A's columns and B's
 ; rows concatenated make a sum of products; rows of A concatenated give rows of Y; B's
-; columns concatenated, with their biases, give columns of Y (two layers merged).
+; columns concatenated, with their biases, give columns of Y (two layers merged); two
+; layers on different inputs are one product of the inputs joined by columns and the
+; weights on a block diagonal, whose transpose is the transposes' block diagonal.
 (assert (! (forall ((x T) (w T) (c T))
   (= (gemm 1 x w c) (gemm 0 x (transpose w) c))) :named gemm_transposed))
 (assert (! (forall ((x T) (w T) (v T) (c T))
@@ -17,3 +19,7 @@
   (= (gemm 0 (concat 0 x y) w c) (concat 0 (gemm 0 x w c) (gemm 0 y w c)))) :named gemm_concat_rows))
 (assert (! (forall ((x T) (v T) (w T) (b T) (c T))
   (= (gemm 0 x (concat 1 v w) (concat 0 b c)) (concat 1 (gemm 0 x v b) (gemm 0 x w c)))) :named gemm_concat_columns))
+(assert (! (forall ((x T) (y T) (v T) (w T) (b T) (c T))
+  (= (gemm 0 (concat 1 x y) (blockdiag v w) (concat 0 b c)) (concat 1 (gemm 0 x v b) (gemm 0 y w c)))) :named gemm_blockdiag))
+(assert (! (forall ((v T) (w T))
+  (= (transpose (blockdiag v w)) (blockdiag (transpose v) (transpose w)))) :named blockdiag_transpose))

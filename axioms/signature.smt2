@@ -16,6 +16,7 @@
 (declare-fun dconv (Int Int Int T T) T) ; depthwise Conv2D: the same
 (declare-fun gconv (Int Int Int T T) T) ; grouped Conv2D (groups from the shapes): the same
 (declare-fun mergegroups (Int T T) T)   ; MergeGroups: factor, kernel, input giving the channels
+(declare-fun blockdiag (T T) T)         ; BlockDiag: two matrices on a diagonal, zeros elsewhere
 (declare-fun poolmax (Int Int Int T) T) ; MaxPool: kernel size, stride, padding, input
 (declare-fun poolavg (Int Int Int T) T) ; AveragePool (padding counted): the same
 (declare-fun enlarge (T T) T)           ; Enlarge: kernel, kernel whose size it takes

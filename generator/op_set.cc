@@ -14,9 +14,11 @@ namespace {
 // classes change), which grouped convolutions read; and two bias vectors of four, which
 // only products with a bias (Gemm) and concatenations of biases read: two, so that two
 // products each with its own bias can be merged into one with the biases concatenated.
-std::vector<GenInput> SmallInputs() {
+// A fourth matrix joins them where an operator enumerated only when named is in the set:
+// two products of different inputs and weights take four.
+std::vector<GenInput> SmallInputs(bool fourth_matrix) {
   const std::vector<std::string> image = {"n", "c", "h", "w"}, kernel = {"c", "c", "k", "k"}, matrix = {"m", "m"};
-  return {
+  std::vector<GenInput> inputs = {
       {"X", {1, 4, 5, 5}, true, image},
       {"Y", {1, 4, 5, 5}, true, image},
       {"W1", {4, 4, 3, 3}, false, kernel},
@@ -31,6 +33,19 @@ std::vector<GenInput> SmallInputs() {
       {"b", {4}, false, {"m"}, true},
       {"c", {4}, false, {"m"}, true},
   };
+  if (fourth_matrix) inputs.insert(inputs.begin() + 10, GenInput{"D", {4, 4}, true, matrix});
+  return inputs;
+}
+
+// The default set: every generator operator but those enumerated only when named.
+std::vector<std::string> DefaultOperators() {
+  std::vector<std::string> names;
+  for (const std::string& name : GeneratorOperators()) {
+    const std::vector<Variant> variants = VariantsOf(*OpRegistry::Global().Find(name));
+    if (std::none_of(variants.begin(), variants.end(), [](const Variant& v) { return v.spec.only_when_named; }))
+      names.push_back(name);
+  }
+  return names;
 }
 
 }  // namespace
@@ -38,14 +53,18 @@ std::vector<GenInput> SmallInputs() {
 absl::StatusOr<OpSet> MakeOpSet(const std::vector<std::string>& ops) {
   const std::vector<std::string> known = GeneratorOperators();
   OpSet set;
-  set.op_names = ops.empty() ? known : ops;
+  set.op_names = ops.empty() ? DefaultOperators() : ops;
+  bool fourth_matrix = false;
   for (const std::string& name : set.op_names) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       return absl::InvalidArgumentError(
           absl::StrCat("unknown operator '", name, "' in --ops (known: ", absl::StrJoin(known, ","), ")"));
-    for (OpVariant& v : VariantsOf(*OpRegistry::Global().Find(name))) set.variants.push_back(std::move(v));
+    for (OpVariant& v : VariantsOf(*OpRegistry::Global().Find(name))) {
+      fourth_matrix = fourth_matrix || v.spec.only_when_named;
+      set.variants.push_back(std::move(v));
+    }
   }
-  set.inputs = SmallInputs();
+  set.inputs = SmallInputs(fourth_matrix);
   return set;
 }
 

@@ -449,6 +449,45 @@ TEST_CASE("The shipped merges are what taso-gen --changing Gemm makes at K=4") {
   CHECK(merges >= 2);  // B as it is and B transposed
 }
 
+TEST_CASE("The shipped block-diagonal merges are what taso-gen --changing BlockDiag makes at K=4") {
+  auto shipped = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/gemm_blockdiag_k4.pb");
+  REQUIRE(shipped.ok());
+  gen::GenerateOptions options;
+  options.max_ops = 4;
+  options.ops = {"Gemm", "Concat", "BlockDiag"};
+  options.changing = "BlockDiag";
+  gen::GenerateReport report;
+  auto rules = gen::Generate(options, &report);
+  REQUIRE(rules.ok());
+  CheckShippedAsGenerated(*shipped, *rules);
+  // Among them, two layers on different inputs joined: one product of the inputs
+  // concatenated by columns, on the weights' block diagonal, with the biases joined.
+  const auto joins = std::count_if(shipped->rules.begin(), shipped->rules.end(), [](const Rule& r) {
+    const std::multiset<std::string> apart = {"Concat", "Gemm", "Gemm"},
+                                     joined = {"BlockDiag", "Concat", "Concat", "Gemm"};
+    return OpNames(r.source) == apart && OpNames(r.target) == joined && r.inputs.size() == 6;
+  });
+  CHECK(joins == 2);  // B as it is and B transposed
+}
+
+TEST_CASE("taso-gen's default set leaves out operators enumerated only when named") {
+  auto names = [](const std::vector<gen::GenInput>& inputs) {
+    std::set<std::string> out;
+    for (const gen::GenInput& i : inputs) out.insert(i.name);
+    return out;
+  };
+  auto all = gen::MakeOpSet({});
+  REQUIRE(all.ok());
+  CHECK(std::find(all->op_names.begin(), all->op_names.end(), "BlockDiag") == all->op_names.end());
+  CHECK(names(all->inputs).count("D") == 0);
+  // Named, it comes with the fourth matrix its rules need (two products of different
+  // inputs and weights).
+  auto named = gen::MakeOpSet({"Gemm", "BlockDiag"});
+  REQUIRE(named.ok());
+  CHECK(names(named->inputs).count("D") == 1);
+  CHECK(named->inputs.size() == all->inputs.size() + 1);
+}
+
 TEST_CASE("taso-gen --changing refuses an operator it does not enumerate") {
   gen::GenerateOptions options;
   options.max_ops = 2;

@@ -32,6 +32,11 @@ const RuleSet& ShippedMergeRules() {
   return *set;
 }
 
+const RuleSet& ShippedBlockDiagRules() {
+  static const RuleSet* const set = ReadShipped("gemm_blockdiag_k4.pb");
+  return *set;
+}
+
 namespace {
 
 // The parameters of an operator as RuleSideText writes them: "{axis=0}", or nothing.

@@ -17,6 +17,8 @@ namespace taso::testing {
 const RuleSet& ShippedRules();
 // The shipped database of merges at K=4, rules/gemm_merges_k4.pb, read once.
 const RuleSet& ShippedMergeRules();
+// rules/gemm_blockdiag_k4.pb: two products on joined inputs as one on block-diagonal weights.
+const RuleSet& ShippedBlockDiagRules();
 
 // One side of a rule as text: its outputs in order, comma-separated, each an expression
 // over the rule's inputs, "Op{param=value, ...}(arg, ...)", with "[k]" after an operator

@@ -62,6 +62,9 @@ struct GeneratorVariant {
   // Parameters that are part of what the operator is: never made a rule variable even
   // where variants differ in them.
   std::vector<std::string> fixed_params;
+  // Enumerated only where taso-gen's --ops names the operator, never in the default set
+  // (whose database would grow by rules the shipped ones do not need).
+  bool only_when_named = false;
 
   // Whether inputs of these shapes meet the variant's shape conditions (scalar or tensor
   // roles, rank, equal shapes). They are part of what the variant means in a rule: an

@@ -30,8 +30,10 @@
 #endif
 
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
-// The K=3 database and the merges of linear layers that take four operators.
-ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb," TASO_SOURCE_DIR "/rules/gemm_merges_k4.pb",
+// The K=3 database, the merges of linear layers that take four operators, and the
+// products of joined inputs on block-diagonal weights.
+ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb," TASO_SOURCE_DIR "/rules/gemm_merges_k4.pb,"
+          TASO_SOURCE_DIR "/rules/gemm_blockdiag_k4.pb",
           "the rule databases, comma-separated; the rules of every file but the first are named "
           "\"<file stem>:<name>\" (e.g. gemm_merges_k4:r0320)");
 ABSL_FLAG(std::string, target, "",
