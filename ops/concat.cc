@@ -106,4 +106,8 @@ bool IsConcat(const OpDef& op) { return dynamic_cast<const Concat*>(&op) != null
 
 int64_t ConcatAxis(const Params& params) { return params.Int("axis", 0); }
 
+const OpDef& ConcatOperator() { return *OpRegistry::Global().Find("Concat"); }
+
+Params ConcatParams(int64_t axis) { return Params().Set("axis", axis); }
+
 }  // namespace taso::ops

@@ -12,5 +12,8 @@ namespace taso::ops {
 bool IsConcat(const OpDef& op);
 // The axis a concatenation joins along, as given (possibly negative).
 int64_t ConcatAxis(const Params& params);
+// The operator, and the parameters of a concatenation along `axis`.
+const OpDef& ConcatOperator();
+Params ConcatParams(int64_t axis);
 
 }  // namespace taso::ops

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <tuple>
 
 #include "taso/egraph/extract.h"
 #include "taso/egraph/join_pieces.h"
@@ -121,16 +122,16 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
                                            const std::vector<ClassId>& roots, EGraphStats& stats,
                                            std::string& extractor) {
   AnalyticCost analytic;
-  if (node_cost.name() == analytic.name()) return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, stats, extractor);
+  if (node_cost.name() == analytic.name())
+    return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, stats, extractor);
   const UseIndex uses(graph);
   const PricingContext context{&graph, &uses};
   PrunedPricing pricing(eg, analytic, node_cost, roots, &context);
-  const auto rounds_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(kPricingRoundsSeconds));
+  const auto rounds_end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kPricingRoundsSeconds));
   absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, extractor);
-  for (int round = 0; ex.ok() && round < kPricingRounds && Clock::now() < rounds_end &&
-                      pricing.MeasureToo(Chosen(*ex)) > 0;
-       ++round)
+  for (int round = 0;
+       ex.ok() && round < kPricingRounds && Clock::now() < rounds_end && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
     ImproveExtraction(eg, pricing.prices(), roots, *ex, kImproveSeconds);
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
@@ -141,8 +142,8 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
 // The analytic model's extraction, when it chooses a graph other than `chosen` that the
 // analytic model finds cheaper than the input.
 std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEGraph& built,
-                                               const std::vector<RuleMatcher>& rules,
-                                               const std::vector<ClassId>& roots, const Graph& chosen) {
+                                               const std::vector<RuleMatcher>& rules, const std::vector<ClassId>& roots,
+                                               const Graph& chosen) {
   AnalyticCost analytic;
   const std::vector<double> prices = PriceENodes(built.egraph, analytic);
   EGraphStats unused;
@@ -197,7 +198,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     result.stats.kept_input_because = std::string(built.status().message());
   } else {
     EGraphStats& stats = result.stats;
-    stats.saturation = Saturate(built->egraph, rules, limits);
+    std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, limits);
     AddJoinedPieces(built->egraph, limits.max_enodes);
     stats.enodes = built->egraph.num_enodes();
     stats.eclasses = built->egraph.num_classes();

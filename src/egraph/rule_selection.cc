@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "concat.h"  // ops/
 #include "taso/executor.h"
 
 namespace taso::egraph {
@@ -51,14 +52,50 @@ bool EntangledMultiPattern(const Rule& rule) {
   return roots > 1 && roots < static_cast<long>(ops.size());
 }
 
+// Whether the source's one output is a Concat of two outputs of source operators of one
+// operator.
+bool JoinsTwoResults(const Rule& rule) {
+  const std::vector<RuleOp>& ops = rule.source.ops;
+  if (rule.source.outputs.size() != 1) return false;
+  std::vector<int> producer(rule.inputs.size(), -1);
+  for (size_t i = 0; i < ops.size(); ++i) producer.insert(producer.end(), ops[i].num_outputs, static_cast<int>(i));
+  const int root = producer[rule.source.outputs[0]];
+  if (root < 0 || !ops::IsConcat(*ops[root].op) || ops[root].inputs.size() != 2) return false;
+  const int a = producer[ops[root].inputs[0]], b = producer[ops[root].inputs[1]];
+  return a >= 0 && b >= 0 && a != b && ops[a].op == ops[b].op;
+}
+
+// Whether the source has several outputs, computed by operators reading one tensor in
+// common (two products of one input, or through one weight): a merge of work on one
+// tensor. Two operators on unrelated tensors joined would copy both into one first.
+bool MergesWorkOnATensor(const Rule& rule) {
+  if (rule.source.outputs.size() < 2) return false;
+  std::vector<int> reads(rule.inputs.size() + 64, 0);
+  for (const RuleOp& op : rule.source.ops) {
+    std::vector<int> distinct(op.inputs.begin(), op.inputs.end());
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (int t : distinct)
+      if (t < static_cast<int>(rule.inputs.size()) && ++reads[t] > 1) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::vector<bool> JoinsWork(const std::vector<RuleMatcher>& rules) {
+  std::vector<bool> joins(rules.size(), false);
+  for (size_t r = 0; r < rules.size(); ++r)
+    joins[r] = MergesWorkOnATensor(rules[r].rule()) || JoinsTwoResults(rules[r].rule());
+  return joins;
+}
 
 std::vector<bool> RedundantInEGraph(const std::vector<RuleMatcher>& rules) {
   std::vector<bool> found(rules.size(), false);
   for (size_t r = 0; r < rules.size(); ++r) {
     const Rule& rule = rules[r].rule();
-    found[r] = EntangledMultiPattern(rule) || RecomputesATensor(rule, rule.source) ||
-               RecomputesATensor(rule, rule.target);
+    found[r] =
+        EntangledMultiPattern(rule) || RecomputesATensor(rule, rule.source) || RecomputesATensor(rule, rule.target);
   }
   return found;
 }

@@ -6,9 +6,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
+#include "concat.h"  // ops/
 #include "taso/egraph/derivation.h"
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/independence.h"
+#include "taso/egraph/join_pieces.h"
 #include "taso/egraph/rule_selection.h"
 
 namespace taso::egraph {
@@ -16,6 +18,19 @@ namespace taso::egraph {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Whether the target concatenates one class with itself where the rule joins two
+// different inputs (two products on joined inputs matched on two products of one input):
+// that duplicates the input's work, which the rule was not meant to do.
+bool JoinsAClassWithItself(const Rule& rule, const EMatch& m) {
+  const int num_inputs = static_cast<int>(rule.inputs.size());
+  for (const RuleOp& op : rule.target.ops) {
+    if (!ops::IsConcat(*op.op) || op.inputs.size() != 2) continue;
+    const int a = op.inputs[0], b = op.inputs[1];
+    if (a != b && a < num_inputs && b < num_inputs && m.tensors[a] == m.tensors[b]) return true;
+  }
+  return false;
+}
 
 // Whether the target can be added at the match: each target operator's shape rule holds
 // at the matched classes' types, and each target output has the type of the source
@@ -92,6 +107,10 @@ int MaxGrowth(const Rule& rule, const SaturationLimits& limits) {
   return rule.source.outputs.size() > 1 ? limits.max_multi_rule_growth : limits.max_rule_growth;
 }
 
+// How many matches of a rule are looked at, per match its limit allows: most matches of
+// a rule that applied before were applied before, and only new ones count.
+constexpr int64_t kMatchesFoundPerLimit = 8;
+
 // Per rule: when its ban ends and how often it was banned (egg's backoff scheduler).
 struct Schedule {
   int banned_until = 0;  // the first iteration it runs again
@@ -100,19 +119,30 @@ struct Schedule {
 
 class Saturation {
  public:
-  Saturation(EGraph& eg, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits)
-      : eg_(eg), rules_(rules), limits_(limits), start_(Clock::now()), schedule_(rules.size()) {
+  Saturation(EGraph& eg, const std::vector<RuleMatcher>& rules)
+      : eg_(eg), rules_(rules), redundant_(RedundantInEGraph(rules)) {}
+
+  // Saturates within `limits` with the rules `only` marks (all where null). Phases run
+  // one after another share what was applied and what each e-node derives from, so that
+  // a later phase does not join again what an earlier one joined.
+  SaturationStats RunPhase(const SaturationLimits& limits, const std::vector<bool>* only) {
+    limits_ = limits;
+    start_ = Clock::now();
     deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.time_limit));
+    schedule_.assign(rules_.size(), Schedule{});
+    stats_ = SaturationStats{};
     // Rules that shrink the graph first, then those that keep its size, then growing
     // ones: where a limit stops an iteration midway, the likelier gains were tried.
-    const std::vector<bool> redundant = RedundantInEGraph(rules);
-    for (size_t r = 0; r < rules.size(); ++r)
-      if (Growth(rules[r].rule()) <= MaxGrowth(rules[r].rule(), limits) && !redundant[r])
+    order_.clear();
+    for (size_t r = 0; r < rules_.size(); ++r)
+      if (Growth(rules_[r].rule()) <= MaxGrowth(rules_[r].rule(), limits) && !redundant_[r] && (!only || (*only)[r]))
         order_.push_back(static_cast<int>(r));
     std::stable_sort(order_.begin(), order_.end(),
-                     [&](int a, int b) { return Growth(rules[a].rule()) < Growth(rules[b].rule()); });
+                     [&](int a, int b) { return Growth(rules_[a].rule()) < Growth(rules_[b].rule()); });
+    return Run();
   }
 
+ private:
   SaturationStats Run() {
     for (;;) {
       if (auto hit = LimitHit()) {
@@ -128,6 +158,7 @@ class Saturation {
       banned_now_ = false;
       std::optional<SaturationStop> hit = Iterate();
       eg_.Rebuild();
+      if (!hit && limits_.join_readers) AddJoinedReaders(eg_, limits_.max_enodes, &derivation_);
       if (hit) {
         stats_.stop = *hit;
         break;
@@ -141,7 +172,6 @@ class Saturation {
     return stats_;
   }
 
- private:
   std::optional<SaturationStop> LimitHit() const {
     if (Clock::now() > deadline_) return SaturationStop::kTime;
     if (eg_.num_enodes() >= limits_.max_enodes) return SaturationStop::kNodes;
@@ -171,8 +201,14 @@ class Saturation {
     }
     const bool multi = rules_[r].rule().source.outputs.size() > 1;
     const int64_t limit = (multi ? limits_.multi_match_limit : limits_.match_limit) << std::min(s.bans, 20);
-    std::vector<EMatch> found = FindMatches(eg_, rules_[r], deadline_, limit + 1);
-    if (static_cast<int64_t>(found.size()) <= limit) return found;
+    const int64_t most_found = limit * kMatchesFoundPerLimit;
+    std::vector<EMatch> found = FindMatches(eg_, rules_[r], deadline_, most_found + 1);
+    const bool all_found = static_cast<int64_t>(found.size()) <= most_found;
+    // Matches applied before add nothing, nor joins of products another match joins:
+    // only the first new match of each counts toward the limit.
+    absl::flat_hash_set<uint64_t> joins;
+    std::erase_if(found, [&](const EMatch& m) { return !IsNew(r, m, joins); });
+    if (all_found && static_cast<int64_t>(found.size()) <= limit) return found;
     s.banned_until = iteration + (limits_.ban_iterations << std::min(s.bans, 20));
     ++s.bans;
     banned_now_ = true;
@@ -187,7 +223,8 @@ class Saturation {
       const Rule& rule = rules_[r].rule();
       if (rule.source.outputs.size() > 1 && !multi_allowed) continue;
       for (const EMatch& m : Matches(r)) {
-        if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || !TargetFits(eg_, rule, m))
+        if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || JoinsAClassWithItself(rule, m) ||
+            !TargetFits(eg_, rule, m))
           continue;
         if (rule.source.outputs.size() > 1 && !IsNewIndependentJoin(r, m)) continue;
         ++stats_.matches;
@@ -201,6 +238,17 @@ class Saturation {
     return std::nullopt;
   }
 
+  // Whether the match was not applied before, nor (for a multi-pattern) joins products
+  // joined before, by an earlier match in `joins`, or a product with a part of itself.
+  bool IsNew(int r, const EMatch& m, absl::flat_hash_set<uint64_t>& joins) const {
+    if (applied_.contains(MatchKey(r, m))) return false;
+    if (rules_[r].rule().source.outputs.size() == 1) return true;
+    const std::vector<ENodeId> sources = derivation_.DisjointSources(m.nodes);
+    if (sources.empty()) return false;
+    const uint64_t join = JoinedSourcesKey(r, sources);
+    return !applied_.contains(join) && joins.insert(join).second;
+  }
+
   // Whether a multi-pattern match joins e-nodes derived from disjoint input-graph
   // e-nodes, not joined by this rule before, and independent in the e-graph.
   bool IsNewIndependentJoin(int r, const EMatch& m) {
@@ -211,9 +259,9 @@ class Saturation {
 
   EGraph& eg_;
   const std::vector<RuleMatcher>& rules_;
-  const SaturationLimits& limits_;
-  const Clock::time_point start_;
-  Clock::time_point deadline_;
+  const std::vector<bool> redundant_;  // RedundantInEGraph
+  SaturationLimits limits_;            // the phase's
+  Clock::time_point start_, deadline_;
   std::vector<int> order_;  // the rules applied, in the order they are
   std::vector<Schedule> schedule_;
   bool banned_now_ = false;  // some rule was skipped this iteration for its ban
@@ -227,7 +275,27 @@ class Saturation {
 }  // namespace
 
 SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits) {
-  return Saturation(egraph, rules, limits).Run();
+  return Saturation(egraph, rules).RunPhase(limits, nullptr);
+}
+
+std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph, const std::vector<RuleMatcher>& rules,
+                                                                 const SaturationLimits& limits) {
+  const std::vector<bool> joins = JoinsWork(rules);
+  SaturationLimits joining = limits;
+  joining.join_readers = true;
+  joining.time_limit = limits.time_limit / 2;
+  joining.max_enodes = limits.max_enodes / 2;
+  joining.match_limit = limits.multi_match_limit;  // few rules: each may match as often as merges do
+  Saturation saturation(egraph, rules);
+  const SaturationStats first = saturation.RunPhase(joining, &joins);
+  SaturationLimits rest = limits;
+  rest.time_limit = std::max(0.0, limits.time_limit - first.seconds);
+  SaturationStats both = saturation.RunPhase(rest, nullptr);
+  both.iterations += first.iterations;
+  both.matches += first.matches;
+  both.merges += first.merges;
+  both.seconds += first.seconds;
+  return {first, both};
 }
 
 }  // namespace taso::egraph

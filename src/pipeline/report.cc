@@ -32,6 +32,8 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
       "e-graph: %d iterations, %d e-nodes, %d e-classes, ~%.1f MiB, stopped: %s (%.2f s); extraction: %s (%.2f s)\n",
       e.saturation.iterations, e.enodes, e.eclasses, e.approx_bytes / 1048576.0,
       egraph::SaturationStopName(e.saturation.stop), e.saturation.seconds, e.extractor, e.extraction_seconds);
+  absl::StrAppendFormat(&out, "  of which joining work first: %d iterations, stopped: %s (%.2f s)\n",
+                        e.joining.iterations, egraph::SaturationStopName(e.joining.stop), e.joining.seconds);
   if (!e.exact.empty())
     absl::StrAppendFormat(&out, "  integer program: %s; DAG cost %.4f ms (greedy and local search: %.4f ms)\n", e.exact,
                           e.exact_cost * 1e3, e.greedy_cost * 1e3);

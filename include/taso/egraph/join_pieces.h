@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "taso/egraph/derivation.h"
 #include "taso/egraph/egraph.h"
 
 namespace taso::egraph {
@@ -15,5 +16,16 @@ namespace taso::egraph {
 // Adds the joined forms, pass after pass until none is new or `max_enodes` is reached,
 // then rebuilds; the number of e-nodes added.
 int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes);
+
+// The readers of a split's pieces joined, during saturation. Where a Split cuts X into
+// two pieces and e-nodes of one operator and parameters read one piece each, their
+// outputs concatenated and split again are those outputs (a split undoes a
+// concatenation), and the pieces concatenated are X. Adding those e-nodes lets rules
+// whose source is a concatenation of two results merge the work that reads the pieces
+// of a merge: two products of the pieces into one of X with the weights on a block
+// diagonal (task heads), two activations of them into one of X. No rule can start from
+// two separate results. One pass, then a rebuild; the e-nodes added, each recorded in
+// `derivation` (when given) as derived from the two readers.
+int64_t AddJoinedReaders(EGraph& egraph, int64_t max_enodes, Derivation* derivation);
 
 }  // namespace taso::egraph

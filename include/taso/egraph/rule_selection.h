@@ -22,4 +22,10 @@ namespace taso::egraph {
 //    matching it costs a join over every pair of products.
 std::vector<bool> RedundantInEGraph(const std::vector<RuleMatcher>& rules);
 
+// Per rule, whether it joins work: a multi-pattern whose operators read one input tensor
+// in common (two products of one input merged into one), or a rule whose source is one
+// Concat of two outputs of one operator, which joins what reads the pieces of a merge
+// (two activations as one; two products as one on block-diagonal weights).
+std::vector<bool> JoinsWork(const std::vector<RuleMatcher>& rules);
+
 }  // namespace taso::egraph

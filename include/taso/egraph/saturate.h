@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -25,6 +26,10 @@ struct SaturationLimits {
   // (MatchIsIndependent), nor a join of products joined before (Derivation), which
   // keeps the later iterations small.
   int multi_pattern_iterations = 3;
+  // After each iteration, the readers of each two-piece Split's pieces are joined
+  // (AddJoinedReaders): what lets rules merge the work that reads a merge's pieces.
+  // SaturateJoiningFirst sets it in its first phase.
+  bool join_readers = false;
   // Rules whose target has more operators than their source by more than this are left
   // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
   // again to what they make, and would fill the e-graph with nothing cheaper.
@@ -33,9 +38,12 @@ struct SaturationLimits {
   // merging two products with their biases takes two more operators (the weights' and
   // the biases' concatenations) than it removes.
   int max_multi_rule_growth = 2;
-  // A rule matching more than match_limit * 2^k times in one iteration (k: how often it
+  // A rule with more than match_limit * 2^k new matches in one iteration (k: how often it
   // was banned before) is banned for ban_iterations * 2^k iterations, its matches not
-  // applied (egg's backoff scheduler), so that no one rule fills the e-graph.
+  // applied (egg's backoff scheduler), so that no one rule fills the e-graph. Matches
+  // applied before do not count (they add nothing), nor, of a multi-pattern, matches
+  // joining products another match of the iteration joins; nor are more than eight
+  // times the limit looked at.
   int64_t match_limit = 1000;
   // The same for rules with several outputs. Their matches are pairs of roots, whose
   // number grows with the square of the e-nodes, and most of them join products that
@@ -76,5 +84,16 @@ struct SaturationStats {
 // matched classes' shapes and each target output has the type of the source output it
 // is merged with. Deterministic: rules in order, matches in the order found.
 SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits);
+
+// Saturation in two phases: first the rules that join work (JoinsWork: merges of
+// products, and the rules that join what reads a merge's pieces, with the readers joined
+// after each iteration) within half the time and e-nodes; then every rule within the
+// limits left. Applied together, the other rules (a transposed form of every product,
+// each way round) fill the e-graph before merges of merges are made: eight task heads'
+// first layers were merged in pairs at most. The second phase applies merges again
+// (after rewrites that make them match) but never joins what the first one joined.
+// Returns the first phase's statistics and both phases'.
+std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph, const std::vector<RuleMatcher>& rules,
+                                                                 const SaturationLimits& limits);
 
 }  // namespace taso::egraph
