@@ -38,12 +38,20 @@ bool RecomputesATensor(const Rule& rule, const RuleGraph& side) {
   return false;
 }
 
+// Per rule tensor (the rule's inputs, then its source operators' outputs): the source
+// operator computing it, or -1 for an input.
+std::vector<int> SourceProducers(const Rule& rule) {
+  std::vector<int> producer(rule.inputs.size(), -1);
+  for (size_t i = 0; i < rule.source.ops.size(); ++i)
+    producer.insert(producer.end(), rule.source.ops[i].num_outputs, static_cast<int>(i));
+  return producer;
+}
+
 // Whether the source has several roots (operators none of whose outputs another source
 // operator reads) and also an operator that is not one.
 bool EntangledMultiPattern(const Rule& rule) {
   const std::vector<RuleOp>& ops = rule.source.ops;
-  std::vector<int> producer(rule.inputs.size(), -1);
-  for (size_t i = 0; i < ops.size(); ++i) producer.insert(producer.end(), ops[i].num_outputs, static_cast<int>(i));
+  const std::vector<int> producer = SourceProducers(rule);
   std::vector<bool> read(ops.size(), false);
   for (const RuleOp& op : ops)
     for (int t : op.inputs)
@@ -57,8 +65,7 @@ bool EntangledMultiPattern(const Rule& rule) {
 bool JoinsTwoResults(const Rule& rule) {
   const std::vector<RuleOp>& ops = rule.source.ops;
   if (rule.source.outputs.size() != 1) return false;
-  std::vector<int> producer(rule.inputs.size(), -1);
-  for (size_t i = 0; i < ops.size(); ++i) producer.insert(producer.end(), ops[i].num_outputs, static_cast<int>(i));
+  const std::vector<int> producer = SourceProducers(rule);
   const int root = producer[rule.source.outputs[0]];
   if (root < 0 || !ops::IsConcat(*ops[root].op) || ops[root].inputs.size() != 2) return false;
   const int a = producer[ops[root].inputs[0]], b = producer[ops[root].inputs[1]];
@@ -70,14 +77,11 @@ bool JoinsTwoResults(const Rule& rule) {
 // tensor. Two operators on unrelated tensors joined would copy both into one first.
 bool MergesWorkOnATensor(const Rule& rule) {
   if (rule.source.outputs.size() < 2) return false;
-  std::vector<int> reads(rule.inputs.size() + 64, 0);
-  for (const RuleOp& op : rule.source.ops) {
-    std::vector<int> distinct(op.inputs.begin(), op.inputs.end());
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    for (int t : distinct)
-      if (t < static_cast<int>(rule.inputs.size()) && ++reads[t] > 1) return true;
-  }
+  std::vector<int> readers(rule.inputs.size(), 0);  // per rule input: source operators reading it
+  for (const RuleOp& op : rule.source.ops)
+    for (size_t t = 0; t < rule.inputs.size(); ++t)
+      if (std::find(op.inputs.begin(), op.inputs.end(), static_cast<int>(t)) != op.inputs.end() && ++readers[t] > 1)
+        return true;
   return false;
 }
 

@@ -238,23 +238,28 @@ class Saturation {
     return std::nullopt;
   }
 
+  // The key of the input-graph e-nodes a multi-pattern match joins (JoinedSourcesKey);
+  // nullopt where it joins a product with a part of itself.
+  std::optional<uint64_t> JoinKey(int r, const EMatch& m) const {
+    const std::vector<ENodeId> sources = derivation_.DisjointSources(m.nodes);
+    if (sources.empty()) return std::nullopt;
+    return JoinedSourcesKey(r, sources);
+  }
+
   // Whether the match was not applied before, nor (for a multi-pattern) joins products
   // joined before, by an earlier match in `joins`, or a product with a part of itself.
   bool IsNew(int r, const EMatch& m, absl::flat_hash_set<uint64_t>& joins) const {
     if (applied_.contains(MatchKey(r, m))) return false;
     if (rules_[r].rule().source.outputs.size() == 1) return true;
-    const std::vector<ENodeId> sources = derivation_.DisjointSources(m.nodes);
-    if (sources.empty()) return false;
-    const uint64_t join = JoinedSourcesKey(r, sources);
-    return !applied_.contains(join) && joins.insert(join).second;
+    const std::optional<uint64_t> join = JoinKey(r, m);
+    return join && !applied_.contains(*join) && joins.insert(*join).second;
   }
 
   // Whether a multi-pattern match joins e-nodes derived from disjoint input-graph
   // e-nodes, not joined by this rule before, and independent in the e-graph.
   bool IsNewIndependentJoin(int r, const EMatch& m) {
-    const std::vector<ENodeId> sources = derivation_.DisjointSources(m.nodes);
-    return !sources.empty() && applied_.insert(JoinedSourcesKey(r, sources)).second &&
-           MatchIsIndependent(eg_, rules_[r].rule(), m);
+    const std::optional<uint64_t> join = JoinKey(r, m);
+    return join && applied_.insert(*join).second && MatchIsIndependent(eg_, rules_[r].rule(), m);
   }
 
   EGraph& eg_;

@@ -17,7 +17,7 @@ namespace taso::egraph {
 
 struct EGraphStats {
   SaturationStats saturation;  // both phases
-  SaturationStats joining;     // the first phase: the rules that join work (SaturateInPhases)
+  SaturationStats joining;     // the first phase: the rules that join work (SaturateJoiningFirst)
   int64_t enodes = 0, eclasses = 0, approx_bytes = 0;  // when saturation stopped
   // "greedy+local", "ilp" (the integer program's choice), or "none" when the input
   // graph was kept.
