@@ -185,6 +185,7 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   refused(model + " -o " + out + " --alpha 0.5", 2, "--alpha must be at least 1");
   refused(model + " -o " + out + " --budget -1", 2, "must not be negative");
   refused(model + " -o " + out + " --egraph-nodes 0", 2, "must be positive");
+  refused(model + " -o " + out + " --verify-speed-seconds 0", 2, "--verify-speed-seconds) must be positive");
   refused(model + " -o " + out + " --egraph-multi-iterations -1", 2, "--egraph-multi-iterations must not be negative");
   refused(model + " -o " + out + " --input-shape x=1x0", 2, "is not NAME=D0xD1x... with positive whole numbers");
   refused(model + " -o " + out + " --input-shape x", 2, "is not NAME=D0xD1x...");

@@ -176,7 +176,7 @@ TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   auto dir = testing::TempDir("ort_timer");
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
   REQUIRE(model.ok());
-  OrtTimer timer(StartWorker(), {.threads = 1, .rounds = 3, .first_pairs = 2, .max_pairs = 2});
+  OrtTimer timer(StartWorker(), {.threads = 1, .first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2});
   CHECK_THAT(timer.name(), Catch::StartsWith("ONNX Runtime ") && Catch::Contains("1 thread)"));
   absl::StatusOr<PairTiming> t = timer.Compare(*model, *model);
   REQUIRE(t.ok());
@@ -187,6 +187,32 @@ TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   CHECK(std::isfinite(t->spread));
   // One pair cannot say how far its ratio can be trusted.
   CHECK_FALSE(TimingFromPairs({{1.0}, {2.0}}, 5).Resolved());
+}
+
+TEST_CASE("Few session pairs give a wide spread", "[ort]") {
+  // Two pairs agreeing to 2% on a 10% gain: twice the standard error would resolve it,
+  // Student's t at one degree of freedom does not.
+  const PairTiming two = TimingFromPairs({{1.10, 1.12}, {1.0, 1.0}}, 20);
+  CHECK(two.ratio() == Approx(1.11).epsilon(0.01));
+  CHECK_FALSE(two.Resolved());
+  const PairTiming six = TimingFromPairs({{1.10, 1.12, 1.10, 1.12, 1.10, 1.12}, {1, 1, 1, 1, 1, 1}}, 60);
+  CHECK(six.SecondFaster());
+  CHECK(six.spread < two.spread / 5);
+}
+
+TEST_CASE("ONNX Runtime's timer stops at one request once its time is spent", "[ort]") {
+  absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
+  REQUIRE(model.ok());
+  OrtTimer timer(StartWorker(),
+                 {.threads = 1, .first_rounds = 3, .max_rounds = 3, .first_pairs = 4, .max_pairs = 8, .seconds = 1e-6});
+  CHECK_FALSE(timer.OutOfTime());
+  absl::StatusOr<PairTiming> t = timer.Compare(*model, *model);
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 2);  // fewer than first_pairs
+  CHECK(timer.OutOfTime());
+  t = timer.Compare(*model, *model);
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 2);
 }
 
 TEST_CASE("Targets are named as the command line spells them", "[ort]") {

@@ -331,6 +331,9 @@ TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends befo
   PipelineOptions queue = AnalyticOptions(5);
   queue.search_options.max_queue = 0;
   CHECK(refusal(queue).code() == absl::StatusCode::kInvalidArgument);
+  PipelineOptions no_time = AnalyticOptions(5);
+  no_time.verify_speed_seconds = -1;
+  CHECK(refusal(no_time).code() == absl::StatusCode::kInvalidArgument);
 
   // A cost cache whose directory is a file cannot be opened.
   const auto dir = testing::TempDir("pipeline_refusals");

@@ -3,6 +3,7 @@
 // model is returned, and one that makes it faster is kept.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -10,6 +11,7 @@
 #include "rule_lookup.h"
 #include "taso/pipeline.h"
 #include "taso/search.h"
+#include "taso/status_macros.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -127,6 +129,93 @@ TEST_CASE("Only the rewrites that help are kept, a rule's group at a time", "[sp
   CHECK(choice->keep == std::vector<bool>{false, true, false});
   CHECK(choice->check.rewrites_kept == 1);
   CHECK(choice->check.timing.ratio() == Approx(100.0 / 90.0));
+}
+
+namespace {
+
+// Three rewrites in two groups, "a" and "b", each making the model faster (its time is
+// carried in the input's shape: 100 less 10 per rewrite kept).
+const std::vector<std::string> kTwoGroups = {"a", "b", "b"};
+
+absl::StatusOr<OnnxModel> BuildBySize(const std::vector<bool>& keep) {
+  OnnxModel m = NewOnnxModel(Graph());
+  const int64_t size = 100 - 10 * std::count(keep.begin(), keep.end(), true);
+  RETURN_IF_ERROR(m.graph.AddInput("x", DataType::kFloat32, {size}).status());
+  return m;
+}
+
+// Times models by their size; the first comparison cannot resolve anything, and the time
+// is spent after `comparisons_in_time` comparisons.
+class SizeTimerOutOfTime : public RuntimeTimer {
+ public:
+  explicit SizeTimerOutOfTime(int comparisons_in_time) : in_time_(comparisons_in_time) {}
+  std::string name() const override { return "by size, briefly"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    const double spread = comparisons++ == 0 ? 1.0 : 0.01;
+    return PairTiming{.a_seconds = Size(a), .b_seconds = Size(b), .pairs = 2, .runs = 20, .spread = spread};
+  }
+  bool OutOfTime() const override { return comparisons >= in_time_; }
+  int comparisons = 0;
+
+ private:
+  static double Size(const OnnxModel& m) { return static_cast<double>(m.graph.value(m.graph.inputs()[0]).shape[0]); }
+  int in_time_;
+};
+
+}  // namespace
+
+TEST_CASE("Once the speed check's time is spent, the groups not timed yet are dropped", "[speed_check]") {
+  SizeTimerOutOfTime timer(2);
+  const absl::StatusOr<OnnxModel> input = BuildBySize({false, false, false});
+  REQUIRE(input.ok());
+  absl::StatusOr<pipeline::SpeedChoice> choice = pipeline::ChooseFasterRewrites(timer, *input, kTwoGroups, BuildBySize);
+  REQUIRE(choice.ok());
+  // "a" was timed (and helps); "b", which would help too, was not.
+  CHECK(choice->keep == std::vector<bool>{true, false, false});
+  CHECK(choice->check.groups_dropped_untimed == 1);
+  CHECK_FALSE(choice->check.written_untimed);
+  CHECK(choice->check.timing.ratio() == Approx(100.0 / 90.0));  // the model kept, timed once more
+  CHECK(timer.comparisons == 3);
+}
+
+TEST_CASE("With no time for any group, the input is written and the report says it was not timed", "[speed_check]") {
+  SizeTimerOutOfTime timer(1);
+  const absl::StatusOr<OnnxModel> input = BuildBySize({false, false, false});
+  REQUIRE(input.ok());
+  absl::StatusOr<pipeline::SpeedChoice> choice = pipeline::ChooseFasterRewrites(timer, *input, kTwoGroups, BuildBySize);
+  REQUIRE(choice.ok());
+  CHECK(choice->keep == std::vector<bool>(3, false));
+  CHECK(choice->check.kept_input);
+  CHECK(choice->check.written_untimed);
+  CHECK(choice->check.groups_dropped_untimed == 2);
+  CHECK(timer.comparisons == 1);
+  PipelineResult result;
+  result.speed_check = choice->check;
+  const std::string text = SummaryText(PipelineOptions(), result, "m");
+  CHECK_THAT(text, Catch::Contains("the input against a rewritten model") && Catch::Contains("(not timed:") &&
+                       Catch::Contains("2 group(s) of rewrites dropped untimed"));
+  CHECK_THAT(text, !Catch::Contains("verified ("));
+}
+
+TEST_CASE("One group not faster is timed once, then the input's graph for the report", "[speed_check]") {
+  SizeTimerOutOfTime timer(100);
+  auto slower = [](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    OnnxModel m = NewOnnxModel(Graph());
+    RETURN_IF_ERROR(m.graph.AddInput("x", DataType::kFloat32, {keep[0] ? 110 : 100}).status());
+    return m;
+  };
+  const absl::StatusOr<OnnxModel> input = slower({false});
+  REQUIRE(input.ok());
+  absl::StatusOr<pipeline::SpeedChoice> choice = pipeline::ChooseFasterRewrites(timer, *input, {"only"}, slower);
+  REQUIRE(choice.ok());
+  CHECK(choice->keep == std::vector<bool>{false});
+  CHECK(timer.comparisons == 2);
+  CHECK(choice->check.timing.ratio() == Approx(1.0));
+  choice =
+      pipeline::ChooseFasterRewrites(timer, *input, {"only"}, slower, pipeline::WhenNoneKept::kReportTheLastTiming);
+  REQUIRE(choice.ok());
+  CHECK(timer.comparisons == 3);
+  CHECK(choice->check.timing.ratio() == Approx(100.0 / 110.0));
 }
 
 TEST_CASE("A difference within the spread is not taken as a gain", "[speed_check]") {

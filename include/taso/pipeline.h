@@ -88,6 +88,7 @@ struct PipelineOptions {
   // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a
   // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
   bool verify_speed = false;
+  double verify_speed_seconds = 20;  // for ONNX Runtime's comparisons (OrtTimer::Options)
   RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
   // Not owned: prices operators instead of the analytic model, on Backend::kAnalytic only
   // (a stand-in whose prices a caller sets; the measured backends make their own).
@@ -171,6 +172,13 @@ struct PipelineResult {
     std::string extraction;
     bool beat_search = false;  // that extraction ran measurably faster than the search's too
     int other_extractions_timed = 0;  // the e-graph's alternatives timed, kept or not
+    // Once the timer's time was spent (RuntimeTimer::OutOfTime): rewrite groups dropped
+    // without timing them, the e-graph's alternatives not timed, and whether the input's
+    // graph is written without having been timed (`timing` is then the last model timed
+    // against the input, not written).
+    int groups_dropped_untimed = 0;
+    int other_extractions_untimed = 0;
+    bool written_untimed = false;
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
   // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):

@@ -1,5 +1,8 @@
 #include "taso/backends/ort_timer.h"
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -30,13 +33,45 @@ class TempDir {
   std::string path_;
 };
 
+// Student's t distribution's 97.5% quantile at `df` degrees of freedom (at least 1): the
+// half-width, in standard errors, of a 95% interval of a mean of df + 1 samples. Few
+// pairs thus give a wide spread rather than an overconfident one.
+double StudentT975(int df) {
+  static constexpr std::array<double, 30> kQuantiles = {
+      12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+      2.120,  2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  return df <= static_cast<int>(kQuantiles.size()) ? kQuantiles[df - 1] : 1.96;
+}
+
+constexpr double kMostSpreadSettled = 3;
+
+// Whether more pairs would not change what the timing decides: the ratio is known to the
+// target spread, or lies beyond 1.5 times its spread from 1 (a margin that stays safe though
+// the spread is looked at after every request), with a spread still fit to report.
+bool Settled(const PairTiming& t, double target_spread) {
+  if (t.spread <= target_spread) return true;
+  return std::abs(std::log(t.ratio())) >= 1.5 * t.spread && t.spread <= kMostSpreadSettled * target_spread;
+}
+
+// Rounds for the next request: as many as take about kRunSecondsPerPair per session pair
+// at the last request's times, at least 3 (for a median) and at most `most`. On large
+// models more session pairs (whose spread is most of the ratio's) are worth more than
+// more runs in each; on tiny ones each run is noisy and many are cheap.
+int RoundsFor(const OrtWorker::PairMedians& last, int most) {
+  constexpr double kRunSecondsPerPair = 0.5;
+  double slowest = 0;
+  for (size_t p = 0; p < last.a.size(); ++p) slowest = std::max(slowest, last.a[p] + last.b[p]);
+  const int fit = slowest > 0 ? static_cast<int>(std::min(kRunSecondsPerPair / slowest, 1e6)) : most;
+  return std::clamp(fit, std::min(3, most), most);
+}
+
 }  // namespace
 
-PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int rounds) {
+PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int runs) {
   const size_t n = medians.a.size();
   PairTiming t;
   t.pairs = static_cast<int>(n);
-  t.runs = t.pairs * rounds;
+  t.runs = runs;
   double log_a = 0, log_b = 0, sum = 0, sum_sq = 0;
   for (size_t p = 0; p < n; ++p) {
     log_a += std::log(medians.a[p]);
@@ -53,7 +88,7 @@ PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int rounds) {
   }
   const double mean = sum / n;
   const double variance = std::max(0.0, (sum_sq - n * mean * mean) / (n - 1));
-  t.spread = 2 * std::sqrt(variance / n);
+  t.spread = StudentT975(static_cast<int>(n) - 1) * std::sqrt(variance / n);
   return t;
 }
 
@@ -66,6 +101,10 @@ std::string OrtTimer::name() const {
 }
 
 absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel& b) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto spent = [&] {
+    return seconds_spent_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   TempDir dir;
   if (dir.path().empty()) return absl::InternalError("cannot make a temporary directory for the models timed");
   const std::string a_path = dir.path() + "/a.onnx", b_path = dir.path() + "/b.onnx";
@@ -76,17 +115,24 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
   constexpr int kPairsPerRequest = 2;
   OrtWorker::PairMedians all;
   PairTiming timing;
+  int rounds = options_.first_rounds, runs = 0;
   while (all.a.size() < static_cast<size_t>(options_.max_pairs)) {
+    const double spent_before_request = spent();
     ASSIGN_OR_RETURN(const OrtWorker::PairMedians more,
-                     worker_->Compare(a_path, b_path, options_.threads, kPairsPerRequest, options_.rounds));
+                     worker_->Compare(a_path, b_path, options_.threads, kPairsPerRequest, rounds));
     all.a.insert(all.a.end(), more.a.begin(), more.a.end());
     all.b.insert(all.b.end(), more.b.begin(), more.b.end());
-    const size_t timed = all.a.size();
-    if (timed < static_cast<size_t>(options_.first_pairs) && timed < static_cast<size_t>(options_.max_pairs)) continue;
-    timing = TimingFromPairs(all, options_.rounds);
-    if (timing.spread <= options_.target_spread) break;
+    runs += static_cast<int>(more.a.size()) * rounds;
+    rounds = RoundsFor(more, options_.max_rounds);
+    timing = TimingFromPairs(all, runs);
+    last_request_seconds_ = spent() - spent_before_request;
+    if (spent() + last_request_seconds_ > options_.seconds) break;  // another like it would overrun
+    if (all.a.size() >= static_cast<size_t>(options_.first_pairs) && Settled(timing, options_.target_spread)) break;
   }
+  seconds_spent_ = spent();
   return timing;
 }
+
+bool OrtTimer::OutOfTime() const { return seconds_spent_ + last_request_seconds_ > options_.seconds; }
 
 }  // namespace taso

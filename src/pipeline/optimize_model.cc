@@ -173,7 +173,8 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
   if (!options.verify_speed) return nullptr;
   if (options.timer != nullptr) return options.timer;
   if (options.target != Target::kOrt || costs.ort_worker == nullptr) return nullptr;
-  owned = std::make_unique<OrtTimer>(costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads});
+  owned = std::make_unique<OrtTimer>(
+      costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = options.verify_speed_seconds});
   return owned.get();
 }
 
@@ -231,7 +232,8 @@ absl::StatusOr<bool> BeatsRival(const OnnxModel& model, const Output& alternativ
     return OnnxModel{keep[0] ? alternative.graph : rival.graph, model.shell, model.opset};
   };
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
-                   pipeline::ChooseFasterRewrites(timer, rival_model, {pricing}, build));
+                   pipeline::ChooseFasterRewrites(timer, rival_model, {pricing}, build,
+                                                  pipeline::WhenNoneKept::kReportTheLastTiming));
   result.speed_check->comparisons += choice.check.comparisons;
   if (!choice.keep[0]) ++result.speed_check->other_extractions_timed;
   return choice.keep[0];
@@ -260,8 +262,11 @@ absl::StatusOr<std::optional<Output>> TryAlternative(const OnnxModel& model, con
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
     return OnnxModel{keep[0] ? out.graph : in.cleaned, model.shell, model.opset};
   };
+  // The input's own graph is timed for the report only where no timing was reported yet.
+  const auto when_none =
+      result.speed_check ? pipeline::WhenNoneKept::kReportTheLastTiming : pipeline::WhenNoneKept::kTimeTheInput;
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
-                   pipeline::ChooseFasterRewrites(timer, model, {alternative.pricing}, build));
+                   pipeline::ChooseFasterRewrites(timer, model, {alternative.pricing}, build, when_none));
   PipelineResult::SpeedCheck check = AfterAlternative(result.speed_check, choice, alternative.pricing);
   check.beat_search = choice.keep[0] && rival != nullptr;
   if (choice.keep[0]) result = std::move(trial);
@@ -279,7 +284,12 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
                                    PipelineResult& result) {
   ASSIGN_OR_RETURN(out, VerifyRewrites(model, in, matchers, std::move(out), timer, costs, options, result));
   if (timer == nullptr) return out;
-  for (const egraph::Alternative& alternative : alternatives) {
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    const egraph::Alternative& alternative = alternatives[i];
+    if (timer->OutOfTime()) {
+      if (result.speed_check) result.speed_check->other_extractions_untimed = alternatives.size() - i;
+      break;
+    }
     const bool search_kept = result.speed_check && result.speed_check->rewrites_kept > 0;
     ASSIGN_OR_RETURN(std::optional<Output> faster, TryAlternative(model, in, alternative, search_kept ? &out : nullptr,
                                                                   *timer, costs, options, result));

@@ -67,6 +67,8 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   if (search.budget < 0 || !(search.time_limit >= 0))
     return absl::InvalidArgumentError("the search's budget and time limit must not be negative");
   if (options.ort_threads < 0) return absl::InvalidArgumentError("ONNX Runtime's thread count must not be negative");
+  if (!(options.verify_speed_seconds > 0))
+    return absl::InvalidArgumentError("the speed check's time (--verify-speed-seconds) must be positive");
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
   if (options.cost_model != nullptr && options.backend != Backend::kAnalytic)
     return absl::InvalidArgumentError("a stand-in cost model replaces the analytic backend's only");

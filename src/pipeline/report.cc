@@ -122,15 +122,21 @@ std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) 
   return out;
 }
 
-// The speed check: the input and the model returned, timed end to end in the target's runtime.
+constexpr absl::string_view kTimeSpent = "the speed check's time (--verify-speed-seconds) was spent";
+
+// The speed check: the input and the model returned, timed end to end in the target's
+// runtime (or, where the time ran out first, the last model timed).
 std::string SpeedCheckLines(const PipelineResult& r) {
   if (!r.speed_check) return "";
   const PipelineResult::SpeedCheck& c = *r.speed_check;
   const PairTiming& t = c.timing;
-  std::string out =
-      absl::StrFormat("verified in %s: %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)\n",
-                      c.runtime, t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
+  const std::string figures =
+      absl::StrFormat("%.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)",
+                      t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
                       t.Resolved() ? "" : "; the difference could not be resolved");
+  std::string out = c.written_untimed
+                        ? absl::StrCat("timed in ", c.runtime, ", the input against a rewritten model: ", figures, "\n")
+                        : absl::StrCat("verified in ", c.runtime, ": ", figures, "\n");
   if (!c.extraction.empty() && c.beat_search)
     absl::StrAppendFormat(&out,
                           "  the e-graph's extraction by %s costs is written: measurably faster than the one by the "
@@ -144,7 +150,16 @@ std::string SpeedCheckLines(const PipelineResult& r) {
   else if (c.other_extractions_timed > 0)
     absl::StrAppendFormat(&out, "  %d other extraction(s) of the e-graph timed too: none measurably faster\n",
                           c.other_extractions_timed);
-  if (c.kept_input)
+  if (c.other_extractions_untimed > 0)
+    absl::StrAppendFormat(&out, "  %d other extraction(s) of the e-graph not timed: %s\n", c.other_extractions_untimed,
+                          kTimeSpent);
+  if (c.groups_dropped_untimed > 0)
+    absl::StrAppendFormat(&out, "  %d group(s) of rewrites dropped untimed: %s\n", c.groups_dropped_untimed,
+                          kTimeSpent);
+  if (c.written_untimed)
+    absl::StrAppendFormat(
+        &out, "  not measurably faster: the input is written, cleaned up losslessly (not timed: %s)\n", kTimeSpent);
+  else if (c.kept_input)
     absl::StrAppendFormat(&out,
                           "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
   else if (c.rewrites_kept < c.rewrites)
@@ -163,6 +178,9 @@ std::string JsonSpeedCheck(const PipelineResult& r) {
                       ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
                       ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false",
                       ", \"other_extractions_timed\": ", c.other_extractions_timed,
+                      ", \"other_extractions_untimed\": ", c.other_extractions_untimed,
+                      ", \"groups_dropped_untimed\": ", c.groups_dropped_untimed,
+                      ", \"written_untimed\": ", c.written_untimed ? "true" : "false",
                       ", \"extraction\": ", c.extraction.empty() ? "null" : absl::StrCat("\"", c.extraction, "\""),
                       ", \"beat_search\": ", c.beat_search ? "true" : "false", "}");
 }
@@ -214,7 +232,7 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     Row(out, absl::StrCat("estimated (", BackendName(options.backend), ")"), {Speed(r.cost_before, r.cost_after)});
     if (const auto& m = r.measured)
       Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
-    if (const auto& c = r.speed_check)
+    if (const auto& c = r.speed_check; c && !c->written_untimed)
       Row(out, absl::StrCat("verified (", c->runtime, ")"), {Speed(c->timing.a_seconds, c->timing.b_seconds)});
     Row(out, "rewrites applied", RewriteLines(r));
   }

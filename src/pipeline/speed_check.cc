@@ -23,6 +23,8 @@ class Comparer {
     return Compare(built, b);
   }
   int comparisons() const { return comparisons_; }
+  bool OutOfTime() const { return timer_.OutOfTime(); }
+  const RuntimeTimer& timer() const { return timer_; }
 
  private:
   RuntimeTimer& timer_;
@@ -44,16 +46,26 @@ std::vector<bool> Without(std::vector<bool> keep, const std::vector<std::string>
   return keep;
 }
 
-// Drops each group (in turn) unless the model with it runs measurably faster than without.
-absl::StatusOr<std::vector<bool>> DropGroupsThatDoNotHelp(Comparer& comparer, const std::vector<std::string>& groups) {
+// Drops each group (in turn) unless the model with it runs measurably faster than without;
+// once the timer's time is spent, the groups not timed yet are dropped untimed (counted
+// in `untimed`).
+absl::StatusOr<std::vector<bool>> DropGroupsThatDoNotHelp(Comparer& comparer, const std::vector<std::string>& groups,
+                                                          int& untimed) {
   std::vector<bool> keep(groups.size(), true);
   for (const std::string& group : GroupsInOrder(groups)) {
     const std::vector<bool> without = Without(keep, groups, group);
+    if (comparer.OutOfTime()) {
+      keep = without;
+      ++untimed;
+      continue;
+    }
     ASSIGN_OR_RETURN(const PairTiming t, comparer.Compare(without, keep));
     if (!t.SecondFaster()) keep = without;
   }
   return keep;
 }
+
+bool Any(const std::vector<bool>& keep) { return std::find(keep.begin(), keep.end(), true) != keep.end(); }
 
 PipelineResult::SpeedCheck Check(const RuntimeTimer& timer, const std::vector<bool>& keep, const PairTiming& timing) {
   PipelineResult::SpeedCheck check;
@@ -65,26 +77,45 @@ PipelineResult::SpeedCheck Check(const RuntimeTimer& timer, const std::vector<bo
   return check;
 }
 
+// The groups that help, when the model with all of them is not measurably faster than
+// the input (`timing`): with one group, none; with several, those DropGroupsThatDoNotHelp
+// keeps if they together run measurably faster than the input, else none. Where none
+// is kept the input's own graph (`build` of none) is timed for the report as `when_none`
+// asks, time allowing.
+absl::StatusOr<SpeedChoice> ChooseAfterSlowerWhole(Comparer& comparer, const OnnxModel& input,
+                                                   const std::vector<std::string>& groups, PairTiming timing,
+                                                   WhenNoneKept when_none) {
+  std::vector<bool> keep(groups.size(), false);
+  int untimed = 0;
+  if (GroupsInOrder(groups).size() > 1) {
+    ASSIGN_OR_RETURN(keep, DropGroupsThatDoNotHelp(comparer, groups, untimed));
+    if (Any(keep)) {
+      ASSIGN_OR_RETURN(timing, comparer.Compare(input, keep));
+      if (!timing.SecondFaster()) keep.assign(groups.size(), false);
+    }
+  }
+  const bool time_the_input = !Any(keep) && when_none == WhenNoneKept::kTimeTheInput && !comparer.OutOfTime();
+  if (time_the_input) {
+    ASSIGN_OR_RETURN(timing, comparer.Compare(input, keep));
+  }
+  SpeedChoice choice{keep, Check(comparer.timer(), keep, timing)};
+  choice.check.groups_dropped_untimed = untimed;
+  choice.check.written_untimed = !Any(keep) && when_none == WhenNoneKept::kTimeTheInput && !time_the_input;
+  return choice;
+}
+
 }  // namespace
 
 absl::StatusOr<SpeedChoice> ChooseFasterRewrites(RuntimeTimer& timer, const OnnxModel& input,
-                                                 const std::vector<std::string>& groups,
-                                                 const BuildWithRewrites& build) {
+                                                 const std::vector<std::string>& groups, const BuildWithRewrites& build,
+                                                 WhenNoneKept when_none) {
   Comparer comparer(timer, build);
-  SpeedChoice choice{std::vector<bool>(groups.size(), true), {}};
-  ASSIGN_OR_RETURN(PairTiming timing, comparer.Compare(input, choice.keep));
+  const std::vector<bool> all(groups.size(), true);
+  ASSIGN_OR_RETURN(const PairTiming timing, comparer.Compare(input, all));
+  SpeedChoice choice{all, Check(timer, all, timing)};
   if (!timing.SecondFaster() && !groups.empty()) {
-    ASSIGN_OR_RETURN(choice.keep, DropGroupsThatDoNotHelp(comparer, groups));
-    const bool any = std::find(choice.keep.begin(), choice.keep.end(), true) != choice.keep.end();
-    if (any) {
-      ASSIGN_OR_RETURN(timing, comparer.Compare(input, choice.keep));
-    }
-    if (!any || !timing.SecondFaster()) {
-      choice.keep.assign(groups.size(), false);
-      ASSIGN_OR_RETURN(timing, comparer.Compare(input, choice.keep));
-    }
+    ASSIGN_OR_RETURN(choice, ChooseAfterSlowerWhole(comparer, input, groups, timing, when_none));
   }
-  choice.check = Check(timer, choice.keep, timing);
   choice.check.comparisons = comparer.comparisons();
   return choice;
 }

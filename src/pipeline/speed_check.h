@@ -2,7 +2,9 @@
 // end in the target's runtime (a RuntimeTimer). When it is not measurably faster, the
 // search's rewrites are dropped a group at a time (the rewrites of one rule form a group),
 // each group kept only when the model with it runs measurably faster than without; when
-// what is left is still not measurably faster than the input, no rewrite is kept.
+// what is left is still not measurably faster than the input, no rewrite is kept. Once
+// the timer's time is spent (RuntimeTimer::OutOfTime) the choices left are made without
+// timing, towards the input: untimed groups are dropped.
 #pragma once
 
 #include <functional>
@@ -24,10 +26,15 @@ struct SpeedChoice {
   PipelineResult::SpeedCheck check;  // the input against the model with `keep`
 };
 
+// Where no rewrite is kept: whether the model with none is timed against the input for
+// the report (the model written), or the choice's timing stays the last one made (when
+// the caller writes something else anyway).
+enum class WhenNoneKept { kTimeTheInput, kReportTheLastTiming };
+
 // `groups` names, per rewrite, the group it is dropped with. Fails when a model cannot be
 // built or timed.
 absl::StatusOr<SpeedChoice> ChooseFasterRewrites(RuntimeTimer& timer, const OnnxModel& input,
-                                                 const std::vector<std::string>& groups,
-                                                 const BuildWithRewrites& build);
+                                                 const std::vector<std::string>& groups, const BuildWithRewrites& build,
+                                                 WhenNoneKept when_none = WhenNoneKept::kTimeTheInput);
 
 }  // namespace taso::pipeline

@@ -45,6 +45,9 @@ ABSL_FLAG(std::string, backend, "",
 ABSL_FLAG(int, ort_threads, 1, "ONNX Runtime's intra-op threads for the ort target (0: one per core)");
 ABSL_FLAG(bool, no_verify_speed, false,
           "do not time the optimized model against the input in the target runtime before writing it (ort target)");
+ABSL_FLAG(double, verify_speed_seconds, 20,
+          "time for the speed check's comparisons in the target runtime (ort target); once spent, the choices left "
+          "are made towards the input without timing");
 ABSL_FLAG(std::string, cost_cache, "",
           "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
 ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
@@ -156,6 +159,7 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   options.ort_threads = absl::GetFlag(FLAGS_ort_threads);
   if (options.ort_threads < 0) return absl::InvalidArgumentError("--ort-threads must not be negative");
   options.verify_speed = !absl::GetFlag(FLAGS_no_verify_speed);
+  options.verify_speed_seconds = absl::GetFlag(FLAGS_verify_speed_seconds);
   const std::string search = absl::GetFlag(FLAGS_search);
   const std::optional<taso::SearchKind> parsed_search =
       search.empty() ? taso::DefaultSearchKind(options.backend) : taso::ParseSearchKind(search);

@@ -1,6 +1,7 @@
 // End-to-end timing of two models in ONNX Runtime through the worker (ort_worker.h):
 // session pairs made in both orders, runs in turn, more pairs until the ratio is known to
-// within 1% (a 2% difference resolved) or a bound on the pairs is reached.
+// within 1% (a 2% difference resolved), the difference is resolved beyond doubt (twice
+// the spread), a bound on the pairs is reached or the timer's time is spent.
 #pragma once
 
 #include <memory>
@@ -15,22 +16,34 @@ class OrtTimer : public RuntimeTimer {
  public:
   struct Options {
     int threads = 1;
-    int rounds = 10;      // timed runs of each model per session pair
+    // Timed runs of each model per session pair: `first_rounds` in the first request, then
+    // as many as take about half a second per pair at the times measured, at least 3 and
+    // at most `max_rounds` (tiny models need many runs for a steady median).
+    int first_rounds = 10;
+    int max_rounds = 200;
     int first_pairs = 4;  // pairs timed before the spread is looked at
     int max_pairs = 16;
     double target_spread = 0.01;
+    // For all of this timer's comparisons, exporting the models included: a comparison
+    // stops before a request that would overrun it, and makes one request (two pairs)
+    // once it is spent.
+    double seconds = 20;
   };
   OrtTimer(std::shared_ptr<OrtWorker> worker, Options options);
   std::string name() const override;
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override;
+  bool OutOfTime() const override;
 
  private:
   std::shared_ptr<OrtWorker> worker_;
   Options options_;
+  double seconds_spent_ = 0;
+  double last_request_seconds_ = 0;
 };
 
 // PairTiming from per-pair medians (equal lengths, at least one): geometric means, and a
-// spread of twice the standard error of the mean log-ratio (infinite with one pair).
-PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int rounds);
+// spread of the mean log-ratio's 95% interval by Student's t (infinite with one pair);
+// `runs`: the timed runs of each model in all.
+PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int runs);
 
 }  // namespace taso

@@ -34,6 +34,9 @@ class RuntimeTimer {
   // What is timed, for reports: "ONNX Runtime 1.30.0 (CPU, level all, 1 thread)".
   virtual std::string name() const = 0;
   virtual absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) = 0;
+  // Whether the time given to this timer's comparisons is spent: a comparison asked for
+  // now returns the fewest pairs it can, and callers decide without asking for more.
+  virtual bool OutOfTime() const { return false; }
 };
 
 }  // namespace taso
