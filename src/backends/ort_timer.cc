@@ -43,14 +43,13 @@ double StudentT975(int df) {
   return df <= static_cast<int>(kQuantiles.size()) ? kQuantiles[df - 1] : 1.96;
 }
 
-constexpr double kMostSpreadSettled = 3;
-
 // Whether more pairs would not change what the timing decides: the ratio is known to the
-// target spread, or lies beyond 1.5 times its spread from 1 (a margin that stays safe though
-// the spread is looked at after every request), with a spread still fit to report.
+// target spread, or lies beyond 1.5 times its spread from 1 (a margin that stays safe
+// though the spread is looked at after every request) with a spread still fit to report
+// (three times the target at most).
 bool Settled(const PairTiming& t, double target_spread) {
   if (t.spread <= target_spread) return true;
-  return std::abs(std::log(t.ratio())) >= 1.5 * t.spread && t.spread <= kMostSpreadSettled * target_spread;
+  return std::abs(std::log(t.ratio())) >= 1.5 * t.spread && t.spread <= 3 * target_spread;
 }
 
 // Rounds for the next request: as many as take about kRunSecondsPerPair per session pair

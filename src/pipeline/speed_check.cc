@@ -94,13 +94,14 @@ absl::StatusOr<SpeedChoice> ChooseAfterSlowerWhole(Comparer& comparer, const Onn
       if (!timing.SecondFaster()) keep.assign(groups.size(), false);
     }
   }
-  const bool time_the_input = !Any(keep) && when_none == WhenNoneKept::kTimeTheInput && !comparer.OutOfTime();
-  if (time_the_input) {
+  const bool input_to_time = !Any(keep) && when_none == WhenNoneKept::kTimeTheInput;
+  const bool in_time = !comparer.OutOfTime();
+  if (input_to_time && in_time) {
     ASSIGN_OR_RETURN(timing, comparer.Compare(input, keep));
   }
   SpeedChoice choice{keep, Check(comparer.timer(), keep, timing)};
   choice.check.groups_dropped_untimed = untimed;
-  choice.check.written_untimed = !Any(keep) && when_none == WhenNoneKept::kTimeTheInput && !time_the_input;
+  choice.check.written_untimed = input_to_time && !in_time;
   return choice;
 }
 

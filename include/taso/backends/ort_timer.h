@@ -1,7 +1,7 @@
 // End-to-end timing of two models in ONNX Runtime through the worker (ort_worker.h):
 // session pairs made in both orders, runs in turn, more pairs until the ratio is known to
-// within 1% (a 2% difference resolved), the difference is resolved beyond doubt (twice
-// the spread), a bound on the pairs is reached or the timer's time is spent.
+// within 1% (a 2% difference resolved) or lies well beyond its spread (1.5 times a spread
+// of 3% at most), a bound on the pairs is reached or the timer's time is spent.
 #pragma once
 
 #include <memory>
