@@ -244,3 +244,25 @@ TEST_CASE("taso-opt says when ONNX Runtime cannot run and which target to use", 
                                   Catch::Contains("optimizing for --target cpu") && Catch::Contains("\ntarget: cpu\n"));
   CHECK(std::filesystem::exists(out));
 }
+
+TEST_CASE("On the ort target, the output is priced with the region that differs timed in ONNX Runtime", "[ort]") {
+  auto dir = testing::TempDir("ort_regions");
+  const std::string model = (dir / "lstm.onnx").string(), out = (dir / "out.onnx").string();
+  const std::string report = (dir / "r.json").string(), bin = std::string(TASO_BINARY_DIR);
+  REQUIRE(RunShell(bin + "/taso-models lstm -o " + model).code == 0);
+  // Without the speed check, the search's graph is written: its input products merged.
+  Result r = RunShell(bin + "/taso-opt " + model + " -o " + out + " --no-verify-speed --cost-cache " +
+                      (dir / "costs.sqlite").string() + " --report " + report);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\n  the output priced as the input (its region timed, its other operators "
+                                       "priced alone) less what the "));
+  std::ifstream f(report);
+  const std::string json((std::istreambuf_iterator<char>(f)), {});
+  CHECK_THAT(json, Catch::Contains("\"region_estimate\": {\"nodes_before\": "));
+  // The merged products run faster than the products apart, by far more than the noise.
+  auto before = JsonNumber(json, "cost_before_ms"), after = JsonNumber(json, "cost_after_ms");
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  CHECK(*after < *before);
+}

@@ -131,6 +131,19 @@ struct PipelineResult {
   // ort backend as ONNX Runtime runs it, folded and fused as by our clean-up), and the
   // optimized one (at its layouts when they are searched).
   double cost_before = 0, cost_after = 0;
+  // On the ort backend, where the written graph differs from the input's: the nodes that
+  // differ, with their neighbours, timed as two models (src/pipeline/region_estimate.h);
+  // cost_after is then cost_before less the time the written graph's region saves.
+  struct RegionEstimate {
+    int nodes_before = 0, nodes_after = 0;                // that differ
+    int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
+    PairTiming timing;                                    // the input's region (a) against the written one's
+    double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
+    // Whether cost_before is the input's time as the speed check measured it (else its
+    // region's time plus the other nodes' costs).
+    bool input_timed = false;
+  };
+  std::optional<RegionEstimate> region_estimate;
   struct Layouts {
     int blocked_nodes = 0, conversions = 0;
   };

@@ -11,12 +11,13 @@
 #include "pipeline/change_summary.h"
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
+#include "pipeline/region_estimate.h"
 #include "pipeline/speed_check.h"
 #include "pipeline/symbolic_dims.h"
+#include "taso/activation_fusion.h"
 #include "taso/backends/layouts.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
-#include "taso/activation_fusion.h"
 #include "taso/inference_fusion.h"
 #include "taso/join_pieces.h"
 #include "taso/memory_limit.h"
@@ -298,6 +299,20 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
   return out;
 }
 
+// What the regions where the written graph differs from the input's may take to time.
+constexpr double kRegionSeconds = 5;
+
+// On the ort backend, the written graph's estimate from its differing regions timed in
+// ONNX Runtime (region_estimate.h); not with a stand-in timer, whose comparisons are the
+// speed check's.
+void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out, CostModels& costs,
+                     const PipelineOptions& options, PipelineResult& result) {
+  if (options.backend != Backend::kOrt || costs.ort_worker == nullptr || options.timer != nullptr) return;
+  Announce(options, "estimate", "the regions that differ, in ONNX Runtime");
+  OrtTimer timer(costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = kRegionSeconds});
+  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, timer, result);
+}
+
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.
 absl::Status Measure(const Graph& imported, const Graph& run_graph, const PipelineOptions& options,
                      PipelineResult& result) {
@@ -349,6 +364,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   std::unique_ptr<RuntimeTimer> owned_timer;
   ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, alternatives, std::move(out),
                                     SpeedTimer(options, costs, owned_timer), costs, options, result));
+  EstimateWritten(model, in, out, costs, options, result);
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
 
   result.cost_sources = costs.Sources();

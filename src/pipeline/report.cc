@@ -16,15 +16,29 @@ namespace {
 
 bool StoppedByLimit(const SearchResult& search) { return search.stop_reason != StopReason::kQueueEmpty; }
 
+// How the estimate after was made where the regions that differ were timed.
+std::string RegionLine(const PipelineResult& r) {
+  if (!r.region_estimate) return "";
+  const PipelineResult::RegionEstimate& e = *r.region_estimate;
+  return absl::StrFormat(
+      "  the output priced as the input (%s) less what the %d operators that differ (%d in the output) save, "
+      "timed with their neighbours as two models: %.4f ms -> %.4f ms (spread +-%.1f%%, %d session pairs); by "
+      "operators alone: %.4f ms -> %.4f ms\n",
+      e.input_timed ? "as the speed check timed it" : "its region timed, its other operators priced alone",
+      e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, 100 * e.timing.spread,
+      e.timing.pairs, e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
+}
+
 // The first two lines: what became of the graph and what it is estimated to cost.
 std::string GraphLines(const PipelineOptions& options, const PipelineResult& r, absl::string_view model_name) {
   const SearchResult& search = r.search;
   return absl::StrFormat(
-      "%s: %d nodes -> %d nodes; %d rule instances (both directions)\n"
-      "estimated cost (%s): %.4f ms -> %.4f ms (%.2fx); the search itself: %.4f ms -> %.4f ms\n",
-      model_name, r.nodes_before, r.model.graph.num_nodes(), r.rule_instances, BackendName(options.backend),
-      r.cost_before * 1e3, r.cost_after * 1e3, r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0,
-      search.initial_cost * 1e3, search.best_cost * 1e3);
+             "%s: %d nodes -> %d nodes; %d rule instances (both directions)\n"
+             "estimated cost (%s): %.4f ms -> %.4f ms (%.2fx); the search itself: %.4f ms -> %.4f ms\n",
+             model_name, r.nodes_before, r.model.graph.num_nodes(), r.rule_instances, BackendName(options.backend),
+             r.cost_before * 1e3, r.cost_after * 1e3, r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0,
+             search.initial_cost * 1e3, search.best_cost * 1e3) +
+         RegionLine(r);
 }
 
 std::string EGraphLine(const egraph::EGraphStats& e) {
@@ -275,6 +289,18 @@ std::string JsonMeasured(const PipelineResult& r) {
                       ", \"seconds\": ", m.seconds, "}");
 }
 
+std::string JsonRegionEstimate(const PipelineResult& r) {
+  if (!r.region_estimate) return "null";
+  const PipelineResult::RegionEstimate& e = *r.region_estimate;
+  return absl::StrCat("{\"nodes_before\": ", e.nodes_before, ", \"nodes_after\": ", e.nodes_after,
+                      ", \"region_nodes_before\": ", e.region_nodes_before,
+                      ", \"region_nodes_after\": ", e.region_nodes_after, ", \"before_ms\": ", e.timing.a_seconds * 1e3,
+                      ", \"after_ms\": ", e.timing.b_seconds * 1e3, ", \"spread\": ", e.timing.spread,
+                      ", \"pairs\": ", e.timing.pairs, ", \"input_timed\": ", e.input_timed ? "true" : "false",
+                      ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
+                      ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
+}
+
 std::string JsonSelfCheck(const PipelineResult& r) {
   if (!r.self_check) return "null";
   const SelfCheckCoverage& c = *r.self_check;
@@ -315,6 +341,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
       ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
       ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
+      ",\n  \"region_estimate\": ", JsonRegionEstimate(r),
       ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,

@@ -1,0 +1,27 @@
+// The ort target's estimate of the written graph: its cost model prices operators timed
+// one at a time, which misses what ONNX Runtime fuses or converts across operators and
+// prices microsecond operators by runs whose fixed part is most of their time. Where the
+// written graph differs from the input's, the differing nodes and their neighbours
+// (FindDifferingRegions) are timed as two models against each other, warm: the written
+// graph is priced as the input less what its region saves.
+#pragma once
+
+#include "taso/backends/runtime_timer.h"
+#include "taso/cost.h"
+#include "taso/graph.h"
+#include "taso/onnx_io.h"
+#include "taso/pipeline.h"
+
+namespace taso::pipeline {
+
+// Where `written` differs from `input` (the input's graph as the runtime runs it: cleaned
+// up) and its regions can be timed, sets result.region_estimate; cost_before becomes the
+// input's time where the speed check timed it against `written` (else the input's
+// region's time plus `cost`'s prices of the nodes outside it) and cost_after that less
+// the region's time saved. Else (nothing differs, or the regions cannot be made or
+// timed) leaves `result` as it is.
+// `model` gives the opset the regions are written at.
+void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
+                       RuntimeTimer& timer, PipelineResult& result);
+
+}  // namespace taso::pipeline

@@ -1,0 +1,102 @@
+// EstimateByRegions (src/pipeline/region_estimate.h): the written graph priced as the
+// input less what its differing region saves, timed by a stand-in runtime here.
+#include <catch2/catch.hpp>
+
+#include "pipeline/region_estimate.h"
+#include "taso/cost.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using testing::AddOp;
+using testing::AddWeight;
+
+// Tanh, Sigmoid, then x w1 + x w2 (`merged`: x (w1 + w2), computed as one product named
+// as the sum was), then Relu.
+Graph Products(bool merged) {
+  Graph g;
+  const ValueId input = *g.AddInput("input", DataType::kFloat32, {4, 16});
+  const ValueId x = AddOp(g, "Sigmoid", {AddOp(g, "Tanh", {input}, "h")}, "x");
+  const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
+  const ValueId y = merged
+                        ? AddOp(g, "MatMul", {x, AddWeight(g, "w12", {16, 16}, 3)}, "y")
+                        : AddOp(g, "Add", {AddOp(g, "MatMul", {x, w1}, "m1"), AddOp(g, "MatMul", {x, w2}, "m2")}, "y");
+  REQUIRE(g.AddOutput(AddOp(g, "Relu", {y}, "out")).ok());
+  return g;
+}
+
+// A runtime where a model takes 1 ms per node; or fails, when told to.
+class NodeCountRuntime : public RuntimeTimer {
+ public:
+  explicit NodeCountRuntime(bool fails = false) : fails_(fails) {}
+  std::string name() const override { return "stand-in"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    ++comparisons;
+    if (fails_) return absl::UnavailableError("the stand-in cannot run");
+    return PairTiming{.a_seconds = a.graph.num_nodes() * 1e-3, .b_seconds = b.graph.num_nodes() * 1e-3, .pairs = 4};
+  }
+  int comparisons = 0;
+
+ private:
+  bool fails_;
+};
+
+PipelineResult PricedByOperators() {
+  PipelineResult result;
+  result.cost_before = 0.5;
+  result.cost_after = 0.7;
+  return result;
+}
+
+TEST_CASE("The written graph is priced as the input less what its region saves") {
+  const Graph before = Products(false), after = Products(true);
+  AnalyticCost analytic;
+  NodeCountRuntime runtime;
+  PipelineResult result = PricedByOperators();
+  const double tanh = analytic.NodeCost(before, 0);  // the one node outside the regions
+
+  SECTION("with the input's region timed and the other operators priced alone") {
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, runtime, result);
+    REQUIRE(result.region_estimate.has_value());
+    // Regions: the products and the Add (3 nodes), the merged product (1), each with the
+    // Sigmoid and the Relu next to them.
+    CHECK(result.region_estimate->nodes_before == 3);
+    CHECK(result.region_estimate->nodes_after == 1);
+    CHECK(result.region_estimate->region_nodes_before == 5);
+    CHECK(result.region_estimate->region_nodes_after == 3);
+    CHECK_FALSE(result.region_estimate->input_timed);
+    REQUIRE(tanh > 0);
+    CHECK(result.cost_before == Approx(tanh + 5e-3));
+    CHECK(result.cost_after == Approx(result.cost_before - 2e-3));
+    CHECK(result.region_estimate->cost_before_by_operators == 0.5);
+    CHECK(result.region_estimate->cost_after_by_operators == 0.7);
+  }
+  SECTION("with the input as the speed check timed it") {
+    result.speed_check.emplace();
+    result.speed_check->timing = PairTiming{.a_seconds = 10e-3, .b_seconds = 9e-3, .pairs = 4};
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, runtime, result);
+    REQUIRE(result.region_estimate.has_value());
+    CHECK(result.region_estimate->input_timed);
+    CHECK(result.cost_before == Approx(10e-3));
+    CHECK(result.cost_after == Approx(8e-3));
+  }
+  CHECK(runtime.comparisons == 1);
+}
+
+TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alike or the runtime fails") {
+  AnalyticCost analytic;
+  const Graph before = Products(false);
+  NodeCountRuntime runtime, failing(true);
+  PipelineResult result = PricedByOperators();
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(false), analytic, runtime, result);
+  CHECK(runtime.comparisons == 0);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(true), analytic, failing, result);
+  CHECK(failing.comparisons == 1);
+  CHECK_FALSE(result.region_estimate.has_value());
+  CHECK(result.cost_before == 0.5);
+  CHECK(result.cost_after == 0.7);
+}
+
+}  // namespace
+}  // namespace taso
