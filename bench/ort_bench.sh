@@ -11,15 +11,17 @@
 # check (--no-verify-speed); with ORT_CPU=1, a row times taso-opt --target cpu's output
 # (merged convolutions and the like), estimated by the ort cost model in two taso-opt
 # runs (--budget 0) sharing the cache: the cost model's fidelity where graphs differ. Usage:
-#   bench/ort_bench.sh [MODEL ...]   (default: the six benchmark models and tv_resnet50,
-#                                     tv_resnext50, tv_inception_v3)
-# OPT_BUDGET (default 10), OPT_TIME_LIMIT (default 40 s), ORT_THREADS (default 1),
-# ORT_PAIRS (default 8), ORT_ROUNDS (default 10), OPT_CACHE (default: taso-opt's).
+#   bench/ort_bench.sh [MODEL ...]   (default: every model of taso-models, lora_mlp32 (the
+#                                     LoRA MLP at 32 tokens) and tv_resnet50, tv_resnext50,
+#                                     tv_inception_v3)
+# OPT_BUDGET and OPT_TIME_LIMIT (default: taso-opt's), ORT_THREADS (default 1), ORT_PAIRS
+# (default 8), ORT_ROUNDS (default 10), OPT_CACHE (default: taso-opt's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
-budget="${OPT_BUDGET:-10}"
-limit="${OPT_TIME_LIMIT:-40}"
+limits=()
+[ -n "${OPT_BUDGET:-}" ] && limits+=(--budget "$OPT_BUDGET")
+[ -n "${OPT_TIME_LIMIT:-}" ] && limits+=(--time-limit "$OPT_TIME_LIMIT")
 threads="${ORT_THREADS:-1}"
 pairs="${ORT_PAIRS:-8}"
 rounds="${ORT_ROUNDS:-10}"
@@ -28,7 +30,8 @@ cache=()
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 models=("$@")
-[ ${#models[@]} -eq 0 ] && models=(resnet50 resnext50 nasnet_a nasrnn bert inception_v3 tv_resnet50 tv_resnext50 tv_inception_v3)
+[ ${#models[@]} -eq 0 ] &&
+  models=($(build/taso-models --list | awk '{print $1}') lora_mlp32 tv_resnet50 tv_resnext50 tv_inception_v3)
 
 source bench/ort_pairs.sh
 
@@ -37,8 +40,8 @@ bench_row() {
   local m="$1" label="$2"
   shift 2
   local opt="$out/$m.$label.onnx" report="$out/$m.$label.json" log="$out/$m.$label.log"
-  if ! build/taso-opt "$out/$m.onnx" -o "$opt" --target ort --ort-threads "$threads" --budget "$budget" \
-      --time-limit "$limit" --report "$report" "${cache[@]}" "$@" > "$log" 2>&1; then
+  if ! build/taso-opt "$out/$m.onnx" -o "$opt" --target ort --ort-threads "$threads" "${limits[@]}" \
+      --report "$report" "${cache[@]}" "$@" > "$log" 2>&1; then
     printf "%-16s %-8s taso-opt failed: %s\n" "$m" "$label" "$(tail -1 "$log")"
     return
   fi
@@ -62,7 +65,7 @@ bench_row() {
 # drift between them weighs on the estimated ratio).
 cpu_row() {
   local m="$1" cpu="$out/$m.cpu.onnx"
-  if ! build/taso-opt "$out/$m.onnx" -o "$cpu" --target cpu --budget "$budget" --time-limit "$limit" \
+  if ! build/taso-opt "$out/$m.onnx" -o "$cpu" --target cpu "${limits[@]}" \
       --skip-self-check > "$out/$m.cpu.log" 2>&1; then
     printf "%-16s %-8s taso-opt --target cpu failed: %s\n" "$m" cpu "$(tail -1 "$out/$m.cpu.log")"
     return
@@ -86,6 +89,8 @@ printf "%-16s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output sear
   measured spread pairs runs estimated est_err kept
 for m in "${models[@]}"; do
   case "$m" in
+    lora_mlp32)
+      build/taso-models lora_mlp --batch 32 -o "$out/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; } ;;
     tv_*)
       /usr/bin/python3 tests/python/export_torch_models.py "$out" "${m#tv_}" >/dev/null 2>&1 &&
         mv "$out/${m#tv_}.onnx" "$out/$m.onnx" || { echo "$m: export failed"; continue; } ;;

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "pipeline/region_estimate.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/cpu_cost.h"
 #include "taso/cost.h"
 #include "test_util.h"
 
@@ -54,10 +56,11 @@ TEST_CASE("The written graph is priced as the input less what its region saves")
   AnalyticCost analytic;
   NodeCountRuntime runtime;
   PipelineResult result = PricedByOperators();
-  const double tanh = analytic.NodeCost(before, 0);  // the one node outside the regions
+  double region_price = 0;  // by operators: every node's but the Tanh's (the one outside the regions)
+  for (NodeId n = 1; n < before.num_nodes(); ++n) region_price += analytic.NodeCost(before, n);
 
-  SECTION("with the input's region timed and the other operators priced alone") {
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, runtime, result);
+  SECTION("with the input priced by operators, scaled as its region's time over price") {
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, nullptr, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     // Regions: the products and the Add (3 nodes), the merged product (1), each with the
     // Sigmoid and the Relu next to them.
@@ -66,8 +69,8 @@ TEST_CASE("The written graph is priced as the input less what its region saves")
     CHECK(result.region_estimate->region_nodes_before == 5);
     CHECK(result.region_estimate->region_nodes_after == 3);
     CHECK_FALSE(result.region_estimate->input_timed);
-    REQUIRE(tanh > 0);
-    CHECK(result.cost_before == Approx(tanh + 5e-3));
+    REQUIRE(region_price > 0);
+    CHECK(result.cost_before == Approx(0.5 * 5e-3 / region_price));
     CHECK(result.cost_after == Approx(result.cost_before - 2e-3));
     CHECK(result.region_estimate->cost_before_by_operators == 0.5);
     CHECK(result.region_estimate->cost_after_by_operators == 0.7);
@@ -75,7 +78,7 @@ TEST_CASE("The written graph is priced as the input less what its region saves")
   SECTION("with the input as the speed check timed it") {
     result.speed_check.emplace();
     result.speed_check->timing = PairTiming{.a_seconds = 10e-3, .b_seconds = 9e-3, .pairs = 4};
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, runtime, result);
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, nullptr, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     CHECK(result.region_estimate->input_timed);
     CHECK(result.cost_before == Approx(10e-3));
@@ -84,14 +87,37 @@ TEST_CASE("The written graph is priced as the input less what its region saves")
   CHECK(runtime.comparisons == 1);
 }
 
+TEST_CASE("The regions' times are kept in the cost cache and read back by the next run") {
+  const auto dir = testing::TempDir("region_cache");
+  const Graph before = Products(false), after = Products(true);
+  AnalyticCost analytic;
+  NodeCountRuntime runtime;
+  std::vector<PipelineResult> results;
+  for (int run = 0; run < 2; ++run) {
+    auto cache = CostCache::Open((dir / "costs.sqlite").string());
+    REQUIRE(cache.ok());
+    CpuCost kept(*std::move(cache));
+    PipelineResult result = PricedByOperators();
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, &kept, runtime, result);
+    REQUIRE(result.region_estimate.has_value());
+    results.push_back(result);
+  }
+  CHECK(runtime.comparisons == 1);
+  CHECK_FALSE(results[0].region_estimate->from_cache);
+  CHECK(results[1].region_estimate->from_cache);
+  // Kept as multiples of the reference product's time: back in seconds at its speed now.
+  CHECK(results[1].region_estimate->timing.a_seconds == Approx(5e-3).epsilon(0.5));
+  CHECK(results[1].region_estimate->timing.b_seconds == Approx(3e-3).epsilon(0.5));
+}
+
 TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alike or the runtime fails") {
   AnalyticCost analytic;
   const Graph before = Products(false);
   NodeCountRuntime runtime, failing(true);
   PipelineResult result = PricedByOperators();
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(false), analytic, runtime, result);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(false), analytic, nullptr, runtime, result);
   CHECK(runtime.comparisons == 0);
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(true), analytic, failing, result);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(true), analytic, nullptr, failing, result);
   CHECK(failing.comparisons == 1);
   CHECK_FALSE(result.region_estimate.has_value());
   CHECK(result.cost_before == 0.5);

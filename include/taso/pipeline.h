@@ -137,10 +137,11 @@ struct PipelineResult {
   struct RegionEstimate {
     int nodes_before = 0, nodes_after = 0;                // that differ
     int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
-    PairTiming timing;                                    // the input's region (a) against the written one's
+    PairTiming timing;        // the input's region (a) against the written one's; no pairs when from the cache
+    bool from_cache = false;  // the times kept in the cost cache by an earlier run
     double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
     // Whether cost_before is the input's time as the speed check measured it (else its
-    // region's time plus the other nodes' costs).
+    // price by operators scaled by its region's time over the region's price).
     bool input_timed = false;
   };
   std::optional<RegionEstimate> region_estimate;

@@ -44,12 +44,12 @@ double StudentT975(int df) {
 }
 
 // Whether more pairs would not change what the timing decides: the ratio is known to the
-// target spread, or lies beyond 1.5 times its spread from 1 (a margin that stays safe
-// though the spread is looked at after every request) with a spread still fit to report
-// (three times the target at most).
-bool Settled(const PairTiming& t, double target_spread) {
+// target spread, or (where `resolved_is_enough`) lies beyond 1.5 times its spread from 1
+// (a margin that stays safe though the spread is looked at after every request) with a
+// spread still fit to report (three times the target at most).
+bool Settled(const PairTiming& t, double target_spread, bool resolved_is_enough) {
   if (t.spread <= target_spread) return true;
-  return std::abs(std::log(t.ratio())) >= 1.5 * t.spread && t.spread <= 3 * target_spread;
+  return resolved_is_enough && std::abs(std::log(t.ratio())) >= 1.5 * t.spread && t.spread <= 3 * target_spread;
 }
 
 // Rounds for the next request: as many as take about kRunSecondsPerPair per session pair
@@ -126,7 +126,9 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
     timing = TimingFromPairs(all, runs);
     last_request_seconds_ = spent() - spent_before_request;
     if (spent() + last_request_seconds_ > options_.seconds) break;  // another like it would overrun
-    if (all.a.size() >= static_cast<size_t>(options_.first_pairs) && Settled(timing, options_.target_spread)) break;
+    if (all.a.size() >= static_cast<size_t>(options_.first_pairs) &&
+        Settled(timing, options_.target_spread, options_.stop_when_resolved))
+      break;
   }
   seconds_spent_ = spent();
   return timing;

@@ -299,8 +299,9 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
   return out;
 }
 
-// What the regions where the written graph differs from the input's may take to time.
-constexpr double kRegionSeconds = 5;
+// What the regions where the written graph differs from the input's may take to time:
+// to a 1% spread, which four pairs of half a second each give on most models.
+constexpr double kRegionSeconds = 8;
 
 // On the ort backend, the written graph's estimate from its differing regions timed in
 // ONNX Runtime (region_estimate.h); not with a stand-in timer, whose comparisons are the
@@ -309,8 +310,10 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
                      const PipelineOptions& options, PipelineResult& result) {
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr || options.timer != nullptr) return;
   Announce(options, "estimate", "the regions that differ, in ONNX Runtime");
-  OrtTimer timer(costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = kRegionSeconds});
-  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, timer, result);
+  OrtTimer timer(
+      costs.ort_worker,
+      OrtTimer::Options{.threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds});
+  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, costs.measured, timer, result);
 }
 
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.

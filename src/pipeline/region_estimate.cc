@@ -5,20 +5,31 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
+#include "pipeline/graph_fingerprint.h"
 #include "taso/graph_regions.h"
+#include "taso/status_macros.h"
 
 namespace taso::pipeline {
 
 namespace {
 
-// What `cost` prices the nodes of `graph` outside `region` at.
-double OutsideRegion(const Graph& graph, const std::vector<NodeId>& region, CostModel& cost) {
-  std::vector<bool> in_region(graph.num_nodes(), false);
-  for (NodeId n : region) in_region[n] = true;
+// What `cost` prices the nodes of `graph` in `region` at.
+double InRegion(const Graph& graph, const std::vector<NodeId>& region, CostModel& cost) {
   double seconds = 0;
-  for (NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (!in_region[n]) seconds += cost.NodeCost(graph, n);
+  for (NodeId n : region) seconds += cost.NodeCost(graph, n);
   return seconds;
+}
+
+// The input's time where the speed check did not time it: its price by operators, scaled
+// by its region's time over the region's price by operators (the prices of small
+// operators run far above their time in a model; the region says by how much here).
+double InputEstimate(const Graph& input, const std::vector<NodeId>& region, double region_seconds, CostModel& cost,
+                     double input_by_operators) {
+  const double region_by_operators = InRegion(input, region, cost);
+  if (!(region_by_operators > 0)) return input_by_operators - region_by_operators + region_seconds;
+  return input_by_operators * region_seconds / region_by_operators;
 }
 
 // The input's time for a run where the speed check timed it against the graph written.
@@ -28,10 +39,38 @@ std::optional<double> InputTimed(const PipelineResult& result) {
   return check->timing.a_seconds;
 }
 
+// The cache keys of the two regions' times, timed together.
+std::pair<std::string, std::string> RegionKeys(const DifferingRegions& regions) {
+  const std::string pair =
+      absl::StrCat("region ", GraphFingerprint(regions.before), " against ", GraphFingerprint(regions.after));
+  return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after")};
+}
+
+// The two regions' times: kept in `kept`'s cache file, else timed by `timer` (and kept).
+absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, MeasuredCost* kept, RuntimeTimer& timer,
+                                       bool& from_cache) {
+  const auto [before_key, after_key] = RegionKeys(regions);
+  from_cache = false;
+  if (kept != nullptr) {
+    const std::optional<double> before = kept->KeptSeconds(before_key), after = kept->KeptSeconds(after_key);
+    if (before && after) {
+      from_cache = true;
+      return PairTiming{.a_seconds = *before, .b_seconds = *after};
+    }
+  }
+  ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(NewOnnxModel(std::move(regions.before), opset),
+                                                          NewOnnxModel(std::move(regions.after), opset)));
+  if (kept != nullptr) {
+    kept->KeepSeconds(before_key, timing.a_seconds);
+    kept->KeepSeconds(after_key, timing.b_seconds);
+  }
+  return timing;
+}
+
 }  // namespace
 
 void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       RuntimeTimer& timer, PipelineResult& result) {
+                       MeasuredCost* kept, RuntimeTimer& timer, PipelineResult& result) {
   absl::StatusOr<std::optional<DifferingRegions>> regions = FindDifferingRegions(input, written);
   if (!regions.ok() || !regions->has_value()) return;
   DifferingRegions& found = **regions;
@@ -42,14 +81,14 @@ void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& 
   estimate.region_nodes_after = found.after.num_nodes();
   estimate.cost_before_by_operators = result.cost_before;
   estimate.cost_after_by_operators = result.cost_after;
-  absl::StatusOr<PairTiming> timing = timer.Compare(NewOnnxModel(std::move(found.before), model.opset),
-                                                    NewOnnxModel(std::move(found.after), model.opset));
+  const std::vector<NodeId> nodes_before = found.nodes_before, nodes_after = found.nodes_after;
+  const absl::StatusOr<PairTiming> timing = TimeRegions(found, model.opset, kept, timer, estimate.from_cache);
   if (!timing.ok()) return;
   estimate.timing = *timing;
   const std::optional<double> input_seconds = InputTimed(result);
   estimate.input_timed = input_seconds.has_value();
   result.cost_before =
-      input_seconds ? *input_seconds : OutsideRegion(input, found.nodes_before, cost) + timing->a_seconds;
+      input_seconds ? *input_seconds : InputEstimate(input, nodes_before, timing->a_seconds, cost, result.cost_before);
   result.cost_after = std::max(0.0, result.cost_before - (timing->a_seconds - timing->b_seconds));
   result.region_estimate = std::move(estimate);
 }

@@ -6,6 +6,7 @@
 // graph is priced as the input less what its region saves.
 #pragma once
 
+#include "taso/backends/measured_cost.h"
 #include "taso/backends/runtime_timer.h"
 #include "taso/cost.h"
 #include "taso/graph.h"
@@ -16,12 +17,13 @@ namespace taso::pipeline {
 
 // Where `written` differs from `input` (the input's graph as the runtime runs it: cleaned
 // up) and its regions can be timed, sets result.region_estimate; cost_before becomes the
-// input's time where the speed check timed it against `written` (else the input's
-// region's time plus `cost`'s prices of the nodes outside it) and cost_after that less
-// the region's time saved. Else (nothing differs, or the regions cannot be made or
+// input's time where the speed check timed it against `written` (else cost_before, its
+// price by `cost`, scaled by its region's time over the region's price) and cost_after
+// that less the region's time saved. Else (nothing differs, or the regions cannot be made or
 // timed) leaves `result` as it is.
-// `model` gives the opset the regions are written at.
+// `model` gives the opset the regions are written at. With `kept`, the regions' times are
+// read from its cache file where they were kept before, and kept there once timed.
 void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       RuntimeTimer& timer, PipelineResult& result);
+                       MeasuredCost* kept, RuntimeTimer& timer, PipelineResult& result);
 
 }  // namespace taso::pipeline

@@ -20,13 +20,15 @@ bool StoppedByLimit(const SearchResult& search) { return search.stop_reason != S
 std::string RegionLine(const PipelineResult& r) {
   if (!r.region_estimate) return "";
   const PipelineResult::RegionEstimate& e = *r.region_estimate;
+  const std::string how =
+      e.from_cache ? "kept in the cost cache"
+                   : absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * e.timing.spread, e.timing.pairs);
   return absl::StrFormat(
       "  the output priced as the input (%s) less what the %d operators that differ (%d in the output) save, "
-      "timed with their neighbours as two models: %.4f ms -> %.4f ms (spread +-%.1f%%, %d session pairs); by "
-      "operators alone: %.4f ms -> %.4f ms\n",
-      e.input_timed ? "as the speed check timed it" : "its region timed, its other operators priced alone",
-      e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, 100 * e.timing.spread,
-      e.timing.pairs, e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
+      "timed with their neighbours as two models: %.4f ms -> %.4f ms (%s); by operators alone: %.4f ms -> %.4f ms\n",
+      e.input_timed ? "as the speed check timed it" : "priced by operators, scaled as its region's time over price",
+      e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how,
+      e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
 }
 
 // The first two lines: what became of the graph and what it is estimated to cost.
@@ -296,7 +298,8 @@ std::string JsonRegionEstimate(const PipelineResult& r) {
                       ", \"region_nodes_before\": ", e.region_nodes_before,
                       ", \"region_nodes_after\": ", e.region_nodes_after, ", \"before_ms\": ", e.timing.a_seconds * 1e3,
                       ", \"after_ms\": ", e.timing.b_seconds * 1e3, ", \"spread\": ", e.timing.spread,
-                      ", \"pairs\": ", e.timing.pairs, ", \"input_timed\": ", e.input_timed ? "true" : "false",
+                      ", \"pairs\": ", e.timing.pairs, ", \"from_cache\": ", e.from_cache ? "true" : "false",
+                      ", \"input_timed\": ", e.input_timed ? "true" : "false",
                       ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
                       ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
 }

@@ -24,6 +24,9 @@ class OrtTimer : public RuntimeTimer {
     int first_pairs = 4;  // pairs timed before the spread is looked at
     int max_pairs = 16;
     double target_spread = 0.01;
+    // Whether a comparison also stops once the ratio lies well beyond its spread from 1
+    // (enough to decide which model is faster; not to price the difference).
+    bool stop_when_resolved = true;
     // For all of this timer's comparisons, exporting the models included: a comparison
     // stops before a request that would overrun it, and makes one request (two pairs)
     // once it is spent.
