@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "taso/status_macros.h"
@@ -15,23 +16,6 @@
 namespace taso {
 
 namespace {
-
-// A directory of its own, removed with this object.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_timer_XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Student's t distribution's 97.5% quantile at `df` degrees of freedom (at least 1): the
 // half-width, in standard errors, of a 95% interval of a mean of df + 1 samples. Few
@@ -94,6 +78,27 @@ PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int runs) {
 OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, Options options)
     : worker_(std::move(worker)), options_(options) {}
 
+OrtTimer::~OrtTimer() {
+  std::error_code ignored;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+}
+
+absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
+  if (dir_.empty()) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_timer_XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      return absl::InternalError("cannot make a temporary directory for the models timed");
+    dir_ = pattern;
+  }
+  const uint64_t key = absl::HashOf(model.graph.StructuralHash(), model.opset, model.shell.get(), model.external_data,
+                                    model.external_data_dir);
+  if (auto it = exported_.find(key); it != exported_.end()) return it->second;
+  const std::string path = absl::StrCat(dir_, "/model", exported_.size(), ".onnx");
+  RETURN_IF_ERROR(ExportOnnxFile(model, path));
+  exported_.emplace(key, path);
+  return path;
+}
+
 std::string OrtTimer::name() const {
   return absl::StrFormat("ONNX Runtime %s (CPU, level all, %d thread%s)", worker_->version(), options_.threads,
                          options_.threads == 1 ? "" : "s");
@@ -104,11 +109,8 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
   const auto spent = [&] {
     return seconds_spent_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
-  TempDir dir;
-  if (dir.path().empty()) return absl::InternalError("cannot make a temporary directory for the models timed");
-  const std::string a_path = dir.path() + "/a.onnx", b_path = dir.path() + "/b.onnx";
-  RETURN_IF_ERROR(ExportOnnxFile(a, a_path));
-  RETURN_IF_ERROR(ExportOnnxFile(b, b_path));
+  ASSIGN_OR_RETURN(const std::string a_path, ExportedPath(a));
+  ASSIGN_OR_RETURN(const std::string b_path, ExportedPath(b));
   // Two pairs a request (one made in each order), so that a request on a large model
   // stays well within the worker's timeout.
   constexpr int kPairsPerRequest = 2;
