@@ -105,9 +105,11 @@ TEST_CASE("The regions' times are kept in the cost cache and read back by the ne
   CHECK(runtime.comparisons == 1);
   CHECK_FALSE(results[0].region_estimate->from_cache);
   CHECK(results[1].region_estimate->from_cache);
-  // Kept as multiples of the reference product's time: back in seconds at its speed now.
-  CHECK(results[1].region_estimate->timing.a_seconds == Approx(5e-3).epsilon(0.5));
-  CHECK(results[1].region_estimate->timing.b_seconds == Approx(3e-3).epsilon(0.5));
+  // Kept as multiples of the reference product's time, back in seconds at its speed now
+  // (which drifts under load, so only their ratio is the one timed).
+  const PairTiming& kept_timing = results[1].region_estimate->timing;
+  REQUIRE(kept_timing.b_seconds > 0);
+  CHECK(kept_timing.a_seconds / kept_timing.b_seconds == Approx(5.0 / 3));
 }
 
 TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alike or the runtime fails") {
