@@ -199,7 +199,9 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
   } else {
     EGraphStats& stats = result.stats;
     std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, limits);
-    AddJoinedPieces(built->egraph, limits.max_enodes);
+    // Room of their own: saturation mostly stops at the e-node limit, and without the
+    // joined Splits no local move switches all eight pieces of a merge at once.
+    AddJoinedPieces(built->egraph, built->egraph.num_enodes() + limits.max_enodes);
     stats.enodes = built->egraph.num_enodes();
     stats.eclasses = built->egraph.num_classes();
     stats.approx_bytes = built->egraph.ApproxBytes();

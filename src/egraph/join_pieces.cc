@@ -57,20 +57,27 @@ class Joiner {
  public:
   Joiner(EGraph& eg, int64_t max_enodes) : eg_(eg), max_enodes_(max_enodes) {}
 
+  // Splits joined pass after pass until none is new, then concatenations: where the
+  // e-nodes run out, the Splits that let an extraction switch a merge's pieces at once
+  // were made first. The e-nodes added.
+  int64_t Run() {
+    int64_t added = 0;
+    for (auto join : {&Joiner::JoinSplits, &Joiner::JoinConcats})
+      for (int64_t now = Pass(join); now > 0; now = Pass(join)) added += now;
+    return added;
+  }
+
+ private:
   // One pass over the e-nodes there were when it began; the e-nodes added.
-  int64_t Pass() {
+  int64_t Pass(void (Joiner::*join)(ENodeId)) {
     const int64_t before = eg_.num_enodes();
     const ENodeId end = eg_.num_node_ids();
-    for (ENodeId n = 0; n < end && eg_.num_enodes() < max_enodes_; ++n) {
-      if (!eg_.alive(n)) continue;
-      JoinSplits(n);
-      JoinConcats(n);
-    }
+    for (ENodeId n = 0; n < end && eg_.num_enodes() < max_enodes_; ++n)
+      if (eg_.alive(n)) (this->*join)(n);
     eg_.Rebuild();
     return eg_.num_enodes() - before;
   }
 
- private:
   // Split S, and a Split T of one of S's pieces along the same axis: one Split of S's
   // input into S's pieces with T's in place of the piece T cuts.
   void JoinSplits(ENodeId s) {
@@ -201,11 +208,6 @@ int64_t AddJoinedReaders(EGraph& egraph, int64_t max_enodes, Derivation* derivat
   return ReaderJoiner(egraph, max_enodes, derivation).Pass();
 }
 
-int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes) {
-  Joiner joiner(egraph, max_enodes);
-  int64_t added = 0;
-  for (int64_t now = joiner.Pass(); now > 0; now = joiner.Pass()) added += now;
-  return added;
-}
+int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes) { return Joiner(egraph, max_enodes).Run(); }
 
 }  // namespace taso::egraph

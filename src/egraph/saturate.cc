@@ -289,12 +289,12 @@ std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph,
   SaturationLimits joining = limits;
   joining.join_readers = true;
   joining.time_limit = limits.time_limit / 2;
-  joining.max_enodes = limits.max_enodes / 2;
   joining.match_limit = limits.multi_match_limit;  // few rules: each may match as often as merges do
   Saturation saturation(egraph, rules);
   const SaturationStats first = saturation.RunPhase(joining, &joins);
   SaturationLimits rest = limits;
   rest.time_limit = std::max(0.0, limits.time_limit - first.seconds);
+  rest.max_enodes = std::max(limits.max_enodes, egraph.num_enodes() + limits.max_enodes / 4);
   SaturationStats both = saturation.RunPhase(rest, nullptr);
   both.iterations += first.iterations;
   both.matches += first.matches;

@@ -13,8 +13,8 @@
 
 namespace taso::egraph {
 
-// Adds the joined forms, pass after pass until none is new or `max_enodes` is reached,
-// then rebuilds; the number of e-nodes added.
+// Adds the joined forms, pass after pass until none is new or `max_enodes` is reached
+// (the Splits first, then the Concats), then rebuilds; the number of e-nodes added.
 int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes);
 
 // The readers of a split's pieces joined, during saturation. Where a Split cuts X into

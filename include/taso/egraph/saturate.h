@@ -87,10 +87,13 @@ SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, 
 
 // Saturation in two phases: first the rules that join work (JoinsWork: merges of
 // products, and the rules that join what reads a merge's pieces, with the readers joined
-// after each iteration) within half the time and e-nodes; then every rule within the
-// limits left. Applied together, the other rules (a transposed form of every product,
-// each way round) fill the e-graph before merges of merges are made: eight task heads'
-// first layers were merged in pairs at most. The second phase applies merges again
+// after each iteration) within half the time and all the e-nodes; then every rule within
+// the time left and the e-nodes left, or a quarter of `limits.max_enodes` more where the
+// first phase left less. Applied together, the other rules (a transposed form of every
+// product, each way round) fill the e-graph before merges of merges are made: eight task
+// heads' first layers were merged in pairs at most. Eight heads' merge takes its 255
+// subsets of heads, about 15,000 e-nodes, before both layers are one product each; at
+// half the e-nodes the first phase stopped at merges of four. The second phase applies merges again
 // (after rewrites that make them match) but never joins what the first one joined.
 // Returns the first phase's statistics and both phases'.
 std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph, const std::vector<RuleMatcher>& rules,
