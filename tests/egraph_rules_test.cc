@@ -148,7 +148,7 @@ TEST_CASE("E-graph: nested splits and concatenations are joined into one", "[egr
   Saturated s = SaturateWith(g, {RowMerge()}, 3);
   EGraph& eg = s.built.egraph;
   CHECK(RowsOf(eg, "Split", true)[5] == 1);  // the merge of all five cuts 4 + 1 or 3 + 2 rows
-  REQUIRE(egraph::AddJoinedPieces(eg, 100000) > 0);
+  REQUIRE(egraph::AddJoinedPieces(eg, 100000, 100000) > 0);
   // One Split cuts the five steps' rows at once, each piece the class of its step.
   std::vector<ClassId> steps, inputs;
   for (int t = 0; t < 5; ++t) {

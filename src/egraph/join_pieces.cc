@@ -55,24 +55,26 @@ std::optional<int64_t> ConcatAxisOf(const EGraph& eg, ENodeId n) {
 
 class Joiner {
  public:
-  Joiner(EGraph& eg, int64_t max_enodes) : eg_(eg), max_enodes_(max_enodes) {}
+  explicit Joiner(EGraph& eg) : eg_(eg) {}
 
-  // Splits joined pass after pass until none is new, then concatenations: where the
-  // e-nodes run out, the Splits that let an extraction switch a merge's pieces at once
-  // were made first. The e-nodes added.
-  int64_t Run() {
-    int64_t added = 0;
-    for (auto join : {&Joiner::JoinSplits, &Joiner::JoinConcats})
-      for (int64_t now = Pass(join); now > 0; now = Pass(join)) added += now;
-    return added;
+  // Splits joined pass after pass until none is new or the e-graph has
+  // `max_split_enodes`, then concatenations up to `max_concat_enodes`. The e-nodes added.
+  int64_t Run(int64_t max_split_enodes, int64_t max_concat_enodes) {
+    return ToFixedPoint(&Joiner::JoinSplits, max_split_enodes) + ToFixedPoint(&Joiner::JoinConcats, max_concat_enodes);
   }
 
  private:
+  int64_t ToFixedPoint(void (Joiner::*join)(ENodeId), int64_t max_enodes) {
+    int64_t added = 0;
+    for (int64_t now = Pass(join, max_enodes); now > 0; now = Pass(join, max_enodes)) added += now;
+    return added;
+  }
+
   // One pass over the e-nodes there were when it began; the e-nodes added.
-  int64_t Pass(void (Joiner::*join)(ENodeId)) {
+  int64_t Pass(void (Joiner::*join)(ENodeId), int64_t max_enodes) {
     const int64_t before = eg_.num_enodes();
     const ENodeId end = eg_.num_node_ids();
-    for (ENodeId n = 0; n < end && eg_.num_enodes() < max_enodes_; ++n)
+    for (ENodeId n = 0; n < end && eg_.num_enodes() < max_enodes; ++n)
       if (eg_.alive(n)) (this->*join)(n);
     eg_.Rebuild();
     return eg_.num_enodes() - before;
@@ -119,7 +121,6 @@ class Joiner {
   }
 
   EGraph& eg_;
-  const int64_t max_enodes_;
 };
 
 // Readers of a two-piece Split's pieces joined: see AddJoinedReaders.
@@ -208,6 +209,8 @@ int64_t AddJoinedReaders(EGraph& egraph, int64_t max_enodes, Derivation* derivat
   return ReaderJoiner(egraph, max_enodes, derivation).Pass();
 }
 
-int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes) { return Joiner(egraph, max_enodes).Run(); }
+int64_t AddJoinedPieces(EGraph& egraph, int64_t max_split_enodes, int64_t max_concat_enodes) {
+  return Joiner(egraph).Run(max_split_enodes, max_concat_enodes);
+}
 
 }  // namespace taso::egraph

@@ -13,9 +13,10 @@
 
 namespace taso::egraph {
 
-// Adds the joined forms, pass after pass until none is new or `max_enodes` is reached
-// (the Splits first, then the Concats), then rebuilds; the number of e-nodes added.
-int64_t AddJoinedPieces(EGraph& egraph, int64_t max_enodes);
+// Adds the joined forms, pass after pass until none is new, then rebuilds: the Splits
+// while the e-graph has fewer than `max_split_enodes` e-nodes, then the Concats while it
+// has fewer than `max_concat_enodes`. The number of e-nodes added.
+int64_t AddJoinedPieces(EGraph& egraph, int64_t max_split_enodes, int64_t max_concat_enodes);
 
 // The readers of a split's pieces joined, during saturation. Where a Split cuts X into
 // two pieces and e-nodes of one operator and parameters read one piece each, their
