@@ -11,8 +11,9 @@
 # check (--no-verify-speed); with ORT_CPU=1, a row times taso-opt --target cpu's output
 # (merged convolutions and the like), estimated by the ort cost model in two taso-opt
 # runs (--budget 0) sharing the cache: the cost model's fidelity where graphs differ. Usage:
-#   bench/ort_bench.sh [MODEL ...]   (default: every model of taso-models, lora_mlp32 (the
-#                                     LoRA MLP at 32 tokens) and tv_resnet50, tv_resnext50,
+#   bench/ort_bench.sh [MODEL ...]   (default: every model of taso-models, lora_mlp32,
+#                                     lora_attention32 and head_attention32 (NAME32: the
+#                                     model at 32 tokens), tv_resnet50, tv_resnext50 and
 #                                     tv_inception_v3)
 # OPT_BUDGET and OPT_TIME_LIMIT (default: taso-opt's), ORT_THREADS (default 1), ORT_PAIRS
 # (default 8), ORT_ROUNDS (default 10), OPT_CACHE (default: taso-opt's).
@@ -31,7 +32,8 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] &&
-  models=($(build/taso-models --list | awk '{print $1}') lora_mlp32 tv_resnet50 tv_resnext50 tv_inception_v3)
+  models=($(build/taso-models --list | awk '{print $1}') lora_mlp32 lora_attention32 head_attention32
+    tv_resnet50 tv_resnext50 tv_inception_v3)
 
 source bench/ort_pairs.sh
 
@@ -89,8 +91,8 @@ printf "%-16s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output sear
   measured spread pairs runs estimated est_err kept
 for m in "${models[@]}"; do
   case "$m" in
-    lora_mlp32)
-      build/taso-models lora_mlp --batch 32 -o "$out/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; } ;;
+    *32)
+      build/taso-models "${m%32}" --batch 32 -o "$out/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; } ;;
     tv_*)
       /usr/bin/python3 tests/python/export_torch_models.py "$out" "${m#tv_}" >/dev/null 2>&1 &&
         mv "$out/${m#tv_}.onnx" "$out/$m.onnx" || { echo "$m: export failed"; continue; } ;;

@@ -78,6 +78,54 @@ TEST_CASE("Benchmark models are deterministic and have the evaluated sizes") {
 
 namespace {
 
+int CountOps(const Graph& g, const std::string& op) {
+  int count = 0;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) count += g.node(n).op->name() == op;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("The LoRA attention block has an adapter on each of its four projections") {
+  auto model = models::BuildModel("lora_attention", {.batch = 32});
+  REQUIRE(model.ok());
+  const Graph& g = model->graph;
+  CHECK(g.value(g.inputs()[0]).shape == Shape{32, 768});
+  CHECK(CountOps(g, "Gemm") == 4);
+  CHECK(CountOps(g, "MatMul") == 4 * 2 + 2);  // x A and (x A) B per adapter; scores and context
+  int rank_16 = 0;
+  for (ValueId w : g.weights()) rank_16 += g.value(w).shape == Shape{768, 16};
+  CHECK(rank_16 == 4);
+}
+
+TEST_CASE("The per-head attention block has 36 projections of 64 and attends causally") {
+  const int64_t tokens = 4;
+  auto model = models::BuildModel("head_attention", {.batch = tokens});
+  REQUIRE(model.ok());
+  const Graph& g = model->graph;
+  int per_head = 0;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) {
+    const Node& node = g.node(n);
+    per_head += node.op->name() == "Gemm" && g.value(node.inputs[1]).shape == Shape{64, 768};
+  }
+  CHECK(per_head == 36);
+  // A token's output depends on the tokens before it, not on those after.
+  TensorMap inputs = RandomInputs(g, 3);
+  auto before = RunReference(g, inputs);
+  REQUIRE(before.ok());
+  std::vector<float>& x = inputs.begin()->second.data;
+  for (int64_t i = 768 * (tokens - 1); i < 768 * tokens; ++i) x[i] += 1.0f;  // the last token
+  auto after = RunReference(g, inputs);
+  REQUIRE(after.ok());
+  const std::vector<float>&y0 = before->begin()->second.data, &y1 = after->begin()->second.data;
+  double earlier = 0, last = 0;
+  for (int64_t i = 0; i < 768 * tokens; ++i) (i < 768 * (tokens - 1) ? earlier : last) += std::abs(y0[i] - y1[i]);
+  CHECK(earlier == 0);
+  CHECK(last > 0);
+}
+
+namespace {
+
 // y = x W^T + b for one row x, W [out, in] as nn.Linear keeps it.
 std::vector<float> Linear(absl::Span<const float> x, const TensorData& w, const TensorData& b) {
   const int64_t out = w.shape()[0], in = w.shape()[1];

@@ -33,12 +33,14 @@ ValueId ModelBuilder::Weight(const std::string& hint, Shape shape, double bound)
   return WeightRange(hint, std::move(shape), -bound, bound);
 }
 
-ValueId ModelBuilder::Scalar(const std::string& hint, float value) {
+ValueId ModelBuilder::Floats(const std::string& hint, Shape shape, std::vector<float> values) {
   if (!status_.ok()) return kNoValue;
-  auto id = graph_.AddWeight(Name(hint), TensorData::Float({}, {value}));
+  auto id = graph_.AddWeight(Name(hint), TensorData::Float(std::move(shape), std::move(values)));
   if (!id.ok()) status_ = id.status();
   return id.ok() ? *id : kNoValue;
 }
+
+ValueId ModelBuilder::Scalar(const std::string& hint, float value) { return Floats(hint, {}, {value}); }
 
 ValueId ModelBuilder::Int64s(const std::string& hint, std::vector<int64_t> values) {
   if (!status_.ok()) return kNoValue;

@@ -21,6 +21,8 @@ class ModelBuilder {
   ValueId Weight(const std::string& hint, Shape shape, double bound);
   // Uniform in [lo, hi).
   ValueId WeightRange(const std::string& hint, Shape shape, double lo, double hi);
+  // A constant of the given values, in row-major order.
+  ValueId Floats(const std::string& hint, Shape shape, std::vector<float> values);
   ValueId Scalar(const std::string& hint, float value);
   ValueId Int64s(const std::string& hint, std::vector<int64_t> values);
   // A library operator with one output (or the first of several).

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/builder.h"
+#include "models/lora.h"
 #include "models/models.h"
 
 namespace taso::models {
@@ -12,18 +13,6 @@ namespace {
 
 constexpr int64_t kModel = 768;
 constexpr int64_t kHidden = 3072;
-constexpr int64_t kRank = 16;
-constexpr float kScale = 2.0f;  // LoRA alpha / rank
-
-ValueId LoraLinear(ModelBuilder& b, ValueId x, int64_t out) {
-  const int64_t in = b.shape(x)[1];
-  const double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  ValueId base = b.Linear(x, out);
-  ValueId a = b.Weight("lora_A", {in, kRank}, bound);
-  ValueId up = b.Weight("lora_B", {kRank, out}, 0.02);
-  ValueId delta = b.Op("MatMul", {}, {b.Op("MatMul", {}, {x, a}), up});
-  return b.Add(base, b.Mul(delta, b.Scalar("scaling", kScale)));
-}
 
 // GELU as torch.nn.functional.gelu exports it: x * 0.5 * (1 + erf(x / sqrt(2))).
 ValueId Gelu(ModelBuilder& b, ValueId x) {

@@ -19,6 +19,10 @@ const std::vector<ModelInfo>& AllModels() {
       {"task_heads", "eight heads Linear(768,64)-ReLU-Linear(64,4) on one [1,768] feature", BuildTaskHeads},
       {"qkv_attention", "attention block d 768, 12 heads, separate Q, K, V projections; --batch = tokens",
        BuildQkvAttention},
+      {"lora_attention", "attention block d 768, 12 heads, rank-16 LoRA adapters on Q, K, V, O; --batch = tokens",
+       BuildLoraAttention},
+      {"head_attention", "causal attention d 768 written per head (12 x Q, K, V of 64); --batch = tokens",
+       BuildHeadAttention},
   };
   return kModels;
 }

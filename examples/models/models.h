@@ -35,6 +35,8 @@ absl::StatusOr<OnnxModel> BuildInceptionV3(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildTaskHeads(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildLoraAttention(const ModelOptions& o);
+absl::StatusOr<OnnxModel> BuildHeadAttention(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildLstm(const ModelOptions& o);
 absl::StatusOr<OnnxModel> BuildRegNetX200(const ModelOptions& o);
 

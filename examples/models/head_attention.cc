@@ -1,0 +1,46 @@
+// Per-head attention: a causal self-attention block (d 768, 12 heads of 64) written one
+// head at a time, as minimal GPT implementations do (a list of heads, each with its own
+// query, key and value nn.Linear(768, 64)), exported by PyTorch 1.13: 36 small products
+// of one input, a causal mask added to each head's scores, the heads concatenated, the
+// output projection and the residual. ModelOptions::batch is the number of tokens.
+// Merging the 36 projections into one product is the rewrite this model is for.
+#include <cmath>
+#include <vector>
+
+#include "models/builder.h"
+#include "models/models.h"
+
+namespace taso::models {
+namespace {
+
+constexpr int64_t kModel = 768;
+constexpr int64_t kHeads = 12;
+constexpr int64_t kHeadSize = kModel / kHeads;
+
+// One head: softmax(q k^T / sqrt(dh) + mask) v, [tokens, dh].
+ValueId Head(ModelBuilder& b, ValueId x, ValueId mask) {
+  ValueId k = b.Linear(x, kHeadSize), q = b.Linear(x, kHeadSize), v = b.Linear(x, kHeadSize);
+  ValueId k_t = b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0}), {k});
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kHeadSize)));
+  ValueId scores = b.Add(b.Mul(b.Op("MatMul", {}, {q, k_t}), b.Scalar("scale", scale)), mask);
+  return b.Op("MatMul", {}, {b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores}), v});
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxModel> BuildHeadAttention(const ModelOptions& o) {
+  ModelBuilder b(o.seed);
+  ValueId x = b.Input("x", {o.batch, kModel});
+  // 0 on and below the diagonal, -10000 above (as transformers' extended attention
+  // masks are written): a token attends to itself and those before it.
+  std::vector<float> masked(o.batch * o.batch, 0.0f);
+  for (int64_t i = 0; i < o.batch; ++i)
+    for (int64_t j = i + 1; j < o.batch; ++j) masked[i * o.batch + j] = -10000.0f;
+  ValueId mask = b.Floats("causal_mask", {o.batch, o.batch}, std::move(masked));
+  std::vector<ValueId> heads;
+  for (int64_t h = 0; h < kHeads; ++h) heads.push_back(Head(b, x, mask));
+  ValueId context = b.Concat(heads, 1);
+  return b.Finish({b.Add(x, b.Linear(context, kModel))}, "head_attention");
+}
+
+}  // namespace taso::models
