@@ -9,8 +9,9 @@
 # our own cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so
 # that the two runtimes can be compared. Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
-#                                     lora_mlp:32 task_heads:1 task_heads:32 qkv_attention:1
-#                                     qkv_attention:32 nasrnn lstm)
+#                                     lora_mlp:32 lora_attention:1 lora_attention:32
+#                                     task_heads:1 task_heads:32 qkv_attention:1
+#                                     qkv_attention:32 head_attention:32 nasrnn lstm)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
@@ -23,15 +24,15 @@ measure="${SUITE_MEASURE:-10}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(lora_mlp:1 lora_mlp:32 task_heads:1 task_heads:32 qkv_attention:1 qkv_attention:32
-  nasrnn lstm)
+[ ${#cases[@]} -eq 0 ] && cases=(lora_mlp:1 lora_mlp:32 lora_attention:1 lora_attention:32 task_heads:1 task_heads:32
+  qkv_attention:1 qkv_attention:32 head_attention:32 nasrnn lstm)
 
 # MODEL -> the hand-rewrite script for it, or nothing.
 hand_script() {
   case "$1" in
-    lora_mlp) echo bench/hand/fold_adapters.py ;;
+    lora_mlp | lora_attention) echo bench/hand/fold_adapters.py ;;
     task_heads) echo bench/hand/merge_heads.py ;;
-    qkv_attention) echo bench/hand/merge_projections.py ;;
+    qkv_attention | head_attention) echo bench/hand/merge_projections.py ;;
     nasrnn) echo bench/hand/merge_cell_products.py ;;
     lstm) echo bench/hand/batch_steps.py ;;
     resnext50 | regnetx_200mf) echo bench/hand/regroup_convs.py ;;
