@@ -26,4 +26,12 @@ ValueId MultiHeadAttention(ModelBuilder& b, ValueId q, ValueId k, ValueId v, int
   return b.Op("Reshape", {}, {context, b.Int64s("shape", {tokens, model})});
 }
 
+ValueId SelfAttentionBlock(ModelBuilder& b, ValueId x, int64_t heads, const Projection& project) {
+  const int64_t model = b.shape(x)[1];
+  ValueId q = project(x, model);
+  ValueId k = project(x, model);
+  ValueId v = project(x, model);
+  return b.Add(x, project(MultiHeadAttention(b, q, k, v, heads), model));
+}
+
 }  // namespace taso::models

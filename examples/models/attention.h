@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "models/builder.h"
 
@@ -11,5 +12,12 @@ namespace taso::models {
 
 // q, k, v [tokens, d] -> the attended values [tokens, d] (before the output projection).
 ValueId MultiHeadAttention(ModelBuilder& b, ValueId q, ValueId k, ValueId v, int64_t heads);
+
+// A linear layer [tokens, in] -> [tokens, out].
+using Projection = std::function<ValueId(ValueId x, int64_t out)>;
+
+// x + O(attention(Q(x), K(x), V(x))), each projection made by `project` in that order
+// (so that the weights are drawn in that order), d the width of x.
+ValueId SelfAttentionBlock(ModelBuilder& b, ValueId x, int64_t heads, const Projection& project);
 
 }  // namespace taso::models

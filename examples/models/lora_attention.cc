@@ -9,19 +9,12 @@
 #include "models/models.h"
 
 namespace taso::models {
-namespace {
-
-constexpr int64_t kModel = 768;
-constexpr int64_t kHeads = 12;
-
-}  // namespace
 
 absl::StatusOr<OnnxModel> BuildLoraAttention(const ModelOptions& o) {
   ModelBuilder b(o.seed);
-  ValueId x = b.Input("x", {o.batch, kModel});
-  ValueId q = LoraLinear(b, x, kModel), k = LoraLinear(b, x, kModel), v = LoraLinear(b, x, kModel);
-  ValueId context = MultiHeadAttention(b, q, k, v, kHeads);
-  return b.Finish({b.Add(x, LoraLinear(b, context, kModel))}, "lora_attention");
+  ValueId x = b.Input("x", {o.batch, 768});
+  ValueId y = SelfAttentionBlock(b, x, 12, [&](ValueId in, int64_t out) { return LoraLinear(b, in, out); });
+  return b.Finish({y}, "lora_attention");
 }
 
 }  // namespace taso::models

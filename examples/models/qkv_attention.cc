@@ -8,19 +8,12 @@
 #include "models/models.h"
 
 namespace taso::models {
-namespace {
-
-constexpr int64_t kModel = 768;
-constexpr int64_t kHeads = 12;
-
-}  // namespace
 
 absl::StatusOr<OnnxModel> BuildQkvAttention(const ModelOptions& o) {
   ModelBuilder b(o.seed);
-  ValueId x = b.Input("x", {o.batch, kModel});
-  ValueId q = b.Linear(x, kModel), k = b.Linear(x, kModel), v = b.Linear(x, kModel);
-  ValueId context = MultiHeadAttention(b, q, k, v, kHeads);
-  return b.Finish({b.Add(x, b.Linear(context, kModel))}, "qkv_attention");
+  ValueId x = b.Input("x", {o.batch, 768});
+  ValueId y = SelfAttentionBlock(b, x, 12, [&](ValueId in, int64_t out) { return b.Linear(in, out); });
+  return b.Finish({y}, "qkv_attention");
 }
 
 }  // namespace taso::models
