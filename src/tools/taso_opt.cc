@@ -75,7 +75,9 @@ ABSL_FLAG(std::string, search_engine, "egraph",
           "how substitutions are searched: egraph (equality saturation then extraction, --egraph-*) or "
           "backtracking (TASO's cost-ordered search, --alpha, --budget, --time-limit)");
 ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations, "e-graph engine: saturation iterations at most");
-ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes, "e-graph engine: e-nodes at most");
+ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes,
+          "e-graph engine: e-nodes of saturation (the rules other than merges may add a quarter "
+          "more where merges filled it; joined splits after it, as many again)");
 ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit, "e-graph engine: saturation time limit in seconds (extraction follows)");
 ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
