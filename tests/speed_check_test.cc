@@ -102,6 +102,42 @@ TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_chec
   CHECK(r->speed_check->timing.ratio() == Approx(2.0));
 }
 
+TEST_CASE("Without the speed check, a graph whose differing region times slower gives way to the input",
+          "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  StandInRuntime runtime(Operators(model.graph), 1.5);
+  PipelineOptions options = StandInOptions(&runtime);
+  options.verify_speed = false;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->speed_check.has_value());
+  REQUIRE(r->region_estimate.has_value());
+  CHECK(r->region_estimate->input_written);
+  CHECK(r->region_estimate->timing.ratio() == Approx(1 / 1.5));
+  CHECK(r->search.rules_applied.empty());
+  CHECK(Operators(r->model.graph) == Operators(model.graph));
+  CHECK(r->cost_after == Approx(r->cost_before));
+  CHECK(runtime.comparisons == 1);
+  const std::string text = SummaryText(options, *r, "m");
+  CHECK_THAT(text, Catch::Contains("ran measurably slower") && Catch::Contains("the input is written"));
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"input_written\": true"));
+}
+
+TEST_CASE("Without the speed check, a graph whose differing region times faster is written", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  StandInRuntime runtime(Operators(model.graph), 0.5);
+  PipelineOptions options = StandInOptions(&runtime);
+  options.verify_speed = false;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->region_estimate.has_value());
+  CHECK_FALSE(r->region_estimate->input_written);
+  CHECK_FALSE(r->search.rules_applied.empty());
+  CHECK(Operators(r->model.graph) != Operators(model.graph));
+  // Priced as the input less the 0.5 ms its region saves.
+  CHECK(r->cost_before - r->cost_after == Approx(0.5e-3));
+}
+
 TEST_CASE("Only the rewrites that help are kept, a rule's group at a time", "[speed_check]") {
   // Three rewrites in two groups; the model is faster with group "keep" and slower with "drop".
   const std::vector<std::string> groups = {"drop", "keep", "drop"};

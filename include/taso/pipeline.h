@@ -89,7 +89,9 @@ struct PipelineOptions {
   // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
   bool verify_speed = false;
   double verify_speed_seconds = 20;  // for ONNX Runtime's comparisons (OrtTimer::Options)
-  RuntimeTimer* timer = nullptr;  // not owned; overrides the target runtime's
+  // Not owned; overrides the target runtime's: for the speed check, and without it
+  // (verify_speed false) for timing the regions where the written graph differs.
+  RuntimeTimer* timer = nullptr;
   // Not owned: prices operators instead of the analytic model, on Backend::kAnalytic only
   // (a stand-in whose prices a caller sets; the measured backends make their own).
   CostModel* cost_model = nullptr;
@@ -143,6 +145,9 @@ struct PipelineResult {
     // Whether cost_before is the input's time as the speed check measured it (else its
     // price by operators scaled by its region's time over the region's price).
     bool input_timed = false;
+    // Without the speed check: the search's region ran measurably slower than the input's,
+    // so the input was written instead (cleaned up losslessly); the costs are then its own.
+    bool input_written = false;
   };
   std::optional<RegionEstimate> region_estimate;
   struct Layouts {

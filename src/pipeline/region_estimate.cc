@@ -39,30 +39,38 @@ std::optional<double> InputTimed(const PipelineResult& result) {
   return check->timing.a_seconds;
 }
 
-// The cache keys of the two regions' times, timed together.
-std::pair<std::string, std::string> RegionKeys(const DifferingRegions& regions) {
+// The cache keys of the two regions' times, timed together, and of their ratio's spread
+// (kept as that part of the time before, which scales with the machine's speed as times do).
+struct RegionKeys {
+  std::string before, after, spread;
+};
+
+RegionKeys KeysOf(const DifferingRegions& regions) {
   const std::string pair =
       absl::StrCat("region ", GraphFingerprint(regions.before), " against ", GraphFingerprint(regions.after));
-  return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after")};
+  return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after"), absl::StrCat(pair, ": spread")};
 }
 
-// The two regions' times: kept in `kept`'s cache file, else timed by `timer` (and kept).
+// The two regions' times: kept in `kept`'s cache file (with their spread; those kept
+// without one are timed again), else timed by `timer` (and kept).
 absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, MeasuredCost* kept, RuntimeTimer& timer,
                                        bool& from_cache) {
-  const auto [before_key, after_key] = RegionKeys(regions);
+  const RegionKeys keys = KeysOf(regions);
   from_cache = false;
   if (kept != nullptr) {
-    const std::optional<double> before = kept->KeptSeconds(before_key), after = kept->KeptSeconds(after_key);
-    if (before && after) {
+    const std::optional<double> before = kept->KeptSeconds(keys.before), after = kept->KeptSeconds(keys.after),
+                                spread = kept->KeptSeconds(keys.spread);
+    if (before && after && spread && *before > 0) {
       from_cache = true;
-      return PairTiming{.a_seconds = *before, .b_seconds = *after};
+      return PairTiming{.a_seconds = *before, .b_seconds = *after, .spread = *spread / *before};
     }
   }
   ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(NewOnnxModel(std::move(regions.before), opset),
                                                           NewOnnxModel(std::move(regions.after), opset)));
   if (kept != nullptr) {
-    kept->KeepSeconds(before_key, timing.a_seconds);
-    kept->KeepSeconds(after_key, timing.b_seconds);
+    kept->KeepSeconds(keys.before, timing.a_seconds);
+    kept->KeepSeconds(keys.after, timing.b_seconds);
+    kept->KeepSeconds(keys.spread, timing.spread * timing.a_seconds);
   }
   return timing;
 }
