@@ -6,6 +6,7 @@
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_cost.h"
 #include "taso/cost.h"
+#include "taso/pipeline.h"
 #include "test_util.h"
 
 namespace taso {
@@ -126,6 +127,24 @@ TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alik
   CHECK_FALSE(result.region_estimate.has_value());
   CHECK(result.cost_before == 0.5);
   CHECK(result.cost_after == 0.7);
+}
+
+TEST_CASE("Graphs that compute alike are priced at the input's time as the speed check timed it") {
+  AnalyticCost analytic;
+  NodeCountRuntime runtime;
+  PipelineResult result = PricedByOperators();
+  result.speed_check.emplace();
+  result.speed_check->kept_input = true;  // the input written, timed against the search's graph
+  result.speed_check->timing = PairTiming{.a_seconds = 10e-3, .b_seconds = 11e-3, .pairs = 4};
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(false), analytic, nullptr, runtime,
+                              result);
+  CHECK(runtime.comparisons == 0);
+  REQUIRE(result.region_estimate.has_value());
+  CHECK(result.region_estimate->alike);
+  CHECK(result.cost_before == Approx(10e-3));
+  CHECK(result.cost_after == Approx(10e-3));
+  CHECK(result.region_estimate->cost_before_by_operators == 0.5);
+  CHECK_THAT(SummaryText(PipelineOptions(), result, "m"), Catch::Contains("the output computes as the input"));
 }
 
 }  // namespace

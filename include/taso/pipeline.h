@@ -145,6 +145,9 @@ struct PipelineResult {
     // Whether cost_before is the input's time as the speed check measured it (else its
     // price by operators scaled by its region's time over the region's price).
     bool input_timed = false;
+    // The written graph computes as the input's (no region differs): both are priced at the
+    // input's time as the speed check timed it (`timing` is then empty).
+    bool alike = false;
     // Without the speed check: the search's region ran measurably slower than the input's,
     // so the input was written instead (cleaned up losslessly); the costs are then its own.
     bool input_written = false;

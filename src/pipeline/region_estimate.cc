@@ -32,11 +32,24 @@ double InputEstimate(const Graph& input, const std::vector<NodeId>& region, doub
   return input_by_operators * region_seconds / region_by_operators;
 }
 
-// The input's time for a run where the speed check timed it against the graph written.
+// The input's time for a run where the speed check timed it (against the graph written,
+// or, where it writes the input, against the last graph timed).
 std::optional<double> InputTimed(const PipelineResult& result) {
   const auto& check = result.speed_check;
-  if (!check || check->written_untimed || check->kept_input || !(check->timing.a_seconds > 0)) return std::nullopt;
+  if (!check || check->written_untimed || !(check->timing.a_seconds > 0)) return std::nullopt;
   return check->timing.a_seconds;
+}
+
+// Where the written graph computes as the input's: both priced at the input's time where
+// the speed check timed it, else left at their prices by operators.
+void PriceAlike(PipelineResult& result) {
+  const std::optional<double> input_seconds = InputTimed(result);
+  if (!input_seconds) return;
+  PipelineResult::RegionEstimate& estimate = result.region_estimate.emplace();
+  estimate.alike = estimate.input_timed = true;
+  estimate.cost_before_by_operators = result.cost_before;
+  estimate.cost_after_by_operators = result.cost_after;
+  result.cost_before = result.cost_after = *input_seconds;
 }
 
 // The cache keys of the two regions' times, timed together, and of their ratio's spread
@@ -80,7 +93,8 @@ absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, Mea
 void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
                        MeasuredCost* kept, RuntimeTimer& timer, PipelineResult& result) {
   absl::StatusOr<std::optional<DifferingRegions>> regions = FindDifferingRegions(input, written);
-  if (!regions.ok() || !regions->has_value()) return;
+  if (!regions.ok()) return;
+  if (!regions->has_value()) return PriceAlike(result);
   DifferingRegions& found = **regions;
   PipelineResult::RegionEstimate estimate;
   estimate.nodes_before = found.differing_before;

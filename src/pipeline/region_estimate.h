@@ -19,8 +19,10 @@ namespace taso::pipeline {
 // up) and its regions can be timed, sets result.region_estimate; cost_before becomes the
 // input's time where the speed check timed it against `written` (else cost_before, its
 // price by `cost`, scaled by its region's time over the region's price) and cost_after
-// that less the region's time saved. Else (nothing differs, or the regions cannot be made or
-// timed) leaves `result` as it is.
+// that less the region's time saved. Where nothing differs and the speed check timed the
+// input, both costs become the input's time (and result.region_estimate says so). Else
+// (nothing differs and nothing was timed, or the regions cannot be made or timed) leaves
+// `result` as it is.
 // `model` gives the opset the regions are written at. With `kept`, the regions' times are
 // read from its cache file where they were kept before, and kept there once timed.
 void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,

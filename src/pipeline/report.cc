@@ -23,6 +23,11 @@ std::string RegionLine(const PipelineResult& r) {
   const std::string how =
       e.from_cache ? absl::StrFormat("spread +-%.1f%%, kept in the cost cache", 100 * e.timing.spread)
                    : absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * e.timing.spread, e.timing.pairs);
+  if (e.alike)
+    return absl::StrFormat(
+        "  the output computes as the input: both priced at the input's time as the speed check timed it; by "
+        "operators alone: %.4f ms -> %.4f ms\n",
+        e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
   if (e.input_written)
     return absl::StrFormat(
         "  the search's graph, where its %d operators that differ (%d in it) and their neighbours were timed as two "
@@ -303,15 +308,15 @@ std::string JsonMeasured(const PipelineResult& r) {
 std::string JsonRegionEstimate(const PipelineResult& r) {
   if (!r.region_estimate) return "null";
   const PipelineResult::RegionEstimate& e = *r.region_estimate;
-  return absl::StrCat("{\"nodes_before\": ", e.nodes_before, ", \"nodes_after\": ", e.nodes_after,
-                      ", \"region_nodes_before\": ", e.region_nodes_before,
-                      ", \"region_nodes_after\": ", e.region_nodes_after, ", \"before_ms\": ", e.timing.a_seconds * 1e3,
-                      ", \"after_ms\": ", e.timing.b_seconds * 1e3, ", \"spread\": ", e.timing.spread,
-                      ", \"pairs\": ", e.timing.pairs, ", \"from_cache\": ", e.from_cache ? "true" : "false",
-                      ", \"input_timed\": ", e.input_timed ? "true" : "false",
-                      ", \"input_written\": ", e.input_written ? "true" : "false",
-                      ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
-                      ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
+  return absl::StrCat(
+      "{\"nodes_before\": ", e.nodes_before, ", \"nodes_after\": ", e.nodes_after,
+      ", \"region_nodes_before\": ", e.region_nodes_before, ", \"region_nodes_after\": ", e.region_nodes_after,
+      ", \"before_ms\": ", e.timing.a_seconds * 1e3, ", \"after_ms\": ", e.timing.b_seconds * 1e3,
+      ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs,
+      ", \"from_cache\": ", e.from_cache ? "true" : "false", ", \"input_timed\": ", e.input_timed ? "true" : "false",
+      ", \"input_written\": ", e.input_written ? "true" : "false", ", \"alike\": ", e.alike ? "true" : "false",
+      ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
+      ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
 }
 
 std::string JsonSelfCheck(const PipelineResult& r) {
