@@ -32,18 +32,21 @@ Graph Products(bool merged) {
 // A runtime where a model takes 1 ms per node; or fails, when told to.
 class NodeCountRuntime : public RuntimeTimer {
  public:
-  explicit NodeCountRuntime(bool fails = false) : fails_(fails) {}
+  explicit NodeCountRuntime(bool fails = false, double spread = 0.02) : fails_(fails), spread_(spread) {}
   std::string name() const override { return "stand-in"; }
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
     ++comparisons;
     if (fails_) return absl::UnavailableError("the stand-in cannot run");
-    return PairTiming{
-        .a_seconds = a.graph.num_nodes() * 1e-3, .b_seconds = b.graph.num_nodes() * 1e-3, .pairs = 4, .spread = 0.02};
+    return PairTiming{.a_seconds = a.graph.num_nodes() * 1e-3,
+                      .b_seconds = b.graph.num_nodes() * 1e-3,
+                      .pairs = 4,
+                      .spread = spread_};
   }
   int comparisons = 0;
 
  private:
   bool fails_;
+  double spread_;
 };
 
 PipelineResult PricedByOperators() {
@@ -113,6 +116,23 @@ TEST_CASE("The regions' times are kept in the cost cache and read back by the ne
   REQUIRE(kept_timing.b_seconds > 0);
   CHECK(kept_timing.a_seconds / kept_timing.b_seconds == Approx(5.0 / 3));
   CHECK(kept_timing.spread == Approx(0.02));  // what a slower region's written graph is judged by
+}
+
+TEST_CASE("Regions timed with a wide spread are not kept for the next run") {
+  const auto dir = testing::TempDir("region_cache_spread");
+  AnalyticCost analytic;
+  NodeCountRuntime runtime(false, 0.2);
+  for (int run = 0; run < 2; ++run) {
+    auto cache = CostCache::Open((dir / "costs.sqlite").string());
+    REQUIRE(cache.ok());
+    CpuCost kept(*std::move(cache));
+    PipelineResult result = PricedByOperators();
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(true), analytic, &kept, runtime,
+                                result);
+    REQUIRE(result.region_estimate.has_value());
+    CHECK_FALSE(result.region_estimate->from_cache);
+  }
+  CHECK(runtime.comparisons == 2);
 }
 
 TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alike or the runtime fails") {

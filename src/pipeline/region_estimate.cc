@@ -64,8 +64,12 @@ RegionKeys KeysOf(const DifferingRegions& regions) {
   return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after"), absl::StrCat(pair, ": spread")};
 }
 
+// A timing whose spread is wider than this is not kept for later runs (one made while the
+// machine was busy, say): the next run times the regions again.
+constexpr double kWidestSpreadKept = 0.05;
+
 // The two regions' times: kept in `kept`'s cache file (with their spread; those kept
-// without one are timed again), else timed by `timer` (and kept).
+// without one are timed again), else timed by `timer` (and kept, unless too spread).
 absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, MeasuredCost* kept, RuntimeTimer& timer,
                                        bool& from_cache) {
   const RegionKeys keys = KeysOf(regions);
@@ -80,7 +84,7 @@ absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, Mea
   }
   ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(NewOnnxModel(std::move(regions.before), opset),
                                                           NewOnnxModel(std::move(regions.after), opset)));
-  if (kept != nullptr) {
+  if (kept != nullptr && timing.spread <= kWidestSpreadKept) {
     kept->KeepSeconds(keys.before, timing.a_seconds);
     kept->KeepSeconds(keys.after, timing.b_seconds);
     kept->KeepSeconds(keys.spread, timing.spread * timing.a_seconds);
