@@ -77,7 +77,7 @@ absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, Mea
   if (kept != nullptr) {
     const std::optional<double> before = kept->KeptSeconds(keys.before), after = kept->KeptSeconds(keys.after),
                                 spread = kept->KeptSeconds(keys.spread);
-    if (before && after && spread && *before > 0) {
+    if (before && after && spread && *before > 0 && *spread / *before <= kWidestSpreadKept) {
       from_cache = true;
       return PairTiming{.a_seconds = *before, .b_seconds = *after, .spread = *spread / *before};
     }
