@@ -69,7 +69,8 @@ RegionKeys KeysOf(const DifferingRegions& regions) {
 constexpr double kWidestSpreadKept = 0.05;
 
 // The two regions' times: kept in `kept`'s cache file (with their spread; those kept
-// without one are timed again), else timed by `timer` (and kept, unless too spread).
+// without one, or with one too wide, are timed again), else timed by `timer` (and kept,
+// unless too spread).
 absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, MeasuredCost* kept, RuntimeTimer& timer,
                                        bool& from_cache) {
   const RegionKeys keys = KeysOf(regions);
