@@ -102,12 +102,22 @@ TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_chec
   CHECK(r->speed_check->timing.ratio() == Approx(2.0));
 }
 
+namespace {
+
+// The options of a run without the speed check, whose regions `runtime` times.
+PipelineOptions UnverifiedOptions(RuntimeTimer* runtime) {
+  PipelineOptions options = StandInOptions(runtime);
+  options.verify_speed = false;
+  return options;
+}
+
+}  // namespace
+
 TEST_CASE("Without the speed check, a graph whose differing region times slower gives way to the input",
           "[speed_check]") {
   const OnnxModel model = TwoProducts();
   StandInRuntime runtime(Operators(model.graph), 1.5);
-  PipelineOptions options = StandInOptions(&runtime);
-  options.verify_speed = false;
+  const PipelineOptions options = UnverifiedOptions(&runtime);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK_FALSE(r->speed_check.has_value());
@@ -126,9 +136,7 @@ TEST_CASE("Without the speed check, a graph whose differing region times slower 
 TEST_CASE("Without the speed check, a graph whose differing region times faster is written", "[speed_check]") {
   const OnnxModel model = TwoProducts();
   StandInRuntime runtime(Operators(model.graph), 0.5);
-  PipelineOptions options = StandInOptions(&runtime);
-  options.verify_speed = false;
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, UnverifiedOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->region_estimate.has_value());
   CHECK_FALSE(r->region_estimate->input_written);
