@@ -135,12 +135,13 @@ struct PipelineResult {
   double cost_before = 0, cost_after = 0;
   // On the ort backend, where the written graph differs from the input's: the nodes that
   // differ, with their neighbours, timed as two models (src/pipeline/region_estimate.h);
-  // cost_after is then cost_before less the time the written graph's region saves.
+  // cost_after is then cost_before less the part of it the written graph's region saves.
   struct RegionEstimate {
     int nodes_before = 0, nodes_after = 0;                // that differ
     int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
-    PairTiming timing;        // the input's region (a) against the written one's; no pairs when from the cache
-    bool from_cache = false;  // the times kept in the cost cache by an earlier run
+    PairTiming timing;  // the input's region (a) against the written one's; no pairs when from the cache
+    PairTiming share;   // the whole input (a) against its region (b)
+    bool from_cache = false;  // both comparisons kept in the cost cache by an earlier run
     double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
     // Whether cost_before is the input's time as the speed check measured it (else its
     // price by operators scaled by its region's time over the region's price).

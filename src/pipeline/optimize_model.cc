@@ -299,8 +299,9 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
   return out;
 }
 
-// What the regions where the written graph differs from the input's may take to time:
-// to a 1% spread, which four pairs of half a second each give on most models.
+// What the regions where the written graph differs from the input's may take to time, to
+// a 1% spread (which four pairs of half a second each give on most models); and as much
+// for the whole input against its region.
 constexpr double kRegionSeconds = 8;
 
 // On the ort backend, the written graph's estimate from its differing regions timed in
@@ -310,15 +311,16 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
                      const PipelineOptions& options, PipelineResult& result) {
   if (options.timer != nullptr) {
     if (!options.verify_speed)
-      pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, costs.measured, *options.timer, result);
+      pipeline::EstimateByRegions(model, in.cleaned, out.graph, costs.measured, *options.timer, *options.timer,
+                                  result);
     return;
   }
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr) return;
   Announce(options, "estimate", "the regions that differ, in ONNX Runtime");
-  OrtTimer timer(
-      costs.ort_worker,
-      OrtTimer::Options{.threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds});
-  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, costs.measured, timer, result);
+  const OrtTimer::Options timing{
+      .threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds};
+  OrtTimer region_timer(costs.ort_worker, timing), share_timer(costs.ort_worker, timing);
+  pipeline::EstimateByRegions(model, in.cleaned, out.graph, costs.measured, region_timer, share_timer, result);
 }
 
 // Without the speed check, the timing of the regions that differ is the one measurement of

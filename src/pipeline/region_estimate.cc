@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <optional>
 #include <utility>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 #include "pipeline/graph_fingerprint.h"
 #include "taso/graph_regions.h"
@@ -14,23 +14,6 @@
 namespace taso::pipeline {
 
 namespace {
-
-// What `cost` prices the nodes of `graph` in `region` at.
-double InRegion(const Graph& graph, const std::vector<NodeId>& region, CostModel& cost) {
-  double seconds = 0;
-  for (NodeId n : region) seconds += cost.NodeCost(graph, n);
-  return seconds;
-}
-
-// The input's time where the speed check did not time it: its price by operators, scaled
-// by its region's time over the region's price by operators (the prices of small
-// operators run far above their time in a model; the region says by how much here).
-double InputEstimate(const Graph& input, const std::vector<NodeId>& region, double region_seconds, CostModel& cost,
-                     double input_by_operators) {
-  const double region_by_operators = InRegion(input, region, cost);
-  if (!(region_by_operators > 0)) return input_by_operators - region_by_operators + region_seconds;
-  return input_by_operators * region_seconds / region_by_operators;
-}
 
 // The input's time for a run where the speed check timed it (against the graph written,
 // or, where it writes the input, against the last graph timed).
@@ -52,42 +35,41 @@ void PriceAlike(PipelineResult& result) {
   result.cost_before = result.cost_after = *input_seconds;
 }
 
-// The cache keys of the two regions' times, timed together, and of their ratio's spread
-// (kept as that part of the time before, which scales with the machine's speed as times do).
-struct RegionKeys {
-  std::string before, after, spread;
+// The cache keys of a comparison of two graphs, under `label` and their fingerprints: their
+// times, and the ratio's spread (kept as that part of a's time, which scales with the
+// machine's speed as times do).
+struct PairKeys {
+  std::string a, b, spread;
 };
 
-RegionKeys KeysOf(const DifferingRegions& regions) {
-  const std::string pair =
-      absl::StrCat("region ", GraphFingerprint(regions.before), " against ", GraphFingerprint(regions.after));
+PairKeys KeysOf(absl::string_view label, const Graph& a, const Graph& b) {
+  const std::string pair = absl::StrCat(label, " ", GraphFingerprint(a), " against ", GraphFingerprint(b));
   return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after"), absl::StrCat(pair, ": spread")};
 }
 
 // A timing whose spread is wider than this is not kept for later runs (one made while the
-// machine was busy, say): the next run times the regions again.
+// machine was busy, say): the next run times the graphs again.
 constexpr double kWidestSpreadKept = 0.05;
 
-// The two regions' times: kept in `kept`'s cache file (with their spread; those kept
-// without one, or with one too wide, are timed again), else timed by `timer` (and kept,
-// unless too spread).
-absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, MeasuredCost* kept, RuntimeTimer& timer,
-                                       bool& from_cache) {
-  const RegionKeys keys = KeysOf(regions);
+// `a` against `b`: kept in `kept`'s cache file (with the spread; those kept without one,
+// or with one too wide, are timed again), else timed by `timer` (and kept, unless too
+// spread).
+absl::StatusOr<PairTiming> CachedCompare(absl::string_view label, OnnxModel a, OnnxModel b, MeasuredCost* kept,
+                                         RuntimeTimer& timer, bool& from_cache) {
+  const PairKeys keys = KeysOf(label, a.graph, b.graph);
   from_cache = false;
   if (kept != nullptr) {
-    const std::optional<double> before = kept->KeptSeconds(keys.before), after = kept->KeptSeconds(keys.after),
+    const std::optional<double> a_seconds = kept->KeptSeconds(keys.a), b_seconds = kept->KeptSeconds(keys.b),
                                 spread = kept->KeptSeconds(keys.spread);
-    if (before && after && spread && *before > 0 && *spread / *before <= kWidestSpreadKept) {
+    if (a_seconds && b_seconds && spread && *a_seconds > 0 && *spread / *a_seconds <= kWidestSpreadKept) {
       from_cache = true;
-      return PairTiming{.a_seconds = *before, .b_seconds = *after, .spread = *spread / *before};
+      return PairTiming{.a_seconds = *a_seconds, .b_seconds = *b_seconds, .spread = *spread / *a_seconds};
     }
   }
-  ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(NewOnnxModel(std::move(regions.before), opset),
-                                                          NewOnnxModel(std::move(regions.after), opset)));
+  ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(a, b));
   if (kept != nullptr && timing.spread <= kWidestSpreadKept) {
-    kept->KeepSeconds(keys.before, timing.a_seconds);
-    kept->KeepSeconds(keys.after, timing.b_seconds);
+    kept->KeepSeconds(keys.a, timing.a_seconds);
+    kept->KeepSeconds(keys.b, timing.b_seconds);
     kept->KeepSeconds(keys.spread, timing.spread * timing.a_seconds);
   }
   return timing;
@@ -95,8 +77,8 @@ absl::StatusOr<PairTiming> TimeRegions(DifferingRegions& regions, int opset, Mea
 
 }  // namespace
 
-void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       MeasuredCost* kept, RuntimeTimer& timer, PipelineResult& result) {
+void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, MeasuredCost* kept,
+                       RuntimeTimer& region_timer, RuntimeTimer& share_timer, PipelineResult& result) {
   absl::StatusOr<std::optional<DifferingRegions>> regions = FindDifferingRegions(input, written);
   if (!regions.ok()) return;
   if (!regions->has_value()) return PriceAlike(result);
@@ -108,15 +90,27 @@ void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& 
   estimate.region_nodes_after = found.after.num_nodes();
   estimate.cost_before_by_operators = result.cost_before;
   estimate.cost_after_by_operators = result.cost_after;
-  const std::vector<NodeId> nodes_before = found.nodes_before, nodes_after = found.nodes_after;
-  const absl::StatusOr<PairTiming> timing = TimeRegions(found, model.opset, kept, timer, estimate.from_cache);
-  if (!timing.ok()) return;
+  const OnnxModel region_before = NewOnnxModel(std::move(found.before), model.opset);
+  const absl::StatusOr<PairTiming> timing =
+      CachedCompare("region", region_before, NewOnnxModel(std::move(found.after), model.opset), kept, region_timer,
+                    estimate.from_cache);
+  if (!timing.ok() || !(timing->a_seconds > 0)) return;
+  bool share_from_cache = false;
+  const absl::StatusOr<PairTiming> share =
+      CachedCompare("region share", OnnxModel{input, model.shell, model.opset}, region_before, kept, share_timer,
+                    share_from_cache);
+  if (!share.ok() || !(share->a_seconds > 0)) return;
   estimate.timing = *timing;
+  estimate.share = *share;
+  estimate.from_cache = estimate.from_cache && share_from_cache;
   const std::optional<double> input_seconds = InputTimed(result);
   estimate.input_timed = input_seconds.has_value();
-  result.cost_before =
-      input_seconds ? *input_seconds : InputEstimate(input, nodes_before, timing->a_seconds, cost, result.cost_before);
-  result.cost_after = std::max(0.0, result.cost_before - (timing->a_seconds - timing->b_seconds));
+  // Each a ratio of two times taken together, so that the machine's speed, which drifts
+  // between the speed check and these timings, cancels.
+  const double region_part = share->b_seconds / share->a_seconds;
+  const double part_saved = (timing->a_seconds - timing->b_seconds) / timing->a_seconds;
+  result.cost_before = input_seconds.value_or(share->a_seconds);
+  result.cost_after = std::max(0.0, result.cost_before * (1 - region_part * part_saved));
   result.region_estimate = std::move(estimate);
 }
 

@@ -2,13 +2,13 @@
 // one at a time, which misses what ONNX Runtime fuses or converts across operators and
 // prices microsecond operators by runs whose fixed part is most of their time. Where the
 // written graph differs from the input's, the differing nodes and their neighbours
-// (FindDifferingRegions) are timed as two models against each other, warm: the written
-// graph is priced as the input less what its region saves.
+// (FindDifferingRegions) are timed as two models against each other, warm, and the input
+// against its region: the written graph is priced as the input less the part of its time
+// the region saves.
 #pragma once
 
 #include "taso/backends/measured_cost.h"
 #include "taso/backends/runtime_timer.h"
-#include "taso/cost.h"
 #include "taso/graph.h"
 #include "taso/onnx_io.h"
 #include "taso/pipeline.h"
@@ -16,16 +16,19 @@
 namespace taso::pipeline {
 
 // Where `written` differs from `input` (the input's graph as the runtime runs it: cleaned
-// up) and its regions can be timed, sets result.region_estimate; cost_before becomes the
-// input's time where the speed check timed it against `written` (else cost_before, its
-// price by `cost`, scaled by its region's time over the region's price) and cost_after
-// that less the region's time saved. Where nothing differs and the speed check timed the
-// input, both costs become the input's time (and result.region_estimate says so). Else
-// (nothing differs and nothing was timed, or the regions cannot be made or timed) leaves
-// `result` as it is.
-// `model` gives the opset the regions are written at. With `kept`, the regions' times are
+// up) and its regions can be timed, sets result.region_estimate: `region_timer` times the
+// input's region against the written one's (the part of its time the rewrite saves), and
+// `share_timer` the whole input against its region (the part of the input's time the
+// region takes). cost_before becomes the input's time as the speed check timed it (else
+// as the share's comparison did), and cost_after that less the product of the two parts:
+// ratios of times taken together, so that the machine's speed, which drifts between
+// timings, cancels. Where nothing differs and the speed check timed the input, both
+// costs become the input's time (and result.region_estimate says so). Else (nothing
+// differs and nothing was timed, or the regions cannot be made or timed) leaves `result`
+// as it is.
+// `model` gives the opset the regions are written at. With `kept`, the comparisons are
 // read from its cache file where they were kept before, and kept there once timed.
-void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       MeasuredCost* kept, RuntimeTimer& timer, PipelineResult& result);
+void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, MeasuredCost* kept,
+                       RuntimeTimer& region_timer, RuntimeTimer& share_timer, PipelineResult& result);
 
 }  // namespace taso::pipeline

@@ -16,29 +16,38 @@ namespace {
 
 bool StoppedByLimit(const SearchResult& search) { return search.stop_reason != StopReason::kQueueEmpty; }
 
+// How a comparison was made: its spread, and its session pairs or that it was kept.
+std::string HowTimed(const PairTiming& t, bool from_cache) {
+  return from_cache ? absl::StrFormat("spread +-%.1f%%, kept in the cost cache", 100 * t.spread)
+                    : absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * t.spread, t.pairs);
+}
+
 // How the estimate after was made where the regions that differ were timed.
 std::string RegionLine(const PipelineResult& r) {
   if (!r.region_estimate) return "";
   const PipelineResult::RegionEstimate& e = *r.region_estimate;
-  const std::string how =
-      e.from_cache ? absl::StrFormat("spread +-%.1f%%, kept in the cost cache", 100 * e.timing.spread)
-                   : absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * e.timing.spread, e.timing.pairs);
   if (e.alike)
     return absl::StrFormat(
         "  the output computes as the input: both priced at the input's time as the speed check timed it; by "
         "operators alone: %.4f ms -> %.4f ms\n",
         e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
+  const std::string how = HowTimed(e.timing, e.from_cache);
   if (e.input_written)
     return absl::StrFormat(
         "  the search's graph, where its %d operators that differ (%d in it) and their neighbours were timed as two "
         "models, ran measurably slower: %.4f ms -> %.4f ms (%s); the input is written, cleaned up losslessly\n",
         e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how);
+  const double saved = e.timing.a_seconds > 0 ? 1 - e.timing.b_seconds / e.timing.a_seconds : 0;
+  const double part = e.share.a_seconds > 0 ? e.share.b_seconds / e.share.a_seconds : 0;
   return absl::StrFormat(
-      "  the output priced as the input (%s) less what the %d operators that differ (%d in the output) save, "
-      "timed with their neighbours as two models: %.4f ms -> %.4f ms (%s); by operators alone: %.4f ms -> %.4f ms\n",
-      e.input_timed ? "as the speed check timed it" : "priced by operators, scaled as its region's time over price",
-      e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how,
-      e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
+      "  the output priced as the input (%s) less the part the %d operators that differ (%d in the output) save, "
+      "timed with their neighbours as two models: %.4f ms -> %.4f ms (%s), %.1f%% saved of a region that takes "
+      "%.1f%% of the input's time (the input against it: %.4f ms, %.4f ms, %s); by operators alone: %.4f ms -> "
+      "%.4f ms\n",
+      e.input_timed ? "as the speed check timed it" : "as timed against its region", e.nodes_before, e.nodes_after,
+      e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how, 100 * saved, 100 * part, e.share.a_seconds * 1e3,
+      e.share.b_seconds * 1e3, HowTimed(e.share, e.from_cache), e.cost_before_by_operators * 1e3,
+      e.cost_after_by_operators * 1e3);
 }
 
 // The first two lines: what became of the graph and what it is estimated to cost.
@@ -312,7 +321,8 @@ std::string JsonRegionEstimate(const PipelineResult& r) {
       "{\"nodes_before\": ", e.nodes_before, ", \"nodes_after\": ", e.nodes_after,
       ", \"region_nodes_before\": ", e.region_nodes_before, ", \"region_nodes_after\": ", e.region_nodes_after,
       ", \"before_ms\": ", e.timing.a_seconds * 1e3, ", \"after_ms\": ", e.timing.b_seconds * 1e3,
-      ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs,
+      ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs, ", \"input_ms\": ", e.share.a_seconds * 1e3,
+      ", \"region_in_input_ms\": ", e.share.b_seconds * 1e3, ", \"share_spread\": ", e.share.spread,
       ", \"from_cache\": ", e.from_cache ? "true" : "false", ", \"input_timed\": ", e.input_timed ? "true" : "false",
       ", \"input_written\": ", e.input_written ? "true" : "false", ", \"alike\": ", e.alike ? "true" : "false",
       ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
