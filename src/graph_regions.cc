@@ -67,12 +67,13 @@ void MarkShared(Side& side, const Side& other) {
 }
 
 // Adds to `neighbours` the signatures of the shared nodes next to the nodes of `side`
-// that differ.
-void AddNeighbours(const Side& side, absl::flat_hash_set<uint64_t>& neighbours) {
+// that differ or are among `reached` (the neighbours of the hops before).
+void AddNeighbours(const Side& side, const absl::flat_hash_set<uint64_t>& reached,
+                   absl::flat_hash_set<uint64_t>& neighbours) {
   const Graph& g = side.graph;
   const UseIndex uses(g);
   for (NodeId n = 0; n < g.num_nodes(); ++n) {
-    if (side.shared[n]) continue;
+    if (side.shared[n] && !reached.contains(side.signature[n])) continue;
     for (ValueId v : g.node(n).inputs)
       if (v != kNoValue && g.value(v).producer != kNoNode && side.shared[g.value(v).producer])
         neighbours.insert(side.signature[g.value(v).producer]);
@@ -126,15 +127,19 @@ absl::StatusOr<Graph> RegionGraph(const Graph& g, const std::vector<NodeId>& reg
 
 }  // namespace
 
-absl::StatusOr<std::optional<DifferingRegions>> FindDifferingRegions(const Graph& before, const Graph& after) {
+absl::StatusOr<std::optional<DifferingRegions>> FindDifferingRegions(const Graph& before, const Graph& after,
+                                                                     int hops) {
   Side a{before, {}, {}, {}}, b{after, {}, {}, {}};
   RETURN_IF_ERROR(Identify(a, ComputedNames(after)));
   RETURN_IF_ERROR(Identify(b, ComputedNames(before)));
   MarkShared(a, b);
   MarkShared(b, a);
   absl::flat_hash_set<uint64_t> neighbours;
-  AddNeighbours(a, neighbours);
-  AddNeighbours(b, neighbours);
+  for (int hop = 0; hop < hops; ++hop) {
+    const absl::flat_hash_set<uint64_t> reached = neighbours;
+    AddNeighbours(a, reached, neighbours);
+    AddNeighbours(b, reached, neighbours);
+  }
   DifferingRegions regions;
   regions.nodes_before = Region(a, neighbours, regions.differing_before);
   regions.nodes_after = Region(b, neighbours, regions.differing_after);

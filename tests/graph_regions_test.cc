@@ -72,6 +72,22 @@ TEST_CASE("A merge of two products and the products it replaces are each a regio
   CHECK(MaxAbsDifference(*a, *b) < 1e-5);
 }
 
+TEST_CASE("Each hop takes in the nodes next to the region so far") {
+  const Graph before = Heads(false), after = Heads(true);
+  for (const auto& [hops, nodes_before] : std::vector<std::pair<int, size_t>>{{1, 4}, {2, 5}, {3, 6}}) {
+    auto found = FindDifferingRegions(before, after, hops);
+    REQUIRE(found.ok());
+    REQUIRE(found->has_value());
+    const DifferingRegions& regions = **found;
+    INFO(hops << " hops");
+    // The products with their Relus, then the Add, then the Tanh.
+    CHECK(regions.nodes_before.size() == nodes_before);
+    CHECK(regions.nodes_after.size() == nodes_before + 1);  // three nodes in place of the two products
+    CHECK(CountOps(regions.before, "Add") == (hops >= 2 ? 1 : 0));
+    CHECK(CountOps(regions.after, "Tanh") == (hops >= 3 ? 1 : 0));
+  }
+}
+
 TEST_CASE("Without names in common, what a merge changes reaches the outputs") {
   // Every value the merge's readers compute is computed from another value than before,
   // and no name says it is the same one.

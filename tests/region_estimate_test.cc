@@ -15,12 +15,14 @@ namespace {
 using testing::AddOp;
 using testing::AddWeight;
 
-// Tanh, Sigmoid, then x w1 + x w2 (`merged`: x (w1 + w2), computed as one product named
-// as the sum was), then Relu.
+// Relu, Tanh, Tanh, Sigmoid, then x w1 + x w2 (`merged`: x (w1 + w2), computed as one
+// product named as the sum was), then Relu: 8 nodes, or 6 merged. The regions reach three
+// hops out, all but the first Relu.
 Graph Products(bool merged) {
   Graph g;
   const ValueId input = *g.AddInput("input", DataType::kFloat32, {4, 16});
-  const ValueId x = AddOp(g, "Sigmoid", {AddOp(g, "Tanh", {input}, "h")}, "x");
+  const ValueId t = AddOp(g, "Tanh", {AddOp(g, "Relu", {input}, "r")}, "t");
+  const ValueId x = AddOp(g, "Sigmoid", {AddOp(g, "Tanh", {t}, "h")}, "x");
   const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
   const ValueId y = merged
                         ? AddOp(g, "MatMul", {x, AddWeight(g, "w12", {16, 16}, 3)}, "y")
@@ -60,23 +62,24 @@ TEST_CASE("The written graph is priced as the input less the part of it its regi
   const Graph before = Products(false), after = Products(true);
   NodeCountRuntime runtime;
   PipelineResult result = PricedByOperators();
-  // The input (6 nodes) takes 6 ms against its region's 5, which the rewrite takes to 3:
-  // the region is 5/6 of the input and saves 2/5 of itself, a third of the input.
+  // The input (8 nodes) takes 8 ms against its region's 7, which the rewrite takes to 5:
+  // the region is 7/8 of the input and saves 2/7 of itself, a quarter of the input.
 
   SECTION("with the input as timed against its region") {
     pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, nullptr, runtime, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     // Regions: the products and the Add (3 nodes), the merged product (1), each with the
-    // Sigmoid and the Relu next to them.
+    // Sigmoid and the last Relu next to them, the second Tanh next to those, the first
+    // Tanh next to that.
     CHECK(result.region_estimate->nodes_before == 3);
     CHECK(result.region_estimate->nodes_after == 1);
-    CHECK(result.region_estimate->region_nodes_before == 5);
-    CHECK(result.region_estimate->region_nodes_after == 3);
+    CHECK(result.region_estimate->region_nodes_before == 7);
+    CHECK(result.region_estimate->region_nodes_after == 5);
     CHECK_FALSE(result.region_estimate->input_timed);
-    CHECK(result.region_estimate->share.a_seconds == Approx(6e-3));
-    CHECK(result.region_estimate->share.b_seconds == Approx(5e-3));
-    CHECK(result.cost_before == Approx(6e-3));
-    CHECK(result.cost_after == Approx(4e-3));
+    CHECK(result.region_estimate->share.a_seconds == Approx(8e-3));
+    CHECK(result.region_estimate->share.b_seconds == Approx(7e-3));
+    CHECK(result.cost_before == Approx(8e-3));
+    CHECK(result.cost_after == Approx(6e-3));
     CHECK(result.region_estimate->cost_before_by_operators == 0.5);
     CHECK(result.region_estimate->cost_after_by_operators == 0.7);
   }
@@ -87,9 +90,9 @@ TEST_CASE("The written graph is priced as the input less the part of it its regi
     REQUIRE(result.region_estimate.has_value());
     CHECK(result.region_estimate->input_timed);
     CHECK(result.cost_before == Approx(10e-3));
-    // A third less, though the speed check's times ran 10/6 of the regions' (the machine
-    // slower then): the parts are ratios of times taken together.
-    CHECK(result.cost_after == Approx(10e-3 * 2 / 3));
+    // A quarter less, though the speed check's times ran 10/8 of the regions' (the
+    // machine slower then): the parts are ratios of times taken together.
+    CHECK(result.cost_after == Approx(10e-3 * 3 / 4));
   }
   CHECK(runtime.comparisons == 2);
 }
@@ -115,12 +118,12 @@ TEST_CASE("The regions' times are kept in the cost cache and read back by the ne
   // (which drifts under load, so only their ratio is the one timed).
   const PairTiming& kept_timing = results[1].region_estimate->timing;
   REQUIRE(kept_timing.b_seconds > 0);
-  CHECK(kept_timing.a_seconds / kept_timing.b_seconds == Approx(5.0 / 3));
+  CHECK(kept_timing.a_seconds / kept_timing.b_seconds == Approx(7.0 / 5));
   CHECK(kept_timing.spread == Approx(0.02));  // what a slower region's written graph is judged by
   const PairTiming& kept_share = results[1].region_estimate->share;
   REQUIRE(kept_share.b_seconds > 0);
-  CHECK(kept_share.a_seconds / kept_share.b_seconds == Approx(6.0 / 5));
-  CHECK(results[1].cost_after / results[1].cost_before == Approx(2.0 / 3));
+  CHECK(kept_share.a_seconds / kept_share.b_seconds == Approx(8.0 / 7));
+  CHECK(results[1].cost_after / results[1].cost_before == Approx(3.0 / 4));
 }
 
 TEST_CASE("Regions timed with a wide spread are not kept for the next run") {

@@ -33,6 +33,9 @@ struct DifferingRegions {
 
 // Nullopt where the two graphs compute alike (no node differs); an error where a region
 // cannot be made into a graph (a value of unknown shape at its edge, a cycle).
-absl::StatusOr<std::optional<DifferingRegions>> FindDifferingRegions(const Graph& before, const Graph& after);
+// `hops`: how far the neighbours reach (1: the nodes next to those that differ; 2: and the
+// nodes next to those; ...).
+absl::StatusOr<std::optional<DifferingRegions>> FindDifferingRegions(const Graph& before, const Graph& after,
+                                                                     int hops = 1);
 
 }  // namespace taso

@@ -300,9 +300,10 @@ absl::StatusOr<Output> VerifySpeed(const OnnxModel& model, const Inputs& in, con
 }
 
 // What the regions where the written graph differs from the input's may take to time, to
-// a 1% spread (which four pairs of half a second each give on most models); and as much
-// for the whole input against its region.
-constexpr double kRegionSeconds = 8;
+// a 1% spread (which four pairs of half a second each give on most models); and the whole
+// input against its region, to 3% (its error counts times the part of the region saved,
+// a few percent).
+constexpr double kRegionSeconds = 8, kShareSeconds = 4;
 
 // On the ort backend, the written graph's estimate from its differing regions timed in
 // ONNX Runtime (region_estimate.h). A stand-in timer times them instead where it does
@@ -317,9 +318,11 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
   }
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr) return;
   Announce(options, "estimate", "the regions that differ, in ONNX Runtime");
-  const OrtTimer::Options timing{
-      .threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds};
-  OrtTimer region_timer(costs.ort_worker, timing), share_timer(costs.ort_worker, timing);
+  OrtTimer region_timer(costs.ort_worker,
+                        {.threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds});
+  OrtTimer share_timer(
+      costs.ort_worker,
+      {.threads = options.ort_threads, .target_spread = 0.03, .stop_when_resolved = false, .seconds = kShareSeconds});
   pipeline::EstimateByRegions(model, in.cleaned, out.graph, costs.measured, region_timer, share_timer, result);
 }
 
