@@ -51,6 +51,10 @@ class NodeCountRuntime : public RuntimeTimer {
   double spread_;
 };
 
+// Prices the regions' nodes: the Products far below the 10 ms a region may take, so their
+// regions reach three hops out.
+AnalyticCost analytic;
+
 PipelineResult PricedByOperators() {
   PipelineResult result;
   result.cost_before = 0.5;
@@ -66,7 +70,7 @@ TEST_CASE("The written graph is priced as the input less the part of it its regi
   // the region is 7/8 of the input and saves 2/7 of itself, a quarter of the input.
 
   SECTION("with the input as timed against its region") {
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, nullptr, runtime, runtime, result);
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, nullptr, runtime, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     // Regions: the products and the Add (3 nodes), the merged product (1), each with the
     // Sigmoid and the last Relu next to them, the second Tanh next to those, the first
@@ -86,7 +90,7 @@ TEST_CASE("The written graph is priced as the input less the part of it its regi
   SECTION("with the input as the speed check timed it") {
     result.speed_check.emplace();
     result.speed_check->timing = PairTiming{.a_seconds = 10e-3, .b_seconds = 9e-3, .pairs = 4};
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, nullptr, runtime, runtime, result);
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, nullptr, runtime, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     CHECK(result.region_estimate->input_timed);
     CHECK(result.cost_before == Approx(10e-3));
@@ -95,6 +99,21 @@ TEST_CASE("The written graph is priced as the input less the part of it its regi
     CHECK(result.cost_after == Approx(10e-3 * 3 / 4));
   }
   CHECK(runtime.comparisons == 2);
+}
+
+TEST_CASE("A region takes a hop more only while it is priced within 10 ms") {
+  // Every node priced at least `launch` seconds: the input's region is 5 nodes one hop
+  // out, 6 two hops out, 7 three hops out.
+  for (const auto& [launch, nodes] : std::vector<std::pair<double, int>>{{3e-3, 5}, {1.5e-3, 6}, {1e-3, 7}}) {
+    AnalyticCost priced(AnalyticCost::Machine{.launch_seconds = launch});
+    NodeCountRuntime runtime;
+    PipelineResult result = PricedByOperators();
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(true), priced, nullptr, runtime,
+                                runtime, result);
+    REQUIRE(result.region_estimate.has_value());
+    INFO(launch << " s a node");
+    CHECK(result.region_estimate->region_nodes_before == nodes);
+  }
 }
 
 TEST_CASE("The regions' times are kept in the cost cache and read back by the next run") {
@@ -107,7 +126,7 @@ TEST_CASE("The regions' times are kept in the cost cache and read back by the ne
     REQUIRE(cache.ok());
     CpuCost kept(*std::move(cache));
     PipelineResult result = PricedByOperators();
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, &kept, runtime, runtime, result);
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, after, analytic, &kept, runtime, runtime, result);
     REQUIRE(result.region_estimate.has_value());
     results.push_back(result);
   }
@@ -134,8 +153,8 @@ TEST_CASE("Regions timed with a wide spread are not kept for the next run") {
     REQUIRE(cache.ok());
     CpuCost kept(*std::move(cache));
     PipelineResult result = PricedByOperators();
-    pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(true), &kept, runtime, runtime,
-                                result);
+    pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(true), analytic, &kept, runtime,
+                                runtime, result);
     REQUIRE(result.region_estimate.has_value());
     CHECK_FALSE(result.region_estimate->from_cache);
   }
@@ -146,9 +165,11 @@ TEST_CASE("Nothing is timed and the estimate stays where the graphs compute alik
   const Graph before = Products(false);
   NodeCountRuntime runtime, failing(true);
   PipelineResult result = PricedByOperators();
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(false), nullptr, runtime, runtime, result);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(false), analytic, nullptr, runtime, runtime,
+                              result);
   CHECK(runtime.comparisons == 0);
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(true), nullptr, failing, failing, result);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), before, Products(true), analytic, nullptr, failing, failing,
+                              result);
   CHECK(failing.comparisons == 1);
   CHECK_FALSE(result.region_estimate.has_value());
   CHECK(result.cost_before == 0.5);
@@ -161,8 +182,8 @@ TEST_CASE("Graphs that compute alike are priced at the input's time as the speed
   result.speed_check.emplace();
   result.speed_check->kept_input = true;  // the input written, timed against the search's graph
   result.speed_check->timing = PairTiming{.a_seconds = 10e-3, .b_seconds = 11e-3, .pairs = 4};
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(false), nullptr, runtime, runtime,
-                              result);
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(false), analytic, nullptr, runtime,
+                              runtime, result);
   CHECK(runtime.comparisons == 0);
   REQUIRE(result.region_estimate.has_value());
   CHECK(result.region_estimate->alike);

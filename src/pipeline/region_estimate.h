@@ -9,6 +9,7 @@
 
 #include "taso/backends/measured_cost.h"
 #include "taso/backends/runtime_timer.h"
+#include "taso/cost.h"
 #include "taso/graph.h"
 #include "taso/onnx_io.h"
 #include "taso/pipeline.h"
@@ -26,9 +27,11 @@ namespace taso::pipeline {
 // costs become the input's time (and result.region_estimate says so). Else (nothing
 // differs and nothing was timed, or the regions cannot be made or timed) leaves `result`
 // as it is.
-// `model` gives the opset the regions are written at. With `kept`, the comparisons are
+// The regions reach up to three hops out from the nodes that differ, while `cost` prices
+// the input's region within 10 ms. `model` gives the opset the regions are written at. With `kept`, the comparisons are
 // read from its cache file where they were kept before, and kept there once timed.
-void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, MeasuredCost* kept,
-                       RuntimeTimer& region_timer, RuntimeTimer& share_timer, PipelineResult& result);
+void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
+                       MeasuredCost* kept, RuntimeTimer& region_timer, RuntimeTimer& share_timer,
+                       PipelineResult& result);
 
 }  // namespace taso::pipeline
