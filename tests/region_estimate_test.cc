@@ -133,6 +133,8 @@ TEST_CASE("The regions' times are kept in the cost cache and read back by the ne
   CHECK(runtime.comparisons == 2);  // the regions, and the input against its region
   CHECK_FALSE(results[0].region_estimate->from_cache);
   CHECK(results[1].region_estimate->from_cache);
+  CHECK_FALSE(results[0].region_estimate->share_from_cache);
+  CHECK(results[1].region_estimate->share_from_cache);
   // Kept as multiples of the reference product's time, back in seconds at its speed now
   // (which drifts under load, so only their ratio is the one timed).
   const PairTiming& kept_timing = results[1].region_estimate->timing;

@@ -141,7 +141,8 @@ struct PipelineResult {
     int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
     PairTiming timing;  // the input's region (a) against the written one's; no pairs when from the cache
     PairTiming share;   // the whole input (a) against its region (b)
-    bool from_cache = false;  // both comparisons kept in the cost cache by an earlier run
+    bool from_cache = false;        // `timing` kept in the cost cache by an earlier run
+    bool share_from_cache = false;  // `share` likewise
     double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
     // Whether cost_before is the input's time as the speed check measured it (else its
     // price by operators scaled by its region's time over the region's price).

@@ -129,14 +129,12 @@ void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& 
       CachedCompare("region", region_before, NewOnnxModel(std::move(found.after), model.opset), kept, region_timer,
                     estimate.from_cache);
   if (!timing.ok() || !(timing->a_seconds > 0)) return;
-  bool share_from_cache = false;
   const absl::StatusOr<PairTiming> share =
       CachedCompare("region share", OnnxModel{input, model.shell, model.opset}, region_before, kept, share_timer,
-                    share_from_cache);
+                    estimate.share_from_cache);
   if (!share.ok() || !(share->a_seconds > 0)) return;
   estimate.timing = *timing;
   estimate.share = *share;
-  estimate.from_cache = estimate.from_cache && share_from_cache;
   const std::optional<double> input_seconds = InputTimed(result);
   estimate.input_timed = input_seconds.has_value();
   // Each a ratio of two times taken together, so that the machine's speed, which drifts

@@ -46,7 +46,7 @@ std::string RegionLine(const PipelineResult& r) {
       "%.4f ms\n",
       e.input_timed ? "as the speed check timed it" : "as timed against its region", e.nodes_before, e.nodes_after,
       e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how, 100 * saved, 100 * part, e.share.a_seconds * 1e3,
-      e.share.b_seconds * 1e3, HowTimed(e.share, e.from_cache), e.cost_before_by_operators * 1e3,
+      e.share.b_seconds * 1e3, HowTimed(e.share, e.share_from_cache), e.cost_before_by_operators * 1e3,
       e.cost_after_by_operators * 1e3);
 }
 
@@ -323,7 +323,8 @@ std::string JsonRegionEstimate(const PipelineResult& r) {
       ", \"before_ms\": ", e.timing.a_seconds * 1e3, ", \"after_ms\": ", e.timing.b_seconds * 1e3,
       ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs, ", \"input_ms\": ", e.share.a_seconds * 1e3,
       ", \"region_in_input_ms\": ", e.share.b_seconds * 1e3, ", \"share_spread\": ", e.share.spread,
-      ", \"from_cache\": ", e.from_cache ? "true" : "false", ", \"input_timed\": ", e.input_timed ? "true" : "false",
+      ", \"from_cache\": ", e.from_cache ? "true" : "false",
+      ", \"share_from_cache\": ", e.share_from_cache ? "true" : "false", ", \"input_timed\": ", e.input_timed ? "true" : "false",
       ", \"input_written\": ", e.input_written ? "true" : "false", ", \"alike\": ", e.alike ? "true" : "false",
       ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
       ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
