@@ -144,8 +144,8 @@ struct PipelineResult {
     bool from_cache = false;        // `timing` kept in the cost cache by an earlier run
     bool share_from_cache = false;  // `share` likewise
     double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
-    // Whether cost_before is the input's time as the speed check measured it (else its
-    // price by operators scaled by its region's time over the region's price).
+    // Whether cost_before is the input's time as the speed check measured it (else as
+    // `share` timed it against its region).
     bool input_timed = false;
     // The written graph computes as the input's (no region differs): both are priced at the
     // input's time as the speed check timed it (`timing` is then empty).

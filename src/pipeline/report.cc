@@ -324,7 +324,8 @@ std::string JsonRegionEstimate(const PipelineResult& r) {
       ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs, ", \"input_ms\": ", e.share.a_seconds * 1e3,
       ", \"region_in_input_ms\": ", e.share.b_seconds * 1e3, ", \"share_spread\": ", e.share.spread,
       ", \"from_cache\": ", e.from_cache ? "true" : "false",
-      ", \"share_from_cache\": ", e.share_from_cache ? "true" : "false", ", \"input_timed\": ", e.input_timed ? "true" : "false",
+      ", \"share_from_cache\": ", e.share_from_cache ? "true" : "false",
+      ", \"input_timed\": ", e.input_timed ? "true" : "false",
       ", \"input_written\": ", e.input_written ? "true" : "false", ", \"alike\": ", e.alike ? "true" : "false",
       ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,
       ", \"cost_after_by_operators_ms\": ", e.cost_after_by_operators * 1e3, "}");
