@@ -393,6 +393,81 @@ TEST_CASE("E-graph: the integer program finds a shared subexpression greedy miss
   CHECK(skipped.extraction.choice.empty());
 }
 
+TEST_CASE("E-graph: the integer program chooses no e-node whose operands it may not compute", "[egraph]") {
+  // As above, but the program may use Relu(S) and Transpose(S) and not S itself (S = x . x
+  // is not allowed): the cheap readers of S are out of reach, and the incumbent's Add and
+  // Mul of x stand. A class needed with no allowed e-node once let the solver choose
+  // nothing there, and pricing that choice crashed (torchvision's Swin-T).
+  SharedProduct h;
+  EGraph& eg = h.eg;
+  const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
+  REQUIRE(eg.Merge(a, h.Op("Add", {x, x})));
+  REQUIRE(eg.Merge(b, h.Op("Mul", {x, x})));
+  const ClassId out = h.Op("Add", {a, b});
+  eg.Rebuild();
+  std::vector<double> prices(eg.num_node_ids(), 0);
+  prices[NodeOf(eg, s, "MatMul")] = 10;
+  prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
+  prices[NodeOf(eg, a, "Add")] = prices[NodeOf(eg, b, "Mul")] = 7;
+  const std::vector<ClassId> roots = {out};
+  auto greedy = egraph::ExtractGreedy(eg, prices, roots);
+  REQUIRE(greedy.ok());
+  REQUIRE(greedy->choice[eg.Find(a)] == NodeOf(eg, a, "Add"));
+  egraph::Extraction incumbent = *greedy;  // greedy chooses in every class; S is not used
+  incumbent.choice[eg.Find(s)] = egraph::kNoENode;
+  incumbent.order = egraph::TopologicalClasses(eg, roots, incumbent.choice);
+
+  std::vector<bool> allowed(eg.num_node_ids(), false);
+  allowed[NodeOf(eg, a, "Relu")] = allowed[NodeOf(eg, b, "Transpose")] = true;
+  const egraph::ExactExtraction exact = egraph::ExtractExact(eg, prices, roots, allowed, incumbent, 1000, 10);
+  CHECK(exact.cost == Approx(15));
+  if (!exact.extraction.choice.empty()) CHECK(exact.extraction.choice[eg.Find(a)] == NodeOf(eg, a, "Add"));
+
+  // A choice that reads a class it chooses nothing for is priced as no extraction.
+  std::vector<ENodeId> partial = incumbent.choice;
+  partial[eg.Find(a)] = NodeOf(eg, a, "Relu");
+  CHECK(std::isinf(egraph::DagCost(eg, prices, roots, partial)));
+}
+
+TEST_CASE("E-graph: the integer program folds no weights it does not need", "[egraph]") {
+  // out = x . W, or x . Transpose(Transpose(W)) (the rules' two transposes of a weight,
+  // not known to be W): both free at run time, the transposes folded ahead of time; but
+  // folding costs taso-opt time and memory (VGG-11 folded fourteen of a 411 MB weight),
+  // so the program takes W as it is.
+  Graph g;
+  EGraph eg;
+  const ClassId x = eg.AddLeaf(g, *g.AddInput("x", DataType::kFloat32, {8, 8}));
+  const ClassId w = eg.AddLeaf(g, *g.AddWeight("w", TensorData::Float({8, 8}, std::vector<float>(64, 1.0f))));
+  const Params swap = Params().Set("perm", std::vector<int64_t>{1, 0});
+  auto op = [&](const std::string& name, std::vector<ClassId> children, Params params = {}) {
+    auto out = eg.AddOp(testing::Op(name), params, std::move(children));
+    REQUIRE(out.ok());
+    return (*out)[0];
+  };
+  const ClassId twice = op("Transpose", {op("Transpose", {w}, swap)}, swap);
+  const ClassId out = op("MatMul", {x, w});
+  REQUIRE(eg.Merge(out, op("MatMul", {x, twice})));
+  eg.Rebuild();
+  REQUIRE(eg.eclass(eg.Find(twice)).weight_only);
+  std::vector<double> prices(eg.num_node_ids(), 0);
+  for (ENodeId n : eg.NodesIn(eg.Find(out))) prices[n] = 1;
+  const std::vector<ClassId> roots = {out};
+  auto greedy = egraph::ExtractGreedy(eg, prices, roots);
+  REQUIRE(greedy.ok());
+  egraph::Extraction folded = *greedy;  // the incumbent reads W through the transposes
+  for (ENodeId n : eg.NodesIn(eg.Find(out)))
+    if (eg.Find(eg.node(n).children[1]) == eg.Find(twice)) folded.choice[eg.Find(out)] = n;
+  folded.order = egraph::TopologicalClasses(eg, roots, folded.choice);
+  REQUIRE(folded.order.size() == 5);
+
+  const std::vector<bool> all(eg.num_node_ids(), true);
+  const egraph::ExactExtraction exact = egraph::ExtractExact(eg, prices, roots, all, folded, 1000, 10);
+  CHECK(exact.status == egraph::ExactStatus::kOptimal);
+  REQUIRE_FALSE(exact.extraction.choice.empty());
+  CHECK(exact.extraction.order.size() == 3);  // x, W, out
+  CHECK(eg.Find(eg.node(exact.extraction.choice[eg.Find(out)]).children[1]) == eg.Find(w));
+}
+
 TEST_CASE("E-graph: greedy by DAG costs counts a subexpression shared under one reader once", "[egraph]") {
   // out = Relu(S) + Transpose(S), or Mul(x, x); S = x . x is dear (10), Mul 15, the rest
   // 1. By tree costs the sum counts S twice (1 + 11 + 11 = 23) and loses to Mul; its DAG

@@ -73,7 +73,7 @@ class Improver {
 
  public:
   // The sum of the prices of the e-nodes the roots use, an operator of several outputs
-  // once; infinite where the choice has a cycle.
+  // once; infinite where the choice has a cycle or leaves a class used without a choice.
   double DagCost(const std::vector<ENodeId>& choice) {
     double total = 0;
     absl::flat_hash_set<ENodeId> operators;  // the output-0 e-node of each operator used
@@ -93,7 +93,7 @@ class Improver {
 
  private:
   // Visits the classes the roots use through `choice`, children first; false (and stops)
-  // on a cycle.
+  // on a cycle or a class used without a choice.
   template <typename Visit>
   bool Walk(const std::vector<ENodeId>& choice, Visit visit) {
     state_.assign(eg_.num_class_ids(), 0);  // 0: unseen, 1: on the path, 2: done
@@ -107,6 +107,7 @@ class Improver {
           stack.pop_back();
           continue;
         }
+        if (choice[c] == kNoENode) return false;
         state_[c] = 1;
         const std::vector<ClassId>& children = eg_.node(choice[c]).children;
         if (next_child < children.size()) {
