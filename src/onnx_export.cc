@@ -1,5 +1,7 @@
 // ONNX export: Graph -> ModelProto, checked by the ONNX checker before it is returned.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -216,7 +218,7 @@ absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& pa
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
     if (!model.SerializeToOstream(&f) || !f.flush()) {
       f.close();
       std::remove(tmp.c_str());

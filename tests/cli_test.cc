@@ -195,14 +195,21 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   refused(model + " -o " + out + " --rules " + (dir / "junk.pb").string(), 2, "is not a taso rules file");
   taso::testing::WriteFile(dir / "junk.onnx", "junk");
   refused((dir / "junk.onnx").string() + " -o " + out, 2, "not an ONNX model");
-  // A report or a model that cannot be written: neither file is left behind.
-  refused(model + " -o " + out + " --backend analytic --report " + (dir / "missing" / "r.json").string(), 1,
-          "cannot write");
-  const std::string report = (dir / "r.json").string();
-  Result unwritable = RunTool("taso-opt " + model + " -o " + (dir / "missing" / "out.onnx").string() +
-                              " --backend analytic --report " + report);
+  // A report or a model whose directory is missing: refused before the work.
+  refused(model + " -o " + out + " --backend analytic --report " + (dir / "missing" / "r.json").string(), 2,
+          "cannot write the report '" + (dir / "missing" / "r.json").string() + "': the directory '" +
+              (dir / "missing").string() + "' does not exist");
+  refused(model + " -o " + (dir / "missing" / "out.onnx").string(), 2, "cannot write the model");
+  refused(model + " -o " + dir.string(), 2, "it is a directory");
+  // A model that cannot be written after the work (its temporary file's name is taken by
+  // a directory): neither it nor the report is left behind.
+  const std::string report = (dir / "r.json").string(), blocked = (dir / "blocked.onnx").string();
+  std::filesystem::create_directories(blocked + ".tmp");
+  Result unwritable = RunTool("taso-opt " + model + " -o " + blocked + " --backend analytic --report " + report);
   CHECK(unwritable.code != 0);
+  CHECK_THAT(unwritable.output, Catch::Contains("cannot write '" + blocked + "'"));
   CHECK_FALSE(std::filesystem::exists(report));
+  CHECK_FALSE(std::filesystem::exists(blocked));
   // A rules file taso-verify has not proved: refused unless allowed.
   const std::string unproved = (dir / "k2.pb").string();
   REQUIRE(RunTool("taso-gen -k 2 -o " + unproved).code == 0);

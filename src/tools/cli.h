@@ -1,7 +1,10 @@
 // Shared command-line plumbing: flag parsing with usage text, and one clear error line.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +44,24 @@ inline int Fail(const char* tool, const absl::Status& s) {
     if (c == '\n' || c == '\r') c = ' ';  // always one line
   std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
   return s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound ? 2 : 1;
+}
+
+// Whether a file can be made at `path` (its directory exists and may be written), so that
+// a command finds out before its work rather than after it; `what` names the file.
+inline absl::Status CheckWritable(const std::string& path, const char* what) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code error;
+  const std::string quoted = "'" + path + "'";
+  if (!std::filesystem::is_directory(dir, error))
+    return absl::NotFoundError(std::string("cannot write the ") + what + " " + quoted + ": the directory '" +
+                               dir.string() + "' does not exist");
+  if (access(dir.c_str(), W_OK) != 0)
+    return absl::PermissionDeniedError(std::string("cannot write the ") + what + " " + quoted + ": the directory '" +
+                                       dir.string() + "' is not writable");
+  if (std::filesystem::is_directory(path, error))
+    return absl::InvalidArgumentError(std::string("cannot write the ") + what + " " + quoted + ": it is a directory");
+  return absl::OkStatus();
 }
 
 inline int Usage(const char* tool, const std::string& message) {

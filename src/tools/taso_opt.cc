@@ -239,7 +239,7 @@ absl::Status WriteReport(const std::string& path, const std::string& json) {
   if (!f) {
     std::error_code ignored;
     std::filesystem::remove(path, ignored);
-    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
   }
   return absl::OkStatus();
 }
@@ -254,6 +254,9 @@ int main(int argc, char** argv) {
   if (args.size() != 1) return taso::cli::Usage(kTool, "expected one ONNX model");
   const std::string out = absl::GetFlag(FLAGS_o);
   if (out.empty()) return taso::cli::Usage(kTool, "give the output file with -o");
+  if (const absl::Status s = taso::cli::CheckWritable(out, "model"); !s.ok()) return taso::cli::Fail(kTool, s);
+  if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty())
+    if (const absl::Status s = taso::cli::CheckWritable(report, "report"); !s.ok()) return taso::cli::Fail(kTool, s);
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
   const auto rule_files = RuleFilesFromFlag();
