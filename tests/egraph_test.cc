@@ -320,7 +320,11 @@ TEST_CASE("E-graph: the pipeline runs the engine and refuses bad limits", "[egra
   CHECK(CountOps(result->model.graph, "MatMul") == 1);
   CHECK(result->self_check.has_value());
   CHECK(JsonReport(options, *result).find("\"search_engine\": \"egraph\"") != std::string::npos);
-  CHECK(SummaryText(options, *result, "adapter").find("e-graph: ") != std::string::npos);
+  const std::string summary = SummaryText(options, *result, "adapter");
+  CHECK_THAT(summary, Catch::Contains("search (substitutions, e-graph): ") && Catch::Contains("e-graph: "));
+  CHECK_THAT(summary, !Catch::Contains("graphs expanded") && !Catch::Contains("--budget"));
+  const std::string stop(egraph::SaturationStopName(result->egraph->saturation.stop));
+  CHECK_THAT(JsonReport(options, *result), Catch::Contains("\"stop_reason\": \"" + stop + "\""));
   options.egraph.max_enodes = 0;
   auto refused = OptimizeModel(model, ShippedRules().rules, options);
   REQUIRE_FALSE(refused.ok());

@@ -103,10 +103,14 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
   if (r.layouts)
     absl::StrAppendFormat(&out, "layouts: %d nodes blocked, %d layout conversions\n", r.layouts->blocked_nodes,
                           r.layouts->conversions);
-  absl::StrAppendFormat(&out, "search (%s): %.2f s, %d graphs expanded, %d seen%s\n", SearchKindName(options.search),
-                        search.seconds, search.expansions, search.graphs_seen,
-                        StoppedByLimit(search) ? " (stopped by --budget or --time-limit)" : "");
-  if (r.egraph) out += EGraphLine(*r.egraph);
+  if (r.egraph) {  // its line says what stopped saturation
+    absl::StrAppendFormat(&out, "search (%s, e-graph): %.2f s\n", SearchKindName(options.search), search.seconds);
+    out += EGraphLine(*r.egraph);
+  } else {
+    absl::StrAppendFormat(&out, "search (%s): %.2f s, %d graphs expanded, %d seen%s\n", SearchKindName(options.search),
+                          search.seconds, search.expansions, search.graphs_seen,
+                          StoppedByLimit(search) ? " (stopped by --budget or --time-limit)" : "");
+  }
   if (r.cost_sources)
     absl::StrAppendFormat(&out, "costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
                           r.cost_sources->device, r.cost_sources->counts.measured, r.cost_sources->counts.cached,
@@ -376,9 +380,9 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
-      StopReasonName(search.stop_reason), "\",\n  \"self_check\": ", JsonSelfCheck(r),
-      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
-      ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
+      r.egraph ? egraph::SaturationStopName(r.egraph->saturation.stop) : StopReasonName(search.stop_reason),
+      "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"measured\": ", JsonMeasured(r),
+      ",\n  \"speed_check\": ", JsonSpeedCheck(r), ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),
       ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }
