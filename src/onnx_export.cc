@@ -210,6 +210,16 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   return out;
 }
 
+int OnnxNodeCount(const OnnxModel& model) {
+  const Graph& graph = model.graph;
+  onnx::GraphProto nodes;
+  absl::flat_hash_set<std::string> used = UsedNames(graph);
+  UniqueNodeNames names(used);
+  for (NodeId id = 0; id < graph.num_nodes(); ++id)
+    if (!WriteNode(model, graph.node(id), names, used, &nodes).ok()) return graph.num_nodes();
+  return nodes.node_size();
+}
+
 bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
 
 std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }

@@ -83,6 +83,10 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
 // inference. At opsets the installed checker does not know (OnnxCheckerCovers false)
 // only the graph's own consistency is checked: validating such a model is the caller's.
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
+
+// How many nodes ExportOnnx writes for the model's graph (a convolution with its relu
+// fused is two), without its weights; the graph's own count where it cannot be exported.
+int OnnxNodeCount(const OnnxModel& model);
 bool OnnxCheckerCovers(int opset);
 // A fresh model shell at the given opset, for graphs built in code.
 OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_name = "taso");

@@ -120,7 +120,7 @@ struct SelfCheckCoverage {
 
 struct PipelineResult {
   OnnxModel model;                  // the optimized model, ready to export
-  int nodes_before = 0;             // in the imported graph
+  int nodes_before = 0, nodes_after = 0;  // ONNX nodes of the imported graph and of `model`
   int rule_instances = 0;           // rule matchers: both directions of every instance
   int rule_instances_unusable = 0;  // directed instances left out: the matcher cannot use them
   // The search's figures and best graph; its rules_applied emptied when the input was kept.

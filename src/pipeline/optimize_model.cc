@@ -361,7 +361,7 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
 // as it is.
 PipelineResult Unchanged(const OnnxModel& model) {
   PipelineResult result;
-  result.nodes_before = model.graph.num_nodes();
+  result.nodes_before = result.nodes_after = OnnxNodeCount(model);
   result.model = model;
   result.left_alone = pipeline::LeftAlone(model.graph);
   result.nothing_to_optimize = true;
@@ -383,7 +383,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(CostModels costs, pipeline::MakeCostModels(options));
   PipelineResult result;
   const std::vector<RuleMatcher> matchers = PrepareRules(rules, &result.rule_instances_unusable);
-  result.nodes_before = model.graph.num_nodes();
+  result.nodes_before = OnnxNodeCount(model);
   result.rule_instances = static_cast<int>(matchers.size());
 
   Announce(options, "fusions", absl::StrCat(model.graph.num_nodes(), " nodes"));
@@ -406,6 +406,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   result.model = OnnxModel{std::move(out.graph), model.shell, model.opset};
   result.model.external_data = model.external_data;
   RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
+  result.nodes_after = OnnxNodeCount(result.model);
   DescribeChanges(rules, result);
   return result;
 }

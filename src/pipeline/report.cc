@@ -56,7 +56,7 @@ std::string GraphLines(const PipelineOptions& options, const PipelineResult& r, 
   return absl::StrFormat(
              "%s: %d nodes -> %d nodes; %d rule instances (both directions)\n"
              "estimated cost (%s): %.4f ms -> %.4f ms (%.2fx); the search itself: %.4f ms -> %.4f ms\n",
-             model_name, r.nodes_before, r.model.graph.num_nodes(), r.rule_instances, BackendName(options.backend),
+             model_name, r.nodes_before, r.nodes_after, r.rule_instances, BackendName(options.backend),
              r.cost_before * 1e3, r.cost_after * 1e3, r.cost_after > 0 ? r.cost_before / r.cost_after : 1.0,
              search.initial_cost * 1e3, search.best_cost * 1e3) +
          RegionLine(r);
@@ -268,7 +268,7 @@ std::string SelfCheckCell(const PipelineOptions& options, const PipelineResult& 
 // The closing table: what changed, how fast, what was left alone and why, what was checked.
 std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r, absl::string_view model_name) {
   std::string out = absl::StrCat("what changed in ", model_name, ":\n");
-  Row(out, "nodes", {absl::StrCat(r.nodes_before, " -> ", r.model.graph.num_nodes())});
+  Row(out, "nodes", {absl::StrCat(r.nodes_before, " -> ", r.nodes_after)});
   if (r.nothing_to_optimize) {
     Row(out, "optimized", {"nothing could be: no node computes with the library's operators"});
   } else {
@@ -359,7 +359,7 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
     return absl::StrFormat(
         "%s: %d nodes -> %d nodes; nothing could be optimized (no node computes with the "
         "library's operators); written unchanged\n%s",
-        model_name, result.nodes_before, result.model.graph.num_nodes(), ChangeTable(options, result, model_name));
+        model_name, result.nodes_before, result.nodes_after, ChangeTable(options, result, model_name));
   return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
                       SearchLines(options, result), CheckLines(options, result), SymbolicLines(result),
                       SpeedCheckLines(result), ChangeTable(options, result, model_name));
