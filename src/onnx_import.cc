@@ -11,6 +11,7 @@
 #include "constant.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
+#include "onnx/version_converter/convert.h"
 #include "onnx_input_shapes.h"
 #include "onnx_isolated_inference.h"
 #include "onnx_schema_changes.h"
@@ -159,15 +160,30 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
   return Chosen{};
 }
 
-// The version of the default ONNX opset the model imports, if supported.
+// The version of the default ONNX opset the model imports: below kMinOpset, converted
+// to it first; above kMaxOpset, refused.
 absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const auto& o : model.opset_import())
     if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
-  if (opset < 0) return Invalid("the model does not import the default ONNX opset");
-  if (opset < kMinOpset || opset > kMaxOpset)
-    return Invalid(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ", kMaxOpset, ")"));
+  if (opset < 1) return Invalid("the model does not import the default ONNX opset");
+  if (opset > kMaxOpset)
+    return Invalid(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ", kMaxOpset,
+                                "; older ones are converted)"));
   return opset;
+}
+
+// The model at kMinOpset, by ONNX's version converter (PyTorch and older exporters write
+// opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...).
+absl::StatusOr<onnx::ModelProto> ConvertedToMinOpset(const onnx::ModelProto& model, int opset) {
+  try {
+    return onnx::version_conversion::ConvertVersion(model, kMinOpset);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
+                                " (the oldest supported): ", why));
+  }
 }
 
 // The types ONNX knows for a model's values, by name.
@@ -462,6 +478,12 @@ absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return Invalid("the model has no graph");
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+  if (opset < kMinOpset) {
+    ASSIGN_OR_RETURN(const onnx::ModelProto converted, ConvertedToMinOpset(model, opset));
+    ASSIGN_OR_RETURN(OnnxModel result, ImportOnnx(converted, options));
+    result.converted_from_opset = opset;
+    return result;
+  }
   ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
   if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
   const onnx::ModelProto instantiated = WithInputShapes(model, bound.shapes);

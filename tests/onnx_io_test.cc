@@ -101,8 +101,20 @@ TEST_CASE("Graphs with a cycle, an undefined input or disagreeing shapes are rej
   }
 }
 
-TEST_CASE("Only opsets 11 to 21 are accepted") {
-  CHECK_THAT(ImportError(ConvReluModel(9)), Catch::Contains("unsupported opset 9 (supported: 11 to 21)"));
+TEST_CASE("Opsets 11 to 21 are read, older ones converted to 11 first") {
+  for (int opset : {7, 9, 10}) {
+    absl::StatusOr<OnnxModel> converted = ImportOnnx(ConvReluModel(opset));
+    REQUIRE(converted.ok());
+    CHECK(converted->opset == 11);
+    CHECK(converted->converted_from_opset == opset);
+    CHECK(converted->graph.num_nodes() == 2);
+  }
+  CHECK(ImportOnnx(ConvReluModel(11))->converted_from_opset == 0);
+  // What the version converter cannot convert is refused with its reason.
+  auto unconvertible = ConvReluModel(9);
+  AddNode(unconvertible, "NoSuchOperator", {"y"}, {"z"}, "odd");
+  AddOutput(unconvertible, "z");
+  CHECK_THAT(ImportError(unconvertible), Catch::Contains("opset 9 could not be converted to opset 11"));
   CHECK_THAT(ImportError(ConvReluModel(22)), Catch::Contains("unsupported opset 22"));
   auto m = ConvReluModel();
   m.clear_opset_import();

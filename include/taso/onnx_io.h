@@ -57,6 +57,8 @@ struct OnnxModel {
   // writes them so too.
   bool external_data = false;
   std::string external_data_dir;
+  // The file's opset where import converted it to kMinOpset first (an older one); else 0.
+  int converted_from_opset = 0;
 };
 
 struct ImportOptions {

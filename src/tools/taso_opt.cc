@@ -302,6 +302,9 @@ int main(int argc, char** argv) {
   }
   progress.Clear();
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
+  if (model->converted_from_opset > 0)
+    std::printf("import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
+                model->converted_from_opset, model->opset, result->model.opset);
   std::printf("export: %s\n", checked->c_str());
   std::printf("wrote %s\n", out.c_str());
   return 0;
