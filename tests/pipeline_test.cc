@@ -228,8 +228,26 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
     const std::string type_name = type == onnx::TensorProto::FLOAT16 ? "float16" : "int64";
     CHECK_THAT(summary,
                Catch::Contains("\n  left alone           computes on " + type_name + ": Add x1, Mul x1, Relu x1\n"));
-    CHECK_THAT(summary, Catch::Contains("nothing to check: the model is written unchanged"));
+    CHECK_THAT(summary, Catch::Contains("nothing to check: the model is written as read, its constants as "
+                                        "initializers"));
   }
+  // Its constant nodes become initializers; one nothing reads (shape arithmetic the
+  // import folded leaves such) is not written.
+  onnx::ModelProto with_constant = NotFloatModel(onnx::TensorProto::INT64);
+  onnx::NodeProto* constant = testing::AddNode(with_constant, "Constant", {}, {"unread"}, "constant");
+  onnx::AttributeProto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_int64_data(7);
+  const OnnxModel model = Import(with_constant);
+  REQUIRE(model.graph.num_nodes() == 4);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), AnalyticOptions(20));
+  REQUIRE(r.ok());
+  CHECK(r->nothing_to_optimize);
+  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+  CHECK(r->nodes_before == 4);
+  CHECK(r->nodes_after == 3);
 }
 
 TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and checks it", "[pipeline]") {

@@ -358,11 +358,14 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
 }
 
 // A model none of whose nodes the library computes (one all of float16, say) is returned
-// as it is.
+// as it is, but for its constant nodes, which become initializers (those the import made
+// of shape arithmetic included: left as nodes, the ones nothing reads any more stay).
 PipelineResult Unchanged(const OnnxModel& model) {
   PipelineResult result;
-  result.nodes_before = result.nodes_after = OnnxNodeCount(model);
   result.model = model;
+  if (absl::StatusOr<Graph> folded = FoldWeights(model.graph); folded.ok()) result.model.graph = *std::move(folded);
+  result.nodes_before = OnnxNodeCount(model);
+  result.nodes_after = OnnxNodeCount(result.model);
   result.left_alone = pipeline::LeftAlone(model.graph);
   result.nothing_to_optimize = true;
   return result;

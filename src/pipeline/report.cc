@@ -256,7 +256,7 @@ std::vector<std::string> LeftAloneLines(const PipelineResult& r) {
 }
 
 std::string SelfCheckCell(const PipelineOptions& options, const PipelineResult& r) {
-  if (r.nothing_to_optimize) return "nothing to check: the model is written unchanged";
+  if (r.nothing_to_optimize) return "nothing to check: the model is written as read, its constants as initializers";
   if (!options.self_check || !r.self_check) return "skipped: NOTHING WAS CHECKED";
   const SelfCheckCoverage& c = *r.self_check;
   int fed = 0;
@@ -358,7 +358,7 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
   if (result.nothing_to_optimize)
     return absl::StrFormat(
         "%s: %d nodes -> %d nodes; nothing could be optimized (no node computes with the "
-        "library's operators); written unchanged\n%s",
+        "library's operators); written as read, its constants as initializers\n%s",
         model_name, result.nodes_before, result.nodes_after, ChangeTable(options, result, model_name));
   return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
                       SearchLines(options, result), CheckLines(options, result), SymbolicLines(result),
