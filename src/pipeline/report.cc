@@ -197,7 +197,8 @@ std::string SpeedCheckLines(const PipelineResult& r) {
                           kTimeSpent);
   if (c.written_untimed)
     absl::StrAppendFormat(
-        &out, "  not measurably faster: the input is written, cleaned up losslessly (not timed: %s)\n", kTimeSpent);
+        &out, "  not measurably faster: the input is written, cleaned up losslessly (itself not timed: %s)\n",
+        kTimeSpent);
   else if (c.kept_input)
     absl::StrAppendFormat(&out,
                           "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
