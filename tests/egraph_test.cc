@@ -360,23 +360,36 @@ struct SharedProduct {
   }
 };
 
+// out = A + B; A = Relu(S) or Add(x, x); B = Transpose(S) or Mul(x, x); S = x . x is
+// priced 10, the alternatives 7, the rest 1.
+struct SharedOrApart : SharedProduct {
+  ClassId out;
+  std::vector<double> prices;
+  std::vector<ClassId> roots;
+
+  SharedOrApart() {
+    REQUIRE(eg.Merge(a, Op("Add", {x, x})));
+    REQUIRE(eg.Merge(b, Op("Mul", {x, x})));
+    out = Op("Add", {a, b});
+    eg.Rebuild();
+    prices.assign(eg.num_node_ids(), 0);
+    prices[NodeOf(eg, s, "MatMul")] = 10;
+    prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
+    prices[NodeOf(eg, a, "Add")] = prices[NodeOf(eg, b, "Mul")] = 7;
+    roots = {out};
+  }
+};
+
 TEST_CASE("E-graph: the integer program finds a shared subexpression greedy misses", "[egraph]") {
   // out = A + B; A = Relu(S) or Add(x, x); B = Transpose(S) or Mul(x, x); S = x . x is
   // dear (10), the alternatives cost 7, the rest 1. Greedy prices trees, so S counts
   // twice (A and B each take their 7) and no single move pays: 1 + 7 + 7 = 15. Sharing S
   // costs 1 + 1 + 1 + 10 = 13.
-  SharedProduct h;
+  SharedOrApart h;
   EGraph& eg = h.eg;
-  const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
-  REQUIRE(eg.Merge(a, h.Op("Add", {x, x})));
-  REQUIRE(eg.Merge(b, h.Op("Mul", {x, x})));
-  const ClassId out = h.Op("Add", {a, b});
-  eg.Rebuild();
-  std::vector<double> prices(eg.num_node_ids(), 0);
-  prices[NodeOf(eg, s, "MatMul")] = 10;
-  prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
-  prices[NodeOf(eg, a, "Add")] = prices[NodeOf(eg, b, "Mul")] = 7;
-  const std::vector<ClassId> roots = {out};
+  const ClassId a = h.a, b = h.b;
+  const std::vector<double>& prices = h.prices;
+  const std::vector<ClassId>& roots = h.roots;
   auto greedy = egraph::ExtractGreedy(eg, prices, roots);
   REQUIRE(greedy.ok());
   egraph::ImproveExtraction(eg, prices, roots, *greedy, 1);
@@ -402,18 +415,11 @@ TEST_CASE("E-graph: the integer program chooses no e-node whose operands it may 
   // is not allowed): the cheap readers of S are out of reach, and the incumbent's Add and
   // Mul of x stand. A class needed with no allowed e-node once let the solver choose
   // nothing there, and pricing that choice crashed (torchvision's Swin-T).
-  SharedProduct h;
+  SharedOrApart h;
   EGraph& eg = h.eg;
-  const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
-  REQUIRE(eg.Merge(a, h.Op("Add", {x, x})));
-  REQUIRE(eg.Merge(b, h.Op("Mul", {x, x})));
-  const ClassId out = h.Op("Add", {a, b});
-  eg.Rebuild();
-  std::vector<double> prices(eg.num_node_ids(), 0);
-  prices[NodeOf(eg, s, "MatMul")] = 10;
-  prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
-  prices[NodeOf(eg, a, "Add")] = prices[NodeOf(eg, b, "Mul")] = 7;
-  const std::vector<ClassId> roots = {out};
+  const ClassId s = h.s, a = h.a, b = h.b;
+  const std::vector<double>& prices = h.prices;
+  const std::vector<ClassId>& roots = h.roots;
   auto greedy = egraph::ExtractGreedy(eg, prices, roots);
   REQUIRE(greedy.ok());
   REQUIRE(greedy->choice[eg.Find(a)] == NodeOf(eg, a, "Add"));
