@@ -8,7 +8,6 @@ find_package(dnnl CONFIG REQUIRED)      # oneDNN 2.x, the cpu backend
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(Z3 REQUIRED IMPORTED_TARGET z3)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
-find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-256: fingerprints kept on disk
 pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)  # taso-gen's allocator
 
 # CUDA is optional: on where the toolkit is found (compiled, not run, without a GPU).

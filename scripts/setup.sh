@@ -13,7 +13,6 @@ packages=(
   catch2
   libdnnl-dev ocl-icd-opencl-dev
   libsqlite3-dev
-  libssl-dev
   libjemalloc-dev
   python3-onnx python3-torch python3-torchvision python3-numpy
 )

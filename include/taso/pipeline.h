@@ -139,10 +139,8 @@ struct PipelineResult {
   struct RegionEstimate {
     int nodes_before = 0, nodes_after = 0;                // that differ
     int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
-    PairTiming timing;  // the input's region (a) against the written one's; no pairs when from the cache
-    PairTiming share;   // the whole input (a) against its region (b)
-    bool from_cache = false;        // `timing` kept in the cost cache by an earlier run
-    bool share_from_cache = false;  // `share` likewise
+    PairTiming timing;                                    // the input's region (a) against the written one's
+    PairTiming share;                                     // the whole input (a) against its region (b)
     double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
     // Whether cost_before is the input's time as the speed check measured it (else as
     // `share` timed it against its region).

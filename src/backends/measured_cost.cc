@@ -74,18 +74,6 @@ std::optional<double> MeasuredCost::FromCacheFile(const CostKey& key) {
   return cache_->Lookup(device_, key.ToString());
 }
 
-std::optional<double> MeasuredCost::KeptSeconds(const std::string& key) {
-  if (!cache_ || !Reference()) return std::nullopt;
-  const std::optional<double> references = cache_->Lookup(device_, key);
-  return references ? InSeconds(*references) : std::nullopt;
-}
-
-void MeasuredCost::KeepSeconds(const std::string& key, double seconds) {
-  if (!cache_ || !Reference()) return;
-  if (const absl::StatusOr<double> per_reference = SecondsPerReference(); per_reference.ok())
-    cache_->Store(device_, key, seconds / *per_reference).IgnoreError();
-}
-
 bool MeasuredCost::IsKnown(const CostKey& key) { return memo_.contains(key) || FromCacheFile(key).has_value(); }
 
 std::optional<double> MeasuredCost::MeasureWithAlternatives(const CostKey& key) {

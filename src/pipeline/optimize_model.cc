@@ -312,8 +312,7 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
                      const PipelineOptions& options, PipelineResult& result) {
   if (options.timer != nullptr) {
     if (!options.verify_speed)
-      pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, costs.measured, *options.timer,
-                                  *options.timer, result);
+      pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, *options.timer, *options.timer, result);
     return;
   }
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr) return;
@@ -323,8 +322,7 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
   OrtTimer share_timer(
       costs.ort_worker,
       {.threads = options.ort_threads, .target_spread = 0.03, .stop_when_resolved = false, .seconds = kShareSeconds});
-  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, costs.measured, region_timer, share_timer,
-                              result);
+  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, region_timer, share_timer, result);
 }
 
 // Without the speed check, the timing of the regions that differ is the one measurement of

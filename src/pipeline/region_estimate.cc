@@ -5,10 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
-
-#include "pipeline/graph_fingerprint.h"
 #include "taso/graph_regions.h"
 #include "taso/status_macros.h"
 
@@ -68,51 +64,10 @@ void PriceAlike(PipelineResult& result) {
   result.cost_before = result.cost_after = *input_seconds;
 }
 
-// The cache keys of a comparison of two graphs, under `label` and their fingerprints: their
-// times, and the ratio's spread (kept as that part of a's time, which scales with the
-// machine's speed as times do).
-struct PairKeys {
-  std::string a, b, spread;
-};
-
-PairKeys KeysOf(absl::string_view label, const Graph& a, const Graph& b) {
-  const std::string pair = absl::StrCat(label, " ", GraphFingerprint(a), " against ", GraphFingerprint(b));
-  return {absl::StrCat(pair, ": before"), absl::StrCat(pair, ": after"), absl::StrCat(pair, ": spread")};
-}
-
-// A timing whose spread is wider than this is not kept for later runs (one made while the
-// machine was busy, say): the next run times the graphs again.
-constexpr double kWidestSpreadKept = 0.05;
-
-// `a` against `b`: kept in `kept`'s cache file (with the spread; those kept without one,
-// or with one too wide, are timed again), else timed by `timer` (and kept, unless too
-// spread).
-absl::StatusOr<PairTiming> CachedCompare(absl::string_view label, OnnxModel a, OnnxModel b, MeasuredCost* kept,
-                                         RuntimeTimer& timer, bool& from_cache) {
-  const PairKeys keys = KeysOf(label, a.graph, b.graph);
-  from_cache = false;
-  if (kept != nullptr) {
-    const std::optional<double> a_seconds = kept->KeptSeconds(keys.a), b_seconds = kept->KeptSeconds(keys.b),
-                                spread = kept->KeptSeconds(keys.spread);
-    if (a_seconds && b_seconds && spread && *a_seconds > 0 && *spread / *a_seconds <= kWidestSpreadKept) {
-      from_cache = true;
-      return PairTiming{.a_seconds = *a_seconds, .b_seconds = *b_seconds, .spread = *spread / *a_seconds};
-    }
-  }
-  ASSIGN_OR_RETURN(const PairTiming timing, timer.Compare(a, b));
-  if (kept != nullptr && timing.spread <= kWidestSpreadKept) {
-    kept->KeepSeconds(keys.a, timing.a_seconds);
-    kept->KeepSeconds(keys.b, timing.b_seconds);
-    kept->KeepSeconds(keys.spread, timing.spread * timing.a_seconds);
-  }
-  return timing;
-}
-
 }  // namespace
 
 void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       MeasuredCost* kept, RuntimeTimer& region_timer, RuntimeTimer& share_timer,
-                       PipelineResult& result) {
+                       RuntimeTimer& region_timer, RuntimeTimer& share_timer, PipelineResult& result) {
   absl::StatusOr<std::optional<DifferingRegions>> regions = RegionsToTime(input, written, cost);
   if (!regions.ok()) return;
   if (!regions->has_value()) return PriceAlike(result);
@@ -126,12 +81,10 @@ void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& 
   estimate.cost_after_by_operators = result.cost_after;
   const OnnxModel region_before = NewOnnxModel(std::move(found.before), model.opset);
   const absl::StatusOr<PairTiming> timing =
-      CachedCompare("region", region_before, NewOnnxModel(std::move(found.after), model.opset), kept, region_timer,
-                    estimate.from_cache);
+      region_timer.Compare(region_before, NewOnnxModel(std::move(found.after), model.opset));
   if (!timing.ok() || !(timing->a_seconds > 0)) return;
   const absl::StatusOr<PairTiming> share =
-      CachedCompare("region share", OnnxModel{input, model.shell, model.opset}, region_before, kept, share_timer,
-                    estimate.share_from_cache);
+      share_timer.Compare(OnnxModel{input, model.shell, model.opset}, region_before);
   if (!share.ok() || !(share->a_seconds > 0)) return;
   estimate.timing = *timing;
   estimate.share = *share;

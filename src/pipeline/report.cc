@@ -16,10 +16,9 @@ namespace {
 
 bool StoppedByLimit(const SearchResult& search) { return search.stop_reason != StopReason::kQueueEmpty; }
 
-// How a comparison was made: its spread, and its session pairs or that it was kept.
-std::string HowTimed(const PairTiming& t, bool from_cache) {
-  return from_cache ? absl::StrFormat("spread +-%.1f%%, kept in the cost cache", 100 * t.spread)
-                    : absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * t.spread, t.pairs);
+// How a comparison was made: its spread and session pairs.
+std::string HowTimed(const PairTiming& t) {
+  return absl::StrFormat("spread +-%.1f%%, %d session pairs", 100 * t.spread, t.pairs);
 }
 
 // How the estimate after was made where the regions that differ were timed.
@@ -31,7 +30,7 @@ std::string RegionLine(const PipelineResult& r) {
         "  the output computes as the input: both priced at the input's time as the speed check timed it; by "
         "operators alone: %.4f ms -> %.4f ms\n",
         e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
-  const std::string how = HowTimed(e.timing, e.from_cache);
+  const std::string how = HowTimed(e.timing);
   if (e.input_written)
     return absl::StrFormat(
         "  the search's graph, where its %d operators that differ (%d in it) and their neighbours were timed as two "
@@ -46,8 +45,7 @@ std::string RegionLine(const PipelineResult& r) {
       "%.4f ms\n",
       e.input_timed ? "as the speed check timed it" : "as timed against its region", e.nodes_before, e.nodes_after,
       e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how, 100 * saved, 100 * part, e.share.a_seconds * 1e3,
-      e.share.b_seconds * 1e3, HowTimed(e.share, e.share_from_cache), e.cost_before_by_operators * 1e3,
-      e.cost_after_by_operators * 1e3);
+      e.share.b_seconds * 1e3, HowTimed(e.share), e.cost_before_by_operators * 1e3, e.cost_after_by_operators * 1e3);
 }
 
 // The first two lines: what became of the graph and what it is estimated to cost.
@@ -328,8 +326,6 @@ std::string JsonRegionEstimate(const PipelineResult& r) {
       ", \"before_ms\": ", e.timing.a_seconds * 1e3, ", \"after_ms\": ", e.timing.b_seconds * 1e3,
       ", \"spread\": ", e.timing.spread, ", \"pairs\": ", e.timing.pairs, ", \"input_ms\": ", e.share.a_seconds * 1e3,
       ", \"region_in_input_ms\": ", e.share.b_seconds * 1e3, ", \"share_spread\": ", e.share.spread,
-      ", \"from_cache\": ", e.from_cache ? "true" : "false",
-      ", \"share_from_cache\": ", e.share_from_cache ? "true" : "false",
       ", \"input_timed\": ", e.input_timed ? "true" : "false",
       ", \"input_written\": ", e.input_written ? "true" : "false", ", \"alike\": ", e.alike ? "true" : "false",
       ", \"cost_before_by_operators_ms\": ", e.cost_before_by_operators * 1e3,

@@ -51,12 +51,6 @@ class MeasuredCost : public CostModel {
   // mean nothing: the costs asked for since are analytic estimates, and this holds the
   // error, which the caller must report rather than trust those costs.
   const absl::Status& status() const { return status_; }
-  // Times of more than one operator (a region of a graph) kept in the cache file under
-  // `key` (one no operator's key spells: "region ..."): the time kept, in seconds at the
-  // reference's speed now, nullopt where none is (or there is no file or reference); and
-  // a time measured now, kept as a multiple of the reference's.
-  std::optional<double> KeptSeconds(const std::string& key);
-  void KeepSeconds(const std::string& key, double seconds);
 
  protected:
   // `cache` may be null (nothing kept between runs).
