@@ -23,11 +23,11 @@ namespace {
 uint64_t Weight(double seconds) { return static_cast<uint64_t>(std::llround(seconds * 1e9)); }
 
 // The most memory Z3 may take for a program: past it the solver stops with an error and
-// the incumbent stands. On VGG-11 (466 e-nodes) the optimizer took 24 GB in three minutes.
+// the incumbent stands. A bound, not a measured need: the programs seen take far less.
 constexpr unsigned kSolverMegabytes = 2048;
 
-// Interrupts `context` once `seconds` have passed, unless destroyed first. Z3's optimizer
-// does not always heed its "timeout" parameter (VGG-11 and AlexNet ran minutes past it).
+// Interrupts `context` once `seconds` have passed, unless destroyed first: the time
+// limit holds whether or not the optimizer checks its "timeout" parameter often enough.
 class InterruptAfter {
  public:
   InterruptAfter(z3::context& context, double seconds)
