@@ -357,7 +357,8 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
 
 // A model none of whose nodes the library computes (one all of float16, say) is returned
 // as it is, but for its constant nodes, which become initializers (those the import made
-// of shape arithmetic included: left as nodes, the ones nothing reads any more stay).
+// of shape arithmetic included). Those nothing reads any more are written too, as
+// initializers: ONNX Runtime drops them at load, with a warning.
 PipelineResult Unchanged(const OnnxModel& model) {
   PipelineResult result;
   result.model = model;
