@@ -20,7 +20,8 @@ TensorDataPtr Copy(const TensorData& d) {
   }
 }
 
-// Copies a graph with each weight-only node replaced by weights holding its results.
+// Copies a graph with each weight-only node replaced by weights holding its results;
+// a result nothing reads (and no output) is dropped.
 class WeightFolder {
  public:
   explicit WeightFolder(const Graph& graph)
@@ -50,10 +51,7 @@ class WeightFolder {
   }
 
   absl::Status KeepConstants(const Node& node) {
-    for (ValueId v : node.outputs) {
-      ASSIGN_OR_RETURN(ValueId w, copy_.graph().AddWeight(g_.value(v).name, Copy(*g_.ConstantData(v))));
-      copy_.Replace(v, w);
-    }
+    for (ValueId v : node.outputs) copy_.ReplaceByWeight(v, Copy(*g_.ConstantData(v)));
     return absl::OkStatus();
   }
 
@@ -76,9 +74,7 @@ class WeightFolder {
     ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId v = node.outputs[k];
-      ASSIGN_OR_RETURN(ValueId w,
-                       copy_.graph().AddWeight(g_.value(v).name, TensorData::Float(outs[k].shape, outs[k].data)));
-      copy_.Replace(v, w);
+      copy_.ReplaceByWeight(v, TensorData::Float(outs[k].shape, outs[k].data));
       computed_[v] = std::move(outs[k]);
     }
     return absl::OkStatus();

@@ -22,7 +22,7 @@ absl::Status GraphCopy::CopyInputs() {
 
 bool GraphCopy::Available(const std::vector<ValueId>& values) const {
   for (ValueId v : values)
-    if (v != kNoValue && remap_[v] == kNoValue && !old_.value(v).is_weight()) return false;
+    if (v != kNoValue && remap_[v] == kNoValue && !old_.value(v).is_weight() && !folded_.contains(v)) return false;
   return true;
 }
 
@@ -30,8 +30,10 @@ absl::StatusOr<ValueId> GraphCopy::Use(ValueId v) {
   if (v == kNoValue) return kNoValue;
   if (remap_[v] == kNoValue) {
     const Value& value = old_.value(v);
-    if (!value.is_weight()) return absl::InternalError(absl::StrCat("value ", value.name, " used before it is made"));
-    ASSIGN_OR_RETURN(remap_[v], new_.AddWeight(value.name, value.data));
+    const auto folded = folded_.find(v);
+    if (folded == folded_.end() && !value.is_weight())
+      return absl::InternalError(absl::StrCat("value ", value.name, " used before it is made"));
+    ASSIGN_OR_RETURN(remap_[v], new_.AddWeight(value.name, folded == folded_.end() ? value.data : folded->second));
   }
   return remap_[v];
 }

@@ -36,6 +36,9 @@ class GraphCopy {
                                                    std::vector<std::string> names);
   // Old value `v` is now `now` of the new graph.
   void Replace(ValueId v, ValueId now) { remap_[v] = now; }
+  // Old value `v` is now a weight holding `data`, under v's name, added on first use
+  // like the old graph's weights (so a folded result nothing reads is not written).
+  void ReplaceByWeight(ValueId v, TensorDataPtr data) { folded_[v] = std::move(data); }
   bool Made(ValueId v) const { return remap_[v] != kNoValue; }
   // A name that no value of the old or the new graph has and that was not handed out
   // before (a node's output names are all chosen before the node is added).
@@ -49,6 +52,7 @@ class GraphCopy {
   const Graph& old_;
   Graph new_;
   std::vector<ValueId> remap_;
+  absl::flat_hash_map<ValueId, TensorDataPtr> folded_;  // weights to add on first use
   absl::flat_hash_set<std::string> handed_out_;
   // Per base, the number the next search for a free numbered name starts from: names
   // below it are taken, so a copy handing out n names of one base stays linear in n.

@@ -273,6 +273,28 @@ TEST_CASE("Folding keeps int64 constants and folds constants shaped like an acti
   ExpectSameOutputs(g, *folded);
 }
 
+TEST_CASE("Folding writes no weight nothing reads") {
+  // An unread ONNX Constant (exporters leave such) and an unread product of weights.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {4, 16});
+  REQUIRE(x.ok());
+  auto unread =
+      g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({1}, {7})), {}, "unread", {"unread"});
+  REQUIRE(unread.ok());
+  const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
+  AddOp(g, "MatMul", {w1, w2}, "dead");
+  const ValueId both = AddOp(g, "Add", {w1, w2}, "both");
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  CHECK(OpNames(*folded) == std::vector<std::string>{"MatMul"});
+  CHECK(folded->FindValue("unread") == kNoValue);
+  CHECK(folded->FindValue("dead") == kNoValue);
+  CHECK(folded->weights().size() == 1);
+  CHECK(folded->value(folded->FindValue("both")).is_weight());
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("The search is deterministic and never returns a costlier graph") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});

@@ -231,8 +231,8 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
     CHECK_THAT(summary, Catch::Contains("nothing to check: the model is written as read, its constants as "
                                         "initializers"));
   }
-  // Its constant nodes become initializers, one nothing reads (shape arithmetic the
-  // import folded leaves such) too: no node of it is written.
+  // Its constant nodes become initializers; one nothing reads (shape arithmetic the
+  // import folded leaves such) is not written at all.
   onnx::ModelProto with_constant = NotFloatModel(onnx::TensorProto::INT64);
   onnx::NodeProto* constant = testing::AddNode(with_constant, "Constant", {}, {"unread"}, "constant");
   onnx::AttributeProto* value = constant->add_attribute();
@@ -248,6 +248,7 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
   CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
   CHECK(r->nodes_before == 4);
   CHECK(r->nodes_after == 3);
+  CHECK(r->model.graph.FindValue("unread") == kNoValue);
 }
 
 TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and checks it", "[pipeline]") {

@@ -357,8 +357,7 @@ absl::Status Measure(const Graph& imported, const Graph& run_graph, const Pipeli
 
 // A model none of whose nodes the library computes (one all of float16, say) is returned
 // as it is, but for its constant nodes, which become initializers (those the import made
-// of shape arithmetic included). Those nothing reads any more are written too, as
-// initializers: ONNX Runtime drops them at load, with a warning.
+// of shape arithmetic included); those nothing reads any more are not written.
 PipelineResult Unchanged(const OnnxModel& model) {
   PipelineResult result;
   result.model = model;
