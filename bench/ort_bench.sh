@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # ONNX Runtime against taso-opt --target ort: for every benchmark model (taso-models) and
-# torchvision's ResNet-50, ResNeXt-50 and Inception-v3 exported by PyTorch, taso-opt's
+# the torchvision models and transformer layers PyTorch exports for the tests, taso-opt's
 # output for the ort target, then, timed apart from taso-opt's own speed check, the ONNX
 # Runtime time (CPU provider, level all, ORT_THREADS intra-op threads) of the original
 # and of the output: ORT_PAIRS session pairs made in both orders, ORT_ROUNDS runs of each
-# in turn per pair, geometric means of the pairs' medians, and the spread (twice the
+# in turn per pair (by default as many as fill about ORT_PAIR_MS of the original's
+# estimated time, 10 to 200: sub-millisecond models need hundreds), geometric means of the pairs' medians, and the spread (twice the
 # standard error of the mean log-ratio over pairs). Against it, taso-opt's estimated
 # ratio (its ort cost model: operators measured in ONNX Runtime) and its search time.
 # With ORT_RAW=1, a second row per model times the search's output without the speed
@@ -13,10 +14,11 @@
 # runs (--budget 0) sharing the cache: the cost model's fidelity where graphs differ. Usage:
 #   bench/ort_bench.sh [MODEL ...]   (default: every model of taso-models, lora_mlp32,
 #                                     lora_attention32 and head_attention32 (NAME32: the
-#                                     model at 32 tokens), tv_resnet50, tv_resnext50 and
-#                                     tv_inception_v3)
+#                                     model at 32 tokens) and tv_NAME for each NAME of
+#                                     tests/python/export_torch_models.py)
 # OPT_BUDGET and OPT_TIME_LIMIT (default: taso-opt's), ORT_THREADS (default 1), ORT_PAIRS
-# (default 8), ORT_ROUNDS (default 10), OPT_CACHE (default: taso-opt's).
+# (default 8), ORT_ROUNDS (default: from ORT_PAIR_MS, default 300), OPT_CACHE (default:
+# taso-opt's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
@@ -25,7 +27,7 @@ limits=()
 [ -n "${OPT_TIME_LIMIT:-}" ] && limits+=(--time-limit "$OPT_TIME_LIMIT")
 threads="${ORT_THREADS:-1}"
 pairs="${ORT_PAIRS:-8}"
-rounds="${ORT_ROUNDS:-10}"
+pair_ms="${ORT_PAIR_MS:-300}"
 cache=()
 [ -n "${OPT_CACHE:-}" ] && cache=(--cost-cache "$OPT_CACHE")
 out="$(mktemp -d)"
@@ -33,9 +35,17 @@ trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] &&
   models=($(build/taso-models --list | awk '{print $1}') lora_mlp32 lora_attention32 head_attention32
-    tv_resnet50 tv_resnext50 tv_inception_v3)
+    tv_resnet50 tv_resnext50 tv_inception_v3 tv_mobilenet_v2 tv_squeezenet tv_densenet121 tv_efficientnet_b0
+    tv_mobilenet_v3_small tv_transformer_layer tv_transformer_layer_17)
 
 source bench/ort_pairs.sh
+
+# ESTIMATED_MS -> runs of each model per session pair: ORT_ROUNDS, or enough to fill
+# ORT_PAIR_MS, 10 to 200.
+rounds_for() {
+  [ -n "${ORT_ROUNDS:-}" ] && { echo "$ORT_ROUNDS"; return; }
+  awk -v t="$1" -v p="$pair_ms" 'BEGIN { r = t > 0 ? int(p / t + 0.5) : 200; print (r < 10 ? 10 : (r > 200 ? 200 : r)) }'
+}
 
 # MODEL LABEL [taso-opt flags...]: optimizes for ort, times both in ONNX Runtime, prints a row.
 bench_row() {
@@ -44,7 +54,7 @@ bench_row() {
   local opt="$out/$m.$label.onnx" report="$out/$m.$label.json" log="$out/$m.$label.log"
   if ! build/taso-opt "$out/$m.onnx" -o "$opt" --target ort --ort-threads "$threads" "${limits[@]}" \
       --report "$report" "${cache[@]}" "$@" > "$log" 2>&1; then
-    printf "%-16s %-8s taso-opt failed: %s\n" "$m" "$label" "$(tail -1 "$log")"
+    printf "%-23s %-8s taso-opt failed: %s\n" "$m" "$label" "$(tail -1 "$log")"
     return
   fi
   local search before after kept
@@ -52,13 +62,14 @@ bench_row() {
   before=$(json_number "$report" cost_before_ms)
   after=$(json_number "$report" cost_after_ms)
   kept=$(sed -n 's/.*"rewrites": \([0-9]*\), "rewrites_kept": \([0-9]*\).*/\2\/\1/p' "$report" | head -1)
-  local timing
-  timing=$(ort_pairs "$out/$m.onnx" "$opt" "$threads" "$pairs" "$rounds") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" "$label"; return; }
+  local rounds timing
+  rounds=$(rounds_for "$before")
+  timing=$(ort_pairs "$out/$m.onnx" "$opt" "$threads" "$pairs" "$rounds") || { printf "%-23s %-8s ONNX Runtime timing failed\n" "$m" "$label"; return; }
   read -r orig new spread <<< "$timing"
   awk -v m="$m" -v l="$label" -v s="$search" -v o="$orig" -v n="$new" -v sp="$spread" -v b="$before" -v a="$after" \
       -v p="$pairs" -v r="$rounds" -v k="${kept:--}" 'BEGIN {
     est = b / a; meas = o / n
-    printf "%-16s %-8s %8.2f %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% %s\n",
+    printf "%-23s %-8s %8.2f %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% %s\n",
            m, l, s, o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1), k }'
 }
 
@@ -69,7 +80,7 @@ cpu_row() {
   local m="$1" cpu="$out/$m.cpu.onnx"
   if ! build/taso-opt "$out/$m.onnx" -o "$cpu" --target cpu "${limits[@]}" \
       --skip-self-check > "$out/$m.cpu.log" 2>&1; then
-    printf "%-16s %-8s taso-opt --target cpu failed: %s\n" "$m" cpu "$(tail -1 "$out/$m.cpu.log")"
+    printf "%-23s %-8s taso-opt --target cpu failed: %s\n" "$m" cpu "$(tail -1 "$out/$m.cpu.log")"
     return
   fi
   local est=()
@@ -78,16 +89,17 @@ cpu_row() {
       --skip-self-check --report "$out/$m.est.json" "${cache[@]}" > /dev/null 2>&1 || { echo "$m: estimate failed"; return; }
     est+=("$(json_number "$out/$m.est.json" cost_before_ms)")
   done
-  local timing orig new spread
-  timing=$(ort_pairs "$out/$m.onnx" "$cpu" "$threads" "$pairs" "$rounds") || { printf "%-16s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
+  local rounds timing orig new spread
+  rounds=$(rounds_for "${est[0]}")
+  timing=$(ort_pairs "$out/$m.onnx" "$cpu" "$threads" "$pairs" "$rounds") || { printf "%-23s %-8s ONNX Runtime timing failed\n" "$m" cpu; return; }
   read -r orig new spread <<< "$timing"
   awk -v m="$m" -v o="$orig" -v n="$new" -v sp="$spread" -v b="${est[0]}" -v a="${est[1]}" -v p="$pairs" \
       -v r="$rounds" 'BEGIN { est = b / a; meas = o / n
-    printf "%-16s %-8s %8s %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% -\n",
+    printf "%-23s %-8s %8s %11.3f %11.3f %8.3fx %7.1f%% %5d %5d %8.3fx %+7.1f%% -\n",
            m, "cpu", "-", o, n, meas, 100 * sp, p, p * r, est, 100 * (est / meas - 1) }'
 }
 
-printf "%-16s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output search_s ort_orig_ms ort_out_ms \
+printf "%-23s %-8s %8s %11s %11s %9s %8s %5s %5s %9s %8s %s\n" model output search_s ort_orig_ms ort_out_ms \
   measured spread pairs runs estimated est_err kept
 for m in "${models[@]}"; do
   case "$m" in
