@@ -723,5 +723,55 @@ TEST_CASE("E-graph: each output of an operator pays for its own readers' layouts
   CHECK(placed[second] == 0.5);
 }
 
+// Prices a convolution ten times what the analytic model says but for a grouped one of
+// at least 16 channels per group (as if a runtime's blocked kernels ran those alone
+// well), and any convolution whose kernel is fed rather than constant ten times more (it
+// is packed on every run).
+class NarrowGroupsDearCost : public AnalyticCost {
+ public:
+  std::string name() const override { return "narrow-groups-dear"; }
+  double NodeCost(const Graph& graph, NodeId n) override {
+    const Node& node = graph.node(n);
+    double factor = 1;
+    if (node.op == testing::Op("Conv2D")) {
+      const Value& kernel = graph.value(node.inputs[1]);
+      if (kernel.shape[1] < 16 || graph.value(node.inputs[0]).shape[1] == kernel.shape[1]) factor *= 10;
+      if (!kernel.is_constant()) factor *= 10;
+    }
+    return factor * AnalyticCost::NodeCost(graph, n);
+  }
+};
+
+TEST_CASE("E-graph: a grouped convolution is regrouped where the measured prices say it pays", "[egraph]") {
+  // x [1,64,8,8] -> two dense 3x3 convolutions -> grouped 3x3 convolution, 8 groups of 8
+  // channels: the grouped one reads an activation that costs far more than it (the
+  // regrouping's MergeGroups reads the activation's shape, not its cost).
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 64, 8, 8});
+  auto conv = [](const char* grouping) {
+    return Params()
+        .Set("grouping", grouping)
+        .Set("strides", std::vector<int64_t>{1, 1})
+        .Set("padding", "same")
+        .Set("activation", "none");
+  };
+  const ValueId first = AddOp(g, "Conv2D", {x, AddWeight(g, "w0", {64, 64, 3, 3}, 1)}, "first", conv("dense"));
+  const ValueId dense = AddOp(g, "Conv2D", {first, AddWeight(g, "w1", {64, 64, 3, 3}, 3)}, "dense", conv("dense"));
+  REQUIRE(g.AddOutput(AddOp(g, "Conv2D", {dense, AddWeight(g, "w2", {64, 8, 3, 3}, 2)}, "y", conv("grouped"))).ok());
+  NarrowGroupsDearCost measured;
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), measured, measured, {});
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor != "none");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  // The grouped kernel now has 16 channels per group.
+  bool regrouped = false;
+  for (NodeId n = 0; n < folded->num_nodes(); ++n)
+    if (folded->node(n).op == testing::Op("Conv2D"))
+      regrouped |= folded->value(folded->node(n).inputs[1]).shape == Shape{64, 16, 3, 3};
+  CHECK(regrouped);
+  ExpectSameOutputs(g, *folded);
+}
+
 }  // namespace
 }  // namespace taso

@@ -6,6 +6,7 @@
 
 #include "taso/egraph/extract.h"
 #include "taso/egraph/join_pieces.h"
+#include "taso/fold.h"
 #include "taso/status_macros.h"
 
 namespace taso::egraph {
@@ -157,6 +158,14 @@ std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEG
   return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), std::string(analytic.name())};
 }
 
+// A graph's cost as it will run: its weight-only operators folded into weights first, as
+// the e-node prices assume (a runtime prepares an initializer once, and reads a fed
+// weight, such as a regrouped convolution's unfolded block-diagonal one, on every run).
+double FoldedCost(CostModel& cost, const Graph& graph) {
+  absl::StatusOr<Graph> folded = FoldWeights(graph);
+  return cost.TotalCost(folded.ok() ? *folded : graph);
+}
+
 // Extracts the cheapest graph it can and keeps it when it costs less than the input.
 void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
              CostModel& graph_cost, EGraphSearchResult& result) {
@@ -169,7 +178,7 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
-  } else if (const double cost = graph_cost.TotalCost(*extracted); cost >= result.search.initial_cost) {
+  } else if (const double cost = FoldedCost(graph_cost, *extracted); cost >= result.search.initial_cost) {
     stats.kept_input_because = "the extracted graph costs no less than the input";
   } else {
     stats.extractor = extractor;
@@ -191,7 +200,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
   EGraphSearchResult result;
   SearchResult& search = result.search;
   search.best = graph;
-  search.initial_cost = search.best_cost = graph_cost.TotalCost(graph);
+  search.initial_cost = search.best_cost = FoldedCost(graph_cost, graph);
   auto built = BuildEGraph(graph);
   if (!built.ok()) {
     result.stats.extractor = "none";

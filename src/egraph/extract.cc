@@ -160,6 +160,12 @@ ENodeId FirstOutput(const EGraph& egraph, ENodeId n) {
   return egraph.Lookup(probe);
 }
 
+bool TreeCostCounts(const ENode& node, size_t i) {
+  const std::vector<ClassId>& ch = node.children;
+  return ch[i] != kNoClass && std::find(ch.begin(), ch.begin() + i, ch[i]) == ch.begin() + i &&
+         !(node.op != nullptr && node.op->reads_only_shape_of(static_cast<int>(i)));
+}
+
 absl::StatusOr<Extraction> ExtractGreedy(const EGraph& eg, const std::vector<double>& prices,
                                          const std::vector<ClassId>& roots) {
   const int num_classes = eg.num_class_ids();
@@ -175,7 +181,7 @@ absl::StatusOr<Extraction> ExtractGreedy(const EGraph& eg, const std::vector<dou
     double total = prices[n];
     const std::vector<ClassId>& ch = eg.node(n).children;
     for (size_t i = 0; i < ch.size(); ++i)
-      if (ch[i] != kNoClass && std::find(ch.begin(), ch.begin() + i, ch[i]) == ch.begin() + i) total += best[ch[i]];
+      if (TreeCostCounts(eg.node(n), i)) total += best[ch[i]];
     return total;
   };
   for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {

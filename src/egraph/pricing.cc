@@ -20,12 +20,8 @@ std::vector<double> BestTreeCosts(const EGraph& eg, const std::vector<double>& p
   for (ClassId c : greedy.order) {
     const ENode& node = eg.node(greedy.choice[c]);
     double total = prices[greedy.choice[c]];
-    for (size_t i = 0; i < node.children.size(); ++i) {
-      const ClassId child = node.children[i];
-      if (child != kNoClass &&
-          std::find(node.children.begin(), node.children.begin() + i, child) == node.children.begin() + i)
-        total += best[child];
-    }
+    for (size_t i = 0; i < node.children.size(); ++i)
+      if (TreeCostCounts(node, i)) total += best[node.children[i]];
     best[c] = total;
   }
   return best;
@@ -40,9 +36,7 @@ bool NearOptimal(const EGraph& eg, const std::vector<double>& prices, const Extr
   double total = prices[n];
   const std::vector<ClassId>& children = eg.node(n).children;
   for (size_t i = 0; i < children.size(); ++i)
-    if (children[i] != kNoClass &&
-        std::find(children.begin(), children.begin() + i, children[i]) == children.begin() + i)
-      total += best[children[i]];
+    if (TreeCostCounts(eg.node(n), i)) total += best[children[i]];
   return total <= best[c] + prices[greedy.choice[c]] * (1 + 1e-9);
 }
 

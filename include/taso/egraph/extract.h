@@ -38,6 +38,12 @@ std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std
 // first output; kNoENode if it is gone).
 ENodeId FirstOutput(const EGraph& egraph, ENodeId n);
 
+// Whether a tree cost of `node` counts its child i: present, not an earlier child again,
+// and not read only for its shape (a regrouped convolution's MergeGroups reads the
+// activation's shape: counting the activation's tree there would count it twice, and
+// no extraction by tree costs would choose the regrouping).
+bool TreeCostCounts(const ENode& node, size_t i);
+
 // Per e-node id: whether it is near-optimal and the roots reach its class through
 // near-optimal e-nodes. With the greedy extraction's best tree cost per class, an e-node
 // is near-optimal when its tree cost exceeds its class's best by at most the price of
