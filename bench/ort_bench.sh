@@ -5,8 +5,9 @@
 # Runtime time (CPU provider, level all, ORT_THREADS intra-op threads) of the original
 # and of the output: ORT_PAIRS session pairs made in both orders, ORT_ROUNDS runs of each
 # in turn per pair (by default as many as fill about ORT_PAIR_MS of the original's
-# estimated time, 10 to 200: sub-millisecond models need hundreds), geometric means of the pairs' medians, and the spread (twice the
-# standard error of the mean log-ratio over pairs). Against it, taso-opt's estimated
+# estimated time, 10 to 200: sub-millisecond models need hundreds), geometric means of
+# the pairs' medians, and the spread (twice the standard error of the mean log-ratio over
+# pairs). Against it, taso-opt's estimated
 # ratio (its ort cost model: operators measured in ONNX Runtime) and its search time.
 # With ORT_RAW=1, a second row per model times the search's output without the speed
 # check (--no-verify-speed); with ORT_CPU=1, a row times taso-opt --target cpu's output
@@ -35,8 +36,8 @@ trap 'rm -rf "$out"' EXIT
 models=("$@")
 [ ${#models[@]} -eq 0 ] &&
   models=($(build/taso-models --list | awk '{print $1}') lora_mlp32 lora_attention32 head_attention32
-    tv_resnet50 tv_resnext50 tv_inception_v3 tv_mobilenet_v2 tv_squeezenet tv_densenet121 tv_efficientnet_b0
-    tv_mobilenet_v3_small tv_transformer_layer tv_transformer_layer_17)
+    $(/usr/bin/python3 -c "import sys; sys.path.insert(0, 'tests/python'); import export_torch_models as e
+print(' '.join('tv_' + name for name in e.MODELS))"))
 
 source bench/ort_pairs.sh
 
