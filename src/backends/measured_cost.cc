@@ -1,11 +1,14 @@
 #include "taso/backends/measured_cost.h"
 
+#include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 #include "backends/timing.h"
 #include "matmul.h"  // ops/
+#include "taso/status_macros.h"
 
 namespace taso {
 
@@ -153,9 +156,33 @@ absl::StatusOr<double> MeasuredCost::SecondsPerReference() {
   return *seconds_per_reference_;
 }
 
+// The first few hundred milliseconds of products in a process can run several times
+// slower than the rest (on this project's machines, 256x256 products in ONNX Runtime ran
+// 1.0 ms for their first 150 to 250 runs, then 0.19 ms, steady in each phase): a cost
+// measured then, or the reference timed then, would be off by as much. So the reference
+// runs for half a second, and on until two successive medians agree.
+absl::Status MeasuredCost::WarmUp(KernelRun& reference) {
+  constexpr double kLeastSeconds = 0.5, kMostSeconds = 3, kBlockSeconds = 0.02, kAgreement = 0.05;
+  double spent = 0, previous = 0;
+  while (spent < kMostSeconds) {
+    std::vector<double> block;
+    for (double in_block = 0; in_block < kBlockSeconds || block.size() < 3;) {
+      ASSIGN_OR_RETURN(const double t, reference());
+      block.push_back(t);
+      in_block += t;
+    }
+    const double median = timing::Median(block);
+    spent += std::accumulate(block.begin(), block.end(), 0.0);
+    if (spent >= kLeastSeconds && std::abs(median - previous) <= kAgreement * median) break;
+    previous = median;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<double> MeasuredCost::TimeReference() {
   KernelRun* reference = Reference();
   if (!reference) return absl::UnavailableError("the reference kernel (a 256x256 MatMul) cannot run");
+  RETURN_IF_ERROR(WarmUp(*reference));
   absl::StatusOr<std::vector<double>> median = timing::KernelMediansInTurn({*reference});
   if (!median.ok())
     return absl::Status(median.status().code(),

@@ -117,6 +117,7 @@ class MeasuredCost : public CostModel {
   // failure alike): a multiple of it times this is seconds.
   absl::StatusOr<double> SecondsPerReference();
   absl::StatusOr<double> TimeReference();
+  absl::Status WarmUp(KernelRun& reference);
 
   std::unique_ptr<CostCache> cache_;
   std::string device_;

@@ -2,9 +2,10 @@
 // provider, graph optimization level all, the thread count given), measured through the
 // ONNX Runtime worker (ort_worker.h) on a one-operator model exported by our ONNX
 // exporter, its weights as initializers so that ONNX Runtime prepacks them and fuses an
-// activation as it does in the whole model. A run's time less the fixed part of a run
-// (the worker's call into ONNX Runtime, paid once per model run, not once per operator;
-// found from chains of one and two of the smallest operator) is the operator's cost; a graph costs the sum of its
+// activation as it does in the whole model. A run's time (the median of runs made back to
+// back, as a model's operators run) less the fixed part of a run (the worker's call into
+// ONNX Runtime, paid once per model run, not once per operator; found from chains of one
+// and two of the smallest operator) is the operator's cost; a graph costs the sum of its
 // operators' plus that fixed cost once. Kept in the cost cache under the ort device key.
 #pragma once
 

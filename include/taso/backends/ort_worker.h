@@ -48,8 +48,9 @@ class OrtWorker {
 
   // A session of the model at `path` (`threads` intra-op threads); its id.
   absl::StatusOr<int64_t> Load(const std::string& path, int threads);
-  // One run of a loaded session, in seconds as the worker timed it.
-  absl::StatusOr<double> Run(int64_t session);
+  // A run of a loaded session, in seconds as the worker timed it: with a burst, the
+  // median of runs made back to back for that long (after one run not counted), else one.
+  absl::StatusOr<double> Run(int64_t session, absl::Duration burst = absl::ZeroDuration());
   absl::Status Release(int64_t session);
   // `pairs` pairs of sessions of `a` and `b`, made in both orders, each timed for `rounds`
   // rounds in turn: per pair, the medians in seconds.
