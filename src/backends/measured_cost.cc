@@ -107,6 +107,9 @@ std::optional<std::vector<double>> MeasuredCost::TimeInTurn(std::vector<KernelRu
   // The reference runs last in each round and does not set how many rounds run.
   const size_t kernels = runs.size();
   KernelRun* reference = Reference();
+  // Timed (and warmed up) first: a reference in its slow first runs would make every
+  // kernel timed against it look several times cheaper.
+  if (reference && !SecondsPerReference().ok()) return std::nullopt;
   if (reference) runs.push_back(*reference);
   absl::StatusOr<std::vector<double>> medians = timing::KernelMediansInTurn(runs, kernels);
   if (!medians.ok()) return std::nullopt;

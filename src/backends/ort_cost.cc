@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "add.h"  // ops/
 #include "backends/cpu_kernel.h"
+#include "concat.h"  // ops/
 #include "conv2d.h"  // ops/
 #include "matmul.h"  // ops/
 #include "taso/onnx_io.h"
@@ -142,6 +143,44 @@ absl::StatusOr<Graph> TinyChain(int length) {
   return graph;
 }
 
+// `inputs` fed 1x1 matrices concatenated: each more input costs the run its passing in.
+absl::StatusOr<Graph> TinyConcat(int inputs) {
+  Graph graph;
+  std::vector<ValueId> pieces;
+  for (int i = 0; i < inputs; ++i) {
+    ASSIGN_OR_RETURN(const ValueId v, graph.AddInput(absl::StrCat("x", i), DataType::kFloat32, {1, 1}));
+    pieces.push_back(v);
+  }
+  ASSIGN_OR_RETURN(const std::vector<ValueId> out, graph.AddNode(&ops::ConcatOperator(), ops::ConcatParams(1), pieces));
+  RETURN_IF_ERROR(graph.AddOutput(out[0]));
+  return graph;
+}
+
+// One fed 1x1 matrix times `outputs` weights (distinct, so that none is merged with
+// another), each product an output of the model: against TinyChain(outputs), what each
+// more output costs the run (allocated and passed out, where inside a model it would be
+// an intermediate).
+absl::StatusOr<Graph> TinyFan(int outputs) {
+  Graph graph;
+  ASSIGN_OR_RETURN(const ValueId x, graph.AddInput("x", DataType::kFloat32, {1, 1}));
+  for (int i = 0; i < outputs; ++i) {
+    ASSIGN_OR_RETURN(const ValueId w,
+                     graph.AddWeight(absl::StrCat("w", i), TensorData::Float({1, 1}, {1.0f + static_cast<float>(i)})));
+    ASSIGN_OR_RETURN(const std::vector<ValueId> out, graph.AddNode(&ops::MatMulOp(), Params(), {x, w}));
+    RETURN_IF_ERROR(graph.AddOutput(out[0]));
+  }
+  return graph;
+}
+
+// How many of the operator's inputs its one-operator model feeds (the others are
+// initializers).
+int FedInputs(const OpDef& op, absl::Span<const InputInfo> inputs) {
+  const std::vector<bool> initializer = Initializers(op, inputs);
+  int fed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) fed += inputs[i].present && !initializer[i];
+  return fed;
+}
+
 }  // namespace
 
 std::string OrtDevice(const std::string& version, int threads) {
@@ -166,7 +205,10 @@ double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   bool measured = false;
   const double seconds = Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node), &measured);
   if (!measured) return seconds;
-  double cost = WithoutOverhead(seconds);
+  const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  const FixedCosts& fixed = Fixed();
+  double cost = WithoutOverhead(seconds, fixed.run + fixed.per_input * std::max(0, FedInputs(*node.op, inputs) - 1) +
+                                             fixed.per_output * std::max<double>(0, node.outputs.size() - 1.0));
   const bool blocked = RunsBlocked(graph, node);
   if (blocked && ReadsWeights(graph, node) && !node.outputs.empty())
     cost = std::max(cost / 2,
@@ -185,17 +227,17 @@ double OrtCost::Reorder(const Shape& shape) {
   bool measured = false;
   const double seconds = Cost(ops::AddOp(), Params(), std::vector<InputInfo>{tensor, one},
                               std::vector<OutputType>{{DataType::kFloat32, shape}}, &measured);
-  return measured ? WithoutOverhead(seconds) : seconds;
+  return measured ? WithoutOverhead(seconds, Fixed().run) : seconds;
 }
 
-// A measured run less the fixed part; where noise makes the run look cheaper than the
-// fixed part, a small share of the run, so that no operator prices as free.
-double OrtCost::WithoutOverhead(double run_seconds) {
+// A measured run less its fixed part; where noise makes the run look cheaper than that,
+// a small share of the run, so that no operator prices as free.
+double OrtCost::WithoutOverhead(double run_seconds, double fixed_seconds) {
   constexpr double kLeastShareOfRun = 0.05;
-  return std::max(kLeastShareOfRun * run_seconds, run_seconds - RunOverhead());
+  return std::max(kLeastShareOfRun * run_seconds, run_seconds - fixed_seconds);
 }
 
-double OrtCost::TotalCost(const Graph& graph) { return CostModel::TotalCost(graph) + RunOverhead(); }
+double OrtCost::TotalCost(const Graph& graph) { return CostModel::TotalCost(graph) + Fixed().run; }
 
 std::optional<MeasuredCost::KernelRun> OrtCost::PrepareRun(const OpDef& op, const Params& params,
                                                            absl::Span<const InputInfo> inputs,
@@ -218,16 +260,26 @@ std::optional<MeasuredCost::KernelRun> OrtCost::PrepareGraphRun(absl::StatusOr<G
 
 // A run of a model with one operator costs the operator plus a fixed part (the call into
 // ONNX Runtime); one with two costs two operators plus the same part: twice the first
-// less the second is the fixed part. Timed as the costs are (against the reference), so
-// that subtracting it from a cost scaled at another moment's speed subtracts as much.
-double OrtCost::RunOverhead() {
-  if (run_overhead_) return *run_overhead_;
-  run_overhead_ = 0.0;  // also where the smallest models cannot run
-  const std::optional<KernelRun> one = PrepareGraphRun(TinyChain(1)), two = PrepareGraphRun(TinyChain(2));
-  if (!one || !two) return *run_overhead_;
-  const std::optional<std::vector<double>> seconds = TimeLikeCosts({*one, *two});
-  if (seconds) run_overhead_ = std::max(0.0, 2 * (*seconds)[0] - (*seconds)[1]);
-  return *run_overhead_;
+// less the second is the fixed part. Each more input fed, or output passed out, adds its
+// own part (TinyConcat, TinyFan). Timed as the costs are (against the reference), so that
+// subtracting them from a cost scaled at another moment's speed subtracts as much.
+const OrtCost::FixedCosts& OrtCost::Fixed() {
+  if (fixed_) return *fixed_;
+  fixed_ = FixedCosts{};  // also where the smallest models cannot run
+  constexpr int kMany = 16;
+  std::vector<KernelRun> runs;
+  for (absl::StatusOr<Graph> graph :
+       {TinyChain(1), TinyChain(2), TinyChain(kMany), TinyFan(kMany), TinyConcat(2), TinyConcat(kMany)}) {
+    std::optional<KernelRun> run = PrepareGraphRun(std::move(graph));
+    if (!run) return *fixed_;
+    runs.push_back(*std::move(run));
+  }
+  const std::optional<std::vector<double>> t = TimeLikeCosts(std::move(runs));
+  if (!t) return *fixed_;
+  fixed_->run = std::max(0.0, 2 * (*t)[0] - (*t)[1]);
+  fixed_->per_output = std::max(0.0, ((*t)[3] - (*t)[2]) / (kMany - 1));
+  fixed_->per_input = std::max(0.0, ((*t)[5] - (*t)[4]) / (kMany - 2));
+  return *fixed_;
 }
 
 }  // namespace taso

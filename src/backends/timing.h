@@ -21,7 +21,8 @@ absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
 // Median seconds of one run of each kernel, for their measured costs, the kernels run in
 // turn (each round in a rotated order) so that a change in the machine's speed weighs on
 // all alike: two warm-up runs each, then at least 10 runs and 10 ms of each (a small
-// kernel's median over fewer runs is at the mercy of the machine's other work), at most
+// kernel's median over fewer runs is at the mercy of the machine's other work; a run
+// that reports the median of a burst of runs counts the time the burst took), at most
 // 200 rounds, or only 3 rounds once one kernel has run 0.5 s. Only the first `paced`
 // kernels (all by default) count towards those bounds: a short reference kernel timed
 // alongside the others must not make them run for its 10 ms.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "concat.h"  // ops/
@@ -139,6 +140,7 @@ class Saturation {
         order_.push_back(static_cast<int>(r));
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int a, int b) { return Growth(rules_[a].rule()) < Growth(rules_[b].rule()); });
+    if (limits.join_wide_groups) JoinWideGroups();
     return Run();
   }
 
@@ -220,22 +222,93 @@ class Saturation {
     const bool multi_allowed = stats_.iterations < limits_.multi_pattern_iterations;
     ++stats_.iterations;
     for (int r : order_) {
-      const Rule& rule = rules_[r].rule();
-      if (rule.source.outputs.size() > 1 && !multi_allowed) continue;
+      if (rules_[r].rule().source.outputs.size() > 1 && !multi_allowed) continue;
       for (const EMatch& m : Matches(r)) {
-        if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || JoinsAClassWithItself(rule, m) ||
-            !TargetFits(eg_, rule, m))
-          continue;
-        if (rule.source.outputs.size() > 1 && !IsNewIndependentJoin(r, m)) continue;
-        ++stats_.matches;
-        const ENodeId first_new = eg_.num_node_ids();
-        stats_.merges += ApplyTarget(eg_, rule, m, r);
-        derivation_.Record(m.nodes, first_new, eg_.num_node_ids());
+        if (!Apply(r, m)) continue;
         if (auto hit = LimitHitAfterCleanUp()) return hit;
       }
       if (auto hit = LimitHit()) return hit;
     }
     return std::nullopt;
+  }
+
+  // Applies the match unless it was applied before or is refused (on weights only, a
+  // class joined with itself, a target that does not fit, a join made before or of
+  // dependent products); whether it was applied.
+  bool Apply(int r, const EMatch& m) {
+    const Rule& rule = rules_[r].rule();
+    if (OnWeightsOnly(eg_, rule, m) || !applied_.insert(MatchKey(r, m)).second || JoinsAClassWithItself(rule, m) ||
+        !TargetFits(eg_, rule, m))
+      return false;
+    if (rule.source.outputs.size() > 1 && !IsNewIndependentJoin(r, m)) return false;
+    ++stats_.matches;
+    const ENodeId first_new = eg_.num_node_ids();
+    stats_.merges += ApplyTarget(eg_, rule, m, r);
+    derivation_.Record(m.nodes, first_new, eg_.num_node_ids());
+    return true;
+  }
+
+  // Where one rule joins two operators (a merge of two products of one input) and its
+  // matches tie more than kWideGroup input-graph e-nodes together, saturation would make
+  // every subset of them (2^36 for 36 per-head projections) and stop at a limit with
+  // sets of a few. Such a group is first joined along one chain, in e-node order: the
+  // rule applied to the first two, then to their join and the third, and so on, each
+  // application checked as any other. Its prefixes are in the e-graph too, and the
+  // chain's nested Splits get one Split of the whole after saturation (join_pieces.h).
+  void JoinWideGroups() {
+    for (int r : order_) {
+      const Rule& rule = rules_[r].rule();
+      if (rule.source.outputs.size() != 2 || rule.source.ops.size() != 2) continue;
+      for (const std::vector<ENodeId>& group : WideGroups(r)) {
+        JoinAlongChain(r, group);
+        if (LimitHit()) return;
+      }
+    }
+  }
+
+  static constexpr size_t kWideGroup = 8;
+
+  // The groups of input-graph e-nodes the rule's matches tie together, of more than
+  // kWideGroup e-nodes each, sorted.
+  std::vector<std::vector<ENodeId>> WideGroups(int r) {
+    constexpr int64_t kMostMatches = 20000;
+    absl::flat_hash_map<ENodeId, ENodeId> parent;
+    auto find = [&](ENodeId n) {
+      while (parent.at(n) != n) n = parent[n] = parent.at(parent.at(n));
+      return n;
+    };
+    for (const EMatch& m : FindMatches(eg_, rules_[r], deadline_, kMostMatches)) {
+      if (derivation_.SourcesOf(m.nodes[0]).size() != 1 || derivation_.SourcesOf(m.nodes[1]).size() != 1 ||
+          m.nodes[0] == m.nodes[1])
+        continue;
+      for (ENodeId n : m.nodes) parent.try_emplace(n, n);
+      parent[find(m.nodes[0])] = find(m.nodes[1]);
+    }
+    absl::flat_hash_map<ENodeId, std::vector<ENodeId>> groups;
+    for (const auto& [n, unused] : parent) groups[find(n)].push_back(n);
+    std::vector<std::vector<ENodeId>> wide;
+    for (auto& [root, members] : groups)
+      if (members.size() > kWideGroup) {
+        std::sort(members.begin(), members.end());
+        wide.push_back(std::move(members));
+      }
+    std::sort(wide.begin(), wide.end());
+    return wide;
+  }
+
+  void JoinAlongChain(int r, const std::vector<ENodeId>& group) {
+    std::vector<ENodeId> joined = {group[0]};
+    for (size_t k = 1; k < group.size() && !LimitHit(); ++k) {
+      std::vector<ENodeId> wanted = joined;
+      wanted.push_back(group[k]);
+      std::sort(wanted.begin(), wanted.end());
+      eg_.Rebuild();
+      bool applied = false;
+      for (const EMatch& m : FindMatches(eg_, rules_[r], deadline_, int64_t{1} << 20))
+        if (derivation_.DisjointSources(m.nodes) == wanted && (applied = Apply(r, m))) break;
+      if (!applied) return;
+      joined = std::move(wanted);
+    }
   }
 
   // The key of the input-graph e-nodes a multi-pattern match joins (JoinedSourcesKey);
@@ -288,6 +361,7 @@ std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph,
   const std::vector<bool> joins = JoinsWork(rules);
   SaturationLimits joining = limits;
   joining.join_readers = true;
+  joining.join_wide_groups = true;
   joining.time_limit = limits.time_limit / 2;
   joining.match_limit = limits.multi_match_limit;  // few rules: each may match as often as merges do
   Saturation saturation(egraph, rules);

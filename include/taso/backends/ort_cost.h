@@ -5,8 +5,10 @@
 // activation as it does in the whole model. A run's time (the median of runs made back to
 // back, as a model's operators run) less the fixed part of a run (the worker's call into
 // ONNX Runtime, paid once per model run, not once per operator; found from chains of one
-// and two of the smallest operator) is the operator's cost; a graph costs the sum of its
-// operators' plus that fixed cost once. Kept in the cost cache under the ort device key.
+// and two of the smallest operator; and the passing in and out of inputs and outputs
+// beyond one each, which inside a model are intermediates) is the operator's cost; a
+// graph costs the sum of its operators' plus the call's fixed cost once. Kept in the cost cache under the ort device
+// key.
 #pragma once
 
 #include <memory>
@@ -52,15 +54,21 @@ class OrtCost : public MeasuredCost {
   // What reordering a tensor of this shape costs: a pass over it, measured as an
   // addition of one value.
   double Reorder(const Shape& shape);
-  // The fixed seconds of one run (timed once, on the smallest models).
-  double RunOverhead();
-  double WithoutOverhead(double run_seconds);
+  // What a one-operator model's run costs beyond its operator, timed once on the
+  // smallest models: the call into ONNX Runtime (once per model run, not per operator),
+  // and each input fed and output passed out beyond the first (a Split's 36 pieces are
+  // intermediates inside a model, not outputs: 70 of its 125 us alone).
+  struct FixedCosts {
+    double run = 0, per_input = 0, per_output = 0;
+  };
+  const FixedCosts& Fixed();
+  static double WithoutOverhead(double run_seconds, double fixed_seconds);
 
   std::shared_ptr<OrtWorker> worker_;
   int threads_;
   std::string model_dir_;  // the one-operator models, removed with this object
   int models_written_ = 0;
-  std::optional<double> run_overhead_;
+  std::optional<FixedCosts> fixed_;
 };
 
 // The device key the ort target's costs are kept under: runtime version, provider,

@@ -30,6 +30,11 @@ struct SaturationLimits {
   // (AddJoinedReaders): what lets rules merge the work that reads a merge's pieces.
   // SaturateJoiningFirst sets it in its first phase.
   bool join_readers = false;
+  // Before the first iteration, where one merge rule ties more than eight products
+  // together (36 per-head projections of one input), they are joined along one chain
+  // (N-1 applications of the rule) rather than in every subset. SaturateJoiningFirst sets
+  // it in its first phase.
+  bool join_wide_groups = false;
   // Rules whose target has more operators than their source by more than this are left
   // out: generated rules such as A + B = T(T(A) + T(B)) apply to every tensor and
   // again to what they make, and would fill the e-graph with nothing cheaper.
