@@ -160,6 +160,31 @@ TEST_CASE("The e-graph engine merges two linear layers of one input, each with i
   ExpectMergedIntoOne(g, MatchersWithMerges(), "Gemm");
 }
 
+// Twelve products of one input (as per-head projections are written): saturation alone
+// makes merges of at most eight in its three merge iterations, so all twelve become one
+// product only by joining them along a chain first (SaturationLimits::join_wide_groups).
+TEST_CASE("The e-graph engine merges twelve linear layers of one input into one", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
+  const Params transposed = Params().Set("transB", int64_t{1});
+  constexpr int kLayers = 12;
+  for (int k = 0; k < kLayers; ++k) {
+    const ValueId w = AddWeight(g, absl::StrCat("W", k), {16, 64}, k);
+    const ValueId bias = AddWeight(g, absl::StrCat("b", k), {16}, 100 + k);
+    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+  }
+  ViewSplitCost cost;
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, {});
+  INFO(found.stats.kept_input_because);
+  REQUIRE(found.stats.extractor != "none");
+  auto folded = FoldWeights(found.search.best);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, "Gemm") == 1);
+  CHECK(CountOps(*folded, "Split") == 1);
+  for (int k = 0; k < kLayers; ++k) CHECK(folded->value(folded->outputs()[k]).name == absl::StrCat("y", k));
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper order", "[egraph]") {
   const Graph g = testing::ProductChain();
   egraph::EGraphSearchResult found = RunEngine(g, AllMatchers());
