@@ -5,7 +5,10 @@
 # bench/hand/ has one, the best rewrite done by hand. Each is timed against the original
 # in one interleaved run (SUITE_PAIRS session pairs in both orders, SUITE_ROUNDS runs of
 # each in turn per pair): measured ratio original/other with its spread, and the share
-# of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)); and the same two graphs on
+# of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)); then taso-opt's output
+# timed against the hand rewrite itself (vs_hand: the hand's time over the output's), and
+# the share from that (r' = h * vs_hand): where the two are alike, gains of 2% drift
+# between the two runs more than they differ; and the same two graphs on
 # our own cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so
 # that the two runtimes can be compared. Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
@@ -47,8 +50,8 @@ ratio() {
   awk -v o="$orig" -v n="$other" -v s="$spread" 'BEGIN { printf "%.3f %.1f\n", o / n, 100 * s }'
 }
 
-printf "%-12s %6s %7s %9s %8s %8s %8s %8s %8s %s\n" model tokens opt_s opt_ratio spread hand spread share cpu_exec \
-  rewrites
+printf "%-12s %6s %7s %9s %8s %8s %8s %8s %8s %8s %8s %s\n" model tokens opt_s opt_ratio spread hand spread share \
+  vs_hand share2 cpu_exec rewrites
 for c in "${cases[@]}"; do
   m="${c%%:*}"
   tokens=1
@@ -66,16 +69,21 @@ for c in "${cases[@]}"; do
   cpu=$(sed -n 's/.*"measured": {[^}]*"before_ms": \([0-9.e+-]*\), "after_ms": \([0-9.e+-]*\).*/\1 \2/p' "$base.json" |
     awk '{ printf "%.3f", $1 / $2 }')
   read -r opt spread_opt <<< "$(ratio "$base.onnx" "$base.opt.onnx")"
-  hand="-" spread_hand="-" share="-"
+  hand="-" spread_hand="-" share="-" vs_hand="-" share2="-"
   script=$(hand_script "$m")
   if [ -n "$script" ] && /usr/bin/python3 "$script" "$base.onnx" "$base.hand.onnx" > /dev/null; then
     read -r hand spread_hand <<< "$(ratio "$base.onnx" "$base.hand.onnx")"
+    read -r vs_hand _ <<< "$(ratio "$base.hand.onnx" "$base.opt.onnx")"
     share=$(awk -v r="$opt" -v h="$hand" 'BEGIN { if (h > 1) printf "%.0f%%", 100 * (r - 1) / (h - 1); else print "-" }')
+    share2=$(awk -v d="$vs_hand" -v h="$hand" \
+      'BEGIN { if (h > 1) printf "%.0f%%", 100 * (h * d - 1) / (h - 1); else print "-" }')
   fi
-  printf "%-12s %6s %7s %8sx %7s%% %7sx %7s%% %8s %7sx %s\n" "$m" "$tokens" "$opt_s" "$opt" "$spread_opt" "$hand" \
-    "$spread_hand" "$share" "${cpu:--}" "${rewrites:-none}"
+  printf "%-12s %6s %7s %8sx %7s%% %7sx %7s%% %8s %7sx %8s %7sx %s\n" "$m" "$tokens" "$opt_s" "$opt" "$spread_opt" \
+    "$hand" "$spread_hand" "$share" "$vs_hand" "$share2" "${cpu:--}" "${rewrites:-none}"
 done
 echo "opt_ratio, hand: ONNX Runtime's time of the original over that of taso-opt's output / the hand"
 echo "rewrite, each timed against the original in its own interleaved run; spread: ~95% half-width;"
-echo "share: the part of the hand rewrite's gain taso-opt's output reaches; opt_s: taso-opt's wall time;"
+echo "share: the part of the hand rewrite's gain taso-opt's output reaches; vs_hand: the hand rewrite's time"
+echo "over taso-opt's output's, timed against each other; share2: the share from hand * vs_hand;"
+echo "opt_s: taso-opt's wall time;"
 echo "cpu_exec: the original's time over the output's on our cpu executor (taso-opt --measure)."

@@ -12,7 +12,8 @@
 //   {"op": "release", "session": ID}         -> {}
 //   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
-//          orders in turn, each timed for R rounds in turn (two warm-up runs each).
+//          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
+//          process's first pair half a second, warmUp).
 // Sessions run on the CPU execution provider at the highest graph-optimization level.
 // Inputs are fixed per session: float inputs from a seeded generator, others zero.
 'use strict';
@@ -109,6 +110,18 @@ async function inTurn(first, second, rounds) {
   return [median(times[0]), median(times[1])];
 }
 
+// The first few hundred milliseconds of products in a process run several times slower
+// (a 256x256 MatMul 1.0 ms for its first 150 to 250 runs, then 0.19 ms), and not alike
+// for every kernel: the first pair a process times would compare two models in that
+// phase. So the first pair's sessions run in turn, untimed, for half a second first.
+let warmedUp = false;
+async function warmUp(a, b) {
+  if (warmedUp) return;
+  warmedUp = true;
+  const start = process.hrtime.bigint();
+  while (Number(process.hrtime.bigint() - start) < 500e6) { await a.session.run(a.feeds); await b.session.run(b.feeds); }
+}
+
 async function compare(req) {
   const pairs = Math.max(1, req.pairs | 0), rounds = Math.max(1, req.rounds | 0);
   const a_ms = [], b_ms = [];
@@ -117,6 +130,7 @@ async function compare(req) {
     const made = p % 2 ? [await load(req.against, req.threads), await load(req.model, req.threads)]
                        : [await load(req.model, req.threads), await load(req.against, req.threads)];
     const [a, b] = p % 2 ? [made[1], made[0]] : made;
+    await warmUp(a, b);
     const [ta, tb] = await inTurn(a, b, rounds);
     a_ms.push(ta);
     b_ms.push(tb);
