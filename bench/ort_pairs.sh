@@ -7,10 +7,12 @@ json_number() {  # FILE KEY -> the first number under "KEY"
 # A B THREADS PAIRS ROUNDS -> "a_ms b_ms spread" from the worker's paired timing (session
 # pairs in both orders, ROUNDS runs of each in turn per pair): geometric means of the
 # pairs' medians, and the spread of the ratio a/b (twice the standard error of the mean
-# log-ratio over pairs).
+# log-ratio over pairs). The worker runs with malloc keeping freed memory, as taso-opt
+# starts it (src/backends/ort_worker.cc), so that the two time alike.
 ort_pairs() {
   printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d}\n' \
-    "$1" "$2" "$3" "$4" "$5" | node tools/ort/ort_worker.js |
+    "$1" "$2" "$3" "$4" "$5" |
+    MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824 node tools/ort/ort_worker.js |
     awk '{
       if (match($0, /"error":"[^"]*"/)) { print "error " substr($0, RSTART, RLENGTH) > "/dev/stderr"; exit 1 }
       match($0, /"a_ms":\[[^\]]*\]/); na = split(substr($0, RSTART + 8, RLENGTH - 9), a, ",")

@@ -203,9 +203,9 @@ OrtCost::~OrtCost() {
 double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   bool measured = false;
-  const double seconds = Cost(*node.op, node.params, graph.InputInfos(node), graph.OutputTypes(node), &measured);
-  if (!measured) return seconds;
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
+  const double seconds = Cost(*node.op, node.params, inputs, graph.OutputTypes(node), &measured);
+  if (!measured) return seconds;
   const FixedCosts& fixed = Fixed();
   double cost = WithoutOverhead(seconds, fixed.run + fixed.per_input * std::max(0, FedInputs(*node.op, inputs) - 1) +
                                              fixed.per_output * std::max<double>(0, node.outputs.size() - 1.0));

@@ -7,8 +7,8 @@
 // ONNX Runtime, paid once per model run, not once per operator; found from chains of one
 // and two of the smallest operator; and the passing in and out of inputs and outputs
 // beyond one each, which inside a model are intermediates) is the operator's cost; a
-// graph costs the sum of its operators' plus the call's fixed cost once. Kept in the cost cache under the ort device
-// key.
+// graph costs the sum of its operators' plus the call's fixed cost once. Kept in the
+// cost cache under the ort device key.
 #pragma once
 
 #include <memory>
