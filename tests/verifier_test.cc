@@ -44,7 +44,6 @@ Verdict ProveOne(const Rule& rule) {
   auto encoded = EncodeRules(*axioms, {rule});
   REQUIRE(encoded.ok());
   ProveOptions options;
-  options.timeout_ms = 2000;
   options.jobs = 1;
   return ProveRules(*axioms, *encoded, options)[0].verdict;
 }
@@ -109,7 +108,7 @@ std::set<std::string> ProofAxioms(const Rule& rule) {
   REQUIRE(axioms.ok());
   auto encoded = EncodeRules(*axioms, {rule});
   REQUIRE(encoded.ok());
-  auto used = AxiomsOfProof(*axioms, encoded->front(), 2000);
+  auto used = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{});
   REQUIRE(used.ok());
   std::set<std::string> names;
   for (const Axiom* a : *used) names.insert(a->name);
@@ -137,7 +136,7 @@ TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one"
       MakeRule("commutes", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}}, {{MakeOp("MatMul", {1, 0})}, {2}});
   auto encoded = EncodeRules(*axioms, {commutes});
   REQUIRE(encoded.ok());
-  auto none = AxiomsOfProof(*axioms, encoded->front(), 2000);
+  auto none = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{});
   REQUIRE_FALSE(none.ok());
   CHECK_THAT(std::string(none.status().message()), Catch::Contains("is not proved"));
 }
@@ -216,7 +215,6 @@ TEST_CASE("The rules taso-gen finds that the shipped database leaves out are not
   auto encoded = EncodeRules(*axioms, left_out);
   REQUIRE(encoded.ok());
   ProveOptions options;
-  options.timeout_ms = 5000;
   for (const Outcome& o : ProveRules(*axioms, *encoded, options)) {
     INFO(o.rule << " is proved now: regenerate rules/taso_k3.pb (see rules/README.md)");
     CHECK(o.verdict != Verdict::kProved);
@@ -271,7 +269,6 @@ TEST_CASE("A rule's verdict does not depend on the rules proved before it") {
   auto encoded = EncodeRules(*axioms, std::vector<Rule>(rules->rules.begin(), rules->rules.begin() + 300));
   REQUIRE(encoded.ok());
   ProveOptions options;
-  options.timeout_ms = 5000;
   options.jobs = 1;
   std::vector<Outcome> forward = ProveRules(*axioms, *encoded, options);
   std::vector<EncodedRule> reversed(encoded->rbegin(), encoded->rend());
@@ -279,7 +276,31 @@ TEST_CASE("A rule's verdict does not depend on the rules proved before it") {
   for (size_t i = 0; i < forward.size(); ++i) {
     INFO(forward[i].rule);
     CHECK(forward[i].verdict == backward[forward.size() - 1 - i].verdict);
+    CHECK(forward[i].resources == backward[forward.size() - 1 - i].resources);  // the same work, not just verdict
   }
+}
+
+TEST_CASE("A proof's budget is Z3's resource count, which a busy machine does not change") {
+  auto axioms = LoadAxioms(kAxioms);
+  REQUIRE(axioms.ok());
+  auto rules = ReadRuleSet(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb");
+  REQUIRE(rules.ok());
+  auto rule = FindRuleByName(*rules, "r5391");  // the shipped rule whose proof does the most work
+  REQUIRE(rule.ok());
+  auto encoded = EncodeRules(*axioms, {*rule, *rule});
+  REQUIRE(encoded.ok());
+  ProveOptions options;  // two threads prove the rule at once, each with its own context
+  const std::vector<Outcome> both = ProveRules(*axioms, *encoded, options);
+  CHECK(both[0].verdict == Verdict::kProved);
+  CHECK(both[0].resources > 100'000);
+  CHECK(both[0].resources == both[1].resources);
+  CHECK(both[0].resources < options.rlimit / 10);  // the default leaves the costliest shipped proof ample room
+  // Half the resources it needs: over budget, however fast the machine.
+  options.rlimit = static_cast<unsigned>(both[0].resources / 2);
+  options.jobs = 1;
+  const Outcome starved = ProveRules(*axioms, {encoded->front()}, options).front();
+  CHECK(starved.verdict == Verdict::kOverBudget);
+  CHECK(starved.resources >= options.rlimit);
 }
 
 namespace {

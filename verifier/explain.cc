@@ -27,10 +27,11 @@ absl::StatusOr<Rule> FindRuleByName(const RuleSet& rules, const std::string& nam
 }
 
 absl::StatusOr<std::vector<const Axiom*>> AxiomsOfProof(const AxiomSet& axioms, const EncodedRule& rule,
-                                                        unsigned timeout_ms) {
+                                                        const ProveOptions& budget) {
   z3::context ctx;
   z3::params p(ctx);
-  p.set("timeout", timeout_ms);
+  p.set("timeout", budget.timeout_ms);
+  p.set("rlimit", budget.rlimit);
   p.set("mbqi", false);  // as ProveRules: proofs by instantiating the axioms
   p.set("qi.max_instances", 10000u);
   p.set("unsat_core", true);
@@ -46,7 +47,8 @@ absl::StatusOr<std::vector<const Axiom*>> AxiomsOfProof(const AxiomSet& axioms, 
     }
     for (const z3::expr& e : ctx.parse_string((axioms.signature + rule.query).c_str())) solver.add(e);
     if (solver.check() != z3::unsat)
-      return absl::NotFoundError(absl::StrCat("rule ", rule.name, " is not proved within ", timeout_ms, " ms"));
+      return absl::NotFoundError(absl::StrCat("rule ", rule.name, " is not proved within ", budget.rlimit,
+                                              " resources and ", budget.timeout_ms, " ms"));
     std::vector<const Axiom*> used;
     for (const z3::expr& literal : solver.unsat_core())
       if (auto it = by_tracking_name.find(literal.decl().name().str()); it != by_tracking_name.end())

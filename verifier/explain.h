@@ -1,5 +1,5 @@
 // Why a rule holds: the axioms its proof uses, read from Z3's unsat core. The rule is
-// proved again as taso-verify proves it (same solver settings and time limit), with each
+// proved again as taso-verify proves it (same solver settings and budget), with each
 // axiom asserted under its own tracking literal.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "axioms.h"
 #include "encode.h"
+#include "prover.h"
 #include "taso/rules.h"
 
 namespace taso::verify {
@@ -20,8 +21,8 @@ absl::StatusOr<Rule> FindRuleByName(const RuleSet& rules, const std::string& nam
 
 // The axioms the proof of `rule` uses, in the axiom set's order (a minimized unsat core:
 // each is needed by the proof Z3 found, not necessarily by every proof). Fails where the
-// rule is not proved within `timeout_ms`.
+// rule is not proved within `budget`'s resource and time limits (its jobs are not used).
 absl::StatusOr<std::vector<const Axiom*>> AxiomsOfProof(const AxiomSet& axioms, const EncodedRule& rule,
-                                                        unsigned timeout_ms);
+                                                        const ProveOptions& budget);
 
 }  // namespace taso::verify

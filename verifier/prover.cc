@@ -18,8 +18,8 @@ const char* VerdictName(Verdict v) {
       return "proved";
     case Verdict::kNotProved:
       return "not proved";
-    case Verdict::kTimedOut:
-      return "timed out";
+    case Verdict::kOverBudget:
+      return "over budget";
   }
   return "?";
 }
@@ -41,6 +41,24 @@ absl::StatusOr<std::vector<EncodedRule>> EncodeRules(const AxiomSet& axioms, con
   return out;
 }
 
+namespace {
+
+// Z3's resource count of the context so far (the "rlimit count" of its statistics).
+uint64_t ResourceCount(const z3::solver& solver) {
+  const z3::stats stats = solver.statistics();
+  for (unsigned i = 0; i < stats.size(); ++i)
+    if (stats.key(i) == "rlimit count")
+      return stats.is_uint(i) ? stats.uint_value(i) : static_cast<uint64_t>(stats.double_value(i));
+  return 0;
+}
+
+struct Attempt {
+  z3::check_result result = z3::unknown;
+  uint64_t resources = 0;
+};
+
+}  // namespace
+
 std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<EncodedRule>& rules,
                                 const ProveOptions& options) {
   using Clock = std::chrono::steady_clock;
@@ -52,38 +70,45 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   // added: a context or solver reused across rules keeps state (term order, learned
   // instances) that changes which proofs the instance budget allows, so verdicts would
   // depend on which rules a thread proved before.
-  auto prove = [&](int id, const EncodedRule& rule) -> z3::check_result {
+  auto prove = [&](int id, const EncodedRule& rule) -> Attempt {
     z3::context ctx;
     z3::params p(ctx);
     p.set("timeout", options.timeout_ms);
+    // Z3 counts the limit from the start of each check, so the axioms' own check does not
+    // use up the rule's budget.
+    p.set("rlimit", options.rlimit);
     // Proofs come from instantiating the axioms on the rule's terms (E-matching);
     // model-based instantiation only searches for counterexamples, which take long.
     p.set("mbqi", false);
     // A budget of instantiations: a rule the axioms prove needs few, and Z3 does not
-    // always notice its timeout while instantiating, so this is what bounds a failure.
+    // always notice its limits while instantiating, so this is what bounds a failure.
     p.set("qi.max_instances", 10000u);
+    Attempt attempt;
     try {
       z3::solver solver(ctx);
       solver.set(p);
       for (const z3::expr& a : ctx.parse_string((axioms.signature + axioms.families).c_str())) solver.add(a);
       solver.check();
+      const uint64_t before = ResourceCount(solver);
       solver.push();
       for (const z3::expr& e : ctx.parse_string((axioms.signature + rule.query).c_str())) solver.add(e);
-      return watchdog.Check(id, ctx, solver, limit);
+      attempt.result = watchdog.Check(id, ctx, solver, limit);
+      attempt.resources = ResourceCount(solver) - before;
     } catch (const z3::exception&) {
-      return z3::unknown;
+      attempt.result = z3::unknown;
     }
+    return attempt;
   };
   ParallelForThreads(rules.size(), jobs, [&](int thread, size_t i) {
     const auto start = Clock::now();
-    const z3::check_result r = prove(thread, rules[i]);
+    const Attempt a = prove(thread, rules[i]);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     Verdict v = Verdict::kNotProved;
-    if (r == z3::unsat)
+    if (a.result == z3::unsat)
       v = Verdict::kProved;
-    else if (r == z3::unknown && seconds * 1000 >= options.timeout_ms)
-      v = Verdict::kTimedOut;
-    out[i] = {rules[i].name, v, seconds};
+    else if (a.result == z3::unknown && (a.resources >= options.rlimit || seconds * 1000 >= options.timeout_ms))
+      v = Verdict::kOverBudget;
+    out[i] = {rules[i].name, v, seconds, a.resources};
   });
   return out;
 }

@@ -22,7 +22,12 @@
 #endif
 
 ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axiom files");
-ABSL_FLAG(uint32_t, timeout_ms, 2000, "time limit of one rule's query, in milliseconds");
+ABSL_FLAG(uint32_t, timeout_ms, 0,
+          "wall-clock limit of one Z3 query, in milliseconds (0: each kind of query's own: 60000 for a rule's proof, "
+          "a guard behind --rlimit; 2000 for an axiom's validation case; 5000 for the consistency check)");
+ABSL_FLAG(uint32_t, rlimit, taso::verify::ProveOptions{}.rlimit,
+          "Z3 resource budget of one rule's proof: a rule not proved within it is over budget (unlike a time "
+          "limit, the same on a busy machine as on an idle one)");
 ABSL_FLAG(int, jobs, 2, "queries run at once");
 ABSL_FLAG(bool, verbose, false, "print every rule's outcome, not only the failures");
 ABSL_FLAG(std::string, write_proved, "",
@@ -37,10 +42,16 @@ ABSL_FLAG(std::string, explain, "",
 
 namespace {
 
+// The --timeout-ms flag, or `fallback` when it is not given.
+unsigned TimeoutMsOr(unsigned fallback) {
+  const unsigned flag = absl::GetFlag(FLAGS_timeout_ms);
+  return flag != 0 ? flag : fallback;
+}
+
 int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   using namespace taso::verify;
   AxiomCheckOptions check;
-  check.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  check.timeout_ms = TimeoutMsOr(check.timeout_ms);
   check.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
   const AxiomCheckReport report = CheckAxiomSet(axioms, check);
   const char* consistent = report.consistent == Finding::kYes  ? "yes (a model exists)"
@@ -54,7 +65,7 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
       report.redundant.empty() ? "" : "; following:");
   for (const std::string& name : report.redundant) std::printf("  %s\n", name.c_str());
   ValidationOptions options;
-  options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  options.timeout_ms = TimeoutMsOr(options.timeout_ms);
   options.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
   const auto start = std::chrono::steady_clock::now();
   auto validated = ValidateAxioms(axioms, options);
@@ -95,7 +106,10 @@ int Explain(const taso::verify::AxiomSet& axioms, const taso::RuleSet& rules, co
   if (!rule.ok()) return taso::cli::Fail(kTool, rule.status());
   auto encoded = EncodeRules(axioms, {*rule});
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
-  auto used = AxiomsOfProof(axioms, encoded->front(), absl::GetFlag(FLAGS_timeout_ms));
+  ProveOptions budget;
+  budget.rlimit = absl::GetFlag(FLAGS_rlimit);
+  budget.timeout_ms = TimeoutMsOr(budget.timeout_ms);
+  auto used = AxiomsOfProof(axioms, encoded->front(), budget);
   if (!used.ok()) return taso::cli::Fail(kTool, used.status());
   std::printf("%s\n", taso::RuleText(*rule).c_str());
   std::printf("proved by Z3 from %zu of the %zu axioms (an unsat core of the proof):\n", used->size(),
@@ -133,22 +147,26 @@ int main(int argc, char** argv) {
   auto encoded = EncodeRules(*axioms, rules->rules);
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
   ProveOptions options;
-  options.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  options.rlimit = absl::GetFlag(FLAGS_rlimit);
+  options.timeout_ms = TimeoutMsOr(options.timeout_ms);
   options.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes = ProveRules(*axioms, *encoded, options);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t counts[3] = {0, 0, 0};
-  const Outcome* slowest = nullptr;
+  const Outcome* costliest = nullptr;
   for (const Outcome& o : outcomes) {
     ++counts[static_cast<int>(o.verdict)];
     if (o.verdict != Verdict::kProved || absl::GetFlag(FLAGS_verbose))
-      std::printf("%-12s %-10s %.3f s\n", o.rule.c_str(), VerdictName(o.verdict), o.seconds);
-    if (o.verdict == Verdict::kProved && (!slowest || o.seconds > slowest->seconds)) slowest = &o;
+      std::printf("%-12s %-11s %.3f s %12llu resources\n", o.rule.c_str(), VerdictName(o.verdict), o.seconds,
+                  static_cast<unsigned long long>(o.resources));
+    if (o.verdict == Verdict::kProved && (!costliest || o.resources > costliest->resources)) costliest = &o;
   }
-  std::printf("taso-verify: %zu rules, %zu axioms: %zu proved, %zu not proved, %zu timed out (%.1f s, %d jobs",
+  std::printf("taso-verify: %zu rules, %zu axioms: %zu proved, %zu not proved, %zu over budget (%.1f s, %d jobs",
               outcomes.size(), axioms->axioms.size(), counts[0], counts[1], counts[2], wall, options.jobs);
-  if (slowest) std::printf("; slowest proof %s, %.3f s", slowest->rule.c_str(), slowest->seconds);
+  if (costliest)
+    std::printf("; costliest proof %s, %llu resources of a budget of %u, %.3f s", costliest->rule.c_str(),
+                static_cast<unsigned long long>(costliest->resources), options.rlimit, costliest->seconds);
   std::printf(")\n");
   if (const std::string out = absl::GetFlag(FLAGS_write_proved); !out.empty()) {
     taso::RuleSet proved = *rules;
