@@ -356,6 +356,27 @@ TEST_CASE("Axiom validation reads element-wise operators without broadcasting") 
   CHECK(results[0].cases == 94);
 }
 
+TEST_CASE("Axiom validation is bounded by Z3's resource count and says so when it runs out") {
+  // Max pooling's nested maxima need real Z3 queries (no normal form cancels them).
+  const std::string pool =
+      "(assert (! (forall ((k Int) (s Int) (x T))\n"
+      "  (= (poolmax k s VALID (poolmax k 1 SAME x)) (poolmax k s SAME (poolmax k 1 VALID x))))"
+      " :named poolmax_same_valid))\n";
+  auto axioms = AxiomsWith("pool_budget", pool);
+  REQUIRE(axioms.ok());
+  const AxiomValidation first = Validate(*axioms).front();
+  CHECK(first.holds == Finding::kYes);
+  CHECK(first.max_resources > 1000);
+  CHECK(first.max_resources < ValidationOptions{}.rlimit / 10);
+  CHECK(Validate(*axioms).front().max_resources == first.max_resources);  // the same work on every run
+  ValidationOptions starved;
+  starved.rlimit = static_cast<unsigned>(first.max_resources / 4);
+  auto v = ValidateAxioms(*axioms, starved);
+  REQUIRE(v.ok());
+  CHECK(v->front().holds == Finding::kUnknown);
+  CHECK_THAT(v->front().detail, Catch::Contains("budget of"));
+}
+
 TEST_CASE("Symbolic kernels fold constants and name what they cannot compute") {
   SymArena& arena = SymArena::Current();
   arena.Reset();

@@ -17,7 +17,10 @@ namespace taso::verify {
 enum class Finding { kYes, kNo, kUnknown };
 
 struct AxiomCheckOptions {
-  unsigned timeout_ms = 5000;  // the consistency query's time limit
+  // The consistency query's time limit. Its model is found in about 1 s (most of it
+  // outside Z3's resource count, so no budget of that bounds it); the limit leaves room
+  // for a machine several times slower under load.
+  unsigned timeout_ms = 60'000;
   // Z3's resource limit of one redundancy query. The shipped axioms that follow from the
   // others are shown so within 0.6 million; 5 million leaves ample room.
   unsigned rlimit = 5'000'000;

@@ -1,5 +1,6 @@
 #include "axiom_validation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -385,7 +386,9 @@ class AxiomValidator {
       }
       tensors[t] = std::move(outs[v.impl->output]);
     }
-    Equality eq = EqualForAllValues(ctx_, tensors[a_.lhs], tensors[a_.rhs], options_.timeout_ms, watchdog_, slot_);
+    const QueryBudget budget{options_.rlimit, options_.timeout_ms};
+    Equality eq = EqualForAllValues(ctx_, tensors[a_.lhs], tensors[a_.rhs], budget, watchdog_, slot_);
+    result_.max_resources = std::max(result_.max_resources, eq.max_resources);
     if (eq.equal != Finding::kYes) {
       result_.holds = eq.equal;
       result_.detail = absl::StrCat("at ", CaseText(), ": ", eq.detail);

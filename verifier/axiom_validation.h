@@ -22,7 +22,11 @@ struct ValidationOptions {
   // kernel enlargement odd sizes.
   std::vector<int64_t> wider_dims = {1, 2, 3, 8};
   std::vector<int> ranks = {0, 1, 2, 4};  // the ranks every tensor takes
-  unsigned timeout_ms = 2000;             // per case's Z3 query
+  // Each element's Z3 query: a budget of Z3's resource count (the costliest shipped case
+  // uses 0.14 million, poolmax_same_valid) and a wall-clock guard for a query that stops
+  // counting.
+  unsigned rlimit = 10'000'000;
+  unsigned timeout_ms = 60'000;
   int jobs = 2;
 };
 
@@ -32,6 +36,7 @@ struct AxiomValidation {
   int64_t cases = 0;                  // parameter and shape combinations where both sides are defined
   std::string detail;                 // the counterexample, or why the axiom could not be checked
   double seconds = 0;
+  uint64_t max_resources = 0;  // Z3's resource count of the costliest query of its cases
 };
 
 // One result per axiom, in the set's order. Fails when an axiom uses a function no

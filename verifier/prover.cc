@@ -43,15 +43,6 @@ absl::StatusOr<std::vector<EncodedRule>> EncodeRules(const AxiomSet& axioms, con
 
 namespace {
 
-// Z3's resource count of the context so far (the "rlimit count" of its statistics).
-uint64_t ResourceCount(const z3::solver& solver) {
-  const z3::stats stats = solver.statistics();
-  for (unsigned i = 0; i < stats.size(); ++i)
-    if (stats.key(i) == "rlimit count")
-      return stats.is_uint(i) ? stats.uint_value(i) : static_cast<uint64_t>(stats.double_value(i));
-  return 0;
-}
-
 struct Attempt {
   z3::check_result result = z3::unknown;
   uint64_t resources = 0;
@@ -74,8 +65,7 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     z3::context ctx;
     z3::params p(ctx);
     p.set("timeout", options.timeout_ms);
-    // Z3 counts the limit from the start of each check, so the axioms' own check does not
-    // use up the rule's budget.
+    // Counted from the start of each check: the axioms' own check leaves the rule's budget.
     p.set("rlimit", options.rlimit);
     // Proofs come from instantiating the axioms on the rule's terms (E-matching);
     // model-based instantiation only searches for counterexamples, which take long.

@@ -1,5 +1,7 @@
 #include "sym_to_z3.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "taso/symbolic.h"
@@ -51,7 +53,7 @@ z3::expr SymToZ3::Translate(Sym s) {
   return e;
 }
 
-Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<Sym>& b, unsigned timeout_ms,
+Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<Sym>& b, const QueryBudget& budget,
                            Z3Watchdog& watchdog, int slot) {
   if (a.shape != b.shape)
     return {Finding::kNo, absl::StrCat("shapes differ: ", ShapeToString(a.shape), " and ", ShapeToString(b.shape))};
@@ -73,20 +75,28 @@ Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<
   // pooling's nested maxima), and elements often repeat the same pair of terms.
   z3::solver s(ctx);
   z3::params p(ctx);
-  p.set("timeout", timeout_ms);
+  p.set("timeout", budget.timeout_ms);
+  p.set("rlimit", budget.rlimit);
   s.set(p);
   absl::flat_hash_set<unsigned> checked;
+  Equality out;
   for (unsigned i = 0; i < differ.size(); ++i) {
     if (!checked.insert(differ[i].id()).second) continue;
     s.push();
     s.add(differ[i]);
-    const z3::check_result r = watchdog.Check(slot, ctx, s, std::chrono::milliseconds(timeout_ms));
+    const uint64_t before = ResourceCount(s);
+    const z3::check_result r = watchdog.Check(slot, ctx, s, std::chrono::milliseconds(budget.timeout_ms));
+    out.max_resources = std::max(out.max_resources, ResourceCount(s) - before);
     s.pop();
-    if (r == z3::sat) return {Finding::kNo, absl::StrCat("values differ (element ", indices[i], ")")};
-    if (r != z3::unsat)
-      return {Finding::kUnknown, absl::StrCat("Z3 gave no answer within the time limit (element ", indices[i], ")")};
+    if (r == z3::unsat) continue;
+    out.equal = r == z3::sat ? Finding::kNo : Finding::kUnknown;
+    out.detail = r == z3::sat ? absl::StrCat("values differ (element ", indices[i], ")")
+                              : absl::StrCat("Z3 gave no answer within its budget of ", budget.rlimit,
+                                             " resources and ", budget.timeout_ms, " ms (element ", indices[i], ")");
+    return out;
   }
-  return {Finding::kYes, ""};
+  out.equal = Finding::kYes;
+  return out;
 }
 
 }  // namespace taso::verify

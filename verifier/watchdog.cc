@@ -2,6 +2,14 @@
 
 namespace taso::verify {
 
+uint64_t ResourceCount(const z3::solver& solver) {
+  const z3::stats stats = solver.statistics();
+  for (unsigned i = 0; i < stats.size(); ++i)
+    if (stats.key(i) == "rlimit count")
+      return stats.is_uint(i) ? stats.uint_value(i) : static_cast<uint64_t>(stats.double_value(i));
+  return 0;
+}
+
 Z3Watchdog::Z3Watchdog(int slots) : slots_(slots) {
   thread_ = std::thread([this] {
     while (!done_.load()) {

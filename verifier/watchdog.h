@@ -5,12 +5,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
 #include <z3++.h>
 
 namespace taso::verify {
+
+// Z3's resource count of `solver`'s context so far (the "rlimit count" of its statistics):
+// the work done, which unlike time does not depend on the machine's load. Z3 counts a
+// query's "rlimit" budget from the start of each check.
+uint64_t ResourceCount(const z3::solver& solver);
 
 class Z3Watchdog {
  public:

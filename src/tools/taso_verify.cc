@@ -23,8 +23,8 @@
 
 ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axiom files");
 ABSL_FLAG(uint32_t, timeout_ms, 0,
-          "wall-clock limit of one Z3 query, in milliseconds (0: each kind of query's own: 60000 for a rule's proof, "
-          "a guard behind --rlimit; 2000 for an axiom's validation case; 5000 for the consistency check)");
+          "wall-clock limit of one Z3 query, in milliseconds (0: each kind of query's own: 60000 for a rule's proof "
+          "and an axiom's validation case, guards behind their resource budgets, and the consistency check)");
 ABSL_FLAG(uint32_t, rlimit, taso::verify::ProveOptions{}.rlimit,
           "Z3 resource budget of one rule's proof: a rule not proved within it is over budget (unlike a time "
           "limit, the same on a busy machine as on an idle one)");
@@ -73,8 +73,10 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t valid = 0;
   int64_t cases = 0;
+  const AxiomValidation* costliest = nullptr;
   for (const AxiomValidation& v : *validated) {
     cases += v.cases;
+    if (!costliest || v.max_resources > costliest->max_resources) costliest = &v;
     if (v.holds == Finding::kYes) {
       ++valid;
       continue;
@@ -84,9 +86,11 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
   }
   std::printf(
       "validated against the reference kernels: %zu of %zu hold on all %lld cases (dimensions %s, else %s; ranks %s; "
-      "%.1f s)\n",
+      "%.1f s; costliest query %s, %llu resources of a budget of %u)\n",
       valid, validated->size(), static_cast<long long>(cases), absl::StrJoin(options.dims, ",").c_str(),
-      absl::StrJoin(options.wider_dims, ",").c_str(), absl::StrJoin(options.ranks, ",").c_str(), wall);
+      absl::StrJoin(options.wider_dims, ",").c_str(), absl::StrJoin(options.ranks, ",").c_str(), wall,
+      costliest ? costliest->axiom.c_str() : "-",
+      static_cast<unsigned long long>(costliest ? costliest->max_resources : 0), options.rlimit);
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
