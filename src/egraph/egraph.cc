@@ -95,7 +95,7 @@ ClassId EGraph::AddLeaf(const Graph& graph, ValueId v) {
 }
 
 absl::StatusOr<std::vector<ClassId>> EGraph::AddOp(const OpDef* op, const Params& params, std::vector<ClassId> children,
-                                                   int made_by) {
+                                                   RuleApplication made_by) {
   std::vector<InputInfo> infos;
   for (ClassId& c : children) {
     if (c == kNoClass) {

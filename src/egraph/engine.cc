@@ -4,6 +4,7 @@
 #include <optional>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
 #include "taso/egraph/extract.h"
 #include "taso/egraph/join_pieces.h"
 #include "taso/fold.h"
@@ -62,10 +63,11 @@ std::vector<ClassId> Roots(const Graph& graph, const GraphEGraph& built) {
 
 std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& built, const Extraction& ex,
                                         const std::vector<RuleMatcher>& rules) {
+  absl::flat_hash_set<int32_t> counted;  // an application adds several e-nodes: count it once
   std::map<std::string, int> applied;
   for (ENodeId n : UsedENodes(graph, built, ex)) {
-    const ENode& node = built.egraph.node(n);
-    if (node.made_by >= 0 && node.output == 0) ++applied[rules[node.made_by].rule().name];
+    const RuleApplication& made_by = built.egraph.node(n).made_by;
+    if (made_by.rule >= 0 && counted.insert(made_by.application).second) ++applied[rules[made_by.rule].rule().name];
   }
   return applied;
 }

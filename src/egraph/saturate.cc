@@ -66,14 +66,14 @@ bool TargetFits(const EGraph& eg, const Rule& rule, const EMatch& m) {
 
 // Adds the target's e-nodes and merges its outputs with the source's; the number of
 // merges made.
-int ApplyTarget(EGraph& eg, const Rule& rule, const EMatch& m, int rule_index) {
+int ApplyTarget(EGraph& eg, const Rule& rule, const EMatch& m, RuleApplication application) {
   std::vector<ClassId> tensors(m.tensors.begin(), m.tensors.begin() + rule.inputs.size());
   for (const RuleOp& op : rule.target.ops) {
     auto params = ResolvedParams(rule, op, [&](int t) -> const Shape& { return eg.eclass(tensors[t]).type.shape; });
     if (!params.ok()) return 0;
     std::vector<ClassId> children;
     for (int t : op.inputs) children.push_back(tensors[t]);
-    auto outs = eg.AddOp(op.op, *params, std::move(children), rule_index);
+    auto outs = eg.AddOp(op.op, *params, std::move(children), application);
     if (!outs.ok()) return 0;
     tensors.insert(tensors.end(), outs->begin(), outs->end());
   }
@@ -243,7 +243,8 @@ class Saturation {
     if (rule.source.outputs.size() > 1 && !IsNewIndependentJoin(r, m)) return false;
     ++stats_.matches;
     const ENodeId first_new = eg_.num_node_ids();
-    stats_.merges += ApplyTarget(eg_, rule, m, r);
+    // Numbered by its first e-node's id: distinct across saturation phases too.
+    stats_.merges += ApplyTarget(eg_, rule, m, RuleApplication{r, static_cast<int32_t>(first_new)});
     derivation_.Record(m.nodes, first_new, eg_.num_node_ids());
     return true;
   }

@@ -22,6 +22,13 @@ using ENodeId = int32_t;
 inline constexpr ClassId kNoClass = -1;
 inline constexpr ENodeId kNoENode = -1;
 
+// Which rule application added an e-node: the rule's index and a number distinct for
+// each application (both -1: the input graph or a step that is not a rule's).
+struct RuleApplication {
+  int rule = -1;
+  int32_t application = -1;
+};
+
 struct ENode {
   const OpDef* op = nullptr;  // null for a leaf (a graph input or a weight)
   Params params;
@@ -33,9 +40,9 @@ struct ENode {
   bool weight = false;  // a leaf that is a weight not fed at run time
 
   // Derived when added: the parameters as rules state them (unset: no rule rewrites
-  // it), and the rule that added it (-1: the input graph).
+  // it), and the rule application that added it.
   std::optional<Params> rule_params;
-  int made_by = -1;
+  RuleApplication made_by;
 
   bool is_leaf() const { return op == nullptr; }
   bool is_opaque() const { return op != nullptr && op->is_opaque(); }
@@ -55,7 +62,7 @@ class EGraph {
   // A library operator reading `children`: one e-node per output, hash-consed; returns
   // the outputs' classes. Fails when the operator's shape rule refuses these inputs.
   absl::StatusOr<std::vector<ClassId>> AddOp(const OpDef* op, const Params& params, std::vector<ClassId> children,
-                                             int made_by = -1);
+                                             RuleApplication made_by = {});
   // Opaque node `node` of a graph reading `children`, with its outputs' types.
   std::vector<ClassId> AddOpaque(NodeId node, const OpDef* op, std::vector<ClassId> children,
                                  const std::vector<OutputType>& types);

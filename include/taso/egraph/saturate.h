@@ -84,7 +84,7 @@ struct SaturationStats {
   double seconds = 0;
 };
 
-// Rewrites `egraph` with `rules` (their index is what new e-nodes record in made_by).
+// Rewrites `egraph` with `rules` (their index is what new e-nodes record in made_by.rule).
 // A match adds the target only where every target operator's shape rule holds at the
 // matched classes' shapes and each target output has the type of the source output it
 // is merged with. Deterministic: rules in order, matches in the order found.
