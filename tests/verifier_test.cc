@@ -108,7 +108,7 @@ std::set<std::string> ProofAxioms(const Rule& rule) {
   REQUIRE(axioms.ok());
   auto encoded = EncodeRules(*axioms, {rule});
   REQUIRE(encoded.ok());
-  auto used = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{});
+  auto used = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{}.budget);
   REQUIRE(used.ok());
   std::set<std::string> names;
   for (const Axiom* a : *used) names.insert(a->name);
@@ -136,7 +136,7 @@ TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one"
       MakeRule("commutes", {"A", "B"}, {{MakeOp("MatMul", {0, 1})}, {2}}, {{MakeOp("MatMul", {1, 0})}, {2}});
   auto encoded = EncodeRules(*axioms, {commutes});
   REQUIRE(encoded.ok());
-  auto none = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{});
+  auto none = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{}.budget);
   REQUIRE_FALSE(none.ok());
   CHECK_THAT(std::string(none.status().message()), Catch::Contains("is not proved"));
 }
@@ -294,13 +294,13 @@ TEST_CASE("A proof's budget is Z3's resource count, which a busy machine does no
   CHECK(both[0].verdict == Verdict::kProved);
   CHECK(both[0].resources > 100'000);
   CHECK(both[0].resources == both[1].resources);
-  CHECK(both[0].resources < options.rlimit / 10);  // the default leaves the costliest shipped proof ample room
+  CHECK(both[0].resources < options.budget.rlimit / 10);  // the default leaves the costliest shipped proof ample room
   // Half the resources it needs: over budget, however fast the machine.
-  options.rlimit = static_cast<unsigned>(both[0].resources / 2);
+  options.budget.rlimit = static_cast<unsigned>(both[0].resources / 2);
   options.jobs = 1;
   const Outcome starved = ProveRules(*axioms, {encoded->front()}, options).front();
   CHECK(starved.verdict == Verdict::kOverBudget);
-  CHECK(starved.resources >= options.rlimit);
+  CHECK(starved.resources >= options.budget.rlimit);
 }
 
 namespace {
@@ -367,10 +367,10 @@ TEST_CASE("Axiom validation is bounded by Z3's resource count and says so when i
   const AxiomValidation first = Validate(*axioms).front();
   CHECK(first.holds == Finding::kYes);
   CHECK(first.max_resources > 1000);
-  CHECK(first.max_resources < ValidationOptions{}.rlimit / 10);
+  CHECK(first.max_resources < ValidationOptions{}.budget.rlimit / 10);
   CHECK(Validate(*axioms).front().max_resources == first.max_resources);  // the same work on every run
   ValidationOptions starved;
-  starved.rlimit = static_cast<unsigned>(first.max_resources / 4);
+  starved.budget.rlimit = static_cast<unsigned>(first.max_resources / 4);
   auto v = ValidateAxioms(*axioms, starved);
   REQUIRE(v.ok());
   CHECK(v->front().holds == Finding::kUnknown);

@@ -386,8 +386,7 @@ class AxiomValidator {
       }
       tensors[t] = std::move(outs[v.impl->output]);
     }
-    const QueryBudget budget{options_.rlimit, options_.timeout_ms};
-    Equality eq = EqualForAllValues(ctx_, tensors[a_.lhs], tensors[a_.rhs], budget, watchdog_, slot_);
+    Equality eq = EqualForAllValues(ctx_, tensors[a_.lhs], tensors[a_.rhs], options_.budget, watchdog_, slot_);
     result_.max_resources = std::max(result_.max_resources, eq.max_resources);
     if (eq.equal != Finding::kYes) {
       result_.holds = eq.equal;

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "axiom_checks.h"
 #include "axioms.h"
+#include "watchdog.h"
 
 namespace taso::verify {
 
@@ -25,8 +26,7 @@ struct ValidationOptions {
   // Each element's Z3 query: a budget of Z3's resource count (the costliest shipped case
   // uses 0.14 million, poolmax_same_valid) and a wall-clock guard for a query that stops
   // counting.
-  unsigned rlimit = 10'000'000;
-  unsigned timeout_ms = 60'000;
+  QueryBudget budget{10'000'000, 60'000};
   int jobs = 2;
 };
 

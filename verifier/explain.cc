@@ -27,11 +27,10 @@ absl::StatusOr<Rule> FindRuleByName(const RuleSet& rules, const std::string& nam
 }
 
 absl::StatusOr<std::vector<const Axiom*>> AxiomsOfProof(const AxiomSet& axioms, const EncodedRule& rule,
-                                                        const ProveOptions& budget) {
+                                                        const QueryBudget& budget) {
   z3::context ctx;
   z3::params p(ctx);
-  p.set("timeout", budget.timeout_ms);
-  p.set("rlimit", budget.rlimit);
+  SetBudget(p, budget);
   p.set("mbqi", false);  // as ProveRules: proofs by instantiating the axioms
   p.set("qi.max_instances", 10000u);
   p.set("unsat_core", true);

@@ -21,8 +21,8 @@ absl::StatusOr<Rule> FindRuleByName(const RuleSet& rules, const std::string& nam
 
 // The axioms the proof of `rule` uses, in the axiom set's order (a minimized unsat core:
 // each is needed by the proof Z3 found, not necessarily by every proof). Fails where the
-// rule is not proved within `budget`'s resource and time limits (its jobs are not used).
+// rule is not proved within `budget` (ProveOptions' by default, as taso-verify proves it).
 absl::StatusOr<std::vector<const Axiom*>> AxiomsOfProof(const AxiomSet& axioms, const EncodedRule& rule,
-                                                        const ProveOptions& budget);
+                                                        const QueryBudget& budget);
 
 }  // namespace taso::verify

@@ -56,7 +56,8 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   const int jobs = std::max(1, options.jobs);
   std::vector<Outcome> out(rules.size());
   Z3Watchdog watchdog(jobs);
-  const auto limit = std::chrono::milliseconds(options.timeout_ms);
+  const QueryBudget& budget = options.budget;
+  const auto limit = std::chrono::milliseconds(budget.timeout_ms);
   // Each rule gets a context of its own, with the axioms checked once before the rule is
   // added: a context or solver reused across rules keeps state (term order, learned
   // instances) that changes which proofs the instance budget allows, so verdicts would
@@ -64,9 +65,7 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
   auto prove = [&](int id, const EncodedRule& rule) -> Attempt {
     z3::context ctx;
     z3::params p(ctx);
-    p.set("timeout", options.timeout_ms);
-    // Counted from the start of each check: the axioms' own check leaves the rule's budget.
-    p.set("rlimit", options.rlimit);
+    SetBudget(p, budget);  // counted per check: the axioms' own check leaves the rule's budget
     // Proofs come from instantiating the axioms on the rule's terms (E-matching);
     // model-based instantiation only searches for counterexamples, which take long.
     p.set("mbqi", false);
@@ -96,7 +95,7 @@ std::vector<Outcome> ProveRules(const AxiomSet& axioms, const std::vector<Encode
     Verdict v = Verdict::kNotProved;
     if (a.result == z3::unsat)
       v = Verdict::kProved;
-    else if (a.result == z3::unknown && (a.resources >= options.rlimit || seconds * 1000 >= options.timeout_ms))
+    else if (a.result == z3::unknown && (a.resources >= budget.rlimit || seconds * 1000 >= budget.timeout_ms))
       v = Verdict::kOverBudget;
     out[i] = {rules[i].name, v, seconds, a.resources};
   });

@@ -8,6 +8,7 @@
 
 #include "axioms.h"
 #include "encode.h"
+#include "watchdog.h"
 
 namespace taso::verify {
 
@@ -28,8 +29,7 @@ struct Outcome {
 // wall-clock limit only guards against a query that stops counting (Z3 does not check
 // every limit while it instantiates quantifiers).
 struct ProveOptions {
-  unsigned rlimit = 20'000'000;
-  unsigned timeout_ms = 60'000;
+  QueryBudget budget{20'000'000, 60'000};
   int jobs = 2;
 };
 

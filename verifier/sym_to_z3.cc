@@ -75,8 +75,7 @@ Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<
   // pooling's nested maxima), and elements often repeat the same pair of terms.
   z3::solver s(ctx);
   z3::params p(ctx);
-  p.set("timeout", budget.timeout_ms);
-  p.set("rlimit", budget.rlimit);
+  SetBudget(p, budget);
   s.set(p);
   absl::flat_hash_set<unsigned> checked;
   Equality out;

@@ -33,14 +33,6 @@ struct Equality {
   uint64_t max_resources = 0;  // Z3's resource count of the costliest element's query
 };
 
-// A Z3 query's limits: its resource count (Z3's "rlimit"), which makes the answer the same
-// on a busy machine as on an idle one, and a wall-clock guard for a query that stops
-// counting (checked by a watchdog).
-struct QueryBudget {
-  unsigned rlimit = 0;
-  unsigned timeout_ms = 0;
-};
-
 // Elements whose difference simplifies to zero are equal outright; each other distinct
 // pair of elements is one query within `budget`, checked under `watchdog` from its `slot`.
 Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<Sym>& b, const QueryBudget& budget,

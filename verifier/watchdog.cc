@@ -2,6 +2,11 @@
 
 namespace taso::verify {
 
+void SetBudget(z3::params& p, const QueryBudget& budget) {
+  p.set("rlimit", budget.rlimit);
+  p.set("timeout", budget.timeout_ms);
+}
+
 uint64_t ResourceCount(const z3::solver& solver) {
   const z3::stats stats = solver.statistics();
   for (unsigned i = 0; i < stats.size(); ++i)

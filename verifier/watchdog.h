@@ -13,6 +13,18 @@
 
 namespace taso::verify {
 
+// A Z3 query's limits: its resource count (Z3's "rlimit", counted from the start of each
+// check), which makes the answer the same on a busy machine as on an idle one, and a
+// wall-clock guard (milliseconds) for a query that stops counting, which the watchdog
+// enforces.
+struct QueryBudget {
+  unsigned rlimit = 0;
+  unsigned timeout_ms = 0;
+};
+
+// Sets `budget`'s two limits on solver parameters `p`.
+void SetBudget(z3::params& p, const QueryBudget& budget);
+
 // Z3's resource count of `solver`'s context so far (the "rlimit count" of its statistics):
 // the work done, which unlike time does not depend on the machine's load. Z3 counts a
 // query's "rlimit" budget from the start of each check.

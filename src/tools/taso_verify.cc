@@ -25,7 +25,7 @@ ABSL_FLAG(std::string, axioms, TASO_SOURCE_DIR "/axioms", "directory of the axio
 ABSL_FLAG(uint32_t, timeout_ms, 0,
           "wall-clock limit of one Z3 query, in milliseconds (0: each kind of query's own: 60000 for a rule's proof "
           "and an axiom's validation case, guards behind their resource budgets, and the consistency check)");
-ABSL_FLAG(uint32_t, rlimit, taso::verify::ProveOptions{}.rlimit,
+ABSL_FLAG(uint32_t, rlimit, taso::verify::ProveOptions{}.budget.rlimit,
           "Z3 resource budget of one rule's proof: a rule not proved within it is over budget (unlike a time "
           "limit, the same on a busy machine as on an idle one)");
 ABSL_FLAG(int, jobs, 2, "queries run at once");
@@ -65,7 +65,7 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
       report.redundant.empty() ? "" : "; following:");
   for (const std::string& name : report.redundant) std::printf("  %s\n", name.c_str());
   ValidationOptions options;
-  options.timeout_ms = TimeoutMsOr(options.timeout_ms);
+  options.budget.timeout_ms = TimeoutMsOr(options.budget.timeout_ms);
   options.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
   const auto start = std::chrono::steady_clock::now();
   auto validated = ValidateAxioms(axioms, options);
@@ -90,7 +90,7 @@ int CheckAxioms(const taso::verify::AxiomSet& axioms) {
       valid, validated->size(), static_cast<long long>(cases), absl::StrJoin(options.dims, ",").c_str(),
       absl::StrJoin(options.wider_dims, ",").c_str(), absl::StrJoin(options.ranks, ",").c_str(), wall,
       costliest ? costliest->axiom.c_str() : "-",
-      static_cast<unsigned long long>(costliest ? costliest->max_resources : 0), options.rlimit);
+      static_cast<unsigned long long>(costliest ? costliest->max_resources : 0), options.budget.rlimit);
   return report.consistent == Finding::kNo || valid != validated->size() ? 1 : 0;
 }
 
@@ -110,7 +110,7 @@ int Explain(const taso::verify::AxiomSet& axioms, const taso::RuleSet& rules, co
   if (!rule.ok()) return taso::cli::Fail(kTool, rule.status());
   auto encoded = EncodeRules(axioms, {*rule});
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
-  ProveOptions budget;
+  QueryBudget budget = ProveOptions{}.budget;
   budget.rlimit = absl::GetFlag(FLAGS_rlimit);
   budget.timeout_ms = TimeoutMsOr(budget.timeout_ms);
   auto used = AxiomsOfProof(axioms, encoded->front(), budget);
@@ -151,8 +151,8 @@ int main(int argc, char** argv) {
   auto encoded = EncodeRules(*axioms, rules->rules);
   if (!encoded.ok()) return taso::cli::Fail(kTool, encoded.status());
   ProveOptions options;
-  options.rlimit = absl::GetFlag(FLAGS_rlimit);
-  options.timeout_ms = TimeoutMsOr(options.timeout_ms);
+  options.budget.rlimit = absl::GetFlag(FLAGS_rlimit);
+  options.budget.timeout_ms = TimeoutMsOr(options.budget.timeout_ms);
   options.jobs = std::max(1, absl::GetFlag(FLAGS_jobs));
   const auto start = std::chrono::steady_clock::now();
   std::vector<Outcome> outcomes = ProveRules(*axioms, *encoded, options);
@@ -170,7 +170,7 @@ int main(int argc, char** argv) {
               outcomes.size(), axioms->axioms.size(), counts[0], counts[1], counts[2], wall, options.jobs);
   if (costliest)
     std::printf("; costliest proof %s, %llu resources of a budget of %u, %.3f s", costliest->rule.c_str(),
-                static_cast<unsigned long long>(costliest->resources), options.rlimit, costliest->seconds);
+                static_cast<unsigned long long>(costliest->resources), options.budget.rlimit, costliest->seconds);
   std::printf(")\n");
   if (const std::string out = absl::GetFlag(FLAGS_write_proved); !out.empty()) {
     taso::RuleSet proved = *rules;
