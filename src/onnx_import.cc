@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <queue>
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,10 +10,10 @@
 #include "constant.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
-#include "onnx/version_converter/convert.h"
 #include "onnx_input_shapes.h"
 #include "onnx_isolated_inference.h"
 #include "onnx_schema_changes.h"
+#include "onnx_structure.h"
 #include "onnx_tensor.h"
 #include "taso/onnx_fold.h"
 #include "taso/onnx_io.h"
@@ -28,8 +27,6 @@ absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(
 // The default ONNX domain, where the library's operators live.
 bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
-std::string Describe(const onnx::NodeProto& n) { return absl::StrCat("node '", n.name(), "' (", n.op_type(), ")"); }
-
 // Element type and static shape of an ONNX value type; nullopt if not a static tensor.
 std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
@@ -40,95 +37,6 @@ std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
     out.shape.push_back(d.dim_value());
   }
   return out;
-}
-
-// Names read inside a node's subgraphs that are not defined there: outer-scope captures.
-void CollectCaptures(const onnx::GraphProto& g, absl::flat_hash_set<std::string>& defined,
-                     std::vector<std::string>& captures) {
-  for (const auto& i : g.input()) defined.insert(i.name());
-  for (const auto& i : g.initializer()) defined.insert(i.name());
-  for (const auto& n : g.node()) {
-    for (const auto& in : n.input())
-      if (!in.empty() && !defined.contains(in)) captures.push_back(in);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectCaptures(a.g(), defined, captures);
-      for (const auto& sg : a.graphs()) CollectCaptures(sg, defined, captures);
-    }
-    for (const auto& out : n.output()) defined.insert(out);
-  }
-}
-
-std::vector<std::string> SubgraphCaptures(const onnx::NodeProto& n) {
-  std::vector<std::string> captures;
-  for (const auto& a : n.attribute()) {
-    absl::flat_hash_set<std::string> defined;
-    if (a.has_g()) CollectCaptures(a.g(), defined, captures);
-    for (const auto& sg : a.graphs()) CollectCaptures(sg, defined, captures);
-  }
-  return captures;
-}
-
-// The node producing each name; fails where a name is defined twice (or is also a graph
-// input or initializer, which are in `outer`).
-absl::StatusOr<absl::flat_hash_map<std::string, int>> Producers(const onnx::GraphProto& g,
-                                                                const absl::flat_hash_set<std::string>& outer) {
-  absl::flat_hash_map<std::string, int> producer;
-  for (int i = 0; i < g.node_size(); ++i)
-    for (const auto& out : g.node(i).output()) {
-      if (out.empty()) continue;
-      if (outer.contains(out) || !producer.emplace(out, i).second)
-        return Invalid(absl::StrCat("tensor '", out, "' is defined more than once (by ", Describe(g.node(i)), ")"));
-    }
-  return producer;
-}
-
-// The dependencies between nodes: which nodes read each node's outputs (subgraph
-// captures included), and how many reads of a node's are produced by nodes.
-struct Dependencies {
-  std::vector<std::vector<int>> users;
-  std::vector<int> pending;
-};
-
-// Fails where a node reads a name nothing defines.
-absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer,
-                                            const absl::flat_hash_map<std::string, int>& producer) {
-  Dependencies d{std::vector<std::vector<int>>(g.node_size()), std::vector<int>(g.node_size(), 0)};
-  for (int i = 0; i < g.node_size(); ++i) {
-    std::vector<std::string> reads(g.node(i).input().begin(), g.node(i).input().end());
-    for (auto& c : SubgraphCaptures(g.node(i))) reads.push_back(std::move(c));
-    for (const auto& in : reads) {
-      if (in.empty() || outer.contains(in)) continue;
-      auto it = producer.find(in);
-      if (it == producer.end())
-        return Invalid(
-            absl::StrCat(Describe(g.node(i)), " reads '", in, "', which no node, graph input or initializer produces"));
-      d.users[it->second].push_back(i);
-      ++d.pending[i];
-    }
-  }
-  return d;
-}
-
-// Orders the nodes so each comes after the producers of what it reads; checks that every
-// read name is defined somewhere, and that there is no cycle.
-absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer) {
-  ASSIGN_OR_RETURN(const auto producer, Producers(g, outer));
-  ASSIGN_OR_RETURN(Dependencies d, DependenciesOf(g, outer, producer));
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // keeps the file's order where it can
-  for (int i = 0; i < g.node_size(); ++i)
-    if (d.pending[i] == 0) ready.push(i);
-  std::vector<int> order;
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int u : d.users[i])
-      if (--d.pending[u] == 0) ready.push(u);
-  }
-  if (order.size() != static_cast<size_t>(g.node_size()))
-    for (int i = 0; i < g.node_size(); ++i)
-      if (d.pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", Describe(g.node(i))));
-  return order;
 }
 
 // Tries the library operators that claim this node's type; nullptr op means opaque.
@@ -149,11 +57,11 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
     OnnxImportNode view(node, opset, inputs);
     auto params = op->onnx().Import(view);
     if (!params.ok())
-      return absl::Status(params.status().code(), absl::StrCat(Describe(node), ": ", params.status().message()));
+      return absl::Status(params.status().code(), absl::StrCat(DescribeNode(node), ": ", params.status().message()));
     if (!params->has_value() || !view.AllAttributesRead()) continue;
     auto types = op->InferTypes(**params, inputs);
     if (!types.ok())
-      return absl::Status(types.status().code(), absl::StrCat(Describe(node), ": ", types.status().message()));
+      return absl::Status(types.status().code(), absl::StrCat(DescribeNode(node), ": ", types.status().message()));
     if (static_cast<int>(types->size()) != num_outputs) continue;  // e.g. MaxPool asked for indices
     return Chosen{op, std::move(**params)};
   }
@@ -174,16 +82,14 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
 }
 
 // The model at kMinOpset, by ONNX's version converter (PyTorch and older exporters write
-// opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...).
+// opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...). The model
+// has passed CheckStructure; the converter runs isolated, after CheckConvertible.
 absl::StatusOr<onnx::ModelProto> ConvertedToMinOpset(const onnx::ModelProto& model, int opset) {
-  try {
-    return onnx::version_conversion::ConvertVersion(model, kMinOpset);
-  } catch (const std::exception& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
-                                " (the oldest supported): ", why));
-  }
+  RETURN_IF_ERROR(CheckConvertible(model, opset));
+  auto converted = ConvertVersionIsolated(model, kMinOpset);
+  if (converted.ok()) return converted;
+  return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
+                              " (the oldest supported): ", converted.status().message()));
 }
 
 // The types ONNX knows for a model's values, by name.
@@ -384,7 +290,7 @@ class NodeImporter {
     for (ValueId v : outs) {
       auto it = known_.declared.find(graph_.value(v).name);
       if (it != known_.declared.end() && it->second.shape != graph_.value(v).shape)
-        return Invalid(absl::StrCat(Describe(node), ": the model declares '", it->first, "' with shape ",
+        return Invalid(absl::StrCat(DescribeNode(node), ": the model declares '", it->first, "' with shape ",
                                     ShapeToString(it->second.shape), " but its inputs give ",
                                     ShapeToString(graph_.value(v).shape)));
     }
@@ -423,13 +329,13 @@ class NodeImporter {
   Graph& graph_;
 };
 
+// CheckStructure has found each graph output produced, and one at least.
 absl::Status AddGraphOutputs(const onnx::GraphProto& g, Graph& graph) {
   for (const auto& out : g.output()) {
     ValueId v = graph.FindValue(out.name());
-    if (v == kNoValue) return Invalid(absl::StrCat("graph output '", out.name(), "' is not produced by any node"));
+    if (v == kNoValue) return absl::InternalError(absl::StrCat("graph output '", out.name(), "' has no value"));
     RETURN_IF_ERROR(graph.AddOutput(v));
   }
-  if (graph.outputs().empty()) return Invalid("the graph has no outputs");
   return absl::OkStatus();
 }
 
@@ -473,11 +379,12 @@ absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, 
 
 }  // namespace
 
-// A model with symbolic input dimensions is imported at the sizes bound to them; what
-// depends on them is not folded, and the model as read is kept to build it at others.
+// The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
+// sizes bound to them; what depends on them is not folded, and the model as read is kept to build it at others.
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return Invalid("the model has no graph");
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+  RETURN_IF_ERROR(CheckStructure(model, opset));  // before any of ONNX's code sees the model
   if (opset < kMinOpset) {
     ASSIGN_OR_RETURN(const onnx::ModelProto converted, ConvertedToMinOpset(model, opset));
     ASSIGN_OR_RETURN(OnnxModel result, ImportOnnx(converted, options));

@@ -1,0 +1,43 @@
+// Structural checks on a model from outside, run before any of ONNX's own code (version
+// converter, shape inference, checker) sees it: that code assumes a valid model and may
+// dereference a null pointer, read out of bounds or loop forever on one that is not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+
+namespace taso {
+
+// "node 'name' (OpType)", as errors name a node.
+std::string DescribeNode(const onnx::NodeProto& n);
+
+// Names a node's subgraphs read (node inputs and subgraph outputs) that they do not
+// define: the outer-scope values the node depends on.
+std::vector<std::string> SubgraphCaptures(const onnx::NodeProto& n);
+
+// The nodes of `g` in an order where each comes after the producers of what it reads
+// (the file's order where it can); `outer` holds the names defined outside the nodes
+// (inputs, initializers). Fails where a name is defined twice, a node reads a name
+// nothing defines, or the nodes form a cycle.
+absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer);
+
+// Fails, with one line naming the first problem, unless: the model imports the default
+// opset once; every graph input, initializer and graph output is named, and none twice;
+// every node has an op_type and names each output its schema at `opset` does not mark
+// optional, in the graph and its subgraphs; the nodes sort (SortNodes); every graph
+// output is produced by a node or is an input or initializer, and there is one; every
+// subgraph output is defined in its scope; no declared input dimension is negative.
+absl::Status CheckStructure(const onnx::ModelProto& model, int opset);
+
+// What ONNX's version converter needs beyond CheckStructure, for a model at `opset`:
+// every node, subgraphs included, is of the default domain, has a schema at `opset` and
+// passes its checks (inputs, outputs, attributes), and every declared dimension fits the
+// converter's int (at most 2^31 - 1).
+absl::Status CheckConvertible(const onnx::ModelProto& model, int opset);
+
+}  // namespace taso
