@@ -18,6 +18,12 @@ class Clip : public KernelOp<Clip> {
     }
     return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
   }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (!ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
+  }
+
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
     const Tensor<S>* lo = a.in.size() > 1 ? a.in[1] : nullptr;

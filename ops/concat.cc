@@ -29,6 +29,13 @@ class Concat : public KernelOp<Concat> {
     return std::vector<OutputType>{{DataType::kFloat32, out}};
   }
 
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    for (bool row : rows)
+      if (!row) return std::nullopt;
+    return LastAxisAtRowRank(p, in, rows, "axis", 0, to_rank);
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     Tensor<S>& y = *a.out[0];

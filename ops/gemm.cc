@@ -1,5 +1,9 @@
 // Gemm: Y = alpha * A' * B' + beta * C, with A' and B' optionally transposed and C
 // broadcast to [M, N]. Represented exactly (alpha, beta and the transposes are kept).
+#include "gemm.h"
+
+#include "add.h"
+#include "matmul.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -124,5 +128,59 @@ class Gemm : public KernelOp<Gemm> {
 
 TASO_REGISTER_OP(Gemm);
 
+// Whether `v` is a float vector of `n` entries.
+bool IsBiasVector(const Graph& g, ValueId v, int64_t n) {
+  const Value& value = g.value(v);
+  return value.dtype == DataType::kFloat32 && value.shape_known && value.shape == Shape{n};
+}
+
 }  // namespace
+
+const OpDef& GemmOp() {
+  static const OpDef* op = OpRegistry::Global().Find(Gemm().name());
+  return *op;
+}
+
+std::optional<ProductWithBias> MatchProductWithBias(const Graph& g, const UseIndex& uses, NodeId add) {
+  const Node& node = g.node(add);
+  if (node.op != &AddOp() || node.inputs.size() != 2) return std::nullopt;
+  for (int side : {0, 1}) {
+    const ValueId product = node.inputs[side], bias = node.inputs[1 - side];
+    const NodeId p = g.value(product).producer;
+    if (p == kNoNode || g.node(p).op != &MatMulOp() || uses.SoleReader(product) != add) continue;
+    const ValueId x = g.node(p).inputs[0], w = g.node(p).inputs[1];
+    const Shape& ws = g.value(w).shape;
+    if (ws.size() != 2 || !IsBiasVector(g, bias, ws[1]) || product == bias) continue;
+    return ProductWithBias{p, x, w, bias};
+  }
+  return std::nullopt;
+}
+
+Params ProductWithBiasGemmParams() { return Params(); }
+
+bool GemmIsProductWithBias(const Params& p, absl::Span<const InputInfo> in) {
+  if (p.Float("alpha", 1.0) != 1.0 || p.Float("beta", 1.0) != 1.0 || p.Int("transA", 0) != 0) return false;
+  return in.size() < 3 || !in[2].present || in[2].shape.size() == 1;
+}
+
+absl::StatusOr<ValueId> AddGemmAsProduct(Graph& g, const Params& p, absl::Span<const ValueId> inputs,
+                                         const std::string& node_name, const std::string& output_name,
+                                         absl::FunctionRef<std::string(absl::string_view)> fresh) {
+  ValueId b = inputs[1];
+  if (p.Int("transB", 0) != 0) {
+    const OpDef* transpose = OpRegistry::Global().Find("Transpose");
+    ASSIGN_OR_RETURN(const std::vector<ValueId> bt,
+                     g.AddNode(transpose, Params().Set("perm", std::vector<int64_t>{1, 0}), {b},
+                               absl::StrCat(node_name, "_transpose"), {fresh(absl::StrCat(output_name, "_weights"))}));
+    b = bt[0];
+  }
+  const bool bias = inputs.size() == 3 && inputs[2] != kNoValue;
+  ASSIGN_OR_RETURN(const std::vector<ValueId> product,
+                   g.AddNode(&MatMulOp(), Params(), {inputs[0], b}, node_name,
+                             {bias ? fresh(absl::StrCat(output_name, "_product")) : output_name}));
+  if (!bias) return product[0];
+  ASSIGN_OR_RETURN(const std::vector<ValueId> sum, g.AddNode(&AddOp(), Params(), {product[0], inputs[2]},
+                                                             absl::StrCat(node_name, "_bias"), {output_name}));
+  return sum[0];
+}
 }  // namespace taso::ops

@@ -16,6 +16,12 @@ class HardActivation : public KernelOp<HardActivation<Fn>> {
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     return LikeOneFloatInput(in, "X");
   }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (!ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     if constexpr (!std::is_same_v<S, float>) {

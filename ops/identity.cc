@@ -10,6 +10,12 @@ class Identity : public KernelOp<Identity> {
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     return LikeOneFloatInput(in, "input");
   }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (!ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     return CopyFirstInput::Compute(p, a);

@@ -28,6 +28,13 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
     return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
   }
 
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    for (size_t i = 1; i < rows.size(); ++i)
+      if (rows[i]) return std::nullopt;
+    return LastAxisAtRowRank(p, in, rows, "axis", -1, to_rank);
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     const Tensor<S>& x = *a.in[0];

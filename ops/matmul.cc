@@ -48,6 +48,13 @@ class MatMul : public KernelOp<MatMul> {
     return std::vector<OutputType>{{DataType::kFloat32, s}};
   }
 
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    // A product of rows by a matrix; a product of two activations keeps its own form.
+    if (in.size() != 2 || !rows[0] || rows[1] || in[1].shape.size() != 2) return std::nullopt;
+    return p;
+  }
+
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& args) {
     const Tensor<S>& a = *args.in[0];

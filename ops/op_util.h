@@ -178,6 +178,41 @@ inline absl::StatusOr<std::vector<std::pair<std::string, ParamValue>>> WindowSmt
                                                          {"padding", p.Str("padding")}};
 }
 
+// Whether an element-wise node acts row by row (OpRuleForm::AtRowRank): some input a row
+// tensor, and every other input the same for each row (all its dimensions but the last
+// 1) at no higher rank than `to_rank`.
+inline bool ElementwiseRowwise(absl::Span<const InputInfo> in, const std::vector<bool>& rows, int to_rank) {
+  bool any = false;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (rows[i]) {
+      any = true;
+      continue;
+    }
+    if (!in[i].present) continue;
+    const Shape& s = in[i].shape;
+    if (static_cast<int>(s.size()) > to_rank) return false;
+    for (size_t d = 0; d + 1 < s.size(); ++d)
+      if (s[d] != 1) return false;
+  }
+  return any;
+}
+
+// A node acting along one axis of its row input 0 (a concatenation, a split, a softmax, a
+// normalization), at `to_rank` when that axis is the last: `axis_param` (default
+// `default_axis`) written as -1 stays so, else becomes the new last axis.
+inline std::optional<Params> LastAxisAtRowRank(const Params& p, absl::Span<const InputInfo> in,
+                                               const std::vector<bool>& rows, absl::string_view axis_param,
+                                               int64_t default_axis, int to_rank) {
+  if (in.empty() || !rows[0]) return std::nullopt;
+  const int64_t axis = p.Int(axis_param, default_axis);
+  const int64_t rank = static_cast<int64_t>(in[0].shape.size());
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  if (axis == -1) return p;
+  Params moved = p;
+  moved.Set(std::string(axis_param), int64_t{to_rank - 1});
+  return moved;
+}
+
 // An element-wise binary operator with broadcasting; Fn gives its name, ONNX type and
 // scalar function (and kSmt, its function in the verifier's signature, if it has one).
 template <typename Fn>
@@ -194,6 +229,11 @@ class BinaryOp : public KernelOp<BinaryOp<Fn>> {
   DimSources DimensionSources(const Params&, absl::Span<const InputInfo> in,
                               absl::Span<const OutputType> out) const override {
     return ElementwiseSources(in, out);
+  }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (!ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
   }
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
@@ -248,6 +288,11 @@ class UnaryOp : public KernelOp<UnaryOp<Fn>> {
   }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     return LikeOneFloatInput(in, "X");
+  }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (!ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
   }
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {

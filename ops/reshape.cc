@@ -1,5 +1,7 @@
 // Reshape: a new shape from a constant int64 shape input (0 copies the input dimension
 // unless allowzero, -1 is inferred), as ONNX defines it.
+#include "reshape.h"
+
 #include <limits>
 
 #include "op_util.h"
@@ -75,4 +77,9 @@ class Reshape : public KernelOp<Reshape> {
 TASO_REGISTER_OP(Reshape);
 
 }  // namespace
+
+const OpDef& ReshapeOp() {
+  static const OpDef* op = OpRegistry::Global().Find(Reshape().name());
+  return *op;
+}
 }  // namespace taso::ops

@@ -19,6 +19,12 @@ class ScalarMul : public KernelOp<ScalarMul> {
     return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
   }
 
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (in.size() != 2 || !rows[0] || rows[1] || !ElementwiseRowwise(in, rows, to_rank)) return std::nullopt;
+    return p;
+  }
+
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
     const S s = a.in[1]->data[0];

@@ -14,6 +14,11 @@ class Softmax : public KernelOp<Softmax> {
     RETURN_IF_ERROR(NormalizeAxis(p.Int("axis", -1), static_cast<int>(in[0].shape.size())).status());
     return std::vector<OutputType>{{DataType::kFloat32, in[0].shape}};
   }
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    return LastAxisAtRowRank(p, in, rows, "axis", -1, to_rank);
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     const Tensor<S>& x = *a.in[0];

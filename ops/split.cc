@@ -39,6 +39,12 @@ class Split : public KernelOp<Split> {
     return out;
   }
 
+  std::optional<Params> AtRowRank(const Params& p, absl::Span<const InputInfo> in, const std::vector<bool>& rows,
+                                  int to_rank) const override {
+    if (rows.size() > 1 && rows[1]) return std::nullopt;
+    return LastAxisAtRowRank(p, in, rows, "axis", 0, to_rank);
+  }
+
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     const Tensor<S>& x = *a.in[0];

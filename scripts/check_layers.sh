@@ -33,7 +33,7 @@ top_level_layer() {
   if [[ -e src/pipeline/$stem.cc ]]; then echo pipeline; return; fi
   case $stem in
     rules) echo rules ;;
-    match* | rewrite* | cost* | search* | fold* | inference_fusion*) echo optimizer ;;
+    match* | rewrite* | cost* | search* | fold* | inference_fusion* | row_form*) echo optimizer ;;
     pipeline*) echo pipeline ;;
     *) echo ir ;;
   esac

@@ -99,6 +99,17 @@ class OpRuleForm {
     return params;
   }
 
+  // The node on row tensors at another rank (taso/row_form.h): inputs marked in `rows`
+  // are activations [L..., f] whose leading dimensions only count rows, to be computed at
+  // rank `to_rank` (more or fewer leading dimensions, the same rows in all); the others
+  // are read as they are. Returns the parameters that compute the same there (an axis
+  // moved to the new last one), or nullopt where the node does not act row by row (the
+  // default). Callers check the outputs' shapes at the new rank by shape inference.
+  virtual std::optional<Params> AtRowRank(const Params& params, absl::Span<const InputInfo> inputs,
+                                          const std::vector<bool>& rows, int to_rank) const {
+    return std::nullopt;
+  }
+
   // How each output dimension relates to the input dimensions (default: all new).
   virtual DimSources DimensionSources(const Params& params, absl::Span<const InputInfo> inputs,
                                       absl::Span<const OutputType> outputs) const;

@@ -22,6 +22,7 @@
 #include "taso/join_pieces.h"
 #include "taso/memory_limit.h"
 #include "taso/pipeline.h"
+#include "taso/row_form.h"
 #include "taso/status_macros.h"
 
 namespace taso {
@@ -45,11 +46,14 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
 
 // Spelled-out activations become one operator; batch normalizations, biases and relus
 // are folded into the convolutions, then each bias is set apart again so that the rules
-// (whose convolutions have none) match; FinishGraph puts them back after the search.
+// (whose convolutions have none) match; products of activations of rank above 2 by a
+// matrix are computed on their rows, as the rules state them. FinishGraph undoes the
+// last two after the search.
 absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
   ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(imported));
   ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(activations));
-  return SeparateConvolutionBias(fused);
+  ASSIGN_OR_RETURN(const Graph separated, SeparateConvolutionBias(fused));
+  return FlattenRowRegions(separated);
 }
 
 // With the engine the options name; the e-graph prices e-nodes by the backend's cost and
@@ -83,10 +87,12 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
   return input;
 }
 
-// Weight-only subgraphs become weights, biases and activations go back into the
-// convolutions, and nested concatenations and splits (merges of merges) become one.
+// Rows get their rank back, weight-only subgraphs become weights, biases and activations
+// go back into the convolutions, and nested concatenations and splits (merges of merges)
+// become one.
 absl::StatusOr<Graph> FinishGraph(const Graph& searched) {
-  ASSIGN_OR_RETURN(const Graph folded, FoldWeights(searched));
+  ASSIGN_OR_RETURN(const Graph restored, RestoreRowRank(searched));
+  ASSIGN_OR_RETURN(const Graph folded, FoldWeights(restored));
   ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(folded));
   return JoinNestedPieces(fused);
 }
@@ -182,9 +188,9 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
 // Times the checked output against the input in the target's runtime and returns what to
 // write: with only the search's rewrites that make it measurably faster
 // (speed_check.h), finished and checked again when that is a subset.
-absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in, const std::vector<RuleMatcher>& matchers,
-                                   Output out, RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options,
-                                   PipelineResult& result) {
+absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in,
+                                      const std::vector<RuleMatcher>& matchers, Output out, RuntimeTimer* timer,
+                                      CostModels& costs, const PipelineOptions& options, PipelineResult& result) {
   if (timer == nullptr || result.search.rules_applied.empty()) return out;
   Announce(options, "speed check", absl::StrCat("in ", timer->name()));
   const SearchResult& search = result.search;

@@ -1,0 +1,120 @@
+// Products at any rank (taso/row_form.h): linear layers on activations of rank 3, as
+// exporters write them, are computed on their rows for the search and get their rank
+// back after it, computing the same throughout.
+#include <catch2/catch.hpp>
+
+#include "taso/executor.h"
+#include "taso/row_form.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using testing::AddOp;
+using testing::CountOps;
+
+ValueId Bias(Graph& g, const std::string& name, int64_t n, uint64_t seed) {
+  const Tensor<float> t = testing::RandomTensor({n}, seed);
+  return *g.AddWeight(name, TensorData::Float({n}, t.data));
+}
+
+// x [2, 4, 8] -> MatMul(W 8x6) -> Add(b, .) -> Relu -> MatMul(V 6x5) -> * 2 -> y, and a
+// second output read at rank 3 by a per-token Add (positional: varies along the rows).
+Graph TwoLinearLayers() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 4, 8});
+  const ValueId product = AddOp(g, "MatMul", {x, testing::AddWeight(g, "W", {8, 6}, 1)}, "product");
+  const ValueId h = AddOp(g, "Add", {Bias(g, "b", 6, 2), product}, "h");  // the bias first, as PyTorch writes it
+  const ValueId r = AddOp(g, "Relu", {h}, "r");
+  const ValueId z = AddOp(g, "MatMul", {r, testing::AddWeight(g, "V", {6, 5}, 3)}, "z");
+  const ValueId two = *g.AddWeight("two", TensorData::Float({}, {2.0f}));
+  REQUIRE(g.AddOutput(AddOp(g, "ScalarMul", {z, two}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Add", {h, testing::AddWeight(g, "P", {4, 6}, 4)}, "positional")).ok());
+  return g;
+}
+
+void CheckSameOutputs(const Graph& a, const Graph& b) {
+  const TensorMap inputs = RandomInputs(a, 7);
+  auto before = RunReference(a, inputs);
+  auto after = RunReference(b, inputs);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  for (ValueId v : a.outputs()) REQUIRE(after->count(a.value(v).name) == 1);  // outputs keep their names
+  CHECK(MaxAbsDifference(*before, *after) < 1e-5);
+}
+
+int MaxRankOf(const Graph& g, const std::string& op) {
+  int rank = 0;
+  for (NodeId n = 0; n < g.num_nodes(); ++n)
+    if (g.node(n).op->name() == op) rank = std::max(rank, static_cast<int>(g.value(g.node(n).outputs[0]).shape.size()));
+  return rank;
+}
+
+TEST_CASE("Linear layers on rank-3 activations are computed on their rows for the search") {
+  const Graph g = TwoLinearLayers();
+  auto flat = FlattenRowRegions(g);
+  REQUIRE(flat.ok());
+  CHECK(CountOps(*flat, "Gemm") == 1);    // the product with its bias, as rules state a linear layer
+  CHECK(CountOps(*flat, "MatMul") == 1);  // the product without one
+  CHECK(MaxRankOf(*flat, "MatMul") == 2);
+  CHECK(MaxRankOf(*flat, "Relu") == 2);
+  CHECK(MaxRankOf(*flat, "ScalarMul") == 2);
+  // In through one Reshape, out through one for each value read at rank 3: y, and h for
+  // the per-token Add, which is not the same for every row and stays at rank 3.
+  CHECK(CountOps(*flat, "Reshape") == 3);
+  CHECK(MaxRankOf(*flat, "Add") == 3);
+  CheckSameOutputs(g, *flat);
+}
+
+TEST_CASE("After the search the rows get their rank back, Gemm as MatMul and Add") {
+  const Graph g = TwoLinearLayers();
+  auto flat = FlattenRowRegions(g);
+  REQUIRE(flat.ok());
+  auto restored = RestoreRowRank(*flat);
+  REQUIRE(restored.ok());
+  CHECK(CountOps(*restored, "Reshape") == 0);
+  CHECK(CountOps(*restored, "Gemm") == 0);
+  CHECK(CountOps(*restored, "MatMul") == 2);
+  CHECK(MaxRankOf(*restored, "MatMul") == 3);
+  CHECK(restored->num_nodes() == g.num_nodes());
+  for (ValueId v : g.outputs()) CHECK(restored->value(restored->FindValue(g.value(v).name)).shape == g.value(v).shape);
+  CheckSameOutputs(g, *restored);
+}
+
+TEST_CASE("Rows stacked by a rewrite are read flattened where a node cannot take them at rank 3") {
+  // Two linear layers' rows stacked (a Concat of axis 0 at rank 2), as the e-graph merges
+  // steps of a recurrent cell: the Concat reads its inputs flattened, the rest gets rank 3.
+  Graph g;
+  std::vector<ValueId> rows;
+  for (int i = 0; i < 2; ++i) {
+    const ValueId x = *g.AddInput("x" + std::to_string(i), DataType::kFloat32, {1, 3, 8});
+    const ValueId shape = *g.AddWeight("s" + std::to_string(i), TensorData::Int64({2}, {-1, 8}));
+    const ValueId flat = AddOp(g, "Reshape", {x, shape}, "flat" + std::to_string(i));
+    rows.push_back(AddOp(g, "Relu", {flat}, "r" + std::to_string(i)));
+  }
+  const ValueId stacked = AddOp(g, "Concat", rows, "stacked", Params().Set("axis", int64_t{0}));
+  const ValueId back = *g.AddWeight("back", TensorData::Int64({3}, {-1, 3, 8}));
+  REQUIRE(g.AddOutput(AddOp(g, "Reshape", {stacked, back}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "Reshape", {rows[0], back}, "y0")).ok());
+  auto restored = RestoreRowRank(g);
+  REQUIRE(restored.ok());
+  CHECK(MaxRankOf(*restored, "Relu") == 3);    // r0 reaches a Reshape: its rank is back
+  CHECK(MaxRankOf(*restored, "Concat") == 2);  // rows stacked stay stacked
+  CheckSameOutputs(g, *restored);
+}
+
+TEST_CASE("Products of two activations and graphs without a product by a matrix keep their form") {
+  Graph g;
+  const ValueId q = *g.AddInput("q", DataType::kFloat32, {2, 4, 8});
+  const ValueId k = *g.AddInput("k", DataType::kFloat32, {2, 8, 4});
+  const ValueId scores = AddOp(g, "MatMul", {q, k}, "scores");
+  REQUIRE(g.AddOutput(AddOp(g, "Relu", {scores}, "y")).ok());
+  auto flat = FlattenRowRegions(g);
+  REQUIRE(flat.ok());
+  CHECK(CountOps(*flat, "Reshape") == 0);
+  CHECK(MaxRankOf(*flat, "MatMul") == 3);
+  CHECK(flat->num_nodes() == g.num_nodes());
+}
+
+}  // namespace
+}  // namespace taso
