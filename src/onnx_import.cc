@@ -85,8 +85,9 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
 // opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...). The model
 // has passed CheckStructure; the converter runs isolated, after CheckConvertible.
 absl::StatusOr<onnx::ModelProto> ConvertedToMinOpset(const onnx::ModelProto& model, int opset) {
-  RETURN_IF_ERROR(CheckConvertible(model, opset));
-  auto converted = ConvertVersionIsolated(model, kMinOpset);
+  const absl::Status checked = CheckConvertible(model, opset);
+  const absl::StatusOr<onnx::ModelProto> converted =
+      checked.ok() ? ConvertVersionIsolated(model, kMinOpset) : absl::StatusOr<onnx::ModelProto>(checked);
   if (converted.ok()) return converted;
   return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
                               " (the oldest supported): ", converted.status().message()));

@@ -83,17 +83,17 @@ absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const abs
   return d;
 }
 
-// The node has an op_type and names each output its schema at `opset` does not mark
-// optional (a node without a schema may omit any); so do the nodes of its subgraphs,
-// whose outputs are named.
+// The node has an op_type and names each single (neither optional nor variadic) output
+// of its schema at `opset` (a node without a schema may omit any); so do the nodes of
+// its subgraphs, whose outputs are named.
 absl::Status CheckNode(const onnx::NodeProto& n, int opset) {
   if (n.op_type().empty()) return Invalid(absl::StrCat("node '", n.name(), "' has no op_type"));
   const onnx::OpSchema* schema =
       IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr;
   const int formal_outputs = schema ? static_cast<int>(schema->outputs().size()) : 0;
-  for (int i = 0; i < n.output_size() && formal_outputs > 0; ++i) {
-    const auto& formal = schema->outputs()[std::min(i, formal_outputs - 1)];
-    if (n.output(i).empty() && formal.GetOption() != onnx::OpSchema::Optional)
+  for (int i = 0; i < std::min(n.output_size(), formal_outputs); ++i) {
+    const auto& formal = schema->outputs()[i];
+    if (n.output(i).empty() && formal.GetOption() == onnx::OpSchema::Single)
       return Invalid(absl::StrCat(DescribeNode(n), ": output ", i, " ('", formal.GetName(),
                                   "') has no name; only optional outputs may be omitted"));
   }

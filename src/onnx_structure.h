@@ -28,8 +28,8 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
 
 // Fails, with one line naming the first problem, unless: the model imports the default
 // opset once; every graph input, initializer and graph output is named, and none twice;
-// every node has an op_type and names each output its schema at `opset` does not mark
-// optional, in the graph and its subgraphs; the nodes sort (SortNodes); every graph
+// every node has an op_type and names each output its schema at `opset` marks single
+// (neither optional nor variadic), in the graph and its subgraphs; the nodes sort (SortNodes); every graph
 // output is produced by a node or is an input or initializer, and there is one; every
 // subgraph output is defined in its scope; no declared input dimension is negative.
 absl::Status CheckStructure(const onnx::ModelProto& model, int opset);

@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <set>
+
+#include <sys/wait.h>
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
@@ -330,9 +333,10 @@ TEST_CASE("taso-opt and taso-verify refuse a file over its size limit, naming th
 
 // Each candidate of the backtracking search copies the graph: on a long graph the queue
 // is bounded by memory (SearchOptions::max_queue_bytes) and an expansion by time.
-TEST_CASE("taso-opt optimizes a chain of 200,000 nodes or refuses it in one line, within the default stack "
-          "and 4 GB",
-          "[cli][deep]") {
+TEST_CASE(
+    "taso-opt optimizes a chain of 200,000 nodes or refuses it in one line, within the default stack "
+    "and 4 GB",
+    "[cli][deep]") {
   auto dir = taso::testing::TempDir("cli_deep_chain");
   onnx::ModelProto m = taso::testing::NewModel(13);
   taso::testing::AddInput(m, "v0", {1, 4});
@@ -357,4 +361,43 @@ TEST_CASE("taso-opt optimizes a chain of 200,000 nodes or refuses it in one line
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
     CHECK_FALSE(std::filesystem::exists(out));
   }
+}
+
+TEST_CASE("taso-opt refuses malformed models at opsets 6 to 10 in one line, by its error status, not a signal") {
+  auto dir = taso::testing::TempDir("cli_opt_malformed");
+  const std::string out = (dir / "out.onnx").string();
+  // Each model's node: op_type, inputs, outputs; its graph output; the input's shape.
+  struct Case {
+    std::string op;
+    std::vector<std::string> inputs, outputs;
+    std::string graph_output;
+    std::vector<int64_t> x_shape;
+  };
+  const std::vector<Case> cases = {
+      {"Relu", {"x"}, {""}, "y", {2147483648, 3}},  // issue 43: SIGSEGV in ONNX's converter
+      {"Relu", {"x"}, {""}, "x", {2, 3}},           {"Relu", {"x"}, {"z"}, "y", {2, 3}},
+      {"Add", {"x", "w"}, {"y"}, "y", {2, 3}},      {"", {"x"}, {"y"}, "y", {2, 3}},
+      {"ConstantFill", {"x"}, {"y"}, "y", {2, 3}},  // the converter loops forever on it
+      {"Relu", {"x"}, {"y"}, "y", {2, 4294967296}},
+  };
+  for (int opset = 6; opset <= 10; ++opset)
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto m = taso::testing::NewModel(opset);
+      taso::testing::AddInput(m, "x", cases[i].x_shape);
+      taso::testing::AddNode(m, cases[i].op, cases[i].inputs, cases[i].outputs, "n");
+      taso::testing::AddOutput(m, cases[i].graph_output);
+      const auto model = dir / absl::StrCat("opset", opset, "_case", i, ".onnx");
+      taso::testing::WriteFile(model, m.SerializeAsString());
+      const std::string command = absl::StrCat(TASO_BINARY_DIR, "/taso-opt ", model.string(), " -o ", out,
+                                               " --backend analytic 2>", (dir / "err").string(), " >/dev/null");
+      const int status = std::system(command.c_str());
+      std::ifstream f(dir / "err");
+      const std::string err((std::istreambuf_iterator<char>(f)), {});
+      INFO(model.string() << ": " << err);
+      REQUIRE(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 2);
+      CHECK_THAT(err, Catch::StartsWith("taso-opt: error: "));
+      CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+      CHECK_FALSE(std::filesystem::exists(out));
+    }
 }
