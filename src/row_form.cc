@@ -235,9 +235,11 @@ struct LiftPlan {
 
 bool IsReshape(const Node& node) { return node.op == &ops::ReshapeOp(); }
 
-// A Reshape of a row tensor to [rows, f].
+// A Reshape of a row tensor to [rows, f] that FlattenRowRegions made (by its output's
+// name): one the user wrote stays as written.
 bool IsFlattening(const Graph& g, const Node& node) {
   if (!IsReshape(node) || !IsRowCandidate(g, node.inputs[0])) return false;
+  if (!absl::StrContains(g.value(node.outputs[0]).name, kRowsSuffix)) return false;
   const Shape& in = g.value(node.inputs[0]).shape;
   return g.value(node.outputs[0]).shape == Shape{NumElements(Leading(in)), in.back()};
 }

@@ -3,7 +3,12 @@
 // back after it, computing the same throughout.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <set>
+
+#include "rule_lookup.h"
 #include "taso/executor.h"
+#include "taso/pipeline.h"
 #include "taso/row_form.h"
 #include "test_util.h"
 
@@ -89,7 +94,7 @@ TEST_CASE("Rows stacked by a rewrite are read flattened where a node cannot take
   for (int i = 0; i < 2; ++i) {
     const ValueId x = *g.AddInput("x" + std::to_string(i), DataType::kFloat32, {1, 3, 8});
     const ValueId shape = *g.AddWeight("s" + std::to_string(i), TensorData::Int64({2}, {-1, 8}));
-    const ValueId flat = AddOp(g, "Reshape", {x, shape}, "flat" + std::to_string(i));
+    const ValueId flat = AddOp(g, "Reshape", {x, shape}, "x" + std::to_string(i) + "_rows");  // as flattening names it
     rows.push_back(AddOp(g, "Relu", {flat}, "r" + std::to_string(i)));
   }
   const ValueId stacked = AddOp(g, "Concat", rows, "stacked", Params().Set("axis", int64_t{0}));
@@ -103,6 +108,19 @@ TEST_CASE("Rows stacked by a rewrite are read flattened where a node cannot take
   CheckSameOutputs(g, *restored);
 }
 
+TEST_CASE("Rows the user flattened stay flattened") {
+  // x [2, 4, 8] -> Reshape [-1, 8] -> Gemm -> Reshape [2, 4, 6], as the user wrote it.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 4, 8});
+  const ValueId flat = AddOp(g, "Reshape", {x, *g.AddWeight("s", TensorData::Int64({2}, {-1, 8}))}, "flat");
+  const ValueId y2 = AddOp(g, "Gemm", {flat, testing::AddWeight(g, "W", {8, 6}, 1), Bias(g, "b", 6, 2)}, "y2");
+  REQUIRE(g.AddOutput(AddOp(g, "Reshape", {y2, *g.AddWeight("t", TensorData::Int64({3}, {2, 4, 6}))}, "y")).ok());
+  auto restored = RestoreRowRank(g);
+  REQUIRE(restored.ok());
+  CHECK(CountOps(*restored, "Gemm") == 1);
+  CHECK(CountOps(*restored, "Reshape") == 2);
+}
+
 TEST_CASE("Products of two activations and graphs without a product by a matrix keep their form") {
   Graph g;
   const ValueId q = *g.AddInput("q", DataType::kFloat32, {2, 4, 8});
@@ -114,6 +132,42 @@ TEST_CASE("Products of two activations and graphs without a product by a matrix 
   CHECK(CountOps(*flat, "Reshape") == 0);
   CHECK(MaxRankOf(*flat, "MatMul") == 3);
   CHECK(flat->num_nodes() == g.num_nodes());
+}
+
+// PyTorch's own export of a pattern of bench/exports/patterns.py.
+OnnxModel TorchExport(const std::string& pattern) {
+  const std::filesystem::path dir = testing::TempDir("row_form_exports");
+  const std::string cmd = "/usr/bin/python3 " + std::string(TASO_SOURCE_DIR) + "/bench/exports/patterns.py " +
+                          dir.string() + " " + pattern + " > " + dir.string() + "/log 2>&1";
+  if (std::system(cmd.c_str()) != 0) FAIL("exporting " << pattern << " failed; see " << dir.string() << "/log");
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile((dir / (pattern + ".onnx")).string());
+  REQUIRE(model.ok());
+  return *std::move(model);
+}
+
+std::multiset<std::string> OnnxOperators(const Graph& g) {
+  std::multiset<std::string> ops;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) ops.insert(std::string(g.node(n).op->name()));
+  return ops;
+}
+
+TEST_CASE("A LoRA MLP exported by PyTorch at 32 tokens has its adapter folded, at rank 3") {
+  // base(x) + 2 B(A(x)), x [1, 32, 768]: PyTorch writes MatMul + Add at rank 3.
+  const OnnxModel model = TorchExport("lora_mlp_t32");
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.target = Target::kCpu;
+  options.search = DefaultSearchKind(Backend::kAnalytic);
+  options.engine = SearchEngine::kEGraph;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->search.rules_applied.empty());
+  const Graph& out = r->model.graph;
+  // The hand merge's graph: two linear layers, as PyTorch writes them, and the relu.
+  CHECK(OnnxOperators(out) == std::multiset<std::string>{"MatMul", "Add", "Relu", "MatMul", "Add"});
+  CHECK(MaxRankOf(out, "MatMul") == 3);
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->mismatch.empty());
 }
 
 }  // namespace
