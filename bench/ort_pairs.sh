@@ -22,3 +22,12 @@ ort_pairs() {
       printf "%.3f %.3f %.4f\n", exp(la / na), exp(lb / na), 2 * sqrt(v / na)
     }'
 }
+
+# ORIGINAL OTHER THREADS PAIRS ROUNDS -> "ratio spread%": the original's time over the
+# other's, and the spread in percent.
+ort_ratio() {
+  local timing orig other spread
+  timing=$(ort_pairs "$@") || return 1
+  read -r orig other spread <<< "$timing"
+  awk -v o="$orig" -v n="$other" -v s="$spread" 'BEGIN { printf "%.3f %.1f\n", o / n, 100 * s }'
+}

@@ -43,12 +43,7 @@ hand_script() {
 }
 
 # ORIGINAL OTHER -> "ratio spread" (original time over other's).
-ratio() {
-  local timing orig other spread
-  timing=$(ort_pairs "$1" "$2" "$threads" "$pairs" "$rounds") || return 1
-  read -r orig other spread <<< "$timing"
-  awk -v o="$orig" -v n="$other" -v s="$spread" 'BEGIN { printf "%.3f %.1f\n", o / n, 100 * s }'
-}
+ratio() { ort_ratio "$1" "$2" "$threads" "$pairs" "$rounds"; }
 
 printf "%-12s %6s %7s %9s %8s %8s %8s %8s %8s %8s %8s %s\n" model tokens opt_s opt_ratio spread hand spread share \
   vs_hand share2 cpu_exec rewrites

@@ -20,14 +20,7 @@ int Count(const Graph& g, absl::string_view op) {
   return n;
 }
 
-double Difference(const Graph& a, const Graph& b) {
-  const TensorMap inputs = RandomInputs(a, 3);
-  auto x = RunReference(a, inputs);
-  auto y = RunReference(b, inputs);
-  REQUIRE(x.ok());
-  REQUIRE(y.ok());
-  return MaxAbsDifference(*x, *y);
-}
+double Difference(const Graph& a, const Graph& b) { return testing::OutputDifference(a, b, 3); }
 
 Params Same3x3() { return Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1}); }
 

@@ -39,13 +39,10 @@ Graph TwoLinearLayers() {
 }
 
 void CheckSameOutputs(const Graph& a, const Graph& b) {
-  const TensorMap inputs = RandomInputs(a, 7);
-  auto before = RunReference(a, inputs);
-  auto after = RunReference(b, inputs);
-  REQUIRE(before.ok());
-  REQUIRE(after.ok());
-  for (ValueId v : a.outputs()) REQUIRE(after->count(a.value(v).name) == 1);  // outputs keep their names
-  CHECK(MaxAbsDifference(*before, *after) < 1e-5);
+  std::set<std::string> names;  // the outputs keep their names
+  for (ValueId v : b.outputs()) names.insert(b.value(v).name);
+  for (ValueId v : a.outputs()) CHECK(names.count(a.value(v).name) == 1);
+  CHECK(testing::OutputDifference(a, b) < 1e-5);
 }
 
 int MaxRankOf(const Graph& g, const std::string& op) {

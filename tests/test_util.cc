@@ -141,6 +141,15 @@ int CountOps(const Graph& g, const std::string& op) {
   return n;
 }
 
+double OutputDifference(const Graph& a, const Graph& b, uint64_t seed) {
+  const TensorMap inputs = RandomInputs(a, seed);
+  auto x = RunReference(a, inputs);
+  auto y = RunReference(b, inputs);
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  return MaxAbsDifference(*x, *y);
+}
+
 Graph ProductChain() {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});

@@ -51,6 +51,9 @@ ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed)
 ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {});
 // How many nodes of `g` run library operator `op`.
 int CountOps(const Graph& g, const std::string& op);
+// The largest difference between the outputs of `a` and `b` on the same random inputs
+// (drawn from `seed`), both run by the reference executor.
+double OutputDifference(const Graph& a, const Graph& b, uint64_t seed = 7);
 // (x . y) . z with x [256, 4], y [4, 256], z [256, 4], all run-time tensors: this order
 // makes a [256, 256] product, x . (y . z) a [4, 4] one, 64 times less work.
 Graph ProductChain();
