@@ -2,8 +2,9 @@
 # PyTorch's own exports of the patterns users write (bench/exports/patterns.py: torch 1.13's
 # torch.onnx.export, rank-3 activations where a transformer has them), each optimized by
 # taso-opt with no flags and timed in ONNX Runtime (CPU, level all, EXPORT_THREADS intra-op
-# threads) against the original, as is the pattern's hand merge (written as a second
-# PyTorch module with the same weights, exported alike), each in its own interleaved run
+# threads; default 0, ONNX Runtime's own: one per physical core) against the original, as
+# is the pattern's hand merge (written as a second PyTorch module with the same weights,
+# exported alike), each in its own interleaved run
 # (EXPORT_PAIRS session pairs in both orders, EXPORT_ROUNDS runs of each in turn per pair).
 # Prints per pattern: taso-opt's wall time, the ratio original/output with its spread
 # (~95% half-width), the same for the hand merge, the share of the hand merge's gain the
@@ -14,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 source bench/ort_pairs.sh
-threads="${EXPORT_THREADS:-1}"
+threads="${EXPORT_THREADS:-0}"
 pairs="${EXPORT_PAIRS:-8}"
 rounds="${EXPORT_ROUNDS:-200}"
 out="${EXPORT_WORK:-$(mktemp -d)}"

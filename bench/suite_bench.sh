@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The suite of real-model patterns against their hand-made ceilings, in ONNX Runtime (CPU,
-# level all, SUITE_THREADS intra-op threads): per case, the original (taso-models), taso-opt's
-# output (SUITE_ENGINE: egraph or backtracking, with the speed check) and, where
-# bench/hand/ has one, the best rewrite done by hand. Each is timed against the original
-# in one interleaved run (SUITE_PAIRS session pairs in both orders, SUITE_ROUNDS runs of
-# each in turn per pair): measured ratio original/other with its spread, and the share
-# of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)); then taso-opt's output
-# timed against the hand rewrite itself (vs_hand: the hand's time over the output's), and
-# the share from that (r' = h * vs_hand): where the two are alike, gains of 2% drift
-# between the two runs more than they differ; and the same two graphs on
-# our own cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so
-# that the two runtimes can be compared. Usage:
+# level all, SUITE_THREADS intra-op threads, default 0: one per physical core): per case,
+# the original (taso-models), taso-opt's output (SUITE_ENGINE: egraph or backtracking, with
+# the speed check) and, where bench/hand/ has one, the best rewrite done by hand. Each is
+# timed against the original in one interleaved run (SUITE_PAIRS session pairs in both
+# orders, SUITE_ROUNDS runs of each in turn per pair): measured ratio original/other with
+# its spread, and the share of the ceiling's gain taso-opt reaches ((r - 1) / (h - 1)); then
+# taso-opt's output timed against the hand rewrite itself (vs_hand: the hand's time over the
+# output's), and the share from that (r' = h * vs_hand): where the two are alike, gains of
+# 2% drift between the two runs more than they differ; and the same two graphs on our own
+# cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so that the two
+# runtimes can be compared.
+# Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
 #                                     lora_mlp:32 lora_attention:1 lora_attention:32
 #                                     task_heads:1 task_heads:32 qkv_attention:1
@@ -20,7 +21,7 @@ cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
 source bench/ort_pairs.sh
 engine="${SUITE_ENGINE:-egraph}"
-threads="${SUITE_THREADS:-1}"
+threads="${SUITE_THREADS:-0}"
 pairs="${SUITE_PAIRS:-12}"
 rounds="${SUITE_ROUNDS:-100}"
 measure="${SUITE_MEASURE:-10}"

@@ -5,9 +5,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "pipeline/region_estimate.h"
 #include "taso/backends/ort_cost.h"
@@ -59,6 +61,15 @@ Result RunShell(const std::string& command) {
 }
 
 }  // namespace
+
+TEST_CASE("ONNX Runtime's threads: a count asked for is kept, 0 is one per physical core", "[ort]") {
+  CHECK(OrtIntraOpThreads(3) == 3);
+  CHECK(OrtIntraOpThreads(1) == 1);
+  const int cores = OrtIntraOpThreads(0);
+  CHECK(cores >= 1);
+  CHECK(cores <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  CHECK(PipelineOptions{}.ort_threads == 0);
+}
 
 TEST_CASE("The ONNX Runtime worker loads and runs models and reports bad requests", "[ort]") {
   auto dir = testing::TempDir("ort_worker");

@@ -188,9 +188,9 @@ std::string OrtDevice(const std::string& version, int threads) {
 }
 
 OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> worker, int threads)
-    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), threads)),
+    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), OrtIntraOpThreads(threads))),
       worker_(std::move(worker)),
-      threads_(threads) {
+      threads_(OrtIntraOpThreads(threads)) {
   std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_XXXXXX").string();
   if (mkdtemp(pattern.data()) != nullptr) model_dir_ = pattern;
 }

@@ -76,7 +76,9 @@ PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int runs) {
 }
 
 OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, Options options)
-    : worker_(std::move(worker)), options_(options) {}
+    : worker_(std::move(worker)), options_(options) {
+  options_.threads = OrtIntraOpThreads(options.threads);
+}
 
 OrtTimer::~OrtTimer() {
   std::error_code ignored;

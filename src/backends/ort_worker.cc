@@ -2,15 +2,21 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -31,6 +37,21 @@ namespace taso {
 namespace {
 
 constexpr absl::string_view kErrorKey = "error";
+
+// Physical cores among the CPUs this process may run on: CPUs that share a core list the
+// same siblings in sysfs. 0 where sysfs says nothing.
+int PhysicalCores() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
+  absl::flat_hash_set<std::string> cores;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    std::ifstream siblings(absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/thread_siblings_list"));
+    std::string list;
+    if (std::getline(siblings, list)) cores.insert(list);
+  }
+  return static_cast<int>(cores.size());
+}
 
 // The environment the worker runs in: this process's, with glibc's malloc keeping freed
 // memory for reuse. By default an allocation of 128 KiB or more is mapped afresh until
@@ -83,6 +104,12 @@ absl::Status Malformed(absl::string_view key, absl::string_view json) {
 }
 
 }  // namespace
+
+int OrtIntraOpThreads(int requested) {
+  if (requested > 0) return requested;
+  if (int cores = PhysicalCores(); cores > 0) return cores;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 std::string DefaultOrtWorkerScript() {
   if (const char* env = std::getenv("TASO_ORT_WORKER"); env != nullptr && *env != '\0') return env;

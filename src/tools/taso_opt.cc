@@ -42,7 +42,8 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, backend, "",
           "cost model (default: the target's): ort (operators measured in ONNX Runtime), cpu (oneDNN kernel times, "
           "measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), analytic (roofline)");
-ABSL_FLAG(int, ort_threads, 1, "ONNX Runtime's intra-op threads for the ort target (0: one per core)");
+ABSL_FLAG(int, ort_threads, 0,
+          "ONNX Runtime's intra-op threads for the ort target (0: as its default session, one per physical core)");
 ABSL_FLAG(bool, no_verify_speed, false,
           "do not time the optimized model against the input in the target runtime before writing it (ort target; "
           "the regions where it differs are still timed, and where they run measurably slower the input is written)");

@@ -17,7 +17,7 @@ namespace taso {
 class OrtTimer : public RuntimeTimer {
  public:
   struct Options {
-    int threads = 1;
+    int threads = 0;  // 0: ONNX Runtime's default, one per physical core (OrtIntraOpThreads)
     // Timed runs of each model per session pair: `first_rounds` in the first request, then
     // as many as take about half a second per pair at the times measured, at least 3 and
     // at most `max_rounds` (tiny models need many runs for a steady median).

@@ -28,6 +28,11 @@ struct OrtWorkerOptions {
 // The script used when the options name none.
 std::string DefaultOrtWorkerScript();
 
+// ONNX Runtime's intra-op threads for a request of `requested`: itself when positive, else
+// (0) what ONNX Runtime's default session takes, one per physical core this process may
+// run on, so that costs, timings and their cache keys name the count really used.
+int OrtIntraOpThreads(int requested);
+
 class OrtWorker {
  public:
   // Starts the worker and greets it; fails with a message naming what is missing (Node.js,
