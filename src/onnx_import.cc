@@ -12,6 +12,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx_input_shapes.h"
 #include "onnx_isolated_inference.h"
+#include "onnx_model_copy.h"
 #include "onnx_schema_changes.h"
 #include "onnx_structure.h"
 #include "onnx_tensor.h"
@@ -21,6 +22,8 @@
 
 namespace taso {
 namespace {
+
+using InputShapes = absl::flat_hash_map<std::string, Shape>;
 
 absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
@@ -133,8 +136,10 @@ bool SafeForInference(const onnx::GraphProto& g, int opset) {
 // The model as ONNX's shape inference sees it. At an opset the installed library does not
 // know, nodes whose shape rule changed since are left out (what they produce, and what
 // depends on it, stays unknown to ONNX) rather than inferred with the old rule.
-onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset) {
-  onnx::ModelProto copy = model;
+// `shapes`: the inputs' shapes to infer from, where they are not the declared ones.
+onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
+  onnx::ModelProto copy = CopyForShapeInference(model);
+  SetInputShapes(shapes, copy);
   if (opset > kMaxCheckedOpset) {
     auto* nodes = copy.mutable_graph()->mutable_node();
     for (int i = nodes->size() - 1; i >= 0; --i)
@@ -148,9 +153,9 @@ onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset) {
 }
 
 // ONNX's own shape inference gives the types of what opaque nodes produce.
-KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset) {
+KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
   KnownTypes known;
-  const onnx::ModelProto copy = InferredCopy(model, opset);
+  const onnx::ModelProto copy = InferredCopy(model, opset, shapes);
   for (const auto& vi : copy.graph().value_info()) {
     if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
     if (vi.type().has_tensor_type())
@@ -202,23 +207,28 @@ absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
 
 // The memory the initializers and the inputs of static shape declare, against the limit,
 // before any is read.
-absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, int64_t limit_bytes) {
+absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& shapes, int64_t limit_bytes) {
   MemoryBudget budget(limit_bytes);
   absl::flat_hash_set<absl::string_view> initializers;
   for (const auto& init : g.initializer()) {
     budget.Add(init.name(), init.data_type(), init.dims());
     initializers.insert(init.name());
   }
-  for (const auto& in : g.input())
-    if (auto t = StaticType(in.type()); t && !initializers.contains(in.name()))
+  for (const auto& in : g.input()) {
+    if (initializers.contains(in.name())) continue;
+    const auto bound = shapes.find(in.name());
+    if (bound != shapes.end())
+      budget.Add(in.name(), in.type().tensor_type().elem_type(), bound->second);
+    else if (auto t = StaticType(in.type()))
       budget.Add(in.name(), static_cast<int32_t>(t->dtype), t->shape);
+  }
   return budget.Check();
 }
 
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
-absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const std::string& external_data_dir, Graph& graph,
-                                 absl::flat_hash_set<std::string>& outer) {
+absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const std::string& external_data_dir,
+                                 const InputShapes& shapes, Graph& graph, absl::flat_hash_set<std::string>& outer) {
   for (const auto& init : g.initializer()) {
     ASSIGN_OR_RETURN(TensorDataPtr data, TensorFromProto(init, external_data_dir));
     RETURN_IF_ERROR(graph.AddWeight(init.name(), std::move(data)).status());
@@ -229,7 +239,8 @@ absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const std::string& e
       RETURN_IF_ERROR(graph.MarkWeightAsInput(existing));
       continue;
     }
-    ASSIGN_OR_RETURN(Shape shape, StaticInputShape(in));
+    const auto bound = shapes.find(in.name());
+    ASSIGN_OR_RETURN(Shape shape, bound != shapes.end() ? bound->second : StaticInputShape(in));
     const auto elem_type = static_cast<DataType>(in.type().tensor_type().elem_type());
     RETURN_IF_ERROR(graph.AddInput(in.name(), elem_type, std::move(shape)).status());
     outer.insert(in.name());
@@ -343,12 +354,7 @@ absl::Status AddGraphOutputs(const onnx::GraphProto& g, Graph& graph) {
 // The model without its nodes, weights and value infos, for the export to write into.
 // Inputs and outputs stay: their ValueInfoProtos are written back as they were.
 std::shared_ptr<const onnx::ModelProto> ShellOf(const onnx::ModelProto& model) {
-  auto shell = std::make_shared<onnx::ModelProto>(model);
-  onnx::GraphProto* g = shell->mutable_graph();
-  g->clear_node();
-  g->clear_initializer();
-  g->clear_value_info();
-  return shell;
+  return std::make_shared<onnx::ModelProto>(ShellCopy(model));
 }
 
 bool HasExternalData(const onnx::GraphProto& g) {
@@ -357,17 +363,18 @@ bool HasExternalData(const onnx::GraphProto& g) {
   return false;
 }
 
-// The model's graph, with static input shapes; `known` says what ONNX knows of its types.
+// The model's graph, its inputs at `shapes` where named there, else at their static
+// declared shapes; `known` says what ONNX knows of its types.
 absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, const ImportOptions& options,
-                                      KnownTypes known) {
+                                      KnownTypes known, const InputShapes& shapes = {}) {
   const onnx::GraphProto& g = model.graph();
   if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
-  RETURN_IF_ERROR(CheckDeclaredMemory(g, options.max_memory_bytes));
+  RETURN_IF_ERROR(CheckDeclaredMemory(g, shapes, options.max_memory_bytes));
   OnnxModel result;
   result.opset = opset;
   NodeImporter nodes(opset, options, std::move(known), result.graph);
   absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
-  RETURN_IF_ERROR(AddWeightsAndInputs(g, options.external_data_dir, result.graph, outer));
+  RETURN_IF_ERROR(AddWeightsAndInputs(g, options.external_data_dir, shapes, result.graph, outer));
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
   for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
   RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
@@ -394,11 +401,9 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   }
   ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
   if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
-  const onnx::ModelProto instantiated = WithInputShapes(model, bound.shapes);
-  KnownTypes known = KnownTypesOf(instantiated, opset);
+  KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
   known.dynamic = DynamicValues(model, opset);
-  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(instantiated, opset, options, std::move(known)));
-  result.shell = ShellOf(model);
+  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, options, std::move(known), bound.shapes));
   result.source = std::make_shared<onnx::ModelProto>(model);
   result.symbolic_dims = bound.dims;
   return result;
@@ -410,10 +415,20 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
     return Invalid(absl::StrCat("'", path, "' is a directory, not an ONNX file"));
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': no such readable file"));
-  std::stringstream buffer;
-  buffer << f.rdbuf();
-  if (f.bad()) return absl::NotFoundError(absl::StrCat("cannot read '", path, "' (is it a directory?)"));
-  const std::string bytes = buffer.str();
+  // Read at its size in one piece: a stream grown as it is read copied a 340 MB model
+  // several times over, a third of its import.
+  // (A pipe, which has no size, is read as a stream.)
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  std::string bytes(ec ? 0 : size, '\0');
+  if (ec) {
+    std::stringstream buffer;
+    buffer << f.rdbuf();
+    bytes = buffer.str();
+  } else {
+    f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  if (f.bad() || (!ec && f.gcount() != static_cast<std::streamsize>(bytes.size())))
+    return absl::NotFoundError(absl::StrCat("cannot read '", path, "' (is it a directory?)"));
   if (bytes.empty()) return Invalid(absl::StrCat("'", path, "' is empty, not an ONNX model"));
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))

@@ -88,16 +88,14 @@ absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
   return bound;
 }
 
-onnx::ModelProto WithInputShapes(const onnx::ModelProto& model, const absl::flat_hash_map<std::string, Shape>& shapes) {
-  onnx::ModelProto out = model;
-  for (auto& in : *out.mutable_graph()->mutable_input()) {
+void SetInputShapes(const absl::flat_hash_map<std::string, Shape>& shapes, onnx::ModelProto& model) {
+  for (auto& in : *model.mutable_graph()->mutable_input()) {
     auto it = shapes.find(in.name());
     if (it == shapes.end()) continue;
     auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
     for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
   }
-  return out;
 }
 
 }  // namespace taso

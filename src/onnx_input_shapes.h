@@ -24,7 +24,7 @@ struct BoundInputs {
 absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
                                             const absl::flat_hash_map<std::string, Shape>& given);
 
-// The model with the inputs named in `shapes` declared at those shapes.
-onnx::ModelProto WithInputShapes(const onnx::ModelProto& model, const absl::flat_hash_map<std::string, Shape>& shapes);
+// Declares the inputs of `model` named in `shapes` at those shapes.
+void SetInputShapes(const absl::flat_hash_map<std::string, Shape>& shapes, onnx::ModelProto& model);
 
 }  // namespace taso
