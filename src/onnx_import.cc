@@ -227,10 +227,20 @@ absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& s
 
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
-absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const std::string& external_data_dir,
-                                 const InputShapes& shapes, Graph& graph, absl::flat_hash_set<std::string>& outer) {
+// `init`'s values: `shared`'s weight of that name where it holds them, else read.
+absl::StatusOr<TensorDataPtr> WeightData(const onnx::TensorProto& init, const ImportOptions& options) {
+  if (const Graph* shared = options.shared_weights) {
+    const ValueId v = shared->FindValue(init.name());
+    if (v != kNoValue && shared->value(v).is_constant() && HoldsValuesOf(*shared->value(v).data, init))
+      return shared->value(v).data;
+  }
+  return TensorFromProto(init, options.external_data_dir);
+}
+
+absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const ImportOptions& options, const InputShapes& shapes,
+                                 Graph& graph, absl::flat_hash_set<std::string>& outer) {
   for (const auto& init : g.initializer()) {
-    ASSIGN_OR_RETURN(TensorDataPtr data, TensorFromProto(init, external_data_dir));
+    ASSIGN_OR_RETURN(TensorDataPtr data, WeightData(init, options));
     RETURN_IF_ERROR(graph.AddWeight(init.name(), std::move(data)).status());
     outer.insert(init.name());
   }
@@ -374,7 +384,7 @@ absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, 
   result.opset = opset;
   NodeImporter nodes(opset, options, std::move(known), result.graph);
   absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
-  RETURN_IF_ERROR(AddWeightsAndInputs(g, options.external_data_dir, shapes, result.graph, outer));
+  RETURN_IF_ERROR(AddWeightsAndInputs(g, options, shapes, result.graph, outer));
   ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
   for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
   RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));

@@ -1,5 +1,6 @@
 #include "onnx_tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -81,6 +82,21 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
 }
 
 }  // namespace
+
+bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto) {
+  if (proto.data_type() != onnx::TensorProto::FLOAT || data.dtype() != DataType::kFloat32 ||
+      proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return false;
+  if (!std::equal(data.shape().begin(), data.shape().end(), proto.dims().begin(), proto.dims().end())) return false;
+  const absl::Span<const float> values = data.floats();
+  const size_t bytes = values.size() * sizeof(float);
+  // Bit patterns, not floats, are compared: a NaN equals itself and -0 differs from 0.
+  if (proto.has_raw_data())
+    return proto.raw_data().size() == bytes &&
+           (bytes == 0 || std::memcmp(proto.raw_data().data(), values.data(), bytes) == 0);
+  return proto.float_data_size() == static_cast<int>(values.size()) &&
+         (bytes == 0 || std::memcmp(proto.float_data().data(), values.data(), bytes) == 0);
+}
 
 absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, const std::string& external_data_dir) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

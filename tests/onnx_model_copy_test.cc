@@ -1,8 +1,11 @@
-// The light copies of a model that import makes for shape inference and for its shell.
+// What import does not copy of a large model: its weights' values for shape inference
+// and for its shell, and weights it has read already when it reads the model again.
 #include <catch2/catch.hpp>
 
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_model_copy.h"
+#include "onnx_tensor.h"
+#include "taso/onnx_io.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -75,4 +78,33 @@ TEST_CASE("A model's shell keeps every field but the graph's nodes, weights and 
   CHECK(shell.metadata_props_size() == 1);
   CHECK(shell.ir_version() == model.ir_version());
   CHECK(shell.producer_name() == "copy test");
+}
+
+TEST_CASE("A model read again shares the weights it has read where their values agree", "[onnx]") {
+  onnx::ModelProto model = ProductThenReshape();
+  auto first = ImportOnnx(model);
+  REQUIRE(first.ok());
+  const Graph& g = first->graph;
+  const TensorDataPtr w = g.value(g.FindValue("W")).data;
+  CHECK(HoldsValuesOf(*w, Initializer(model, "W")));
+
+  // One value of b changed: W is shared, b is read afresh.
+  onnx::TensorProto& b = *model.mutable_graph()->mutable_initializer(1);
+  REQUIRE(b.name() == "b");
+  if (b.has_raw_data()) {
+    std::string raw = b.raw_data();
+    raw[0] ^= 1;
+    b.set_raw_data(raw);
+  } else {
+    b.set_float_data(0, b.float_data(0) + 1);
+  }
+  CHECK_FALSE(HoldsValuesOf(*g.value(g.FindValue("b")).data, b));
+  ImportOptions options;
+  options.shared_weights = &g;
+  auto again = ImportOnnx(model, options);
+  REQUIRE(again.ok());
+  const Graph& h = again->graph;
+  CHECK(h.value(h.FindValue("W")).data == w);
+  CHECK(h.value(h.FindValue("b")).data != g.value(g.FindValue("b")).data);
+  CHECK_FALSE(h.value(h.FindValue("b")).data->SameContent(*g.value(g.FindValue("b")).data));
 }

@@ -76,6 +76,10 @@ struct ImportOptions {
   // Where tensors stored as external data are read from (relative paths, inside this
   // directory only); ImportOnnxFile sets the model's directory.
   std::string external_data_dir;
+  // A graph whose weights an initializer of the same name and values shares rather than
+  // being read again (a model imported again at other sizes); may be null. The values are
+  // compared, so a name that holds another tensor there is read as usual.
+  const Graph* shared_weights = nullptr;
 };
 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options = {});

@@ -84,17 +84,26 @@ struct Checked {
   double difference = 0;
 };
 
-absl::StatusOr<Checked> CheckAt(const OnnxModel& imported, const onnx::ModelProto& portable,
-                                const std::vector<Variable>& moved, uint64_t seed) {
+// The two models to build at other sizes: the input as read, and the optimized one as
+// written (`portable`); each shares the weights of its graph as built.
+struct Sources {
+  const OnnxModel& imported;
+  const onnx::ModelProto& portable;
+  const Graph& optimized;
+};
+
+absl::StatusOr<Checked> CheckAt(const Sources& sources, const std::vector<Variable>& moved, uint64_t seed) {
+  const OnnxModel& imported = sources.imported;
   Checked checked;
   for (int which = 0; which < 2; ++which) {
-    const auto shapes = InputShapesAt(imported, moved, which);
     ImportOptions options;
     options.fold_shape_arithmetic = true;
-    options.input_shapes = shapes;
+    options.input_shapes = InputShapesAt(imported, moved, which);
     options.external_data_dir = imported.external_data_dir;
+    options.shared_weights = &imported.graph;
     ASSIGN_OR_RETURN(const OnnxModel original, ImportOnnx(*imported.source, options));
-    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(portable, options));
+    options.shared_weights = &sources.optimized;
+    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(sources.portable, options));
     ASSIGN_OR_RETURN(const SelfCheckCoverage coverage, SelfCheck(original.graph, optimized.graph, seed));
     if (!coverage.mismatch.empty())
       return absl::FailedPreconditionError(absl::StrCat("the self-check differs there: ", coverage.mismatch));
@@ -110,21 +119,20 @@ struct Kept {
   std::optional<Checked> checked;
 };
 
-absl::StatusOr<Kept> KeptVariables(const OnnxModel& imported, const onnx::ModelProto& portable,
-                                   const std::vector<Variable>& vars, uint64_t seed,
+absl::StatusOr<Kept> KeptVariables(const Sources& sources, const std::vector<Variable>& vars, uint64_t seed,
                                    absl::flat_hash_map<std::string, std::string>& why_fixed) {
-  absl::StatusOr<Checked> joint = CheckAt(imported, portable, vars, seed);
+  absl::StatusOr<Checked> joint = CheckAt(sources, vars, seed);
   if (joint.ok()) return Kept{vars, std::move(*joint)};
   std::vector<Variable> passing;
   for (const Variable& v : vars) {
-    absl::Status alone = vars.size() == 1 ? joint.status() : CheckAt(imported, portable, {v}, seed).status();
+    absl::Status alone = vars.size() == 1 ? joint.status() : CheckAt(sources, {v}, seed).status();
     if (alone.ok())
       passing.push_back(v);
     else
       why_fixed[v.key] = std::string(alone.message());
   }
   if (passing.empty()) return Kept{};
-  absl::StatusOr<Checked> again = CheckAt(imported, portable, passing, seed);
+  absl::StatusOr<Checked> again = CheckAt(sources, passing, seed);
   if (again.ok()) return Kept{passing, std::move(*again)};
   for (const Variable& v : passing)
     why_fixed[v.key] = absl::StrCat("holds alone but not with the other dimensions: ", again.status().message());
@@ -192,7 +200,7 @@ absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions
     for (const Variable& v : vars) why_fixed[v.key] = "the self-check is off, so nothing shows it holds at other sizes";
   } else {
     ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized, imported.symbolic_dims));
-    ASSIGN_OR_RETURN(kept, KeptVariables(imported, portable, vars, options.seed, why_fixed));
+    ASSIGN_OR_RETURN(kept, KeptVariables({imported, portable, optimized.graph}, vars, options.seed, why_fixed));
   }
   if (kept.checked) optimized.symbolic_shapes = DimNamesOf(optimized.graph, *kept.checked, kept.vars);
   Report(vars, imported.symbolic_dims, kept, why_fixed, result);
