@@ -15,6 +15,7 @@
 #include "pipeline/speed_check.h"
 #include "pipeline/symbolic_dims.h"
 #include "taso/activation_fusion.h"
+#include "taso/backends/executor_timer.h"
 #include "taso/backends/layouts.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/fold.h"
@@ -173,15 +174,23 @@ absl::StatusOr<Output> CheckedOutput(const Inputs& in, CostModels& costs, const 
   return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
 }
 
-// The timer of the speed check: the options', else ONNX Runtime's on the ort target;
-// null where the speed is not verified. `owned` keeps one made here.
-RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs,
+// The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
+// the ort target, our executor on cpu and cuda where it can run the input (every node in
+// the operator library); null where the speed is not verified. `owned` keeps one made here.
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
                          std::unique_ptr<RuntimeTimer>& owned) {
   if (!options.verify_speed) return nullptr;
   if (options.timer != nullptr) return options.timer;
-  if (options.target != Target::kOrt || costs.ort_worker == nullptr) return nullptr;
-  owned = std::make_unique<OrtTimer>(
-      costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = options.verify_speed_seconds});
+  if (options.target == Target::kOrt) {
+    if (costs.ort_worker == nullptr) return nullptr;
+    owned = std::make_unique<OrtTimer>(
+        costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = options.verify_speed_seconds});
+  } else {
+    if (!pipeline::CheckMeasurable(input).ok()) return nullptr;
+    const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
+    owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
+                                            PairLimits{.seconds = options.verify_speed_seconds});
+  }
   return owned.get();
 }
 
@@ -404,7 +413,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
   ASSIGN_OR_RETURN(out, VerifySpeed(model, in, matchers, alternatives, std::move(out),
-                                    SpeedTimer(options, costs, owned_timer), costs, options, result));
+                                    SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options, result));
   EstimateWritten(model, in, out, costs, options, result);
   ASSIGN_OR_RETURN(out, InputWhereRegionSlower(in, std::move(out), costs, options, result));
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));

@@ -32,8 +32,9 @@
 ABSL_FLAG(std::string, o, "", "where to write the optimized model");
 // The K=3 database, the merges of linear layers that take four operators, and the
 // products of joined inputs on block-diagonal weights.
-ABSL_FLAG(std::string, rules, TASO_SOURCE_DIR "/rules/taso_k3.pb," TASO_SOURCE_DIR "/rules/gemm_merges_k4.pb,"
-          TASO_SOURCE_DIR "/rules/gemm_blockdiag_k4.pb",
+ABSL_FLAG(std::string, rules,
+          TASO_SOURCE_DIR "/rules/taso_k3.pb," TASO_SOURCE_DIR "/rules/gemm_merges_k4.pb," TASO_SOURCE_DIR
+                          "/rules/gemm_blockdiag_k4.pb",
           "the rule databases, comma-separated; the rules of every file but the first are named "
           "\"<file stem>:<name>\" (e.g. gemm_merges_k4:r0320)");
 ABSL_FLAG(std::string, target, "",
@@ -45,8 +46,9 @@ ABSL_FLAG(std::string, backend, "",
 ABSL_FLAG(int, ort_threads, 0,
           "ONNX Runtime's intra-op threads for the ort target (0: as its default session, one per physical core)");
 ABSL_FLAG(bool, no_verify_speed, false,
-          "do not time the optimized model against the input in the target runtime before writing it (ort target; "
-          "the regions where it differs are still timed, and where they run measurably slower the input is written)");
+          "do not time the optimized model against the input in the target runtime before writing it (ONNX Runtime "
+          "on the ort target, our executor on cpu and cuda where it runs every node; on ort the regions where it "
+          "differs are still timed, and where they run measurably slower the input is written)");
 ABSL_FLAG(double, verify_speed_seconds, 20,
           "time for the speed check's comparisons in the target runtime (ort target); once spent, the choices left "
           "are made towards the input without timing");
@@ -76,11 +78,13 @@ ABSL_FLAG(int, measure, 0,
 ABSL_FLAG(std::string, search_engine, "egraph",
           "how substitutions are searched: egraph (equality saturation then extraction, --egraph-*) or "
           "backtracking (TASO's cost-ordered search, --alpha, --budget, --time-limit)");
-ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations, "e-graph engine: saturation iterations at most");
+ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations,
+          "e-graph engine: saturation iterations at most");
 ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes,
           "e-graph engine: e-nodes of saturation (the rules other than merges may add a quarter "
           "more where merges filled it; joined splits after it, as many again)");
-ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit, "e-graph engine: saturation time limit in seconds (extraction follows)");
+ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit,
+          "e-graph engine: saturation time limit in seconds (extraction follows)");
 ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");

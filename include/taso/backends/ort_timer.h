@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 
 #include "taso/backends/ort_worker.h"
+#include "taso/backends/paired_timing.h"
 #include "taso/backends/runtime_timer.h"
 
 namespace taso {
@@ -33,6 +34,10 @@ class OrtTimer : public RuntimeTimer {
     // stops before a request that would overrun it, and makes one request (two pairs)
     // once it is spent.
     double seconds = 20;
+
+    PairLimits limits() const {
+      return {first_rounds, max_rounds, first_pairs, max_pairs, target_spread, stop_when_resolved, seconds};
+    }
   };
   OrtTimer(std::shared_ptr<OrtWorker> worker, Options options);
   ~OrtTimer() override;
@@ -51,12 +56,9 @@ class OrtTimer : public RuntimeTimer {
   Options options_;
   std::string dir_;  // of the exported models, made on first use, removed with the timer
   absl::flat_hash_map<uint64_t, std::string> exported_;  // by the model's hash
-  double seconds_spent_ = 0;
-  double last_request_seconds_ = 0;
+  TimerClock clock_;
 };
 
-// PairTiming from per-pair medians (equal lengths, at least one): geometric means, and a
-// spread of the mean log-ratio's 95% interval by Student's t (infinite with one pair);
 // `runs`: the timed runs of each model in all.
 PairTiming TimingFromPairs(const OrtWorker::PairMedians& medians, int runs);
 

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "taso/backends/paired_timing.h"
 
 namespace taso {
 
@@ -59,9 +60,7 @@ class OrtWorker {
   absl::Status Release(int64_t session);
   // `pairs` pairs of sessions of `a` and `b`, made in both orders, each timed for `rounds`
   // rounds in turn: per pair, the medians in seconds.
-  struct PairMedians {
-    std::vector<double> a, b;
-  };
+  using PairMedians = taso::PairMedians;
   absl::StatusOr<PairMedians> Compare(const std::string& a, const std::string& b, int threads, int pairs, int rounds);
 
  private:
