@@ -37,15 +37,19 @@ while read -r name; do
   opt_s=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   rewrites=$(sed -n 's/^  rewrites applied *//p' "$base.log" | head -1)
   read -r opt spread_opt <<< "$(ratio "$base.onnx" "$base.opt.onnx")"
-  read -r hand spread_hand <<< "$(ratio "$base.onnx" "$base.hand.onnx")"
-  read -r vs_hand _ <<< "$(ratio "$base.hand.onnx" "$base.opt.onnx")"
-  share=$(awk -v r="$opt" -v h="$hand" 'BEGIN { if (h > 1.01) printf "%.0f%%", 100 * (r - 1) / (h - 1); else print "-" }')
+  hand=- spread_hand=- vs_hand=-
+  if [ -f "$base.hand.onnx" ]; then
+    read -r hand spread_hand <<< "$(ratio "$base.onnx" "$base.hand.onnx")"
+    read -r vs_hand _ <<< "$(ratio "$base.hand.onnx" "$base.opt.onnx")"
+  fi
+  share=$(awk -v r="$opt" -v h="$hand" 'BEGIN { if (h != "-" && h > 1.01) printf "%.0f%%", 100 * (r - 1) / (h - 1); else print "-" }')
   share2=$(awk -v d="$vs_hand" -v h="$hand" \
-    'BEGIN { if (h > 1.01) printf "%.0f%%", 100 * (h * d - 1) / (h - 1); else print "-" }')
+    'BEGIN { if (h != "-" && h > 1.01) printf "%.0f%%", 100 * (h * d - 1) / (h - 1); else print "-" }')
   printf "%-20s %7s %8sx %6s%% %8sx %6s%% %7s %7sx %7s %s\n" "$name" "$opt_s" "$opt" "$spread_opt" "$hand" \
     "$spread_hand" "$share" "$vs_hand" "$share2" "${rewrites:-none}"
 done < "$out/names"
 echo "opt_ratio, hand: ONNX Runtime's time of the original over that of taso-opt's output / the hand merge,"
 echo "each timed against the original in its own interleaved run; spread: ~95% half-width; share: the part"
 echo "of the hand merge's gain the output reaches (- where the hand merge gains under 1%); vs_hand: the hand"
-echo "merge's time over the output's, timed against each other; share2: the share from hand x vs_hand. Files: $out"
+echo "merge's time over the output's, timed against each other; share2: the share from hand x vs_hand; hand -:"
+echo "the pattern has no hand merge (bench/exports/patterns.py). Files: $out"
