@@ -1,5 +1,9 @@
 #include "taso/fold.h"
 
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "graph_copy.h"
 #include "taso/cost.h"
 #include "taso/executor.h"
@@ -21,11 +25,21 @@ TensorDataPtr Copy(const TensorData& d) {
 }
 
 // Copies a graph with each weight-only node replaced by weights holding its results;
-// a result nothing reads (and no output) is dropped.
+// a result nothing reads (and no output) is dropped. Results that hold the same share one
+// weight: those of nodes that compute the same (one operator and parameters on the same
+// values, not computed twice), and any equal to a weight read or a result made before (an
+// Identity's). A weight that several layers share, transposed in each, or read through an
+// Identity per layer as PyTorch writes a shared weight, is written once, not per layer.
 class WeightFolder {
  public:
   explicit WeightFolder(const Graph& graph)
-      : g_(graph), weight_only_(FindWeightOnly(graph).nodes), copy_(graph), computed_(graph.num_values()) {}
+      : g_(graph),
+        weight_only_(FindWeightOnly(graph).nodes),
+        copy_(graph),
+        computed_(graph.num_values()),
+        same_as_(graph.num_values()) {
+    for (ValueId v = 0; v < graph.num_values(); ++v) same_as_[v] = v;
+  }
 
   absl::StatusOr<Graph> Run() {
     ASSIGN_OR_RETURN(std::vector<NodeId> order, g_.TopologicalOrder());
@@ -47,7 +61,36 @@ class WeightFolder {
     }
     if (known) return KeepConstants(node);
     if (!floats) return copy_.CopyNode(n);
+    if (const std::optional<NodeId> same = SameComputation(n)) return ShareResults(node, g_.node(*same));
     return Compute(node);
+  }
+
+  // A node folded before that computes what `n` does; else `n` is recorded as computing it.
+  // Nodes whose results are graph outputs are left apart (each output keeps its name).
+  std::optional<NodeId> SameComputation(NodeId n) {
+    const Node& node = g_.node(n);
+    for (ValueId v : node.outputs)
+      if (IsGraphOutput(v)) return std::nullopt;
+    std::vector<ValueId> inputs;
+    for (ValueId v : node.inputs) inputs.push_back(v == kNoValue ? v : same_as_[v]);
+    std::vector<NodeId>& alike = folded_by_hash_[absl::HashOf(node.op->name(), node.params.Hash(), inputs)];
+    for (NodeId m : alike) {
+      const Node& other = g_.node(m);
+      std::vector<ValueId> other_inputs;
+      for (ValueId v : other.inputs) other_inputs.push_back(v == kNoValue ? v : same_as_[v]);
+      if (other.op == node.op && other.params == node.params && other_inputs == inputs) return m;
+    }
+    alike.push_back(n);
+    return std::nullopt;
+  }
+
+  // `node`'s results are those `first` computed.
+  absl::Status ShareResults(const Node& node, const Node& first) {
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      same_as_[node.outputs[k]] = first.outputs[k];
+      copy_.ReplaceBySameAs(node.outputs[k], first.outputs[k]);
+    }
+    return absl::OkStatus();
   }
 
   absl::Status KeepConstants(const Node& node) {
@@ -72,16 +115,48 @@ class WeightFolder {
       }
     }
     ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
+    for (ValueId v : node.inputs)
+      if (v != kNoValue && g_.value(v).is_weight()) Index(v, g_.value(v).data);
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId v = node.outputs[k];
-      copy_.ReplaceByWeight(v, TensorData::Float(outs[k].shape, outs[k].data));
+      TensorDataPtr data = TensorData::Float(outs[k].shape, outs[k].data);
+      if (const std::optional<ValueId> same = HoldingTheSame(*data); same && !IsGraphOutput(v)) {
+        same_as_[v] = *same;
+        copy_.ReplaceBySameAs(v, *same);
+        continue;
+      }
+      Index(v, data);
+      copy_.ReplaceByWeight(v, std::move(data));
       computed_[v] = std::move(outs[k]);
     }
     return absl::OkStatus();
   }
 
+  bool IsGraphOutput(ValueId v) const {
+    return std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+  }
+
+  // Records that old value `v` holds `data` (a weight read by a folded node, or a result).
+  void Index(ValueId v, const TensorDataPtr& data) {
+    std::vector<std::pair<ValueId, TensorDataPtr>>& alike = by_content_[data->ContentHash()];
+    for (const auto& [u, known] : alike)
+      if (u == v) return;
+    alike.emplace_back(v, data);
+  }
+
+  // A value recorded as holding what `data` holds (a copy of a weight, say, as an Identity
+  // makes one), if any.
+  std::optional<ValueId> HoldingTheSame(const TensorData& data) const {
+    const auto alike = by_content_.find(data.ContentHash());
+    if (alike == by_content_.end()) return std::nullopt;
+    for (const auto& [v, known] : alike->second)
+      if (known->SameContent(data)) return v;
+    return std::nullopt;
+  }
+
   // The value of a float constant or of a folded node's output.
-  absl::StatusOr<const Tensor<float>*> ValueOf(ValueId v) {
+  absl::StatusOr<const Tensor<float>*> ValueOf(ValueId read) {
+    const ValueId v = same_as_[read];
     if (!computed_[v]) {
       const TensorData* data = g_.ConstantData(v);
       if (data == nullptr || data->dtype() != DataType::kFloat32)
@@ -95,6 +170,10 @@ class WeightFolder {
   const std::vector<bool> weight_only_;  // per node
   GraphCopy copy_;
   std::vector<std::optional<Tensor<float>>> computed_;  // per value: its value once known
+  std::vector<ValueId> same_as_;                        // per value: the value that holds the same, computed first
+  absl::flat_hash_map<uint64_t, std::vector<NodeId>> folded_by_hash_;  // computed nodes, by what they compute
+  // Weights read by folded nodes and their results, by content hash.
+  absl::flat_hash_map<uint64_t, std::vector<std::pair<ValueId, TensorDataPtr>>> by_content_;
 };
 
 }  // namespace

@@ -29,6 +29,10 @@ bool GraphCopy::Available(const std::vector<ValueId>& values) const {
 absl::StatusOr<ValueId> GraphCopy::Use(ValueId v) {
   if (v == kNoValue) return kNoValue;
   if (remap_[v] == kNoValue) {
+    if (const auto same = same_as_.find(v); same != same_as_.end()) {
+      ASSIGN_OR_RETURN(remap_[v], Use(same->second));
+      return remap_[v];
+    }
     const Value& value = old_.value(v);
     const auto folded = folded_.find(v);
     if (folded == folded_.end() && !value.is_weight())

@@ -39,6 +39,8 @@ class GraphCopy {
   // Old value `v` is now a weight holding `data`, under v's name, added on first use
   // like the old graph's weights (so a folded result nothing reads is not written).
   void ReplaceByWeight(ValueId v, TensorDataPtr data) { folded_[v] = std::move(data); }
+  // Old value `v` is now whatever old value `first` becomes, made on first use of either.
+  void ReplaceBySameAs(ValueId v, ValueId first) { same_as_[v] = first; }
   bool Made(ValueId v) const { return remap_[v] != kNoValue; }
   // A name that no value of the old or the new graph has and that was not handed out
   // before (a node's output names are all chosen before the node is added).
@@ -53,6 +55,7 @@ class GraphCopy {
   Graph new_;
   std::vector<ValueId> remap_;
   absl::flat_hash_map<ValueId, TensorDataPtr> folded_;  // weights to add on first use
+  absl::flat_hash_map<ValueId, ValueId> same_as_;       // values standing for another
   absl::flat_hash_set<std::string> handed_out_;
   // Per base, the number the next search for a free numbered name starts from: names
   // below it are taken, so a copy handing out n names of one base stays linear in n.

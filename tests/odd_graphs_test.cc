@@ -210,3 +210,31 @@ TEST_CASE("OptimizeModel refuses a graph whose tensors exceed the memory limit b
   CHECK(OptimizeModel(NewOnnxModel(MatMulOverridable()), {}, options).status().code() ==
         absl::StatusCode::kInvalidArgument);
 }
+
+TEST_CASE("A weight that two layers transpose alike, one through an Identity, is folded into one weight") {
+  Graph g;
+  const ValueId x1 = *g.AddInput("x1", DataType::kFloat32, {4, 8});
+  const ValueId x2 = *g.AddInput("x2", DataType::kFloat32, {4, 8});
+  const ValueId w = AddWeight(g, "w", {6, 8}, 3);  // one initializer read by both layers
+  const Params perm = Params().Set("perm", std::vector<int64_t>{1, 0});
+  const ValueId t1 = AddOp(g, "Transpose", {w}, "t1", perm);
+  const ValueId t2 = AddOp(g, "Transpose", {AddOp(g, "Identity", {w}, "w_again")}, "t2", perm);  // as PyTorch shares
+  const ValueId s1 = AddOp(g, "Relu", {t1}, "s1"), s2 = AddOp(g, "Relu", {t2}, "s2");            // alike, on alike
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x1, s1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x2, s2}, "y2")).ok());
+  // A third transpose the other way is not the same computation.
+  const ValueId back = AddOp(g, "Transpose", {t1}, "back", perm);
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x1, AddOp(g, "Transpose", {back}, "again", perm)}, "y3")).ok());
+
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  int weights = 0;
+  for (ValueId v = 0; v < folded->num_values(); ++v) weights += folded->value(v).is_weight();
+  CHECK(weights == 2);  // relu(w^T) once, shared by y1 and y2; (w^T)^T^T for y3
+  CHECK(folded->num_nodes() == 3);
+  const TensorMap inputs = RandomInputs(g, 5);
+  auto want = RunReference(g, inputs), got = RunReference(*folded, inputs);
+  REQUIRE(want.ok());
+  REQUIRE(got.ok());
+  CHECK(MaxAbsDifference(*want, *got) == 0);
+}
