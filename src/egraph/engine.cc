@@ -1,5 +1,6 @@
 #include "taso/egraph/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <tuple>
@@ -24,7 +25,8 @@ constexpr double kImproveSeconds = 2;
 constexpr int64_t kMaxExactENodes = 5000;
 constexpr double kExactSeconds = 1.5;
 // Local searches at most after the first extraction that have the e-nodes it chose
-// measured, and the time they may start in (each takes up to kImproveSeconds).
+// measured, and the time they all end within (each within kImproveSeconds too), so that
+// extraction stays a few seconds whatever the rounds find.
 constexpr int kPricingRounds = 4;
 constexpr double kPricingRoundsSeconds = 2;
 
@@ -119,8 +121,8 @@ std::vector<ENodeId> Chosen(const Extraction& ex) {
 // analytic model finds near-optimal (PrunedPricing), among each class's neighbours in
 // `graph` (PricingContext); e-nodes a fast extraction then chooses that were priced by
 // scaling are measured and the local search goes on from its choice at the new prices,
-// until it chooses measured ones only (or kPricingRounds pass, or
-// kPricingRoundsSeconds). The integer program comes last, at the final prices.
+// until it chooses measured ones only (or kPricingRounds pass, or kPricingRoundsSeconds,
+// within which they end). The integer program comes last, at the final prices.
 absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
                                            const std::vector<ClassId>& roots, EGraphStats& stats,
                                            std::string& extractor) {
@@ -134,8 +136,10 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kPricingRoundsSeconds));
   absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, extractor);
   for (int round = 0;
-       ex.ok() && round < kPricingRounds && Clock::now() < rounds_end && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
-    ImproveExtraction(eg, pricing.prices(), roots, *ex, kImproveSeconds);
+       ex.ok() && round < kPricingRounds && Clock::now() < rounds_end && pricing.MeasureToo(Chosen(*ex)) > 0; ++round) {
+    const double left = std::chrono::duration<double>(rounds_end - Clock::now()).count();
+    ImproveExtraction(eg, pricing.prices(), roots, *ex, std::clamp(left, 0.0, kImproveSeconds));
+  }
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
   if (!ex.ok()) return ex;
