@@ -561,9 +561,8 @@ struct WalkState {
   std::atomic<size_t> done{0};      // branches walked
   std::atomic<uint64_t> graphs{0};  // graphs found, added in batches
   std::atomic<bool> stop{false};
+  absl::Status check;  // what limits.check said, when it stopped the walk
 };
-
-using GraphSink = std::function<void(int thread, uint64_t fp, const GraphCode&)>;
 
 // One thread's work: branches taken in turn until none is left or the walk is stopped.
 void WalkBranches(const Enumerator& e, const std::vector<GenOp>& branches, int thread, const GraphSink& sink,
@@ -583,8 +582,9 @@ void WalkBranches(const Enumerator& e, const std::vector<GenOp>& branches, int t
   state.graphs.fetch_add(local);
 }
 
+// Zero bytes per graph: the sink holds the graphs, and limits.check its budget.
 bool OverBudget(const EnumerationLimits& limits, uint64_t bytes_per_graph, const WalkState& state) {
-  return state.graphs.load() * bytes_per_graph > limits.max_bytes;
+  return bytes_per_graph > 0 && state.graphs.load() * bytes_per_graph > limits.max_bytes;
 }
 
 // Until every branch is walked: reports progress, and stops the walk past the memory budget.
@@ -593,6 +593,7 @@ void Watch(const EnumerationLimits& limits, uint64_t bytes_per_graph, size_t bra
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (limits.progress) limits.progress(static_cast<double>(state.done.load()) / branches, state.graphs.load());
     if (OverBudget(limits, bytes_per_graph, state)) state.stop = true;
+    if (limits.check && !(state.check = limits.check()).ok()) state.stop = true;
   }
 }
 
@@ -615,6 +616,8 @@ absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per
   Watch(limits, bytes_per_graph, branches.size(), state);  // on the calling thread
   for (auto& th : pool) th.join();
   if (limits.progress) limits.progress(1.0, state.graphs.load());
+  if (!state.check.ok()) return state.check;
+  if (limits.check) RETURN_IF_ERROR(limits.check());
   if (state.stop.load() || OverBudget(limits, bytes_per_graph, state))
     return absl::ResourceExhaustedError(absl::StrCat(
         "enumeration stopped after ", state.graphs.load(), " graphs: it would need more than the memory budget of ",

@@ -35,11 +35,16 @@ struct Fingerprinted {
   GraphCode graph;
 };
 
+// Receives every graph enumerated; `thread` is the walking thread's number.
+using GraphSink = std::function<void(int thread, uint64_t fingerprint, const GraphCode& code)>;
+
 struct EnumerationLimits {
   int threads = 2;
   uint64_t max_bytes = 12ull << 30;  // memory for the enumerated graphs; past it, stop with an error
   // Called now and then with the share of branches done and the graphs found so far.
   std::function<void(double done, uint64_t graphs)> progress;
+  // Asked now and then (with progress) while walking: an error stops the walk and is returned.
+  std::function<absl::Status()> check;
 };
 
 class Enumerator {
@@ -52,6 +57,12 @@ class Enumerator {
   absl::StatusOr<std::vector<Fingerprinted>> Enumerate(const EnumerationLimits& limits, bool shared_only,
                                                        uint64_t* graphs) const;
 
+  // Every graph to `sink`, from limits.threads threads at once, in no fixed order; the
+  // graph count is not bounded by limits.max_bytes (the sink keeps what it keeps).
+  absl::Status ForEachGraph(const EnumerationLimits& limits, const GraphSink& sink) const {
+    return Run(limits, 0, sink);
+  }
+
   const OpSet& op_set() const { return set_; }
   int max_ops() const { return max_ops_; }
   // The integer input tensors fingerprints are computed on.
@@ -59,8 +70,7 @@ class Enumerator {
 
  private:
   friend class Walker;
-  absl::Status Run(const EnumerationLimits& limits, uint64_t bytes_per_graph,
-                   const std::function<void(int thread, uint64_t fp, const GraphCode&)>& sink) const;
+  absl::Status Run(const EnumerationLimits& limits, uint64_t bytes_per_graph, const GraphSink& sink) const;
 
   OpSet set_;
   int max_ops_;

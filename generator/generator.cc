@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "graph_store.h"
 #include "taso/status_macros.h"
 
 namespace taso::gen {
@@ -18,28 +20,63 @@ double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// The live progress line of the enumeration (on a terminal only).
-void ShowEnumerationProgress(bool tty, double done, uint64_t graphs) {
-  if (tty)
-    std::fprintf(stderr, "\r  enumerating: %5.1f%% of branches, %llu graphs   ", 100 * done,
-                 static_cast<unsigned long long>(graphs));
+// The walk's progress and a forecast of what the whole enumeration will need, from the
+// share of first operators walked (branches differ in size, so it firms up as it goes):
+// a live line on a terminal, else a line every 20 s.
+class WalkForecast {
+ public:
+  WalkForecast(const GenerateOptions& options, bool tty, size_t record_bytes)
+      : options_(options), tty_(tty), record_bytes_(record_bytes), start_(std::chrono::steady_clock::now()) {}
+
+  void Update(double done, uint64_t graphs) {
+    const double elapsed = Since(start_);
+    if (!options_.progress || (!tty_ && elapsed < next_line_s_ && done < 1)) return;
+    next_line_s_ = elapsed + 20;
+    std::fprintf(stderr, tty_ ? "\r  %s   " : "  %s\n", Line(done, graphs, elapsed).c_str());
+  }
+
+ private:
+  std::string Line(double done, uint64_t graphs, double elapsed) const {
+    std::string line = absl::StrFormat("enumerating: %.1f%% of branches, %d graphs (%.2f M/s)", 100 * done, graphs,
+                                       graphs / std::max(elapsed, 1e-3) / 1e6);
+    if (done < 0.01 || done >= 1) return line;
+    const double total = graphs / done;
+    const double disk_mb = std::max(0.0, total * record_bytes_ / 1048576.0 - options_.max_memory_mb);
+    // Reading back: a sorted shard per thread, twice an even share for skew.
+    const double read_mb = 2 * total / options_.shards * sizeof(Fingerprinted) * options_.threads / 1048576.0;
+    return absl::StrCat(line, absl::StrFormat("; forecast %.3g graphs, %.0f s more, %.0f MiB on disk, %.0f MiB held",
+                                              total, elapsed * (1 - done) / done, disk_mb,
+                                              std::min<double>(options_.max_memory_mb, total * record_bytes_ / 1048576.0) +
+                                                  read_mb));
+  }
+
+  const GenerateOptions& options_;
+  const bool tty_;
+  const size_t record_bytes_;
+  const std::chrono::steady_clock::time_point start_;
+  double next_line_s_ = 20;
+};
+
+GraphStoreOptions StoreOptions(const GenerateOptions& options) {
+  GraphStoreOptions s;
+  s.shards = options.shards;
+  s.threads = std::max(1, options.threads);
+  s.max_ops = options.max_ops;
+  s.memory_bytes = options.max_memory_mb << 20;
+  s.disk_bytes = options.max_disk_mb << 20;
+  s.dir = options.spill_dir;
+  if (s.dir.empty()) s.dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  return s;
 }
 
-// Enumerates every graph and keeps those sharing a fingerprint with another.
-absl::StatusOr<std::vector<Fingerprinted>> EnumerateShared(const Enumerator& e, const GenerateOptions& options,
-                                                           bool tty, uint64_t* graphs) {
+// Every graph into the store, with progress and a forecast.
+absl::Status EnumerateInto(const Enumerator& e, const GenerateOptions& options, bool tty, GraphStore& store) {
+  WalkForecast forecast(options, tty, store.record_bytes());
   EnumerationLimits limits;
-  limits.threads = options.threads;
-  limits.max_bytes = options.max_memory_mb << 20;
-  limits.progress = [tty](double done, uint64_t graphs) { ShowEnumerationProgress(tty, done, graphs); };
-  return e.Enumerate(limits, /*shared_only=*/true, graphs);
-}
-
-// How many fingerprints the sorted graphs share, and how many graphs share them.
-void CountGroups(const std::vector<Fingerprinted>& groups, GenerateReport* report) {
-  report->group_graphs = groups.size();
-  for (size_t i = 0; i < groups.size(); ++i)
-    report->groups += i == 0 || groups[i].fingerprint != groups[i - 1].fingerprint;
+  limits.threads = std::max(1, options.threads);
+  limits.progress = [&](double done, uint64_t graphs) { forecast.Update(done, graphs); };
+  limits.check = [&] { return store.status(); };
+  return e.ForEachGraph(limits, [&](int t, uint64_t fp, const GraphCode& c) { store.Add(t, fp, c); });
 }
 
 int CountOp(const RuleGraph& side, const std::string& op) {
@@ -72,13 +109,14 @@ std::string GenerateReport::Table() const {
   auto row = [&](const char* what, uint64_t n, const std::string& note) {
     absl::StrAppend(&s, absl::StrFormat("  %-28s %12d  %s\n", what, n, note));
   };
-  row("graphs enumerated", graphs, absl::StrFormat("fingerprinted and sorted (%.2f s)", enumerate_s));
+  row("graphs enumerated", graphs,
+      absl::StrFormat("fingerprinted (%.2f s), %d shards, %d MiB on disk", enumerate_s, shards, spilled_bytes >> 20));
   row("fingerprint collisions", groups, absl::StrFormat("groups of %d graphs", group_graphs));
   row("candidate pairs", counts.candidates, "equal fingerprints");
   row("distinct up to renaming", counts.distinct, "");
   row("after input renaming", counts.after_renaming, "");
   row("after common subgraph", counts.after_common_subgraph, "");
-  row("after float checks", counts.after_float_checks, absl::StrFormat("(pruning and checks %.2f s)", prune_s));
+  row("after float checks", counts.after_float_checks, absl::StrFormat("(sorting, pruning and checks %.2f s)", prune_s));
   row("parametric", counts.after_parameters, "= rules (parameter families merged)");
   if (!changing_op.empty())
     row("changing", changing, absl::StrCat("= rules (those applying ", changing_op, " more or less often)"));
@@ -103,22 +141,39 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   const bool tty = options.progress && isatty(STDERR_FILENO);  // the live progress line
 
   auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(std::vector<Fingerprinted> groups, EnumerateShared(e, options, tty, &report->graphs));
+  ASSIGN_OR_RETURN(std::unique_ptr<GraphStore> store, GraphStore::Create(StoreOptions(options)));
+  RETURN_IF_ERROR(EnumerateInto(e, options, tty, *store));
   report->enumerate_s = Since(t);
-  CountGroups(groups, report);
+  report->graphs = store->graphs();
+  report->shards = store->shards();
+  report->spilled_bytes = store->spilled_bytes();
+  report->largest_shard = store->largest_shard();
   auto phase = [&](const std::string& line) {
     if (!options.progress) return;
     if (tty) std::fprintf(stderr, "\r%80s\r", "");
     std::fprintf(stderr, "  [%.1f s] %s\n", Since(start), line.c_str());
   };
-  phase(absl::StrCat(report->graphs, " graphs enumerated; ", report->group_graphs, " share ", report->groups,
-                     " fingerprints"));
+  phase(absl::StrCat(report->graphs, " graphs enumerated in ", report->shards, " shards (", (report->spilled_bytes >> 20),
+                     " MiB on disk, largest shard ", report->largest_shard, " graphs)"));
 
   t = std::chrono::steady_clock::now();
   RuleSet rules;
   rules.max_ops = options.max_ops;
   rules.operators = set.op_names;
-  rules.rules = FindRules(e, groups, options.threads, &report->counts, phase);
+  const int threads = std::max(1, options.threads);
+  const SharedRuns runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) {
+    return store->ForEachRun(
+        2, threads,
+        [&](absl::Span<const Fingerprinted> run) {
+          ++report->groups;
+          report->group_graphs += run.size();
+          emit(run);
+        },
+        [&](int done) {
+          if (tty) std::fprintf(stderr, "\r  sorting shards: %d of %d   ", done, store->shards());
+        });
+  };
+  ASSIGN_OR_RETURN(rules.rules, FindRules(e, runs, threads, &report->counts, phase));
   report->changing_op = options.changing;
   if (!options.changing.empty()) rules.rules = RulesChanging(std::move(rules.rules), options.changing);
   report->changing = rules.rules.size();

@@ -16,7 +16,12 @@ struct GenerateOptions {
   int max_ops = 3;
   std::vector<std::string> ops;  // empty: the whole generator set
   int threads = 2;
-  uint64_t max_memory_mb = 12 * 1024;
+  // The enumerated graphs are held by fingerprint shard (graph_store.h): up to
+  // max_memory_mb of them in memory, the rest on disk (in spill_dir) up to max_disk_mb.
+  uint64_t max_memory_mb = 1024;
+  uint64_t max_disk_mb = 64 * 1024;
+  std::string spill_dir;  // empty: $TMPDIR, else /tmp
+  int shards = 1024;      // a power of two; 1 is the single sorted table
   uint64_t seed = 1;
   bool progress = false;  // a progress line on stderr
   // Non-empty: keep only the rules whose two sides apply this operator a different number
@@ -31,6 +36,9 @@ struct GenerateReport {
   uint64_t groups = 0;        // fingerprints shared by two graphs or more
   uint64_t group_graphs = 0;  // the graphs in them
   PruneCounts counts;
+  int shards = 0;
+  uint64_t spilled_bytes = 0;   // graphs written to disk
+  uint64_t largest_shard = 0;   // graphs in the largest shard
   std::string changing_op;  // GenerateOptions::changing
   uint64_t changing = 0;    // the rules it kept
   double enumerate_s = 0, prune_s = 0, total_s = 0;

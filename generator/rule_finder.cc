@@ -12,6 +12,7 @@
 #include "parametric.h"
 #include "replay.h"
 #include "taso/parallel.h"
+#include "taso/status_macros.h"
 
 namespace taso::gen {
 namespace {
@@ -300,17 +301,22 @@ class RuleFinder {
   }
 
   // One form per canonical string, the first candidate with it standing for all, a slice
-  // of fingerprint groups at a time (memory then follows the forms, not the pairs).
-  // Returns how many candidates there were.
-  size_t CollectForms(const std::vector<Fingerprinted>& groups) {
+  // of fingerprint groups at a time (memory then follows the forms, not the pairs). A
+  // slice is the runs up to the first that reaches kSlice graphs, whichever way the runs
+  // come: the forms (and which candidate stands for each) are then the same for a single
+  // table and a sharded store. Returns how many candidates there were.
+  absl::StatusOr<size_t> CollectForms(const SharedRuns& runs) {
     constexpr size_t kSlice = 1 << 18;  // graphs
     size_t candidates = 0;
-    for (size_t begin = 0; begin < groups.size();) {
-      size_t end = std::min(groups.size(), begin + kSlice);
-      while (end < groups.size() && groups[end].fingerprint == groups[end - 1].fingerprint) ++end;
-      candidates += CollectSlice(absl::MakeConstSpan(groups).subspan(begin, end - begin));
-      begin = end;
-    }
+    std::vector<Fingerprinted> slice;
+    RETURN_IF_ERROR(runs([&](absl::Span<const Fingerprinted> run) {
+      if (slice.size() >= kSlice) {
+        candidates += CollectSlice(slice);
+        slice.clear();
+      }
+      slice.insert(slice.end(), run.begin(), run.end());
+    }));
+    if (!slice.empty()) candidates += CollectSlice(slice);
     alive_.assign(forms_.size(), 1);
     return candidates;
   }
@@ -464,10 +470,12 @@ class RuleFinder {
 
 }  // namespace
 
-std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads,
-                            PruneCounts* counts, const std::function<void(const std::string&)>& phase) {
+absl::StatusOr<std::vector<Rule>> FindRules(const Enumerator& e, const SharedRuns& runs, int threads,
+                                             PruneCounts* counts,
+                                             const std::function<void(const std::string&)>& phase) {
   RuleFinder finder(e, threads);
-  counts->candidates += finder.CollectForms(groups);
+  ASSIGN_OR_RETURN(const size_t candidates, finder.CollectForms(runs));
+  counts->candidates += candidates;
   counts->distinct = finder.num_forms();
   phase(absl::StrCat(counts->candidates, " candidate pairs, ", counts->distinct, " distinct up to renaming"));
   counts->after_renaming = finder.PruneMergedInputs();

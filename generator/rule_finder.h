@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "candidates.h"
 #include "taso/rules.h"
 
@@ -22,10 +24,15 @@ struct PruneCounts {
   size_t after_parameters = 0;       // families differing only in parameters merged: the rules
 };
 
-// The rules, sorted deterministically (fewer operators first).
-// `groups`: the graphs sharing a fingerprint, sorted by fingerprint (Enumerator::Enumerate).
-// `phase` is told when each stage is done.
-std::vector<Rule> FindRules(const Enumerator& e, const std::vector<Fingerprinted>& groups, int threads,
-                            PruneCounts* counts, const std::function<void(const std::string&)>& phase);
+// The graphs sharing a fingerprint, in fingerprint then code order (the order of
+// Enumerator::Enumerate): calls `emit` on each run of equal fingerprints in turn.
+using SharedRuns =
+    std::function<absl::Status(const std::function<void(absl::Span<const Fingerprinted>)>& emit)>;
+
+// The rules, sorted deterministically (fewer operators first). `phase` is told when each
+// stage is done. Errors are those of `runs`.
+absl::StatusOr<std::vector<Rule>> FindRules(const Enumerator& e, const SharedRuns& runs, int threads,
+                                             PruneCounts* counts,
+                                             const std::function<void(const std::string&)>& phase);
 
 }  // namespace taso::gen

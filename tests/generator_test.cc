@@ -294,14 +294,15 @@ TEST_CASE("Generation with a chosen operator set, and bad requests") {
   }
 }
 
-TEST_CASE("A tight memory budget stops generation cleanly") {
+TEST_CASE("A tight disk budget stops generation cleanly") {
   gen::GenerateOptions options;
   options.max_ops = 3;
-  options.max_memory_mb = 1;
+  options.max_memory_mb = 1;  // past it the graphs go to disk
+  options.max_disk_mb = 1;
   gen::GenerateReport report;
   auto r = gen::Generate(options, &report);
   REQUIRE_FALSE(r.ok());
-  CHECK_THAT(std::string(r.status().message()), Catch::Contains("memory budget"));
+  CHECK_THAT(std::string(r.status().message()), Catch::Contains("disk budget"));
 }
 
 TEST_CASE("Rule files that do not parse are refused") {

@@ -15,7 +15,11 @@ ABSL_FLAG(std::string, changing, "",
           "keep only rules whose sides apply this operator a different number of times (e.g. merges of Gemm)");
 ABSL_FLAG(bool, text, false, "write the readable text form instead of the binary database");
 ABSL_FLAG(int, threads, 2, "worker threads");
-ABSL_FLAG(uint64_t, max_memory_mb, 12 * 1024, "memory budget; generation stops with an error beyond it");
+ABSL_FLAG(uint64_t, max_memory_mb, 1024,
+          "memory for the enumerated graphs; beyond it they go to disk (--spill_dir), by fingerprint shard");
+ABSL_FLAG(uint64_t, max_disk_mb, 64 * 1024, "disk for the enumerated graphs; generation stops with an error beyond it");
+ABSL_FLAG(std::string, spill_dir, "", "where graphs beyond --max_memory_mb go (default: $TMPDIR or /tmp)");
+ABSL_FLAG(int, shards, 1024, "fingerprint shards the graphs are sorted in (a power of two; 1: one table)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random test inputs");
 ABSL_FLAG(bool, quiet, false, "no progress line");
 
@@ -31,6 +35,9 @@ int main(int argc, char** argv) {
   if (!ops.empty()) options.ops = absl::StrSplit(ops, ',', absl::SkipEmpty());
   options.threads = std::max(1, absl::GetFlag(FLAGS_threads));
   options.max_memory_mb = absl::GetFlag(FLAGS_max_memory_mb);
+  options.max_disk_mb = absl::GetFlag(FLAGS_max_disk_mb);
+  options.spill_dir = absl::GetFlag(FLAGS_spill_dir);
+  options.shards = absl::GetFlag(FLAGS_shards);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.changing = absl::GetFlag(FLAGS_changing);
   options.progress = !absl::GetFlag(FLAGS_quiet);

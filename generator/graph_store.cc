@@ -1,0 +1,229 @@
+#include "graph_store.h"
+
+#include <stdlib.h>
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "taso/status_macros.h"
+
+namespace taso::gen {
+
+size_t RecordBytes(int max_ops) { return 10 + 4 * static_cast<size_t>(max_ops); }
+
+void EncodeRecord(uint64_t fingerprint, const GraphCode& code, int max_ops, char* out) {
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<char>(fingerprint >> (8 * b));
+  out[8] = static_cast<char>(code.num_ops);
+  out[9] = static_cast<char>(code.lone_input);
+  std::memcpy(out + 10, code.ops, 4 * static_cast<size_t>(max_ops));
+  static_assert(sizeof(GenOp) == 4);
+}
+
+Fingerprinted DecodeRecord(const char* in, int max_ops) {
+  Fingerprinted f{0, GraphCode{}};  // unused operators stay zero: codes compare as bytes
+  for (int b = 0; b < 8; ++b) f.fingerprint |= uint64_t{static_cast<uint8_t>(in[b])} << (8 * b);
+  f.graph.num_ops = static_cast<uint8_t>(in[8]);
+  f.graph.lone_input = static_cast<uint8_t>(in[9]);
+  std::memcpy(f.graph.ops, in + 10, 4 * static_cast<size_t>(max_ops));
+  return f;
+}
+
+struct GraphStore::Writer {
+  int thread = 0;
+  std::vector<std::vector<char>> buffers;  // per shard: encoded records not yet on disk
+  uint64_t held = 0;                       // bytes the buffers take (their capacity)
+  uint64_t graphs = 0;
+  std::vector<uint64_t> per_shard;         // graphs per shard
+  absl::Status status;
+};
+
+namespace {
+
+// By fingerprint, then by code (the single table's order).
+bool FingerprintLess(const Fingerprinted& a, const Fingerprinted& b) {
+  if (a.fingerprint != b.fingerprint) return a.fingerprint < b.fingerprint;
+  return std::memcmp(&a.graph, &b.graph, sizeof(GraphCode)) < 0;
+}
+
+// The runs of at least `min_run` equal fingerprints of a sorted shard, in order.
+std::vector<Fingerprinted> KeepRuns(std::vector<Fingerprinted> sorted, size_t min_run) {
+  if (min_run <= 1) return sorted;
+  size_t out = 0;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j].fingerprint == sorted[i].fingerprint) ++j;
+    if (j - i >= min_run)
+      for (size_t k = i; k < j; ++k) sorted[out++] = sorted[k];
+    i = j;
+  }
+  sorted.resize(out);
+  sorted.shrink_to_fit();
+  return sorted;
+}
+
+}  // namespace
+
+GraphStore::GraphStore(const GraphStoreOptions& options)
+    : options_(options), record_bytes_(RecordBytes(options.max_ops)) {
+  int bits = 0;
+  while ((1 << bits) < options_.shards) ++bits;
+  shift_ = 64 - bits;
+  for (int t = 0; t < options_.threads; ++t) {
+    auto w = std::make_unique<Writer>();
+    w->thread = t;
+    w->buffers.resize(options_.shards);
+    w->per_shard.assign(options_.shards, 0);
+    writers_.push_back(std::move(w));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<GraphStore>> GraphStore::Create(const GraphStoreOptions& options) {
+  if (options.shards < 1 || options.shards > (1 << 20) || (options.shards & (options.shards - 1)))
+    return absl::InvalidArgumentError(absl::StrCat("shards: ", options.shards, " is not a power of two up to 2^20"));
+  if (options.threads < 1 || options.max_ops < 0 || options.max_ops > kMaxOps)
+    return absl::InvalidArgumentError("graph store: bad thread or operator count");
+  return std::unique_ptr<GraphStore>(new GraphStore(options));
+}
+
+GraphStore::~GraphStore() {
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string GraphStore::FileOf(int thread, int shard) const {
+  return absl::StrCat(dir_, "/t", thread, "_s", shard, ".bin");
+}
+
+void GraphStore::Add(int thread, uint64_t fingerprint, const GraphCode& code) {
+  Writer& w = *writers_[thread];
+  if (!w.status.ok()) return;
+  const int shard = shift_ == 64 ? 0 : static_cast<int>(fingerprint >> shift_);
+  std::vector<char>& buf = w.buffers[shard];
+  const size_t at = buf.size(), capacity = buf.capacity();
+  buf.resize(at + record_bytes_);
+  EncodeRecord(fingerprint, code, options_.max_ops, buf.data() + at);
+  w.held += buf.capacity() - capacity;  // what the buffers take, not only what they hold
+  ++w.graphs;
+  ++w.per_shard[shard];
+  if (w.held > options_.memory_bytes / options_.threads) w.status = Spill(w);
+}
+
+// Appends every buffer of `w` to its file and frees it.
+absl::Status GraphStore::Spill(Writer& w) {
+  uint64_t bytes = 0;
+  for (const std::vector<char>& buf : w.buffers) bytes += buf.size();
+  if (spilled_.fetch_add(bytes) + bytes > options_.disk_bytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "enumeration stopped after ", graphs(), " graphs: they would need more than the disk budget of ",
+        options_.disk_bytes >> 20, " MiB (--max_disk_mb); lower -k or raise the budget"));
+  {
+    absl::MutexLock lock(&dir_mu_);  // one folder per store, made by the first to spill
+    if (dir_.empty()) {
+      std::string pattern = (options_.dir.empty() ? std::string("/tmp") : options_.dir) + "/taso-gen-XXXXXX";
+      if (mkdtemp(pattern.data()) == nullptr)
+        return absl::PermissionDeniedError(absl::StrCat("cannot make a spill folder in '", options_.dir, "'"));
+      dir_ = pattern;
+    }
+  }
+  const int thread = w.thread;
+  for (int s = 0; s < options_.shards; ++s) {
+    std::vector<char>& buf = w.buffers[s];
+    if (buf.empty()) continue;
+    std::FILE* f = std::fopen(FileOf(thread, s).c_str(), "ab");
+    const bool ok = f && std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
+    if ((f && std::fclose(f) != 0) || !ok)
+      return absl::DataLossError(absl::StrCat("cannot write '", FileOf(thread, s), "' (disk full?)"));
+    std::vector<char>().swap(buf);  // the memory goes back, not only the size
+  }
+  w.held = 0;
+  return absl::OkStatus();
+}
+
+absl::Status GraphStore::status() const {
+  for (const auto& w : writers_) RETURN_IF_ERROR(w->status);
+  return absl::OkStatus();
+}
+
+uint64_t GraphStore::graphs() const {
+  uint64_t n = 0;
+  for (const auto& w : writers_) n += w->graphs;
+  return n;
+}
+
+uint64_t GraphStore::spilled_bytes() const { return spilled_.load(); }
+
+uint64_t GraphStore::largest_shard() const {
+  uint64_t most = 0;
+  for (int s = 0; s < options_.shards; ++s) {
+    uint64_t n = 0;
+    for (const auto& w : writers_) n += w->per_shard[s];
+    most = std::max(most, n);
+  }
+  return most;
+}
+
+// Every graph of one shard, from its files and its buffers, sorted.
+absl::StatusOr<std::vector<Fingerprinted>> GraphStore::ReadShard(int shard) const {
+  std::vector<Fingerprinted> out;
+  uint64_t n = 0;
+  for (const auto& w : writers_) n += w->per_shard[shard];
+  out.reserve(n);
+  auto decode = [&](const std::vector<char>& bytes) {
+    for (size_t at = 0; at + record_bytes_ <= bytes.size(); at += record_bytes_)
+      out.push_back(DecodeRecord(bytes.data() + at, options_.max_ops));
+  };
+  for (int t = 0; t < options_.threads; ++t) {
+    if (!dir_.empty() && std::filesystem::exists(FileOf(t, shard))) {
+      std::ifstream f(FileOf(t, shard), std::ios::binary);
+      std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (f.bad()) return absl::DataLossError(absl::StrCat("cannot read '", FileOf(t, shard), "'"));
+      decode(bytes);
+    }
+    decode(writers_[t]->buffers[shard]);
+  }
+  if (out.size() != n)
+    return absl::DataLossError(absl::StrCat("shard ", shard, ": read ", out.size(), " graphs of ", n));
+  std::sort(out.begin(), out.end(), FingerprintLess);
+  return out;
+}
+
+absl::Status GraphStore::ForEachRun(size_t min_run, int threads,
+                                    const std::function<void(absl::Span<const Fingerprinted>)>& run,
+                                    const std::function<void(int shards_done)>& shard_done) {
+  RETURN_IF_ERROR(status());
+  threads = std::max(1, threads);
+  for (int lo = 0; lo < options_.shards; lo += threads) {
+    const int hi = std::min(options_.shards, lo + threads);
+    std::vector<absl::StatusOr<std::vector<Fingerprinted>>> kept(hi - lo);
+    std::vector<std::thread> pool;
+    for (int s = lo; s < hi; ++s)
+      pool.emplace_back([&, s] {
+        kept[s - lo] = ReadShard(s);
+        if (kept[s - lo].ok()) *kept[s - lo] = KeepRuns(std::move(*kept[s - lo]), min_run);
+      });
+    for (auto& th : pool) th.join();
+    for (auto& k : kept) {
+      RETURN_IF_ERROR(k.status());
+      const std::vector<Fingerprinted>& g = *k;
+      for (size_t i = 0; i < g.size();) {
+        size_t j = i;
+        while (j < g.size() && g[j].fingerprint == g[i].fingerprint) ++j;
+        run(absl::MakeConstSpan(g).subspan(i, j - i));
+        i = j;
+      }
+      std::vector<Fingerprinted>().swap(*k);
+    }
+    if (shard_done) shard_done(hi);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace taso::gen
