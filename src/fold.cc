@@ -87,8 +87,9 @@ class WeightFolder {
   // `node`'s results are those `first` computed.
   absl::Status ShareResults(const Node& node, const Node& first) {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-      same_as_[node.outputs[k]] = first.outputs[k];
-      copy_.ReplaceBySameAs(node.outputs[k], first.outputs[k]);
+      const ValueId root = same_as_[first.outputs[k]];  // itself, or what it holds the same as
+      same_as_[node.outputs[k]] = root;
+      copy_.ReplaceBySameAs(node.outputs[k], root);
     }
     return absl::OkStatus();
   }
@@ -170,7 +171,9 @@ class WeightFolder {
   const std::vector<bool> weight_only_;  // per node
   GraphCopy copy_;
   std::vector<std::optional<Tensor<float>>> computed_;  // per value: its value once known
-  std::vector<ValueId> same_as_;                        // per value: the value that holds the same, computed first
+  // Per value: the first value known to hold the same (itself if none), never one that
+  // stands for another in turn.
+  std::vector<ValueId> same_as_;
   absl::flat_hash_map<uint64_t, std::vector<NodeId>> folded_by_hash_;  // computed nodes, by what they compute
   // Weights read by folded nodes and their results, by content hash.
   absl::flat_hash_map<uint64_t, std::vector<std::pair<ValueId, TensorDataPtr>>> by_content_;

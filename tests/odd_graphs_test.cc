@@ -238,3 +238,23 @@ TEST_CASE("A weight that two layers transpose alike, one through an Identity, is
   REQUIRE(got.ok());
   CHECK(MaxAbsDifference(*want, *got) == 0);
 }
+
+TEST_CASE("Two Identities of a weight and what reads the second fold onto the weight itself") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 8});
+  const ValueId w = AddWeight(g, "w", {8, 6}, 3);
+  const ValueId first = AddOp(g, "Identity", {w}, "first");
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, first}, "y1")).ok());
+  const ValueId second = AddOp(g, "Identity", {w}, "second");  // computes what `first` did
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, AddOp(g, "Relu", {second}, "r")}, "y2")).ok());
+  auto folded = FoldWeights(g);
+  REQUIRE(folded.ok());
+  int weights = 0;
+  for (ValueId v = 0; v < folded->num_values(); ++v) weights += folded->value(v).is_weight();
+  CHECK(weights == 2);  // w, relu(w)
+  const TensorMap inputs = RandomInputs(g, 5);
+  auto want = RunReference(g, inputs), got = RunReference(*folded, inputs);
+  REQUIRE(want.ok());
+  REQUIRE(got.ok());
+  CHECK(MaxAbsDifference(*want, *got) == 0);
+}
