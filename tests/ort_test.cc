@@ -188,7 +188,7 @@ TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   auto dir = testing::TempDir("ort_timer");
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
   REQUIRE(model.ok());
-  OrtTimer timer(StartWorker(), {.threads = 1, .first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2});
+  OrtTimer timer(StartWorker(), 1, {.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2});
   CHECK_THAT(timer.name(), Catch::StartsWith("ONNX Runtime ") && Catch::Contains("1 thread)"));
   absl::StatusOr<PairTiming> t = timer.Compare(*model, *model);
   REQUIRE(t.ok());
@@ -215,8 +215,8 @@ TEST_CASE("Few session pairs give a wide spread", "[ort]") {
 TEST_CASE("ONNX Runtime's timer stops at one request once its time is spent", "[ort]") {
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
   REQUIRE(model.ok());
-  OrtTimer timer(StartWorker(),
-                 {.threads = 1, .first_rounds = 3, .max_rounds = 3, .first_pairs = 4, .max_pairs = 8, .seconds = 1e-6});
+  OrtTimer timer(StartWorker(), 1,
+                 {.first_rounds = 3, .max_rounds = 3, .first_pairs = 4, .max_pairs = 8, .seconds = 1e-6});
   CHECK_FALSE(timer.OutOfTime());
   absl::StatusOr<PairTiming> t = timer.Compare(*model, *model);
   REQUIRE(t.ok());
@@ -275,7 +275,7 @@ Graph TwoProducts(bool merged) {
 
 TEST_CASE("On the ort target, the output is priced with the region that differs timed in ONNX Runtime", "[ort]") {
   std::shared_ptr<OrtWorker> worker = StartWorker();
-  OrtTimer region_timer(worker, {.threads = 1, .seconds = 3}), share_timer(worker, {.threads = 1, .seconds = 2});
+  OrtTimer region_timer(worker, 1, {.seconds = 3}), share_timer(worker, 1, {.seconds = 2});
   AnalyticCost cost;
   PipelineResult result;
   result.cost_before = result.cost_after = 1;  // by operators, replaced

@@ -11,9 +11,8 @@
 
 namespace taso {
 
-OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, Options options) : worker_(std::move(worker)), options_(options) {
-  options_.threads = OrtIntraOpThreads(options.threads);
-}
+OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits)
+    : worker_(std::move(worker)), threads_(OrtIntraOpThreads(threads)), limits_(limits) {}
 
 OrtTimer::~OrtTimer() {
   std::error_code ignored;
@@ -37,8 +36,8 @@ absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
 }
 
 std::string OrtTimer::name() const {
-  return absl::StrFormat("ONNX Runtime %s (CPU, level all, %d thread%s)", worker_->version(), options_.threads,
-                         options_.threads == 1 ? "" : "s");
+  return absl::StrFormat("ONNX Runtime %s (CPU, level all, %d thread%s)", worker_->version(), threads_,
+                         threads_ == 1 ? "" : "s");
 }
 
 absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel& b) {
@@ -48,11 +47,10 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
   clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Two pairs a request (one made in each order), so that a request on a large model
   // stays well within the worker's timeout.
-  return TimeInPairs(options_.limits(), clock_, [&](int rounds) {
-    return worker_->Compare(a_path, b_path, options_.threads, /*pairs=*/2, rounds);
-  });
+  return TimeInPairs(limits_, clock_,
+                     [&](int rounds) { return worker_->Compare(a_path, b_path, threads_, /*pairs=*/2, rounds); });
 }
 
-bool OrtTimer::OutOfTime() const { return clock_.OutOfTime(options_.seconds); }
+bool OrtTimer::OutOfTime() const { return clock_.OutOfTime(limits_.seconds); }
 
 }  // namespace taso

@@ -183,8 +183,8 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
   if (options.timer != nullptr) return options.timer;
   if (options.target == Target::kOrt) {
     if (costs.ort_worker == nullptr) return nullptr;
-    owned = std::make_unique<OrtTimer>(
-        costs.ort_worker, OrtTimer::Options{.threads = options.ort_threads, .seconds = options.verify_speed_seconds});
+    owned = std::make_unique<OrtTimer>(costs.ort_worker, options.ort_threads,
+                                       PairLimits{.seconds = options.verify_speed_seconds});
   } else {
     if (!pipeline::CheckMeasurable(input).ok()) return nullptr;
     const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
@@ -332,11 +332,10 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
   }
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr) return;
   Announce(options, "estimate", "the regions that differ, in ONNX Runtime");
-  OrtTimer region_timer(costs.ort_worker,
-                        {.threads = options.ort_threads, .stop_when_resolved = false, .seconds = kRegionSeconds});
-  OrtTimer share_timer(
-      costs.ort_worker,
-      {.threads = options.ort_threads, .target_spread = 0.03, .stop_when_resolved = false, .seconds = kShareSeconds});
+  OrtTimer region_timer(costs.ort_worker, options.ort_threads,
+                        {.stop_when_resolved = false, .seconds = kRegionSeconds});
+  OrtTimer share_timer(costs.ort_worker, options.ort_threads,
+                       {.target_spread = 0.03, .stop_when_resolved = false, .seconds = kShareSeconds});
   pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, region_timer, share_timer, result);
 }
 
