@@ -1,9 +1,11 @@
 #include "onnx_model_copy.h"
 
+#include <optional>
 #include <string>
 
 #include "google/protobuf/field_mask.pb.h"
 #include "google/protobuf/util/field_mask_util.h"
+#include "taso/tensor.h"
 
 namespace taso {
 
@@ -38,12 +40,6 @@ bool IsFloatingPoint(int data_type) {
          data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16;
 }
 
-int64_t ElementCount(const onnx::TensorProto& tensor) {
-  int64_t n = 1;
-  for (int64_t d : tensor.dims()) n = d > 0 && n <= INT64_MAX / d ? n * d : (d == 0 ? 0 : INT64_MAX);
-  return n;
-}
-
 // Name, type and dimensions of `tensor`, without its values.
 onnx::TensorProto Outline(const onnx::TensorProto& tensor) {
   onnx::TensorProto outline;
@@ -63,7 +59,8 @@ onnx::ModelProto CopyForShapeInference(const onnx::ModelProto& model) {
   onnx::ModelProto copy = CopyBut(model, {"initializer"});
   if (!model.has_graph()) return copy;
   for (const onnx::TensorProto& tensor : model.graph().initializer()) {
-    const bool large = IsFloatingPoint(tensor.data_type()) && ElementCount(tensor) > kLargeInitializerElements;
+    const std::optional<int64_t> elements = CheckedNumElements(tensor.dims());
+    const bool large = IsFloatingPoint(tensor.data_type()) && (!elements || *elements > kLargeInitializerElements);
     *copy.mutable_graph()->add_initializer() = large ? Outline(tensor) : tensor;
   }
   return copy;

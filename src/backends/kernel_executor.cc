@@ -63,6 +63,23 @@ absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeKernelExecutor(absl::string_
   return absl::InvalidArgumentError(absl::StrCat("no kernel executor '", backend, "' (cpu or cuda)"));
 }
 
+absl::StatusOr<std::pair<double, double>> TimeExecutorPair(absl::string_view backend, const Graph& a, const Graph& b,
+                                                           const TensorMap& inputs, bool a_first, int runs,
+                                                           std::pair<TensorMap, TensorMap>* outputs) {
+  std::unique_ptr<KernelExecutor> ea, eb;
+  if (a_first) {
+    ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
+    ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
+  } else {
+    ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
+    ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
+  }
+  ASSIGN_OR_RETURN(TensorMap oa, ea->Run(inputs));
+  ASSIGN_OR_RETURN(TensorMap ob, eb->Run(inputs));
+  if (outputs != nullptr) *outputs = {std::move(oa), std::move(ob)};
+  return KernelExecutor::CompareSeconds(*ea, *eb, runs);
+}
+
 absl::StatusOr<GraphComparison> CompareGraphs(absl::string_view backend, const Graph& a, const Graph& b,
                                               const TensorMap& inputs, int runs, int pairs) {
   pairs = std::max(2, pairs + pairs % 2);
@@ -70,21 +87,13 @@ absl::StatusOr<GraphComparison> CompareGraphs(absl::string_view backend, const G
   GraphComparison out;
   double log_a = 0, log_b = 0;
   for (int k = 0; k < pairs; ++k) {
-    std::unique_ptr<KernelExecutor> ea, eb;
-    if (k % 2 == 0) {
-      ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
-      ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
-    } else {
-      ASSIGN_OR_RETURN(eb, MakeKernelExecutor(backend, b));
-      ASSIGN_OR_RETURN(ea, MakeKernelExecutor(backend, a));
-    }
-    ASSIGN_OR_RETURN(TensorMap oa, ea->Run(inputs));
-    ASSIGN_OR_RETURN(TensorMap ob, eb->Run(inputs));
+    std::pair<TensorMap, TensorMap> first_outputs;
+    ASSIGN_OR_RETURN(const auto times, TimeExecutorPair(backend, a, b, inputs, /*a_first=*/k % 2 == 0, runs_per_pair,
+                                                        k == 0 ? &first_outputs : nullptr));
     if (k == 0) {
-      out.a_outputs = std::move(oa);
-      out.b_outputs = std::move(ob);
+      out.a_outputs = std::move(first_outputs.first);
+      out.b_outputs = std::move(first_outputs.second);
     }
-    ASSIGN_OR_RETURN(auto times, KernelExecutor::CompareSeconds(*ea, *eb, runs_per_pair));
     log_a += std::log(times.first);
     log_b += std::log(times.second);
   }

@@ -77,6 +77,13 @@ struct GraphComparison {
   double a_seconds = 0, b_seconds = 0;
   TensorMap a_outputs, b_outputs;
 };
+// One pair: an executor of each of `a` and `b`, made in the order `a_first` says, each run
+// once on `inputs` (their outputs into `outputs` where given), then about `runs` runs of
+// each in turn (KernelExecutor::CompareSeconds): the two medians.
+absl::StatusOr<std::pair<double, double>> TimeExecutorPair(absl::string_view backend, const Graph& a, const Graph& b,
+                                                           const TensorMap& inputs, bool a_first, int runs,
+                                                           std::pair<TensorMap, TensorMap>* outputs = nullptr);
+
 absl::StatusOr<GraphComparison> CompareGraphs(absl::string_view backend, const Graph& a, const Graph& b,
                                               const TensorMap& inputs, int runs, int pairs = 4);
 
