@@ -118,14 +118,14 @@ template absl::StatusOr<std::vector<Tensor<float>>> RunOp(const OpDef&, const Pa
 template absl::StatusOr<std::vector<Tensor<uint32_t>>> RunOp(const OpDef&, const Params&,
                                                              const std::vector<const Tensor<uint32_t>*>&);
 
-TensorMap RandomInputs(const Graph& graph, uint64_t seed) {
+TensorMap RandomInputs(const Graph& graph, uint64_t seed, double scale) {
   Rng rng(seed);
   TensorMap m;
   for (ValueId id : graph.inputs()) {
     const Value& v = graph.value(id);
     if (v.dtype != DataType::kFloat32) continue;  // an initializer listed as an input gets one too
     Tensor<float> t(v.shape);
-    for (float& x : t.data) x = static_cast<float>(rng.Uniform(-1.0, 1.0));
+    for (float& x : t.data) x = static_cast<float>(rng.Uniform(-scale, scale));
     m[v.name] = std::move(t);
   }
   return m;

@@ -120,8 +120,11 @@ TEST_CASE("OptimizeModel fuses a relu into its convolution and checks the result
   CHECK_THAT(summary, Catch::StartsWith("m.onnx: 2 nodes -> 2 nodes; "));
   CHECK_THAT(summary, Catch::Contains("\nestimated cost (analytic): "));
   CHECK_THAT(summary, Catch::Contains("\nsearch (substitutions): "));
-  CHECK_THAT(summary, Catch::Contains("\nself-check: 1 random inputs, 1 compared tensors (1 outputs, 0 opaque "
-                                      "inputs), max |difference| "));
+  CHECK_THAT(
+      summary,
+      Catch::Contains(
+          "\nself-check: 1 random inputs (inputs in [-1, 1] and [-10, 10]), 1 compared tensors (1 outputs, 0 opaque "
+          "inputs), max |difference| "));
   const std::string json = JsonReport(options, *r);
   CHECK(JsonNumber(json, "cost_after_ms") < JsonNumber(json, "cost_before_ms"));
   CHECK_THAT(json, Catch::Contains("\"backend\": \"analytic\",\n  \"search\": \"substitutions\""));
@@ -182,7 +185,8 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
   CHECK(r->self_check->opaque_inputs == 1);
   CHECK(r->self_check->fed_opaque == std::map<std::string, int>{{"FancyOp", 1}});
   CHECK_THAT(SummaryText(options, *r, "m"),
-             Catch::Contains("\nself-check: 1 random inputs, 2 compared tensors (1 outputs, 1 opaque inputs), "
+             Catch::Contains("\nself-check: 1 random inputs (inputs in [-1, 1] and [-10, 10]), 2 compared tensors (1 "
+                             "outputs, 1 opaque inputs), "
                              "max |difference| ") &&
                  Catch::Contains("; 1 opaque nodes (FancyOp x1) fed random values\n"));
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"fed_opaque\": {\"FancyOp\": 1}"));
@@ -308,12 +312,9 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
 
 TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
   const Rule& rule = ShippedRules().front();
-  const std::map<std::string, std::string> forms =
-      pipeline::RuleForms(ShippedRules(), {{rule.name, 2},
-                                           {rule.name + "/1", 1},
-                                           {rule.name + "~", 1},
-                                           {rule.name + "/1~", 1},
-                                           {"no such rule", 1}});
+  const std::map<std::string, std::string> forms = pipeline::RuleForms(
+      ShippedRules(),
+      {{rule.name, 2}, {rule.name + "/1", 1}, {rule.name + "~", 1}, {rule.name + "/1~", 1}, {"no such rule", 1}});
   REQUIRE(forms.size() == 4);
   const std::string form = forms.at(rule.name);
   CHECK_THAT(form, Catch::Contains(" -> "));

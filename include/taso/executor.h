@@ -32,9 +32,9 @@ template <typename S>
 absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
                                              const std::vector<const Tensor<S>*>& inputs);
 
-// Deterministic random inputs in [-1, 1] for every float run-time input of a graph,
-// initializers that are also inputs included (their defaults are overridden).
-TensorMap RandomInputs(const Graph& graph, uint64_t seed);
+// Deterministic random inputs, uniform in [-scale, scale], for every float run-time input
+// of a graph, initializers that are also inputs included (their defaults are overridden).
+TensorMap RandomInputs(const Graph& graph, uint64_t seed, double scale = 1.0);
 
 // Largest absolute difference between two sets of outputs (infinity on a mismatch of
 // names or shapes, or a NaN).

@@ -116,15 +116,32 @@ struct SelfCheckCoverage {
   int library_nodes = 0;  // of the optimized graph, every one run
   // Opaque nodes whose float outputs were fed random values, by ONNX operator type.
   std::map<std::string, int> fed_opaque;
-  double max_difference = 0;  // of the compared tensors
-  std::string mismatch;       // where the graphs disagree; empty when they agree
+  double max_difference = 0;         // of the compared tensors
+  std::vector<double> input_scales;  // random values were drawn in [-s, s] for each s
+  std::string mismatch;              // where the graphs disagree; empty when they agree
+};
+
+// The file written run against the input file in the target's runtime on the same random
+// inputs, output by output (WriteCheckedModel in written_model.h).
+struct EndToEndCheck {
+  std::string runtime;               // what ran both files
+  std::vector<double> input_scales;  // float inputs drawn in [-s, s], for each s
+  int outputs = 0;                   // compared at each scale
+  double max_difference = 0;         // the largest |difference| of any output
+  // The output whose difference is largest relative to its own size, that ratio, and
+  // the inputs' range where it was.
+  std::string worst;
+  double worst_relative = 0, worst_input_scale = 1;
+  // Why the files could not be compared (the runtime cannot run the input file); empty
+  // when they were.
+  std::string not_run;
 };
 
 struct PipelineResult {
-  OnnxModel model;                  // the optimized model, ready to export
+  OnnxModel model;                        // the optimized model, ready to export
   int nodes_before = 0, nodes_after = 0;  // ONNX nodes of the imported graph and of `model`
-  int rule_instances = 0;           // rule matchers: both directions of every instance
-  int rule_instances_unusable = 0;  // directed instances left out: the matcher cannot use them
+  int rule_instances = 0;                 // rule matchers: both directions of every instance
+  int rule_instances_unusable = 0;        // directed instances left out: the matcher cannot use them
   // The search's figures and best graph; its rules_applied emptied when the input was kept.
   SearchResult search;
   // The e-graph engine's figures, when it ran.
@@ -194,7 +211,7 @@ struct PipelineResult {
     // When the model returned is another of the e-graph's extractions (the search's own
     // was not faster): the cost model that chose it (egraph::Alternative::pricing).
     std::string extraction;
-    bool beat_search = false;  // that extraction ran measurably faster than the search's too
+    bool beat_search = false;         // that extraction ran measurably faster than the search's too
     int other_extractions_timed = 0;  // the e-graph's alternatives timed, kept or not
     // Once the timer's time was spent (RuntimeTimer::OutOfTime): rewrite groups dropped
     // without timing them, the e-graph's alternatives not timed, and whether the input's
@@ -217,6 +234,8 @@ struct PipelineResult {
   };
   std::vector<SymbolicDimension> symbolic_dims;
   std::optional<double> symbolic_check_difference;  // max over the checks at other sizes
+  // Set by the caller that writes the model (WriteCheckedModel), for the report.
+  std::optional<EndToEndCheck> end_to_end;
 };
 
 // Optimizes the model's graph with `rules` (applied as given: whether they are trusted,

@@ -155,7 +155,7 @@ std::map<std::string, std::string> OpaqueNodes(const Graph& graph) {
   return nodes;
 }
 
-absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed) {
+absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed, double scale) {
   ASSIGN_OR_RETURN(const std::vector<NodeId> order, graph.TopologicalOrder());
   Rng rng(seed ^ 0x6f70617175650000ull);  // another stream than the graph inputs'
   TensorMap fed;
@@ -166,7 +166,7 @@ absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed)
       const Value& v = graph.value(id);
       if (!Computable(v)) continue;
       Tensor<float> t(v.shape);
-      for (float& x : t.data) x = static_cast<float>(rng.Uniform(-1.0, 1.0));
+      for (float& x : t.data) x = static_cast<float>(rng.Uniform(-scale, scale));
       fed[v.name] = std::move(t);
     }
   }

@@ -30,9 +30,9 @@ struct CutRun {
 // its ONNX operator type.
 std::map<std::string, std::string> OpaqueNodes(const Graph& graph);
 
-// The opaque nodes' float32 outputs of known shape, by value name: random in [-1, 1]
-// from `seed`, in the graph's topological order.
-absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed);
+// The opaque nodes' float32 outputs of known shape, by value name: random in
+// [-scale, scale] from `seed`, in the graph's topological order.
+absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed, double scale = 1.0);
 
 // Runs the library nodes of `graph` on `inputs` (float32 run-time inputs, by name) and
 // `opaque_outputs`; fails naming a library node that reads a value the run does not have

@@ -11,75 +11,12 @@
 #include "pipeline/cut_run.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/executor.h"
+#include "taso/output_agreement.h"
 #include "taso/status_macros.h"
 
 namespace taso::pipeline {
 
 namespace {
-
-// The largest difference accepted at a check point, relative to that tensor's own size
-// (its largest finite magnitude, at least 1: the floor stands for the rounding of sums
-// larger than what they add up to): rewrites reorder float sums. Each tensor is held to
-// its own size, so a small output beside a large one is checked as closely as alone.
-constexpr double kTolerance = 1e-3;
-
-bool CloseEnough(const TensorMap& a, const TensorMap& b, double* diff) {
-  *diff = MaxAbsDifference(a, b);
-  return RelativeDifference(a, b) <= kTolerance;
-}
-
-// How far apart two runs' float check points are.
-struct Agreement {
-  double max_abs = 0;                     // the largest |difference| at any check point
-  double relative = 0;                    // the largest of each check point's |difference| over its own size
-  std::string worst;                      // the check point where the relative difference is largest
-  double worst_abs = 0, worst_scale = 1;  // its |difference| and its size
-};
-
-// A tensor's size for its tolerance: its largest finite magnitude, at least 1.
-double ToleranceScale(const Tensor<float>& t) {
-  double scale = 1;
-  for (float x : t.data)
-    if (std::isfinite(x)) scale = std::max(scale, static_cast<double>(std::fabs(x)));
-  return scale;
-}
-
-// The largest |difference| at one check point. A NaN on both sides agrees (random values
-// fed to a square root make them); on one side only, or a shape mismatch, is infinite.
-double TensorDifference(const Tensor<float>& a, const Tensor<float>& b) {
-  const double inf = std::numeric_limits<double>::infinity();
-  if (a.shape != b.shape) return inf;
-  double worst = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    const float x = a.data[i], y = b.data[i];
-    if (std::isnan(x) || std::isnan(y)) {
-      if (std::isnan(x) != std::isnan(y)) return inf;
-    } else if (x != y) {
-      worst = std::max(worst, std::fabs(static_cast<double>(x) - y));
-    }
-  }
-  return worst;
-}
-
-Agreement Compare(const TensorMap& expected, const TensorMap& got) {
-  const double inf = std::numeric_limits<double>::infinity();
-  Agreement a;
-  for (const auto& [name, t] : expected) {
-    auto it = got.find(name);
-    const double d = it == got.end() ? inf : TensorDifference(t, it->second);
-    const double relative = d / ToleranceScale(t);
-    a.max_abs = std::max(a.max_abs, d);
-    if (relative > a.relative || a.worst.empty()) {
-      a.relative = relative;
-      a.worst = name;
-      a.worst_abs = d;
-      a.worst_scale = ToleranceScale(t);
-    }
-  }
-  for (const auto& [name, t] : got)
-    if (!expected.contains(name)) a = Agreement{inf, inf, name, inf, 1};
-  return a;
-}
 
 // The optimizer keeps every opaque node as it is: the check points name them. Empty when
 // both graphs hold the same.
@@ -146,19 +83,20 @@ absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& af
   SelfCheckCoverage coverage;
   coverage.mismatch = OpaqueNodesMismatch(before, after);
   if (!coverage.mismatch.empty()) return coverage;
-  const TensorMap inputs = RandomInputs(before, seed);
-  ASSIGN_OR_RETURN(const TensorMap fed, RandomOpaqueOutputs(before, seed));
-  ASSIGN_OR_RETURN(const CutRun expected, RunAroundOpaque(before, inputs, fed));
-  ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, inputs, fed));
-  coverage = Coverage(before, after, inputs, fed, expected);
-  const Agreement agreement = Compare(expected.tensors, got.tensors);
+  OutputAgreement agreement;
+  for (double scale : kInputScales) {
+    const TensorMap inputs = RandomInputs(before, seed, scale);
+    ASSIGN_OR_RETURN(const TensorMap fed, RandomOpaqueOutputs(before, seed, scale));
+    ASSIGN_OR_RETURN(const CutRun expected, RunAroundOpaque(before, inputs, fed));
+    ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, inputs, fed));
+    coverage = Coverage(before, after, inputs, fed, expected);
+    coverage.mismatch = SourcesMismatch(expected, got);
+    if (!coverage.mismatch.empty()) return coverage;
+    agreement.Merge(CompareOutputs(expected.tensors, got.tensors, scale));
+  }
   coverage.max_difference = agreement.max_abs;
-  coverage.mismatch = SourcesMismatch(expected, got);
-  if (coverage.mismatch.empty() && !(agreement.relative <= kTolerance))
-    coverage.mismatch =
-        absl::StrCat(agreement.worst, " differs by ", agreement.worst_abs,
-                     " between the original and the optimized graph (tolerated: ", kTolerance * agreement.worst_scale,
-                     ", relative to its largest magnitude ", agreement.worst_scale, ")");
+  coverage.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
+  if (!agreement.Agrees()) coverage.mismatch = agreement.Describe(" between the original and the optimized graph");
   return coverage;
 }
 
@@ -181,10 +119,9 @@ absl::StatusOr<PipelineResult::Measurement> MeasureBoth(Backend executor, const 
   ASSIGN_OR_RETURN(const GraphComparison c, CompareGraphs(name, before, after, inputs, runs, kMeasurePairs));
   // The measured graphs must agree too (the optimized one at its layouts, on the
   // backend's kernels).
-  double diff = 0;
-  if (!CloseEnough(c.a_outputs, c.b_outputs, &diff))
-    return absl::InternalError(absl::StrCat("on the ", name, " executor the optimized graph's outputs differ by ", diff,
-                                            " from the original's"));
+  if (const OutputAgreement agreement = CompareOutputs(c.a_outputs, c.b_outputs); !agreement.Agrees())
+    return absl::InternalError(
+        absl::StrCat("on the ", name, " executor the optimized graph's output ", agreement.Describe()));
   PipelineResult::Measurement m;
   m.executor = executor;
   m.runs = runs;

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "taso/backends/ort_worker.h"
+#include "taso/output_agreement.h"
 #include "taso/pipeline.h"
 
 namespace taso {
@@ -126,19 +128,39 @@ std::string CountsByName(const std::map<std::string, int>& counts) {
       counts, ", ", [](std::string* out, const auto& entry) { absl::StrAppend(out, entry.first, " x", entry.second); });
 }
 
+// "inputs in [-1, 1] and [-10, 10]".
+std::string InputScalesText(const std::vector<double>& scales) {
+  return absl::StrCat("inputs in ", absl::StrJoin(scales, " and ", [](std::string* out, double s) {
+                        absl::StrAppend(out, "[-", s, ", ", s, "]");
+                      }));
+}
+
 // What the self-check compared, or that nothing was checked.
 std::string SelfCheckLine(const PipelineOptions& options, const PipelineResult& r) {
   if (!options.self_check) return "self-check: skipped (--skip_self_check): NOTHING WAS CHECKED\n";
   if (!r.self_check) return "";
   const SelfCheckCoverage& c = *r.self_check;
   std::string out = absl::StrFormat(
-      "self-check: %d random inputs, %d compared tensors (%d outputs, %d opaque inputs), max |difference| %g",
-      c.random_inputs, c.outputs + c.opaque_inputs, c.outputs, c.opaque_inputs, c.max_difference);
+      "self-check: %d random inputs (%s), %d compared tensors (%d outputs, %d opaque inputs), max |difference| %g",
+      c.random_inputs, InputScalesText(c.input_scales), c.outputs + c.opaque_inputs, c.outputs, c.opaque_inputs,
+      c.max_difference);
   if (c.by_source > 0) absl::StrAppendFormat(&out, ", %d non-float values compared by source", c.by_source);
   int fed = 0;
   for (const auto& [type, n] : c.fed_opaque) fed += n;
   if (fed > 0) absl::StrAppendFormat(&out, "; %d opaque nodes (%s) fed random values", fed, CountsByName(c.fed_opaque));
   return out + "\n";
+}
+
+// The written file against the input file in the target's runtime, when it was checked.
+std::string EndToEndLine(const PipelineResult& r) {
+  if (!r.end_to_end) return "";
+  const EndToEndCheck& e = *r.end_to_end;
+  if (!e.not_run.empty()) return absl::StrCat("end-to-end: NOT CHECKED: ", e.not_run, "\n");
+  return absl::StrFormat(
+      "end-to-end: the file written gives the input file's %d outputs in %s (%s), max |difference| %g; "
+      "closest to its tolerance: %s for inputs in [-%g, %g], at %.3g of it\n",
+      e.outputs, e.runtime, InputScalesText(e.input_scales), e.max_difference, e.worst, e.worst_input_scale,
+      e.worst_input_scale, e.worst_relative / kOutputTolerance);
 }
 
 // The self-check and the measurement, when they ran.
@@ -149,7 +171,7 @@ std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) 
                           "self-check: REJECTED the search's rewrites (%s): %s; the graph without them was checked "
                           "instead\n",
                           CountsByName(r.rejected_rules), r.rejection);
-  out += SelfCheckLine(options, r);
+  out += SelfCheckLine(options, r) + EndToEndLine(r);
   if (const auto& m = r.measured)
     absl::StrAppendFormat(&out,
                           "measured (%s executor, medians of %d runs in turn over %d executor pairs): %.3f ms -> "
@@ -260,8 +282,9 @@ std::string SelfCheckCell(const PipelineOptions& options, const PipelineResult& 
   const SelfCheckCoverage& c = *r.self_check;
   int fed = 0;
   for (const auto& [type, n] : c.fed_opaque) fed += n;
-  return absl::StrFormat("passed: %d tensors compared (%d around %d opaque nodes), max |difference| %g",
-                         c.outputs + c.opaque_inputs, c.opaque_inputs, fed, c.max_difference);
+  return absl::StrFormat("passed: %d tensors compared (%d around %d opaque nodes), %s, max |difference| %g",
+                         c.outputs + c.opaque_inputs, c.opaque_inputs, fed, InputScalesText(c.input_scales),
+                         c.max_difference);
 }
 
 // The closing table: what changed, how fast, what was left alone and why, what was checked.
@@ -282,6 +305,11 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     Row(out, "rewrites rejected", {absl::StrCat(CountsByName(r.rejected_rules), " by the self-check: ", r.rejection)});
   Row(out, "left alone", LeftAloneLines(r));
   Row(out, "self-check", {SelfCheckCell(options, r)});
+  if (const auto& e = r.end_to_end)
+    Row(out, "end-to-end",
+        {e->not_run.empty() ? absl::StrFormat("passed in %s: %d outputs, %s, max |difference| %g", e->runtime,
+                                              e->outputs, InputScalesText(e->input_scales), e->max_difference)
+                            : absl::StrCat("NOT CHECKED: ", e->not_run)});
   return out;
 }
 
@@ -339,8 +367,19 @@ std::string JsonSelfCheck(const PipelineResult& r) {
   for (const auto& [type, n] : c.fed_opaque) fed.push_back(absl::StrCat("\"", type, "\": ", n));
   return absl::StrCat("{\"max_abs_difference\": ", c.max_difference, ", \"random_inputs\": ", c.random_inputs,
                       ", \"outputs\": ", c.outputs, ", \"opaque_inputs\": ", c.opaque_inputs,
-                      ", \"by_source\": ", c.by_source, ", \"library_nodes\": ", c.library_nodes, ", \"fed_opaque\": {",
+                      ", \"by_source\": ", c.by_source, ", \"library_nodes\": ", c.library_nodes,
+                      ", \"input_scales\": [", absl::StrJoin(c.input_scales, ", "), "], \"fed_opaque\": {",
                       absl::StrJoin(fed, ", "), "}}");
+}
+
+std::string JsonEndToEnd(const PipelineResult& r) {
+  if (!r.end_to_end) return "null";
+  const EndToEndCheck& e = *r.end_to_end;
+  return absl::StrCat("{\"runtime\": ", JsonQuote(e.runtime), ", \"not_run\": ", JsonQuote(e.not_run),
+                      ", \"input_scales\": [", absl::StrJoin(e.input_scales, ", "), "], \"outputs\": ", e.outputs,
+                      ", \"max_abs_difference\": ", e.max_difference, ", \"worst\": ", JsonQuote(e.worst),
+                      ", \"worst_relative\": ", e.worst_relative, ", \"worst_input_scale\": ", e.worst_input_scale,
+                      ", \"tolerance\": ", kOutputTolerance, "}");
 }
 
 std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
@@ -378,8 +417,9 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
       ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
       r.egraph ? egraph::SaturationStopName(r.egraph->saturation.stop) : StopReasonName(search.stop_reason),
-      "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"measured\": ", JsonMeasured(r),
-      ",\n  \"speed_check\": ", JsonSpeedCheck(r), ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
+      "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
+      ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
+      ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),
       ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }

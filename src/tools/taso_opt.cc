@@ -24,6 +24,7 @@
 #include "taso/progress.h"
 #include "taso/rules.h"
 #include "taso/status_macros.h"
+#include "taso/written_model.h"
 
 #ifndef TASO_SOURCE_DIR
 #define TASO_SOURCE_DIR "."
@@ -61,7 +62,8 @@ ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most 
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
           "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
-ABSL_FLAG(bool, skip_self_check, false, "do not run both graphs to compare them (for very large models)");
+ABSL_FLAG(bool, skip_self_check, false,
+          "do not run both graphs, nor the input and written files, to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
 ABSL_FLAG(std::string, search, "",
@@ -249,6 +251,23 @@ absl::Status WriteReport(const std::string& path, const std::string& json) {
   return absl::OkStatus();
 }
 
+taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::OnnxModel& input,
+                                   const taso::PipelineResult& result, const taso::ImportOptions& import_options,
+                                   const taso::PipelineOptions& options, const std::string& out) {
+  taso::WriteRequest request;
+  request.input_path = input_path;
+  request.input = &input;
+  request.output = &result.model;
+  request.destination = out;
+  request.target = options.target;
+  request.seed = options.seed;
+  request.ort_threads = options.ort_threads;
+  request.import_options = import_options;
+  request.ort_runner = TASO_SOURCE_DIR "/tools/ort/ort_run.js";
+  request.run_end_to_end = options.self_check;
+  return request;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,30 +306,30 @@ int main(int argc, char** argv) {
   const auto rules = ReadAllRules(*rule_files);
   if (!rules.ok()) return fail(rules.status());
   ShowProgress(progress, *options);
-  const auto result = taso::OptimizeModel(*model, *rules, *options);
+  auto result = taso::OptimizeModel(*model, *rules, *options);
   if (!result.ok()) return fail(result.status());
 
-  // The report first, then the model: a failure leaves neither behind.
+  // The model is written and checked where it is staged, the report written, then the
+  // model moved into place: a failure at any step leaves no model behind, and no report
+  // once the model cannot be moved.
   progress.Start("export", out);
+  auto staged = taso::StageCheckedModel(WriteRequestFor(args[0], *model, *result, import_options, *options, out));
+  if (!staged.ok()) return fail(staged.status());
+  result->end_to_end = staged->checks().end_to_end;
   const std::string report = absl::GetFlag(FLAGS_report);
   if (!report.empty())
     if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return fail(s);
-  absl::Status written = taso::ExportOnnxFile(result->model, out);
-  const auto checked =
-      written.ok() ? taso::ValidateWrittenModel(result->model, out, TASO_SOURCE_DIR "/tools/ort/ort_run.js") : written;
-  if (!checked.ok()) {
+  if (auto s = staged->MoveIntoPlace(); !s.ok()) {
     std::error_code ignored;
     if (!report.empty()) std::filesystem::remove(report, ignored);
-    if (written.ok()) std::filesystem::remove(out, ignored);
-    if (written.ok() && result->model.external_data) std::filesystem::remove(taso::ExternalDataPath(out), ignored);
-    return fail(checked.status());
+    return fail(s);
   }
   progress.Clear();
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
   if (model->converted_from_opset > 0)
     std::printf("import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
                 model->converted_from_opset, model->opset, result->model.opset);
-  std::printf("export: %s\n", checked->c_str());
+  std::printf("export: %s\n", staged->checks().validation.c_str());
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }

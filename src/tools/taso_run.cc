@@ -14,6 +14,7 @@
 #include "taso/backends/kernel_executor.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
+#include "taso/output_agreement.h"
 
 ABSL_FLAG(uint64_t, seed, 7, "seed of the random inputs");
 ABSL_FLAG(bool, roundtrip, false, "also export, re-import and compare");
@@ -76,11 +77,10 @@ int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const 
   if (!absl::GetFlag(FLAGS_check)) return 0;
   auto reference = taso::RunReference(graph, inputs);
   if (!reference.ok()) return taso::cli::Fail(kTool, reference.status());
-  const double diff = taso::MaxAbsDifference(*reference, *outputs);
-  const bool close = taso::RelativeDifference(*reference, *outputs) <= 1e-3;  // kernels sum in other orders
-  std::printf("%s executor against the reference executor: max |difference| of outputs %g (%s)\n", name, diff,
-              close ? "same" : "DIFFERENT");
-  return close ? 0 : 1;
+  const taso::OutputAgreement agreement = taso::CompareOutputs(*reference, *outputs);
+  std::printf("%s executor against the reference executor: max |difference| of outputs %g (%s)\n", name,
+              agreement.max_abs, agreement.Agrees() ? "same" : ("DIFFERENT: " + agreement.Describe()).c_str());
+  return agreement.Agrees() ? 0 : 1;
 }
 
 }  // namespace

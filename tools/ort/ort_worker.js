@@ -10,6 +10,12 @@
 //          operators of a model run one after another, their threads awake and their
 //          data in cache; the first run, after the wait for the request, is not counted.
 //   {"op": "release", "session": ID}         -> {}
+//   {"op": "outputs", "model": PATH, "shapes": {INPUT: [dims]}, "scales": [S...], "seed": N,
+//    "dir": DIR, "threads": T}
+//       -> {"outputs": K, "name_I": ..., "shape_I": [dims]} for I < K: the model run once per
+//          scale on inputs that depend only on (seed, input name, scale): float inputs
+//          uniform in [-S, S], others zero; symbolic dimensions as "shapes" gives them.
+//          Output I of the run at scale index J is written to DIR/sJ_oI.bin as float32.
 //   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
 //          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
@@ -61,6 +67,60 @@ function makeFeeds(session) {
     feeds[meta.name] = new ort.Tensor(meta.type, data, meta.shape);
   }
   return feeds;
+}
+
+// A 32-bit hash of a string (FNV-1a), to give each input its own stream of values.
+function hashName(name) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; ++i) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+// Inputs for a check run: the same for any model with an input of that name and shape.
+function checkFeeds(session, shapes, seed, scale) {
+  const feeds = {};
+  for (const meta of session.inputMetadata) {
+    const given = shapes && shapes[meta.name];
+    const shape = Array.isArray(given) ? given : meta.shape;
+    if (shape.some(d => typeof d !== 'number')) throw new Error(`input ${meta.name} has a symbolic shape`);
+    const Array_ = kArrays[meta.type];
+    if (!Array_) throw new Error(`input ${meta.name} has type ${meta.type}, which the worker cannot feed`);
+    const data = new Array_(shape.reduce((x, y) => x * y, 1));
+    if (meta.type === 'float32' || meta.type === 'float64') {
+      const next = generator((seed ^ hashName(meta.name)) >>> 0);
+      for (let i = 0; i < data.length; ++i) data[i] = (next() * 2 - 1) * scale;
+    }
+    feeds[meta.name] = new ort.Tensor(meta.type, data, shape);
+  }
+  return feeds;
+}
+
+function asFloat32(tensor, name) {
+  if (tensor.type === 'float32') return tensor.data;
+  if (!kArrays[tensor.type]) throw new Error(`output ${name} has type ${tensor.type}, which cannot be compared`);
+  return Float32Array.from(tensor.data, x => Number(x));
+}
+
+async function outputs(req) {
+  const fs = require('fs'), path = require('path');
+  const session = await ort.InferenceSession.create(req.model, sessionOptions(req.threads | 0));
+  const reply = {outputs: session.outputNames.length};
+  try {
+    const scales = Array.isArray(req.scales) ? req.scales : [1];
+    for (let j = 0; j < scales.length; ++j) {
+      const results = await session.run(checkFeeds(session, req.shapes, req.seed >>> 0, scales[j]));
+      session.outputNames.forEach((name, i) => {
+        const t = results[name];
+        reply[`name_${i}`] = name;
+        reply[`shape_${i}`] = t.dims;
+        const data = asFloat32(t, name);
+        fs.writeFileSync(path.join(req.dir, `s${j}_o${i}.bin`), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+      });
+    }
+  } finally {
+    await session.release();
+  }
+  return reply;
 }
 
 function sessionOptions(threads) {
@@ -166,6 +226,8 @@ async function handle(req) {
       return {};
     case 'compare':
       return compare(req);
+    case 'outputs':
+      return outputs(req);
     default:
       throw new Error(`unknown op ${JSON.stringify(req.op)}`);
   }

@@ -1,0 +1,201 @@
+#include "taso/written_model.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "taso/backends/kernel_executor.h"
+#include "taso/backends/ort_worker.h"
+#include "taso/output_agreement.h"
+#include "taso/status_macros.h"
+
+namespace taso {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A folder beside the destination, so that moving out of it is a rename on one file system.
+absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination) {
+  const fs::path parent = fs::absolute(destination).parent_path();
+  std::string pattern = (parent / ".taso-opt-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot make a folder in '", parent.string(), "' to stage '", destination, "'"));
+  return pattern;
+}
+
+// Each run's outputs by name, one map per input scale.
+using Runs = std::vector<TensorMap>;
+
+std::string ShapesJson(const Graph& graph) {
+  std::vector<std::string> entries;
+  for (ValueId id : graph.inputs()) {
+    const Value& v = graph.value(id);
+    if (v.shape_known) entries.push_back(absl::StrCat(JsonQuote(v.name), ": [", absl::StrJoin(v.shape, ", "), "]"));
+  }
+  return absl::StrCat("{", absl::StrJoin(entries, ", "), "}");
+}
+
+absl::StatusOr<Tensor<float>> ReadFloats(const std::string& path, const std::vector<double>& dims) {
+  Shape shape;
+  for (double d : dims) shape.push_back(static_cast<int64_t>(d));
+  Tensor<float> t(shape);
+  std::ifstream f(path, std::ios::binary);
+  f.read(reinterpret_cast<char*>(t.data.data()), static_cast<std::streamsize>(t.data.size() * sizeof(float)));
+  if (!f || f.peek() != std::char_traits<char>::eof())
+    return absl::InternalError(absl::StrCat("ONNX Runtime's output file ", path, " is not of its shape"));
+  return t;
+}
+
+// The model at `path` run by ONNX Runtime at each input scale (the worker's "outputs").
+absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const std::string& shapes,
+                              const WriteRequest& r, const std::string& dir) {
+  fs::create_directories(dir);
+  const std::string request =
+      absl::StrCat("{\"op\": \"outputs\", \"model\": ", JsonQuote(path), ", \"shapes\": ", shapes, ", \"scales\": [",
+                   absl::StrJoin(kInputScales, ", "), "], \"seed\": ", r.seed % 4294967296u,
+                   ", \"dir\": ", JsonQuote(dir), ", \"threads\": ", OrtIntraOpThreads(r.ort_threads), "}");
+  ASSIGN_OR_RETURN(const std::string reply, worker.Request(request));
+  ASSIGN_OR_RETURN(const double outputs, JsonNumber(reply, "outputs"));
+  Runs runs(std::size(kInputScales));
+  for (int i = 0; i < static_cast<int>(outputs); ++i) {
+    ASSIGN_OR_RETURN(const std::string name, JsonString(reply, absl::StrCat("name_", i)));
+    ASSIGN_OR_RETURN(const std::vector<double> dims, JsonNumbers(reply, absl::StrCat("shape_", i)));
+    for (size_t j = 0; j < runs.size(); ++j) {
+      ASSIGN_OR_RETURN(runs[j][name], ReadFloats(absl::StrCat(dir, "/s", j, "_o", i, ".bin"), dims));
+    }
+  }
+  return runs;
+}
+
+// The graph run by the target's executor at each input scale; fails on an opaque node,
+// which no executor runs.
+absl::StatusOr<Runs> RunOnExecutor(Backend backend, const Graph& graph, uint64_t seed) {
+  for (NodeId n = 0; n < graph.num_nodes(); ++n)
+    if (const Node& node = graph.node(n); node.op->is_opaque())
+      return absl::FailedPreconditionError(absl::StrCat("node '", node.name, "' (",
+                                                        node.onnx_node ? node.onnx_node->op_type() : "?",
+                                                        ") is outside the operator library"));
+  Runs runs;
+  for (double scale : kInputScales) {
+    ASSIGN_OR_RETURN(std::unique_ptr<KernelExecutor> executor, MakeKernelExecutor(BackendName(backend), graph));
+    ASSIGN_OR_RETURN(TensorMap outputs, executor->Run(RandomInputs(graph, seed, scale)));
+    runs.push_back(std::move(outputs));
+  }
+  return runs;
+}
+
+// Both files run in the target's runtime: `expected` the input file's runs, `got` the
+// written one's; `expected` failing means the input cannot be run there.
+struct BothRuns {
+  std::string runtime;
+  absl::StatusOr<Runs> expected, got;
+};
+
+absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& written, const std::string& scratch) {
+  if (r.target == Target::kOrt) {
+    ASSIGN_OR_RETURN(std::unique_ptr<OrtWorker> worker, OrtWorker::Start());
+    const std::string shapes = ShapesJson(r.input->graph);
+    BothRuns both{absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)"),
+                  RunInOrt(*worker, r.input_path, shapes, r, scratch + "/input"),
+                  RunInOrt(*worker, written, shapes, r, scratch + "/written")};
+    return both;
+  }
+  const Backend backend = TargetBackend(r.target);
+  ImportOptions options = r.import_options;
+  for (ValueId id : r.input->graph.inputs())
+    if (const Value& v = r.input->graph.value(id); v.shape_known) options.input_shapes[v.name] = v.shape;
+  options.shared_weights = &r.input->graph;
+  BothRuns both{absl::StrCat("our ", BackendName(backend), " executor"), RunOnExecutor(backend, r.input->graph, r.seed),
+                absl::InternalError("")};
+  const absl::StatusOr<OnnxModel> read_back = ImportOnnxFile(written, options);
+  both.got = read_back.ok() ? RunOnExecutor(backend, read_back->graph, r.seed) : read_back.status();
+  return both;
+}
+
+absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::string& written,
+                                            const std::string& scratch) {
+  ASSIGN_OR_RETURN(const BothRuns both, RunBoth(r, written, scratch));
+  EndToEndCheck check;
+  check.runtime = both.runtime;
+  if (!both.expected.ok()) {
+    check.not_run = absl::StrCat(both.runtime, " cannot run the input file: ", both.expected.status().message());
+    return check;
+  }
+  if (!both.got.ok())
+    return absl::InternalError(absl::StrCat(
+        both.runtime, " cannot run the model written, so it was not written: ", both.got.status().message()));
+  OutputAgreement agreement;
+  for (size_t j = 0; j < std::size(kInputScales); ++j) {
+    OutputAgreement at_scale = CompareOutputs((*both.expected)[j], (*both.got)[j], kInputScales[j]);
+    at_scale.worst = absl::StrCat("output '", at_scale.worst, "'");
+    agreement.Merge(at_scale);
+  }
+  if (!agreement.Agrees())
+    return absl::InternalError(absl::StrCat(
+        "in ", both.runtime, " the model written gives other outputs than the input file: ", agreement.Describe(),
+        "; it was not written"));
+  check.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
+  check.outputs = static_cast<int>(both.expected->front().size());
+  check.max_difference = agreement.max_abs;
+  check.worst = agreement.worst;
+  check.worst_input_scale = agreement.input_scale;
+  check.worst_relative = agreement.relative;
+  return check;
+}
+
+}  // namespace
+
+StagedModel::StagedModel(std::string folder, std::string staged, const WriteRequest& r)
+    : folder_(std::move(folder)),
+      staged_(std::move(staged)),
+      destination_(r.destination),
+      external_data_(r.output->external_data) {}
+
+StagedModel::StagedModel(StagedModel&& other) noexcept
+    : folder_(std::exchange(other.folder_, "")),
+      staged_(std::move(other.staged_)),
+      destination_(std::move(other.destination_)),
+      external_data_(other.external_data_),
+      checks_(std::move(other.checks_)) {}
+
+StagedModel::~StagedModel() {
+  std::error_code ignored;
+  if (!folder_.empty()) fs::remove_all(folder_, ignored);
+}
+
+absl::Status StagedModel::MoveIntoPlace() {
+  std::error_code error;
+  if (external_data_) {
+    fs::rename(ExternalDataPath(staged_), ExternalDataPath(destination_), error);
+    if (error)
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write '", ExternalDataPath(destination_), "' (", error.message(), ")"));
+  }
+  fs::rename(staged_, destination_, error);
+  if (!error) return absl::OkStatus();
+  std::error_code ignored;
+  if (external_data_) fs::remove(ExternalDataPath(destination_), ignored);
+  return absl::PermissionDeniedError(absl::StrCat("cannot write '", destination_, "' (", error.message(), ")"));
+}
+
+absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
+  ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(r.destination));
+  StagedModel staged(folder, (fs::path(folder) / fs::path(r.destination).filename()).string(), r);
+  RETURN_IF_ERROR(r.writer ? r.writer(*r.output, staged.staged_) : ExportOnnxFile(*r.output, staged.staged_));
+  ASSIGN_OR_RETURN(staged.checks_.validation, ValidateWrittenModel(*r.output, staged.staged_, r.ort_runner));
+  if (r.run_end_to_end) {
+    ASSIGN_OR_RETURN(staged.checks_.end_to_end, CheckEndToEnd(r, staged.staged_, folder + "/runs"));
+  } else {
+    staged.checks_.end_to_end.not_run = "skipped with the self-check (--skip-self-check)";
+  }
+  return staged;
+}
+
+}  // namespace taso
