@@ -296,3 +296,38 @@ TEST_CASE("A model that cannot be written or moved into place leaves nothing beh
   }
   CHECK(Entries(f.dir) == 2);  // the input and the folder in the way
 }
+
+TEST_CASE("A file that keeps a symbolic dimension is run at another size of it too") {
+  // y = 2 x with x [N, 4]: imported at N = 1.
+  onnx::ModelProto m = testing::NewModel();
+  testing::AddInput(m, "x", {1, 4});
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
+  testing::AddFloatInit(m, "two", {}, 2.0f);
+  testing::AddNode(m, "Mul", {"x", "two"}, {"y"});
+  testing::AddOutput(m, "y");
+  const fs::path dir = testing::TempDir("e2e_other_sizes");
+  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
+  testing::WriteFile(f.input, m.SerializeAsString());
+  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
+  REQUIRE(model.ok());
+  // Written at the size it was built at, as a wrong export of a kept dimension would be: it
+  // runs at N = 1 and fails at N = 3.
+  WriteRequest r = RequestFor(f, *model, Target::kOrt, nullptr);
+  r.other_sizes["N"] = 3;
+  const absl::StatusOr<StagedModel> staged = StageCheckedModel(r);
+  REQUIRE_FALSE(staged.ok());
+  CHECK_THAT(std::string(staged.status().message()),
+             Catch::Contains("cannot run the model written") && Catch::Contains("at N=3: "));
+  CHECK(Entries(f.dir) == 1);
+  // Without the other size the same file passes at N = 1.
+  r.other_sizes.clear();
+  const absl::StatusOr<StagedModel> at_built = StageCheckedModel(r);
+  INFO(at_built.status());
+  CHECK(at_built.ok());
+}

@@ -126,8 +126,10 @@ struct SelfCheckCoverage {
 struct EndToEndCheck {
   std::string runtime;               // what ran both files
   std::vector<double> input_scales;  // float inputs drawn in [-s, s], for each s
-  int outputs = 0;                   // compared at each scale
-  double max_difference = 0;         // the largest |difference| of any output
+  // The symbolic dimensions kept, run at another size too ("seq=5"); empty when none.
+  std::string other_sizes;
+  int outputs = 0;            // compared at each scale (and size)
+  double max_difference = 0;  // the largest |difference| of any output
   // The output whose difference is largest relative to its own size, that ratio, and
   // the inputs' range where it was.
   std::string worst;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,9 @@ struct WriteRequest {
   int ort_threads = 0;  // ONNX Runtime's intra-op threads (0: its default)
   // How the written file is read back to run on our executors (cpu and cuda targets).
   ImportOptions import_options;
+  // Symbolic dimensions the written file keeps (by SymbolicDim::Key) with another size
+  // to run both files at too, besides the sizes the input was built at (ort target).
+  std::map<std::string, int64_t> other_sizes;
   std::string ort_runner;  // tools/ort/ort_run.js, for ValidateWrittenModel
   // Off (--skip-self-check, for models too large to run): the file is validated only.
   bool run_end_to_end = true;

@@ -156,10 +156,11 @@ std::string EndToEndLine(const PipelineResult& r) {
   if (!r.end_to_end) return "";
   const EndToEndCheck& e = *r.end_to_end;
   if (!e.not_run.empty()) return absl::StrCat("end-to-end: NOT CHECKED: ", e.not_run, "\n");
+  const std::string sizes = e.other_sizes.empty() ? "" : absl::StrCat(", at the sizes built and at ", e.other_sizes);
   return absl::StrFormat(
-      "end-to-end: the file written gives the input file's %d outputs in %s (%s), max |difference| %g; "
+      "end-to-end: the file written gives the input file's %d outputs in %s (%s%s), max |difference| %g; "
       "closest to its tolerance: %s for inputs in [-%g, %g], at %.3g of it\n",
-      e.outputs, e.runtime, InputScalesText(e.input_scales), e.max_difference, e.worst, e.worst_input_scale,
+      e.outputs, e.runtime, InputScalesText(e.input_scales), sizes, e.max_difference, e.worst, e.worst_input_scale,
       e.worst_input_scale, e.worst_relative / kOutputTolerance);
 }
 
@@ -307,8 +308,10 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
   Row(out, "self-check", {SelfCheckCell(options, r)});
   if (const auto& e = r.end_to_end)
     Row(out, "end-to-end",
-        {e->not_run.empty() ? absl::StrFormat("passed in %s: %d outputs, %s, max |difference| %g", e->runtime,
-                                              e->outputs, InputScalesText(e->input_scales), e->max_difference)
+        {e->not_run.empty() ? absl::StrFormat("passed in %s: %d outputs, %s%s, max |difference| %g", e->runtime,
+                                              e->outputs, InputScalesText(e->input_scales),
+                                              e->other_sizes.empty() ? "" : absl::StrCat(", also at ", e->other_sizes),
+                                              e->max_difference)
                             : absl::StrCat("NOT CHECKED: ", e->not_run)});
   return out;
 }
@@ -376,7 +379,8 @@ std::string JsonEndToEnd(const PipelineResult& r) {
   if (!r.end_to_end) return "null";
   const EndToEndCheck& e = *r.end_to_end;
   return absl::StrCat("{\"runtime\": ", JsonQuote(e.runtime), ", \"not_run\": ", JsonQuote(e.not_run),
-                      ", \"input_scales\": [", absl::StrJoin(e.input_scales, ", "), "], \"outputs\": ", e.outputs,
+                      ", \"input_scales\": [", absl::StrJoin(e.input_scales, ", "),
+                      "], \"other_sizes\": ", JsonQuote(e.other_sizes), ", \"outputs\": ", e.outputs,
                       ", \"max_abs_difference\": ", e.max_difference, ", \"worst\": ", JsonQuote(e.worst),
                       ", \"worst_relative\": ", e.worst_relative, ", \"worst_input_scale\": ", e.worst_input_scale,
                       ", \"tolerance\": ", kOutputTolerance, "}");

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/backends/ort_worker.h"
+#include "taso/onnx_io.h"
 #include "taso/output_agreement.h"
 #include "taso/status_macros.h"
 
@@ -30,16 +32,44 @@ absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination) {
   return pattern;
 }
 
-// Each run's outputs by name, one map per input scale.
-using Runs = std::vector<TensorMap>;
+// A model's outputs by name, run on inputs drawn at `scale` at the input sizes named by
+// `sizes` ("" for the sizes the input model was built at).
+struct Run {
+  double scale = 1;
+  std::string sizes;
+  TensorMap outputs;
+};
+using Runs = std::vector<Run>;
 
-std::string ShapesJson(const Graph& graph) {
+// Input sizes to run at: their label (Run::sizes) and each input's shape.
+struct InputSizes {
+  std::string label;
+  std::map<std::string, Shape> shapes;
+};
+
+std::string ShapesJson(const std::map<std::string, Shape>& shapes) {
   std::vector<std::string> entries;
-  for (ValueId id : graph.inputs()) {
-    const Value& v = graph.value(id);
-    if (v.shape_known) entries.push_back(absl::StrCat(JsonQuote(v.name), ": [", absl::StrJoin(v.shape, ", "), "]"));
-  }
+  for (const auto& [name, shape] : shapes)
+    entries.push_back(absl::StrCat(JsonQuote(name), ": [", absl::StrJoin(shape, ", "), "]"));
   return absl::StrCat("{", absl::StrJoin(entries, ", "), "}");
+}
+
+// The sizes the input was built at; then, where the written file keeps symbolic
+// dimensions, those dimensions at their other sizes.
+std::vector<InputSizes> SizesToRun(const WriteRequest& r) {
+  InputSizes built;
+  for (ValueId id : r.input->graph.inputs())
+    if (const Value& v = r.input->graph.value(id); v.shape_known) built.shapes[v.name] = v.shape;
+  if (r.other_sizes.empty()) return {built};
+  InputSizes other = built;
+  std::map<std::string, int64_t> named;
+  for (const SymbolicDim& d : r.input->symbolic_dims)
+    if (auto it = r.other_sizes.find(d.Key()); it != r.other_sizes.end() && other.shapes.contains(d.input)) {
+      other.shapes[d.input][d.axis] = it->second;
+      named[d.Key()] = it->second;
+    }
+  other.label = absl::StrJoin(named, ", ", absl::PairFormatter("="));
+  return {built, other};
 }
 
 absl::StatusOr<Tensor<float>> ReadFloats(const std::string& path, const std::vector<double>& dims) {
@@ -53,23 +83,40 @@ absl::StatusOr<Tensor<float>> ReadFloats(const std::string& path, const std::vec
   return t;
 }
 
-// The model at `path` run by ONNX Runtime at each input scale (the worker's "outputs").
-absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const std::string& shapes,
+// The model at `path` run by ONNX Runtime at `sizes`, at each input scale (the worker's
+// "outputs" request), its outputs read from `dir`.
+absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const InputSizes& sizes,
                               const WriteRequest& r, const std::string& dir) {
   fs::create_directories(dir);
   const std::string request =
-      absl::StrCat("{\"op\": \"outputs\", \"model\": ", JsonQuote(path), ", \"shapes\": ", shapes, ", \"scales\": [",
-                   absl::StrJoin(kInputScales, ", "), "], \"seed\": ", r.seed % 4294967296u,
+      absl::StrCat("{\"op\": \"outputs\", \"model\": ", JsonQuote(path), ", \"shapes\": ", ShapesJson(sizes.shapes),
+                   ", \"scales\": [", absl::StrJoin(kInputScales, ", "), "], \"seed\": ", r.seed % 4294967296u,
                    ", \"dir\": ", JsonQuote(dir), ", \"threads\": ", OrtIntraOpThreads(r.ort_threads), "}");
   ASSIGN_OR_RETURN(const std::string reply, worker.Request(request));
   ASSIGN_OR_RETURN(const double outputs, JsonNumber(reply, "outputs"));
-  Runs runs(std::size(kInputScales));
+  Runs runs;
+  for (double scale : kInputScales) runs.push_back(Run{scale, sizes.label, {}});
   for (int i = 0; i < static_cast<int>(outputs); ++i) {
     ASSIGN_OR_RETURN(const std::string name, JsonString(reply, absl::StrCat("name_", i)));
     ASSIGN_OR_RETURN(const std::vector<double> dims, JsonNumbers(reply, absl::StrCat("shape_", i)));
     for (size_t j = 0; j < runs.size(); ++j) {
-      ASSIGN_OR_RETURN(runs[j][name], ReadFloats(absl::StrCat(dir, "/s", j, "_o", i, ".bin"), dims));
+      ASSIGN_OR_RETURN(runs[j].outputs[name], ReadFloats(absl::StrCat(dir, "/s", j, "_o", i, ".bin"), dims));
     }
+  }
+  return runs;
+}
+
+// The model at `path` run by ONNX Runtime at each of `sizes`.
+absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const std::vector<InputSizes>& sizes,
+                              const WriteRequest& r, const std::string& dir) {
+  Runs runs;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    absl::StatusOr<Runs> at_sizes = RunInOrt(worker, path, sizes[k], r, absl::StrCat(dir, "/", k));
+    if (!at_sizes.ok() && !sizes[k].label.empty())
+      return absl::Status(at_sizes.status().code(),
+                          absl::StrCat("at ", sizes[k].label, ": ", at_sizes.status().message()));
+    if (!at_sizes.ok()) return at_sizes.status();
+    for (Run& run : *at_sizes) runs.push_back(std::move(run));
   }
   return runs;
 }
@@ -86,7 +133,7 @@ absl::StatusOr<Runs> RunOnExecutor(Backend backend, const Graph& graph, uint64_t
   for (double scale : kInputScales) {
     ASSIGN_OR_RETURN(std::unique_ptr<KernelExecutor> executor, MakeKernelExecutor(BackendName(backend), graph));
     ASSIGN_OR_RETURN(TensorMap outputs, executor->Run(RandomInputs(graph, seed, scale)));
-    runs.push_back(std::move(outputs));
+    runs.push_back(Run{scale, "", std::move(outputs)});
   }
   return runs;
 }
@@ -101,10 +148,10 @@ struct BothRuns {
 absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& written, const std::string& scratch) {
   if (r.target == Target::kOrt) {
     ASSIGN_OR_RETURN(std::unique_ptr<OrtWorker> worker, OrtWorker::Start());
-    const std::string shapes = ShapesJson(r.input->graph);
+    const std::vector<InputSizes> sizes = SizesToRun(r);
     BothRuns both{absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)"),
-                  RunInOrt(*worker, r.input_path, shapes, r, scratch + "/input"),
-                  RunInOrt(*worker, written, shapes, r, scratch + "/written")};
+                  RunInOrt(*worker, r.input_path, sizes, r, scratch + "/input"),
+                  RunInOrt(*worker, written, sizes, r, scratch + "/written")};
     return both;
   }
   const Backend backend = TargetBackend(r.target);
@@ -132,17 +179,19 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
     return absl::InternalError(absl::StrCat(
         both.runtime, " cannot run the model written, so it was not written: ", both.got.status().message()));
   OutputAgreement agreement;
-  for (size_t j = 0; j < std::size(kInputScales); ++j) {
-    OutputAgreement at_scale = CompareOutputs((*both.expected)[j], (*both.got)[j], kInputScales[j]);
-    at_scale.worst = absl::StrCat("output '", at_scale.worst, "'");
-    agreement.Merge(at_scale);
+  for (size_t k = 0; k < both.expected->size(); ++k) {
+    const Run& expected = (*both.expected)[k];
+    OutputAgreement run = CompareOutputs(expected.outputs, (*both.got)[k].outputs, expected.scale);
+    run.worst = absl::StrCat("output '", run.worst, "'", expected.sizes.empty() ? "" : " at ", expected.sizes);
+    agreement.Merge(run);
+    if (!expected.sizes.empty()) check.other_sizes = expected.sizes;
   }
   if (!agreement.Agrees())
     return absl::InternalError(absl::StrCat(
         "in ", both.runtime, " the model written gives other outputs than the input file: ", agreement.Describe(),
         "; it was not written"));
   check.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
-  check.outputs = static_cast<int>(both.expected->front().size());
+  check.outputs = static_cast<int>(both.expected->front().outputs.size());
   check.max_difference = agreement.max_abs;
   check.worst = agreement.worst;
   check.worst_input_scale = agreement.input_scale;

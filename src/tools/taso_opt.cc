@@ -265,6 +265,8 @@ taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::On
   request.import_options = import_options;
   request.ort_runner = TASO_SOURCE_DIR "/tools/ort/ort_run.js";
   request.run_end_to_end = options.self_check;
+  for (const taso::PipelineResult::SymbolicDimension& d : result.symbolic_dims)
+    if (d.kept && !d.checked_at.empty()) request.other_sizes[d.name] = d.checked_at.front();
   return request;
 }
 
