@@ -28,8 +28,18 @@
   (= (concat 0 (poolmax k s p x) (poolmax k s p y)) (poolmax k s p (concat 0 x y)))) :named concat_poolmax_batch))
 (assert (! (forall ((k Int) (s Int) (p Int) (x T) (y T))
   (= (concat 1 (poolmax k s p x) (poolmax k s p y)) (poolmax k s p (concat 1 x y)))) :named concat_poolmax_channels))
-(assert (! (forall ((a Int) (x T) (y T) (z T))
-  (= (concat a x (concat a y z)) (concat a (concat a x y) z))) :named concat_associative))
+; Concatenation is associative in its values only: the two orders are cut apart by a
+; split (the first at x, the second at x and y), so as tensors with their history they
+; differ, and stating them equal would let split0 and split1 prove any two tensors equal.
+; The values of a concatenation are the concatenation of the values (vconcat, of sort
+; Value, which no split reads), and that is associative and has concat's geometry.
+(assert (! (forall ((a Int) (x T) (y T))
+  (= (value (concat a x y)) (vconcat a (value x) (value y)))) :named value_concat))
+(assert (! (forall ((a Int) (x Value) (y Value) (z Value))
+  (= (vconcat a x (vconcat a y z)) (vconcat a (vconcat a x y) z))) :named concat_associative))
+(assert (! (forall ((x Value) (y Value) (z Value) (w Value))
+  (= (vconcat 0 (vconcat 1 x y) (vconcat 1 z w)) (vconcat 1 (vconcat 0 x z) (vconcat 0 y w))))
+  :named vconcat_geometry))
 (assert (! (forall ((x T) (y T) (z T))
   (= (matmul (concat 0 x y) z) (concat 0 (matmul x z) (matmul y z)))) :named matmul_concat_rows))
 (assert (! (forall ((k Int) (s Int) (p Int) (x T) (y T))

@@ -1,7 +1,13 @@
 ; The vocabulary the axioms and the encoded rules share. Tensors are an uninterpreted
 ; sort; operator parameters are integers. Each operator of the library that taso-gen uses
 ; is one function (see verifier/encode.cc for the mapping).
+; A tensor of sort T carries its concatenation history (TASO's split trees: where split0
+; and split1 cut it), so two terms are equal only where both values and histories are;
+; `value` forgets the history. A rule equates its outputs' values.
 (declare-sort T 0)
+(declare-sort Value 0)
+(declare-fun value (T) Value)           ; the tensor's values, its history forgotten
+(declare-fun vconcat (Int Value Value) Value) ; Concat of values: axis, first, second
 (declare-fun ewadd (T T) T)             ; Add
 (declare-fun ewmul (T T) T)             ; Mul
 (declare-fun smul (T T) T)              ; ScalarMul: tensor, scalar

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <z3++.h>
@@ -126,14 +127,66 @@ absl::StatusOr<ParsedAxiom> ParseAxiom(z3::context& ctx, const AxiomSet& axioms,
   return a;
 }
 
+// The concatenation history of one dimension (TASO's split tree), which a term of sort T
+// carries beside its values: a concatenation of two histories, a dimension with none
+// (made afresh by an operator, or forgotten by `value`), or a quantified variable's
+// dimension, whose history is unknown. An axiom equating two terms of sort T must make
+// the same cuts on both sides: where one side's own concatenations cut a dimension at
+// other places than the other's, a split after them cuts the two apart, so the axiom,
+// true of the values, lets split0 and split1 prove false equations (concatenation's
+// associativity stated of tensors proves any two tensors equal). The variables' own
+// histories are compared by size only: how histories pass through an operator of several
+// inputs is the generator's choice (its first input's), not part of the axioms.
+struct History {
+  enum Kind { kConcat, kNone, kVariable } kind = kNone;
+  int64_t size = 0;
+  int var = -1, dim = -1;  // kVariable
+  std::shared_ptr<const History> left, right;  // kConcat
+};
+using HistoryPtr = std::shared_ptr<const History>;
+
+HistoryPtr NoHistory(int64_t size) {
+  auto h = std::make_shared<History>();
+  h->size = size;
+  return h;
+}
+
+// The same cuts: the same tree of concatenations, over parts of the same sizes.
+bool SameCuts(const History& a, const History& b) {
+  if (a.size != b.size || (a.kind == History::kConcat) != (b.kind == History::kConcat)) return false;
+  return a.kind != History::kConcat || (SameCuts(*a.left, *b.left) && SameCuts(*a.right, *b.right));
+}
+
+std::string HistoryText(const ParsedAxiom& axiom, const History& h) {
+  switch (h.kind) {
+    case History::kConcat:
+      return absl::StrCat("(", HistoryText(axiom, *h.left), " | ", HistoryText(axiom, *h.right), ")");
+    case History::kVariable:
+      return absl::StrCat(axiom.var_names[h.var], ".dim", h.dim);
+    case History::kNone:
+      break;
+  }
+  return absl::StrCat(h.size);
+}
+
+// `value` (signature.smt2): not an operator, the tensor's values with its history
+// forgotten.
+constexpr absl::string_view kValue = "value";
+// Functions of values (sort Value, no history): the operator whose function they are
+// computed as. signature.smt2 declares vconcat for concat.
+absl::string_view OperatorOf(absl::string_view function) {
+  return function == "vconcat" ? absl::string_view("concat") : function;
+}
+bool OfValues(absl::string_view function) { return OperatorOf(function) != function; }
+
 // The value of one term at the current case: the operator with its parameters, the
-// shape, and each dimension's last concatenation (where a split cuts it).
+// shape, and each dimension's concatenation history (where a split cuts it).
 struct Evaluated {
-  const Implementation* impl = nullptr;
+  const Implementation* impl = nullptr;  // null for `value`
   Params params;
   std::vector<OutputType> types;
   Shape shape;
-  std::vector<std::optional<std::array<int64_t, 2>>> cuts;
+  std::vector<HistoryPtr> history;
 };
 
 class AxiomValidator {
@@ -159,7 +212,7 @@ class AxiomValidator {
                                                      : -1;
         t.last_tensor = std::max(t.last_tensor, dep);
       }
-      if (!table_.contains(t.function))
+      if (t.function != kValue && !table_.contains(OperatorOf(t.function)))
         return absl::InvalidArgumentError(absl::StrCat("function ", t.function, " stands for no operator"));
     }
     RETURN_IF_ERROR(IntDomains());
@@ -189,12 +242,12 @@ class AxiomValidator {
     domains_.assign(a_.var_names.size(), {});
     std::vector<bool> seen(a_.var_names.size(), false);
     for (const Term& t : a_.terms) {
-      if (t.kind != Term::kApply) continue;
+      if (t.kind != Term::kApply || t.function == kValue) continue;
       for (size_t j = 0; j < t.args.size(); ++j) {
         const Term& arg = a_.terms[t.args[j]];
         if (arg.kind != Term::kInt) continue;
         std::set<int64_t> accepted;
-        for (const Implementation& impl : table_.at(t.function))
+        for (const Implementation& impl : table_.at(OperatorOf(t.function)))
           if (j < impl.codes.size()) accepted.insert(impl.codes[j]);
         if (!seen[arg.var]) {
           domains_[arg.var] = accepted;
@@ -216,7 +269,11 @@ class AxiomValidator {
     value_read_.assign(a_.var_names.size(), false);
     for (const Term& t : a_.terms) {
       if (t.kind != Term::kApply) continue;
-      const GeneratorVariant& spec = table_.at(t.function).front().variant->spec;
+      if (t.function == kValue) {
+        if (a_.terms[t.args[0]].kind == Term::kTensor) value_read_[a_.terms[t.args[0]].var] = true;
+        continue;
+      }
+      const GeneratorVariant& spec = table_.at(OperatorOf(t.function)).front().variant->spec;
       int position = 0;
       for (int c : t.args) {
         const Term& arg = a_.terms[c];
@@ -296,9 +353,16 @@ class AxiomValidator {
         tensors.push_back(c);
     }
     out.impl = nullptr;
+    if (t.function == kValue) {
+      if (tensors.size() != 1) return false;
+      out.shape = ShapeOf(tensors[0]);
+      out.history.clear();
+      for (int64_t d : out.shape) out.history.push_back(NoHistory(d));
+      return true;
+    }
     // The first variant with these parameters: later ones may narrow the shapes they take
     // (Concat's bias variant reads vectors only), while an axiom is about any shapes.
-    for (const Implementation& impl : table_.at(t.function))
+    for (const Implementation& impl : table_.at(OperatorOf(t.function)))
       if (impl.codes == codes) {
         out.impl = &impl;
         break;
@@ -313,24 +377,41 @@ class AxiomValidator {
     out.params = spec.params;
     if (spec.split_at_concat) {
       const int axis = CutAxis(spec);
-      const auto& cuts = CutsOf(tensors[0]);
-      if (axis >= static_cast<int>(cuts.size()) || !cuts[axis]) return false;
-      out.params = WithCut(spec, (*cuts[axis])[0], (*cuts[axis])[1]);
+      const std::vector<HistoryPtr> history = HistoryOf(tensors[0]);
+      if (axis < 0 || axis >= static_cast<int>(history.size()) || history[axis]->kind != History::kConcat)
+        return false;
+      out.params = WithCut(spec, history[axis]->left->size, history[axis]->right->size);
     }
     auto types = out.impl->variant->op->semantics().InferTypes(out.params, infos);
     if (!types.ok() || out.impl->output >= static_cast<int>(types->size())) return false;
     out.types = *types;
     out.shape = (*types)[out.impl->output].shape;
     const DimSources sources = out.impl->variant->op->rule_form().DimensionSources(out.params, infos, *types);
-    out.cuts.assign(out.shape.size(), std::nullopt);
+    out.history.clear();
     for (size_t d = 0; d < out.shape.size(); ++d) {
       const DimSource& src = sources[out.impl->output][d];
-      if (src.kind == DimSource::kCopy) {
-        const auto& from = CutsOf(tensors[src.input]);
-        if (src.dim < static_cast<int>(from.size())) out.cuts[d] = from[src.dim];
+      HistoryPtr h = NoHistory(out.shape[d]);
+      if (src.kind == DimSource::kCopy || src.kind == DimSource::kSplitPart) {
+        const std::vector<HistoryPtr> from = HistoryOf(tensors[src.input]);
+        if (src.dim < static_cast<int>(from.size())) h = from[src.dim];
+        if (src.kind == DimSource::kSplitPart) {
+          if (h->kind != History::kConcat) return false;
+          h = out.impl->output == 0 ? h->left : h->right;
+        }
       } else if (src.kind == DimSource::kConcat) {
-        out.cuts[d] = std::array<int64_t, 2>{infos[0].shape[src.dim], infos[1].shape[src.dim]};
+        const std::vector<HistoryPtr> first = HistoryOf(tensors[0]), second = HistoryOf(tensors[1]);
+        if (src.dim < static_cast<int>(std::min(first.size(), second.size()))) {
+          auto node = std::make_shared<History>();
+          node->kind = History::kConcat;
+          node->left = first[src.dim];
+          node->right = second[src.dim];
+          node->size = node->left->size + node->right->size;
+          h = node;
+        }
       }
+      // A source that does not fit its shape, or a value, which has no history.
+      if (h->size != out.shape[d] || OfValues(t.function)) h = NoHistory(out.shape[d]);
+      out.history.push_back(std::move(h));
     }
     return true;
   }
@@ -339,9 +420,19 @@ class AxiomValidator {
     const Term& t = a_.terms[term];
     return t.kind == Term::kTensor ? shapes_[t.var] : values_[term].shape;
   }
-  const std::vector<std::optional<std::array<int64_t, 2>>>& CutsOf(int term) {
-    static const std::vector<std::optional<std::array<int64_t, 2>>> kNone(8);
-    return a_.terms[term].kind == Term::kTensor ? kNone : values_[term].cuts;
+  std::vector<HistoryPtr> HistoryOf(int term) const {
+    const Term& t = a_.terms[term];
+    if (t.kind != Term::kTensor) return values_[term].history;
+    std::vector<HistoryPtr> out;
+    for (size_t d = 0; d < shapes_[t.var].size(); ++d) {
+      auto h = std::make_shared<History>();
+      h->kind = History::kVariable;
+      h->size = shapes_[t.var][d];
+      h->var = t.var;
+      h->dim = static_cast<int>(d);
+      out.push_back(std::move(h));
+    }
+    return out;
   }
 
   std::string CaseText() const {
@@ -369,6 +460,10 @@ class AxiomValidator {
       }
       if (term.kind != Term::kApply) continue;
       const Evaluated& v = values_[t];
+      if (term.function == kValue) {
+        tensors[t] = tensors[term.args[0]];
+        continue;
+      }
       KernelArgs<Sym> args;
       for (int c : term.args)
         if (a_.terms[c].kind == Term::kTensor || a_.terms[c].kind == Term::kApply) {
@@ -391,6 +486,18 @@ class AxiomValidator {
     if (eq.equal != Finding::kYes) {
       result_.holds = eq.equal;
       result_.detail = absl::StrCat("at ", CaseText(), ": ", eq.detail);
+      return;
+    }
+    // Equal values; as tensors of sort T, the two sides must be cut at the same places
+    // too: a split after them would otherwise cut them apart.
+    const std::vector<HistoryPtr> lhs = HistoryOf(a_.lhs), rhs = HistoryOf(a_.rhs);
+    for (size_t d = 0; d < lhs.size() && d < rhs.size(); ++d) {
+      if (SameCuts(*lhs[d], *rhs[d])) continue;
+      result_.holds = Finding::kNo;
+      result_.detail = absl::StrCat("at ", CaseText(), ": the values agree, but dimension ", d, " is concatenated as ",
+                                    HistoryText(a_, *lhs[d]), " against ", HistoryText(a_, *rhs[d]),
+                                    " (a split after them would cut them apart)");
+      return;
     }
   }
 

@@ -82,7 +82,7 @@ absl::StatusOr<EncodedRule> EncodeRule(const Rule& rule) {
   if (!target.ok()) return fail(target.status());
   std::vector<std::string> equal;
   for (size_t i = 0; i < source->size(); ++i)
-    equal.push_back(absl::StrCat("(= ", (*source)[i], " ", (*target)[i], ")"));
+    equal.push_back(absl::StrCat("(= (value ", (*source)[i], ") (value ", (*target)[i], "))"));
   absl::StrAppend(&e.query, "(assert (not (and ", absl::StrJoin(equal, " "), " true)))\n");
   return e;
 }

@@ -1,6 +1,9 @@
 // A rule as an SMT-LIB2 query over the axioms' signature: its inputs are tensor
 // constants, its variables integer constants limited to their values, and the query
-// asserts that some output of the source differs from the target's: unsat is a proof.
+// asserts that the value of some output of the source differs from the target's: unsat
+// is a proof. A term of sort T is a tensor with its concatenation history (where a Split
+// cuts it, TASO's split trees); a rule equates only the outputs' values (`value`, sort
+// Value), since a Split in a model states its sizes and reads no history.
 #pragma once
 
 #include <set>
