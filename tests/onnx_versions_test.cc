@@ -56,21 +56,10 @@ std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options 
 onnx::ModelProto SymbolicReluModel() {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 3, 8, 8});
-  m.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("batch");
+  InputDim(m, 0, 0)->set_dim_param("batch");
   AddNode(m, "Relu", {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
   return m;
-}
-
-onnx::TensorShapeProto::Dimension* InputDim(onnx::ModelProto& m, int input, int axis) {
-  return m.mutable_graph()->mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-      axis);
 }
 
 }  // namespace

@@ -82,6 +82,11 @@ void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
+onnx::TensorShapeProto::Dimension* InputDim(onnx::ModelProto& m, int input, int axis) {
+  return m.mutable_graph()->mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
+      axis);
+}
+
 void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -31,6 +31,8 @@ void AddFloatInit(onnx::ModelProto& m, const std::string& name, std::vector<int6
 void AddInt64Init(onnx::ModelProto& m, const std::string& name, std::vector<int64_t> values);
 onnx::NodeProto* AddNode(onnx::ModelProto& m, const std::string& op_type, std::vector<std::string> inputs,
                          std::vector<std::string> outputs, const std::string& name = "");
+// Dimension `axis` of graph input `input` (to give it a dim_param, say).
+onnx::TensorShapeProto::Dimension* InputDim(onnx::ModelProto& m, int input, int axis);
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v);
 void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v);
 

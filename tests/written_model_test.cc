@@ -301,13 +301,7 @@ TEST_CASE("A file that keeps a symbolic dimension is run at another size of it t
   // y = 2 x with x [N, 4]: imported at N = 1.
   onnx::ModelProto m = testing::NewModel();
   testing::AddInput(m, "x", {1, 4});
-  m.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("N");
+  testing::InputDim(m, 0, 0)->set_dim_param("N");
   testing::AddFloatInit(m, "two", {}, 2.0f);
   testing::AddNode(m, "Mul", {"x", "two"}, {"y"});
   testing::AddOutput(m, "y");
