@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "prover.h"
+#include "rule_builders.h"
 #include "taso/executor.h"
 #include "taso/inference_fusion.h"
 #include "taso/join_pieces.h"
@@ -16,23 +17,10 @@ using namespace taso::verify;
 
 namespace {
 
-RuleOp MakeOp(const std::string& name, std::vector<int> inputs, Params params = {}, int outputs = 1) {
-  RuleOp op;
-  op.op = testing::Op(name);
-  op.params = std::move(params);
-  op.inputs = std::move(inputs);
-  op.num_outputs = outputs;
-  return op;
-}
+using testing::MakeRule;
 
-Rule MakeRule(const std::string& name, std::vector<std::pair<std::string, Shape>> inputs, RuleGraph source,
-              RuleGraph target) {
-  Rule r;
-  r.name = name;
-  for (const auto& [in, shape] : inputs) r.inputs.push_back({in, shape, false});
-  r.source = std::move(source);
-  r.target = std::move(target);
-  return r;
+RuleOp MakeOp(const std::string& name, std::vector<int> inputs, Params params = {}, int outputs = 1) {
+  return testing::MakeRuleOp(name, std::move(inputs), std::move(params), outputs);
 }
 
 // Proved from the shipped axioms within the verifier's budget (Z3's resource count, and
@@ -119,14 +107,13 @@ TEST_CASE("Nested splits joined into one: a piece cut again is a piece of one cu
   // pieces. Over the axioms a split cuts where its input was concatenated, so X is
   // Concat(A, Concat(B, C)) for the first and Concat(Concat(A, B), C) for the second:
   // both give the pieces A, B, C.
-  const Rule rule = MakeRule(
-      "split_join", {{"A", {2, 3}}, {"B", {1, 3}}, {"C", {3, 3}}},
-      {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Concat", {0, 3}, Axis(0)), MakeOp("Split", {4}, Pieces(0, {2, 4}), 2),
-        MakeOp("Split", {6}, Pieces(0, {1, 3}), 2)},
-       {5, 7, 8}},
-      {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Concat", {3, 2}, Axis(0)), MakeOp("Split", {4}, Pieces(0, {3, 3}), 2),
-        MakeOp("Split", {5}, Pieces(0, {2, 1}), 2)},
-       {7, 8, 6}});
+  const Rule rule = MakeRule("split_join", {{"A", {2, 3}}, {"B", {1, 3}}, {"C", {3, 3}}},
+                             {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Concat", {0, 3}, Axis(0)),
+                               MakeOp("Split", {4}, Pieces(0, {2, 4}), 2), MakeOp("Split", {6}, Pieces(0, {1, 3}), 2)},
+                              {5, 7, 8}},
+                             {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Concat", {3, 2}, Axis(0)),
+                               MakeOp("Split", {4}, Pieces(0, {3, 3}), 2), MakeOp("Split", {5}, Pieces(0, {2, 1}), 2)},
+                              {7, 8, 6}});
   CHECK(Prove(rule) == Verdict::kProved);
   auto left = JoinNestedPieces(Side(rule, rule.source)), right = JoinNestedPieces(Side(rule, rule.target));
   REQUIRE(left.ok());
@@ -151,9 +138,9 @@ TEST_CASE("A concatenation of a split's pieces in order is the split's input") {
   REQUIRE(joined.ok());
   CHECK(Structure(*joined) == Structure(Side(undo, undo.target)));
   // The readers' join: two tensors are the pieces of their concatenation.
-  const Rule readers = MakeRule(
-      "readers_joined", {{"A", {2, 3}}, {"B", {1, 3}}}, {{}, {0, 1}},
-      {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Split", {2}, Pieces(0, {2, 1}), 2)}, {3, 4}});
+  const Rule readers =
+      MakeRule("readers_joined", {{"A", {2, 3}}, {"B", {1, 3}}}, {{}, {0, 1}},
+               {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Split", {2}, Pieces(0, {2, 1}), 2)}, {3, 4}});
   CHECK(Prove(readers) == Verdict::kProved);
 }
 
@@ -163,20 +150,20 @@ TEST_CASE("An activation fused into a convolution, also through a split of its c
   // a Split along the channels comes first and each piece has its Relu, the relu
   // convolution then the Split. SeparateConvolutionBias undoes the activation likewise.
   const Shape x = {1, 2, 4, 4}, w1 = {3, 2, 3, 3}, w2 = {2, 2, 3, 3};
-  const Rule fused = MakeRule("conv_relu", {{"X", x}, {"W", w1}},
-                              {{MakeOp("Conv2D", {0, 1}, Conv("none")), MakeOp("Relu", {2})}, {3}},
-                              {{MakeOp("Conv2D", {0, 1}, Conv("relu"))}, {2}});
+  const Rule fused =
+      MakeRule("conv_relu", {{"X", x}, {"W", w1}}, {{MakeOp("Conv2D", {0, 1}, Conv("none")), MakeOp("Relu", {2})}, {3}},
+               {{MakeOp("Conv2D", {0, 1}, Conv("relu"))}, {2}});
   CHECK(Prove(fused) == Verdict::kProved);
   // Over the axioms a split cuts where its input was concatenated: the kernel is two
   // kernels joined, and the convolution's channels are theirs.
-  const Rule through_split = MakeRule(
-      "conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
-      {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("none")),
-        MakeOp("Split", {4}, Pieces(1, {3, 2}), 2), MakeOp("Relu", {5}), MakeOp("Relu", {6})},
-       {7, 8}},
-      {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("relu")),
-        MakeOp("Split", {4}, Pieces(1, {3, 2}), 2)},
-       {5, 6}});
+  const Rule through_split =
+      MakeRule("conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
+               {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("none")),
+                 MakeOp("Split", {4}, Pieces(1, {3, 2}), 2), MakeOp("Relu", {5}), MakeOp("Relu", {6})},
+                {7, 8}},
+               {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("relu")),
+                 MakeOp("Split", {4}, Pieces(1, {3, 2}), 2)},
+                {5, 6}});
   CHECK(Prove(through_split) == Verdict::kProved);
 
   // The code on those graphs, its kernel a weight (the fusion folds constants only).
@@ -195,8 +182,8 @@ TEST_CASE("An activation fused into a convolution, also through a split of its c
     }
     auto made = FuseIntoConvolutions(g);
     REQUIRE(made.ok());
-    const std::vector<std::string> expected =
-        split ? std::vector<std::string>{"Conv2D{relu}(X,W,)", "Split(_,)"} : std::vector<std::string>{"Conv2D{relu}(X,W,)"};
+    const std::vector<std::string> expected = split ? std::vector<std::string>{"Conv2D{relu}(X,W,)", "Split(_,)"}
+                                                    : std::vector<std::string>{"Conv2D{relu}(X,W,)"};
     CHECK(Structure(*made) == expected);
     CHECK(testing::OutputDifference(g, *made) < 1e-6);
     auto separated = SeparateConvolutionBias(*made);  // without a bias: the activation stays fused

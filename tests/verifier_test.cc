@@ -13,6 +13,7 @@
 #include "generator.h"
 #include "left_out_rules.h"
 #include "prover.h"
+#include "rule_builders.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -23,21 +24,14 @@ namespace {
 const std::string kAxioms = std::string(TASO_SOURCE_DIR) + "/axioms";
 
 RuleOp MakeOp(const std::string& name, std::vector<int> inputs, Params params = {}, int outputs = 1) {
-  RuleOp op;
-  op.op = testing::Op(name);
-  op.params = std::move(params);
-  op.inputs = std::move(inputs);
-  op.num_outputs = outputs;
-  return op;
+  return testing::MakeRuleOp(name, std::move(inputs), std::move(params), outputs);
 }
 
-Rule MakeRule(const std::string& name, std::vector<std::string> inputs, RuleGraph source, RuleGraph target) {
-  Rule r;
-  r.name = name;
-  for (const auto& in : inputs) r.inputs.push_back({in, {4, 4}, false});
-  r.source = std::move(source);
-  r.target = std::move(target);
-  return r;
+// A rule over 4x4 inputs of these names.
+Rule MakeRule(const std::string& name, const std::vector<std::string>& inputs, RuleGraph source, RuleGraph target) {
+  std::vector<std::pair<std::string, Shape>> shaped;
+  for (const std::string& in : inputs) shaped.push_back({in, {4, 4}});
+  return testing::MakeRule(name, shaped, std::move(source), std::move(target));
 }
 
 Verdict ProveOne(const Rule& rule) {
@@ -91,21 +85,18 @@ TEST_CASE("Concatenations re-associated prove their values equal, not any two te
   Params axis0;
   axis0.Set("axis", int64_t{0});
   // Concat(Concat(A, B), C) and Concat(A, Concat(B, C)) have the same values.
-  CHECK(ProveOne(MakeRule("associative", {"A", "B", "C"},
-                          {{MakeOp("Concat", {0, 1}, axis0), MakeOp("Concat", {3, 2}, axis0)}, {4}},
-                          {{MakeOp("Concat", {1, 2}, axis0), MakeOp("Concat", {0, 3}, axis0)}, {4}})) ==
-        Verdict::kProved);
+  CHECK(ProveOne(MakeRule(
+            "associative", {"A", "B", "C"}, {{MakeOp("Concat", {0, 1}, axis0), MakeOp("Concat", {3, 2}, axis0)}, {4}},
+            {{MakeOp("Concat", {1, 2}, axis0), MakeOp("Concat", {0, 3}, axis0)}, {4}})) == Verdict::kProved);
   // But a split cuts them apart (at A, and at A and B): were they equal tensors, the first
   // piece of Concat(A, Concat(B, A)) (that is A) would be the first piece of
   // Concat(Concat(A, B), A) (A and B), and the second piece of Concat(Concat(A, A), B)
   // (that is B) that of Concat(A, Concat(A, B)) (A and B): A = B for any A and B.
-  CHECK(ProveOne(MakeRule("a_is_b", {"A", "B"},
-                          {{MakeOp("Concat", {1, 0}, axis0), MakeOp("Concat", {0, 2}, axis0),
-                            MakeOp("Split", {3}, axis0, 2)},
-                           {4}},
-                          {{MakeOp("Concat", {0, 0}, axis0), MakeOp("Concat", {2, 1}, axis0),
-                            MakeOp("Split", {3}, axis0, 2)},
-                           {5}})) != Verdict::kProved);
+  CHECK(ProveOne(MakeRule(
+            "a_is_b", {"A", "B"},
+            {{MakeOp("Concat", {1, 0}, axis0), MakeOp("Concat", {0, 2}, axis0), MakeOp("Split", {3}, axis0, 2)}, {4}},
+            {{MakeOp("Concat", {0, 0}, axis0), MakeOp("Concat", {2, 1}, axis0), MakeOp("Split", {3}, axis0, 2)},
+             {5}})) != Verdict::kProved);
 }
 
 TEST_CASE("A parametric rule is proved for every value of its variables") {
