@@ -23,8 +23,10 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph);
 // where; fails only when a graph cannot be run.
 absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
 
-// Fails when a node is outside the operator library: the executors that measure cannot
-// run it.
+// Fails when a node is outside the operator library, which no executor runs: "node 'n'
+// (T is outside the operator library)".
+absl::Status CheckExecutorCanRun(const Graph& graph);
+// CheckExecutorCanRun, said of --measure.
 absl::Status CheckMeasurable(const Graph& graph);
 
 // Times both graphs on `executor` (runs in turn over kMeasurePairs executor pairs);

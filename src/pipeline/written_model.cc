@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "pipeline/output_checks.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/backends/ort_worker.h"
 #include "taso/onnx_io.h"
@@ -54,12 +55,18 @@ std::string ShapesJson(const std::map<std::string, Shape>& shapes) {
   return absl::StrCat("{", absl::StrJoin(entries, ", "), "}");
 }
 
+// The input model's inputs at the sizes it was built at, by name.
+std::map<std::string, Shape> BuiltShapes(const Graph& graph) {
+  std::map<std::string, Shape> shapes;
+  for (ValueId id : graph.inputs())
+    if (const Value& v = graph.value(id); v.shape_known) shapes[v.name] = v.shape;
+  return shapes;
+}
+
 // The sizes the input was built at; then, where the written file keeps symbolic
 // dimensions, those dimensions at their other sizes.
 std::vector<InputSizes> SizesToRun(const WriteRequest& r) {
-  InputSizes built;
-  for (ValueId id : r.input->graph.inputs())
-    if (const Value& v = r.input->graph.value(id); v.shape_known) built.shapes[v.name] = v.shape;
+  const InputSizes built{"", BuiltShapes(r.input->graph)};
   if (r.other_sizes.empty()) return {built};
   InputSizes other = built;
   std::map<std::string, int64_t> named;
@@ -124,11 +131,7 @@ absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const 
 // The graph run by the target's executor at each input scale; fails on an opaque node,
 // which no executor runs.
 absl::StatusOr<Runs> RunOnExecutor(Backend backend, const Graph& graph, uint64_t seed) {
-  for (NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (const Node& node = graph.node(n); node.op->is_opaque())
-      return absl::FailedPreconditionError(absl::StrCat("node '", node.name, "' (",
-                                                        node.onnx_node ? node.onnx_node->op_type() : "?",
-                                                        ") is outside the operator library"));
+  RETURN_IF_ERROR(pipeline::CheckExecutorCanRun(graph));
   Runs runs;
   for (double scale : kInputScales) {
     ASSIGN_OR_RETURN(std::unique_ptr<KernelExecutor> executor, MakeKernelExecutor(BackendName(backend), graph));
@@ -156,8 +159,7 @@ absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& writt
   }
   const Backend backend = TargetBackend(r.target);
   ImportOptions options = r.import_options;
-  for (ValueId id : r.input->graph.inputs())
-    if (const Value& v = r.input->graph.value(id); v.shape_known) options.input_shapes[v.name] = v.shape;
+  for (const auto& [name, shape] : BuiltShapes(r.input->graph)) options.input_shapes[name] = shape;
   options.shared_weights = &r.input->graph;
   BothRuns both{absl::StrCat("our ", BackendName(backend), " executor"), RunOnExecutor(backend, r.input->graph, r.seed),
                 absl::InternalError("")};

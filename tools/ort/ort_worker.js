@@ -53,22 +53,6 @@ const kArrays = {
   int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
 };
 
-function makeFeeds(session) {
-  const next = generator(1);
-  const feeds = {};
-  for (const meta of session.inputMetadata) {
-    if (meta.shape.some(d => typeof d !== 'number')) throw new Error(`input ${meta.name} has a symbolic shape`);
-    const n = meta.shape.reduce((x, y) => x * y, 1);
-    const Array = kArrays[meta.type];
-    if (!Array) throw new Error(`input ${meta.name} has type ${meta.type}, which the worker cannot feed`);
-    const data = new Array(n);
-    if (meta.type === 'float32' || meta.type === 'float64')
-      for (let i = 0; i < n; ++i) data[i] = next() * 2 - 1;
-    feeds[meta.name] = new ort.Tensor(meta.type, data, meta.shape);
-  }
-  return feeds;
-}
-
 // A 32-bit hash of a string (FNV-1a), to give each input its own stream of values.
 function hashName(name) {
   let h = 0x811c9dc5;
@@ -76,8 +60,9 @@ function hashName(name) {
   return h;
 }
 
-// Inputs for a check run: the same for any model with an input of that name and shape.
-function checkFeeds(session, shapes, seed, scale) {
+// Inputs for a session: float inputs uniform in [-scale, scale], others zero, the same for
+// any model with an input of that name and shape; symbolic dimensions as `shapes` gives.
+function makeFeeds(session, shapes, seed, scale) {
   const feeds = {};
   for (const meta of session.inputMetadata) {
     const given = shapes && shapes[meta.name];
@@ -108,7 +93,7 @@ async function outputs(req) {
   try {
     const scales = Array.isArray(req.scales) ? req.scales : [1];
     for (let j = 0; j < scales.length; ++j) {
-      const results = await session.run(checkFeeds(session, req.shapes, req.seed >>> 0, scales[j]));
+      const results = await session.run(makeFeeds(session, req.shapes, req.seed >>> 0, scales[j]));
       session.outputNames.forEach((name, i) => {
         const t = results[name];
         reply[`name_${i}`] = name;
@@ -136,7 +121,7 @@ async function load(model, threads) {
   if (typeof model !== 'string') throw new Error('"model" must be a path');
   const t = Number.isInteger(threads) && threads >= 0 ? threads : 1;
   const session = await ort.InferenceSession.create(model, sessionOptions(t));
-  return {session, feeds: makeFeeds(session)};
+  return {session, feeds: makeFeeds(session, null, 1, 1)};
 }
 
 async function timedRun(s) {
