@@ -2,7 +2,7 @@
 # PyTorch's own exports of the patterns users write (bench/exports/patterns.py: torch 1.13's
 # torch.onnx.export, rank-3 activations where a transformer has them), each optimized by
 # taso-opt with no flags and timed in ONNX Runtime (CPU, level all, EXPORT_THREADS intra-op
-# threads; default 0, ONNX Runtime's own: one per physical core) against the original, as
+# threads; default 0, ONNX Runtime's default session's) against the original, as
 # is the pattern's hand merge (written as a second PyTorch module with the same weights,
 # exported alike), each in its own interleaved run
 # (EXPORT_PAIRS session pairs in both orders, EXPORT_ROUNDS runs of each in turn per pair).

@@ -17,7 +17,7 @@
 #                                     lora_attention32 and head_attention32 (NAME32: the
 #                                     model at 32 tokens) and tv_NAME for each NAME of
 #                                     tests/python/export_torch_models.py)
-# OPT_BUDGET and OPT_TIME_LIMIT (default: taso-opt's), ORT_THREADS (default 0: one per physical core, as taso-opt), ORT_PAIRS
+# OPT_BUDGET and OPT_TIME_LIMIT (default: taso-opt's), ORT_THREADS (default 0: ONNX Runtime's default session's, as taso-opt), ORT_PAIRS
 # (default 8), ORT_ROUNDS (default: from ORT_PAIR_MS, default 300), OPT_CACHE (default:
 # taso-opt's).
 set -uo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The suite of real-model patterns against their hand-made ceilings, in ONNX Runtime (CPU,
-# level all, SUITE_THREADS intra-op threads, default 0: one per physical core): per case,
+# level all, SUITE_THREADS intra-op threads, default 0: its default session's): per case,
 # the original (taso-models), taso-opt's output (SUITE_ENGINE: egraph or backtracking, with
 # the speed check) and, where bench/hand/ has one, the best rewrite done by hand. Each is
 # timed against the original in one interleaved run (SUITE_PAIRS session pairs in both

@@ -9,7 +9,6 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include <thread>
 
 #include "pipeline/region_estimate.h"
 #include "taso/backends/ort_cost.h"
@@ -62,12 +61,17 @@ Result RunShell(const std::string& command) {
 
 }  // namespace
 
-TEST_CASE("ONNX Runtime's threads: a count asked for is kept, 0 is one per physical core", "[ort]") {
-  CHECK(OrtIntraOpThreads(3) == 3);
-  CHECK(OrtIntraOpThreads(1) == 1);
-  const int cores = OrtIntraOpThreads(0);
-  CHECK(cores >= 1);
-  CHECK(cores <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+TEST_CASE("ONNX Runtime's threads: a count asked for is named, 0 is its default session's", "[ort]") {
+  CHECK(OrtThreadsName(3) == "3 threads");
+  CHECK(OrtThreadsName(1) == "1 thread");
+  CHECK(OrtThreadsName(0) == "its default threads");
+  CHECK(OrtThreadsKey(2) == "t2");
+  // The default's key names the CPUs it sizes itself by, so machines of one processor
+  // but different CPU counts keep their costs apart, and never shares an explicit count's.
+  const std::string key = OrtThreadsKey(0);
+  CHECK(key.rfind("tdefault", 0) == 0);
+  CHECK(key != OrtThreadsKey(1));
+  CHECK(key != OrtThreadsKey(2));
   CHECK(PipelineOptions{}.ort_threads == 0);
 }
 

@@ -84,7 +84,7 @@ struct PipelineOptions {
   // with what it works on; may be empty. The search's own progress is search_options'.
   std::function<void(absl::string_view stage, absl::string_view detail)> on_stage;
   // ONNX Runtime's intra-op threads, for its costs and timing; 0: as its default session
-  // does, one per physical core (what a user's InferenceSession gets unless told otherwise).
+  // does (what a user's InferenceSession gets unless told otherwise).
   int ort_threads = 0;
   // Before the model is returned, time it against the input end to end in the target's
   // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a

@@ -184,13 +184,13 @@ int FedInputs(const OpDef& op, absl::Span<const InputInfo> inputs) {
 }  // namespace
 
 std::string OrtDevice(const std::string& version, int threads) {
-  return absl::StrCat("ort-", version, "-cpu-t", threads, "-", kMeasurementVersion, "-", ProcessorName());
+  return absl::StrCat("ort-", version, "-cpu-", OrtThreadsKey(threads), "-", kMeasurementVersion, "-", ProcessorName());
 }
 
 OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> worker, int threads)
-    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), OrtIntraOpThreads(threads))),
+    : MeasuredCost(std::move(cache), OrtDevice(worker->version(), threads)),
       worker_(std::move(worker)),
-      threads_(OrtIntraOpThreads(threads)) {
+      threads_(threads) {
   std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_XXXXXX").string();
   if (mkdtemp(pattern.data()) != nullptr) model_dir_ = pattern;
 }

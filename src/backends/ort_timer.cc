@@ -12,7 +12,7 @@
 namespace taso {
 
 OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits)
-    : worker_(std::move(worker)), threads_(OrtIntraOpThreads(threads)), limits_(limits) {}
+    : worker_(std::move(worker)), threads_(threads), limits_(limits) {}
 
 OrtTimer::~OrtTimer() {
   std::error_code ignored;
@@ -36,8 +36,7 @@ absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
 }
 
 std::string OrtTimer::name() const {
-  return absl::StrFormat("ONNX Runtime %s (CPU, level all, %d thread%s)", worker_->version(), threads_,
-                         threads_ == 1 ? "" : "s");
+  return absl::StrFormat("ONNX Runtime %s (CPU, level all, %s)", worker_->version(), OrtThreadsName(threads_));
 }
 
 absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel& b) {

@@ -13,10 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
-#include "absl/container/flat_hash_set.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -38,19 +36,12 @@ namespace {
 
 constexpr absl::string_view kErrorKey = "error";
 
-// Physical cores among the CPUs this process may run on: CPUs that share a core list the
-// same siblings in sysfs. 0 where sysfs says nothing.
-int PhysicalCores() {
+// The CPUs this process may run on (what ONNX Runtime's default sizes itself by).
+int AllowedCpus() {
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
-  absl::flat_hash_set<std::string> cores;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
-    std::ifstream siblings(absl::StrCat("/sys/devices/system/cpu/cpu", cpu, "/topology/thread_siblings_list"));
-    std::string list;
-    if (std::getline(siblings, list)) cores.insert(list);
-  }
-  return static_cast<int>(cores.size());
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0)
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return CPU_COUNT(&allowed);
 }
 
 // The environment the worker runs in: this process's, with glibc's malloc keeping freed
@@ -105,10 +96,14 @@ absl::Status Malformed(absl::string_view key, absl::string_view json) {
 
 }  // namespace
 
-int OrtIntraOpThreads(int requested) {
-  if (requested > 0) return requested;
-  if (int cores = PhysicalCores(); cores > 0) return cores;
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+std::string OrtThreadsName(int threads) {
+  if (threads <= 0) return "its default threads";
+  return absl::StrCat(threads, threads == 1 ? " thread" : " threads");
+}
+
+std::string OrtThreadsKey(int threads) {
+  if (threads <= 0) return absl::StrCat("tdefault", AllowedCpus(), "cpu");
+  return absl::StrCat("t", threads);
 }
 
 std::string DefaultOrtWorkerScript() {

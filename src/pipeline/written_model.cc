@@ -98,7 +98,7 @@ absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const 
   const std::string request =
       absl::StrCat("{\"op\": \"outputs\", \"model\": ", JsonQuote(path), ", \"shapes\": ", ShapesJson(sizes.shapes),
                    ", \"scales\": [", absl::StrJoin(kInputScales, ", "), "], \"seed\": ", r.seed % 4294967296u,
-                   ", \"dir\": ", JsonQuote(dir), ", \"threads\": ", OrtIntraOpThreads(r.ort_threads), "}");
+                   ", \"dir\": ", JsonQuote(dir), ", \"threads\": ", r.ort_threads, "}");
   ASSIGN_OR_RETURN(const std::string reply, worker.Request(request));
   ASSIGN_OR_RETURN(const double outputs, JsonNumber(reply, "outputs"));
   Runs runs;

@@ -45,7 +45,7 @@ ABSL_FLAG(std::string, backend, "",
           "cost model (default: the target's): ort (operators measured in ONNX Runtime), cpu (oneDNN kernel times, "
           "measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), analytic (roofline)");
 ABSL_FLAG(int, ort_threads, 0,
-          "ONNX Runtime's intra-op threads for the ort target (0: as its default session, one per physical core)");
+          "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
 ABSL_FLAG(bool, no_verify_speed, false,
           "do not time the optimized model against the input in the target runtime before writing it (ONNX Runtime "
           "on the ort target, our executor on cpu and cuda where it runs every node; on ort the regions where it "

@@ -18,7 +18,7 @@ namespace taso {
 
 class OrtTimer : public RuntimeTimer {
  public:
-  // `threads`: ONNX Runtime's intra-op threads, 0 for its default (OrtIntraOpThreads).
+  // `threads`: ONNX Runtime's intra-op threads, 0 for its default session's.
   OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits = {});
   ~OrtTimer() override;
   OrtTimer(const OrtTimer&) = delete;

@@ -29,10 +29,14 @@ struct OrtWorkerOptions {
 // The script used when the options name none.
 std::string DefaultOrtWorkerScript();
 
-// ONNX Runtime's intra-op threads for a request of `requested`: itself when positive, else
-// (0) what ONNX Runtime's default session takes, one per physical core this process may
-// run on, so that costs, timings and their cache keys name the count really used.
-int OrtIntraOpThreads(int requested);
+// ONNX Runtime's intra-op threads as they are passed to it: a positive count, or 0 for
+// what its default session takes (a user's InferenceSession unless told otherwise). The
+// default is not the explicit count of the physical cores: on a 2-core machine here it
+// starts no pool thread, while 2 asked for ran small models twice as slow.
+// The words for reports ("2 threads", "its default threads") and the part of a cost
+// cache key that names them (default: with the CPUs this process may run on).
+std::string OrtThreadsName(int threads);
+std::string OrtThreadsKey(int threads);
 
 class OrtWorker {
  public:
