@@ -91,6 +91,13 @@ Graph EveryKernelGraph() {
   const ValueId avg_ex =
       AddOp(g, "AveragePool", {dense}, "avg_ex", Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
   const ValueId global = AddOp(g, "GlobalAveragePool", {strided}, "global");
+  // Means over trailing dimensions, the axes a parameter, and an input as well (opset 18).
+  const ValueId mean_hw = AddOp(g, "ReduceMean", {dense}, "mean_hw",
+                                Params().Set("axes", std::vector<int64_t>{2, 3}).Set("keepdims", int64_t{1}));
+  auto mean_axes = g.AddWeight("mean_axes", TensorData::Int64({1}, {-1}));
+  REQUIRE(mean_axes.ok());
+  const ValueId mean_last = AddOp(g, "ReduceMean", {*m, *mean_axes}, "mean_last",
+                                  Params().Set("axes", std::vector<int64_t>{-1}).Set("keepdims", int64_t{0}));
   // Element-wise, with broadcasting.
   const ValueId scale = AddWeight(g, "scale", {6, 1, 1}, 7);
   const ValueId sum = AddOp(g, "Add", {AddOp(g, "Mul", {avg_in, scale}, "scaled"), avg_ex}, "sum");
@@ -118,7 +125,8 @@ Graph EveryKernelGraph() {
   const ValueId shared = AddOp(g, "MatMul", {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
   const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)}, "gemm",
                              Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
-  for (ValueId v : {max, global, bn, tr, batched, shared, gemm, strided}) REQUIRE(g.AddOutput(v).ok());
+  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided})
+    REQUIRE(g.AddOutput(v).ok());
   return g;
 }
 

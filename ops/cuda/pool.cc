@@ -1,5 +1,5 @@
-// MaxPool, AveragePool and GlobalAveragePool on the cuda backend's own kernels (the
-// windows of the reference kernels: ceil mode, padding counted or not).
+// MaxPool, AveragePool, GlobalAveragePool and ReduceMean on the cuda backend's own kernels
+// (the windows of the reference kernels: ceil mode, padding counted or not).
 #include "backends/cuda_kernel.h"
 #include "cuda/device_kernels.h"
 #include "op_util.h"
@@ -42,7 +42,7 @@ class MeanRun : public cuda::Prepared {
  public:
   MeanRun(int64_t rows, int64_t inner) : rows_(rows), inner_(inner) {}
   absl::Status Enqueue(cuda::Context& ctx) override {
-    return Check(cuda::device::RowMean(in(0), out(0), rows_, inner_, ctx.stream), "running a global average pool");
+    return Check(cuda::device::RowMean(in(0), out(0), rows_, inner_, ctx.stream), "running a mean");
   }
 
  private:
@@ -61,9 +61,33 @@ class GlobalAveragePoolKernel : public cuda::Kernel {
   }
 };
 
+// A mean over trailing dimensions (a spelled-out LayerNorm's); other axes are left to the
+// reference kernel.
+class ReduceMeanKernel : public cuda::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    const Shape& x = in[0].shape;
+    const int rank = static_cast<int>(x.size());
+    std::vector<bool> reduced(rank, !p.Has("axes"));
+    for (int64_t a : p.Ints("axes")) {
+      ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank));
+      reduced[axis] = true;
+    }
+    int first = rank;  // the first reduced dimension of the trailing run
+    while (first > 0 && reduced[first - 1]) --first;
+    for (int d = 0; d < first; ++d)
+      if (reduced[d]) return Bad("the cuda ReduceMean reduces trailing dimensions only");
+    const int64_t rows = NumElements(absl::MakeConstSpan(x).subspan(0, first));
+    return std::make_unique<MeanRun>(rows, NumElements(absl::MakeConstSpan(x).subspan(first)));
+  }
+};
+
 TASO_REGISTER_CUDA_KERNEL("MaxPool", PoolKernel<true>);
 TASO_REGISTER_CUDA_KERNEL("AveragePool", PoolKernel<false>);
 TASO_REGISTER_CUDA_KERNEL("GlobalAveragePool", GlobalAveragePoolKernel);
+TASO_REGISTER_CUDA_KERNEL("ReduceMean", ReduceMeanKernel);
 
 }  // namespace
 }  // namespace taso::ops

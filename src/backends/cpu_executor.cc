@@ -47,7 +47,12 @@ absl::StatusOr<std::unique_ptr<cpu::Prepared>> BindKernel(const Graph& graph, co
   if (!kernel || cpu::HasEmptyTensor(inputs, graph.OutputTypes(node))) return nullptr;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
-    if (inputs[i].dtype != DataType::kFloat32) return nullptr;
+    // A constant of another type (ReduceMean's axes since opset 18) was read into the
+    // node's parameters at import; kernels read floats only and bind no port to it.
+    if (inputs[i].dtype != DataType::kFloat32) {
+      if (inputs[i].constant) continue;
+      return nullptr;
+    }
     if (kernel->NeedsConstant(i) && !inputs[i].constant) {
       if (cpu::IsBlocked(node.params))
         return absl::InvalidArgumentError(

@@ -48,8 +48,13 @@ absl::StatusOr<std::unique_ptr<cuda::Prepared>> CudaExecutor::Impl::BindKernel(c
   const cuda::Kernel* kernel = cuda::FindKernel(node.op->name());
   if (!kernel) return nullptr;
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].present && (inputs[i].dtype != DataType::kFloat32 || !data[node.inputs[i]])) return nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].present) continue;
+    // A constant of another type (ReduceMean's axes since opset 18) was read into the
+    // node's parameters at import; kernels read floats only.
+    if (inputs[i].dtype != DataType::kFloat32 && inputs[i].constant) continue;
+    if (inputs[i].dtype != DataType::kFloat32 || !data[node.inputs[i]]) return nullptr;
+  }
   auto prepared = kernel->Prepare(*ctx, node.params, inputs, graph.OutputTypes(node));
   if (!prepared.ok()) return nullptr;  // no GPU kernel for this case: the reference kernel runs it
   for (size_t i = 0; i < node.inputs.size(); ++i)

@@ -10,8 +10,13 @@
 
 #include "absl/flags/flag.h"
 #include "cli.h"
+#include "absl/container/flat_hash_map.h"
 #include "taso/backends/backends.h"
+#include "taso/backends/cost_cache.h"
+#include "taso/backends/cpu_cost.h"
+#include "taso/backends/cuda_cost.h"
 #include "taso/backends/kernel_executor.h"
+#include "taso/cost.h"
 #include "taso/executor.h"
 #include "taso/onnx_io.h"
 #include "taso/output_agreement.h"
@@ -24,7 +29,8 @@ ABSL_FLAG(std::string, executor, "reference",
 ABSL_FLAG(int, time, 0,
           "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
 ABSL_FLAG(int, profile, 0,
-          "with --executor cpu: time this many runs, each operator apart, and print where a run's time goes");
+          "with --executor cpu or cuda: time this many runs, each operator apart, and print where a run's time "
+          "goes beside what taso-opt's cost model for that target prices each operator at");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -46,6 +52,45 @@ void PrintOutputs(const taso::TensorMap& outputs) {
   }
 }
 
+// What the target's cost model (as taso-opt prices with it, from the default cost cache)
+// gives each operator of the graph in all, by operator name; empty when it cannot be made.
+absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& graph, const char* executor) {
+  absl::flat_hash_map<std::string, double> priced;
+  auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
+  std::unique_ptr<taso::CostModel> model;
+  if (std::string(executor) == "cpu") {
+    model = std::make_unique<taso::CpuCost>(cache.ok() ? *std::move(cache) : nullptr);
+  } else {
+    auto cuda = taso::MakeCudaCost(cache.ok() ? *std::move(cache) : nullptr);
+    if (!cuda.ok()) return priced;
+    model = *std::move(cuda);
+  }
+  const std::vector<bool> weight_only = taso::FindWeightOnly(graph).nodes;
+  for (taso::NodeId n = 0; n < graph.num_nodes(); ++n)
+    if (!weight_only[n]) priced[graph.node(n).op->name()] += model->NodeCost(graph, n);
+  return priced;
+}
+
+// Prints where a run's time goes, operator by operator, beside the cost model's prices.
+int PrintProfile(taso::KernelExecutor& executor, const taso::Graph& graph, const char* name, int runs) {
+  auto profile = executor.ProfileByOperator(runs);
+  if (!profile.ok()) return taso::cli::Fail("taso-run", profile.status());
+  const absl::flat_hash_map<std::string, double> priced = PricedByOperator(graph, name);
+  double total = 0, total_priced = 0;
+  for (const auto& t : *profile) total += t.seconds;
+  for (const auto& [op, seconds] : priced) total_priced += seconds;
+  std::printf("%s executor: per operator, sum of each node's median over %d runs (%.3f ms in all), and what the\n"
+              "  %s cost model prices the same nodes at (%.3f ms in all)\n",
+              name, runs, total * 1e3, name, total_priced * 1e3);
+  std::printf("  %-22s %6s %9s %10s %6s %10s\n", "operator", "nodes", "reference", "ms", "share", "priced ms");
+  for (const auto& t : *profile) {
+    auto it = priced.find(t.op);
+    std::printf("  %-22s %6d %9d %10.3f %5.1f%% %10.3f\n", t.op.c_str(), t.nodes, t.reference, t.seconds * 1e3,
+                total > 0 ? 100 * t.seconds / total : 0.0, it == priced.end() ? 0.0 : it->second * 1e3);
+  }
+  return 0;
+}
+
 // Runs the graph on a kernel executor (`name`: cpu or cuda; `kernels`: what its kernels are).
 int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const char* name, const char* kernels) {
   constexpr const char* kTool = "taso-run";
@@ -63,16 +108,7 @@ int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const 
     std::printf("%s executor: median %.3f ms over %d runs\n", name, *median * 1e3, runs);
   }
   if (const int runs = absl::GetFlag(FLAGS_profile); runs > 0) {
-    auto profile = (*executor)->ProfileByOperator(runs);
-    if (!profile.ok()) return taso::cli::Fail(kTool, profile.status());
-    double total = 0;
-    for (const auto& t : *profile) total += t.seconds;
-    std::printf("%s executor: per operator, sum of each node's median over %d runs (%.3f ms in all)\n", name, runs,
-                total * 1e3);
-    std::printf("  %-22s %6s %9s %10s %6s\n", "operator", "nodes", "reference", "ms", "share");
-    for (const auto& t : *profile)
-      std::printf("  %-22s %6d %9d %10.3f %5.1f%%\n", t.op.c_str(), t.nodes, t.reference, t.seconds * 1e3,
-                  total > 0 ? 100 * t.seconds / total : 0.0);
+    if (int rc = PrintProfile(**executor, graph, name, runs); rc != 0) return rc;
   }
   if (!absl::GetFlag(FLAGS_check)) return 0;
   auto reference = taso::RunReference(graph, inputs);
