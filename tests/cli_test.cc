@@ -87,6 +87,9 @@ TEST_CASE("taso-run --profile prints each operator's nodes on the cpu executor a
   // state (a weight) and are folded; each cell has 8 tanh.
   CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 (.|\\n)*"));
   CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  Tanh +16 +0 (.|\\n)*"));
+  // Beside the run's time, the cpu cost model's price of the same nodes: some positive ms.
+  CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 +[0-9.]+ +[0-9.]+% +[0-9.]*[1-9][0-9]*\\n(.|\\n)*"));
+  CHECK_THAT(ok.output, Catch::Contains("cpu cost model prices the same nodes at"));
 
   Result refused = RunTool("taso-run " + model + " --profile 2");
   CHECK(refused.code != 0);

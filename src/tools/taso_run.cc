@@ -14,7 +14,6 @@
 #include "taso/backends/backends.h"
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_cost.h"
-#include "taso/backends/cuda_cost.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/cost.h"
 #include "taso/executor.h"
@@ -29,8 +28,8 @@ ABSL_FLAG(std::string, executor, "reference",
 ABSL_FLAG(int, time, 0,
           "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
 ABSL_FLAG(int, profile, 0,
-          "with --executor cpu or cuda: time this many runs, each operator apart, and print where a run's time "
-          "goes beside what taso-opt's cost model for that target prices each operator at");
+          "with --executor cpu: time this many runs, each operator apart, and print where a run's time goes "
+          "beside what taso-opt's cpu cost model prices each operator at");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -52,22 +51,15 @@ void PrintOutputs(const taso::TensorMap& outputs) {
   }
 }
 
-// What the target's cost model (as taso-opt prices with it, from the default cost cache)
-// gives each operator of the graph in all, by operator name; empty when it cannot be made.
-absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& graph, const char* executor) {
+// What the cpu cost model (as taso-opt prices with it, measuring what the default cost
+// cache does not hold) gives each operator of the graph in all, by operator name.
+absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& graph) {
   absl::flat_hash_map<std::string, double> priced;
   auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
-  std::unique_ptr<taso::CostModel> model;
-  if (std::string(executor) == "cpu") {
-    model = std::make_unique<taso::CpuCost>(cache.ok() ? *std::move(cache) : nullptr);
-  } else {
-    auto cuda = taso::MakeCudaCost(cache.ok() ? *std::move(cache) : nullptr);
-    if (!cuda.ok()) return priced;
-    model = *std::move(cuda);
-  }
+  taso::CpuCost model(cache.ok() ? *std::move(cache) : nullptr);
   const std::vector<bool> weight_only = taso::FindWeightOnly(graph).nodes;
   for (taso::NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (!weight_only[n]) priced[graph.node(n).op->name()] += model->NodeCost(graph, n);
+    if (!weight_only[n]) priced[graph.node(n).op->name()] += model.NodeCost(graph, n);
   return priced;
 }
 
@@ -75,7 +67,7 @@ absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& gra
 int PrintProfile(taso::KernelExecutor& executor, const taso::Graph& graph, const char* name, int runs) {
   auto profile = executor.ProfileByOperator(runs);
   if (!profile.ok()) return taso::cli::Fail("taso-run", profile.status());
-  const absl::flat_hash_map<std::string, double> priced = PricedByOperator(graph, name);
+  const absl::flat_hash_map<std::string, double> priced = PricedByOperator(graph);
   double total = 0, total_priced = 0;
   for (const auto& t : *profile) total += t.seconds;
   for (const auto& [op, seconds] : priced) total_priced += seconds;
