@@ -10,7 +10,9 @@
 # output's), and the share from that (r' = h * vs_hand): where the two are alike, gains of
 # 2% drift between the two runs more than they differ; and the same two graphs on our own
 # cpu executor (taso-opt --measure SUITE_MEASURE: medians of runs in turn), so that the two
-# runtimes can be compared.
+# runtimes can be compared. Then, unless SUITE_EXPORTS=0 or cases are named, the same
+# patterns as users write them in PyTorch and export them (bench/export_bench.sh: each
+# with its hand merge written in PyTorch), with the same threads, pairs and rounds.
 # Usage:
 #   bench/suite_bench.sh [CASE ...]   CASE: MODEL or MODEL:TOKENS (default: lora_mlp:1
 #                                     lora_mlp:32 lora_attention:1 lora_attention:32
@@ -28,6 +30,8 @@ measure="${SUITE_MEASURE:-10}"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 cases=("$@")
+exports="${SUITE_EXPORTS:-1}"
+[ ${#cases[@]} -gt 0 ] && exports=0
 [ ${#cases[@]} -eq 0 ] && cases=(lora_mlp:1 lora_mlp:32 lora_attention:1 lora_attention:32 task_heads:1 task_heads:32
   qkv_attention:1 qkv_attention:32 head_attention:32 nasrnn lstm)
 
@@ -83,3 +87,7 @@ echo "share: the part of the hand rewrite's gain taso-opt's output reaches; vs_h
 echo "over taso-opt's output's, timed against each other; share2: the share from hand * vs_hand;"
 echo "opt_s: taso-opt's wall time;"
 echo "cpu_exec: the original's time over the output's on our cpu executor (taso-opt --measure)."
+[ "$exports" = 1 ] || exit 0
+echo
+echo "The same patterns exported by PyTorch (bench/export_bench.sh):"
+EXPORT_THREADS="$threads" EXPORT_PAIRS="$pairs" EXPORT_ROUNDS="$rounds" bash bench/export_bench.sh
