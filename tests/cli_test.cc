@@ -91,6 +91,13 @@ TEST_CASE("taso-run --profile prints each operator's nodes on the cpu executor a
   CHECK_THAT(ok.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 +[0-9.]+ +[0-9.]+% +[0-9.]*[1-9][0-9]*\\n(.|\\n)*"));
   CHECK_THAT(ok.output, Catch::Contains("cpu cost model prices the same nodes at"));
 
+  // A file is prepared as the cpu runtime prepares it unless --as-read asks otherwise.
+  CHECK_THAT(ok.output, Catch::Contains("cpu runtime's preparation:"));
+  Result as_read = RunTool("taso-run " + model + " --executor cpu --as-read --profile 2");
+  CHECK(as_read.code == 0);
+  CHECK_THAT(as_read.output, !Catch::Contains("cpu runtime's preparation:"));
+  CHECK_THAT(as_read.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 (.|\\n)*"));
+
   Result refused = RunTool("taso-run " + model + " --profile 2");
   CHECK(refused.code != 0);
   CHECK_THAT(refused.output, Catch::Contains("need --executor cpu or cuda"));

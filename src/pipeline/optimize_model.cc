@@ -15,6 +15,7 @@
 #include "pipeline/speed_check.h"
 #include "pipeline/symbolic_dims.h"
 #include "taso/activation_fusion.h"
+#include "taso/backends/cpu_preparation.h"
 #include "taso/backends/executor_timer.h"
 #include "taso/backends/layouts.h"
 #include "taso/backends/ort_timer.h"
@@ -107,11 +108,19 @@ struct Inputs {
 };
 
 // The input as the backend runs it: ONNX Runtime folds and fuses into its convolutions
-// what our lossless clean-up does (`cleaned`), our executors run the graph as it is.
-void EstimateCosts(const Inputs& in, const Graph& optimized, CostModel& backend, const PipelineOptions& options,
-                   PipelineResult& result) {
-  result.cost_before = backend.TotalCost(options.backend == Backend::kOrt ? in.cleaned : in.imported);
+// what our lossless clean-up does (`cleaned`), the cpu runtime prepares a graph read from
+// a file (cpu_preparation.h), the cuda executor runs the graph as it is.
+absl::Status EstimateCosts(const Inputs& in, const Graph& optimized, CostModels& costs, const PipelineOptions& options,
+                           PipelineResult& result) {
+  CostModel& backend = *costs.backend;
   result.cost_after = backend.TotalCost(optimized);
+  if (options.backend == Backend::kCpu && costs.cpu != nullptr) {
+    ASSIGN_OR_RETURN(const CpuPreparation prepared, PrepareForCpu(in.imported, *costs.cpu));
+    result.cost_before = prepared.estimate_seconds;
+    return absl::OkStatus();
+  }
+  result.cost_before = backend.TotalCost(options.backend == Backend::kOrt ? in.cleaned : in.imported);
+  return absl::OkStatus();
 }
 
 // What the backend's executor runs: the optimized graph at its layouts, when they are
@@ -147,7 +156,7 @@ struct Output {
 absl::StatusOr<Output> FinishAndCheck(const Inputs& in, const Graph& searched, CostModels& costs,
                                       const PipelineOptions& options, PipelineResult& result) {
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(searched));
-  EstimateCosts(in, optimized, *costs.backend, options, result);
+  RETURN_IF_ERROR(EstimateCosts(in, optimized, costs, options, result));
   ASSIGN_OR_RETURN(Graph run_graph, ApplyLayouts(optimized, costs, options, result));
   RETURN_IF_ERROR(RunSelfCheck(in.imported, optimized, options, result));
   return Output{std::move(optimized), std::move(run_graph)};
@@ -189,7 +198,7 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
     if (!pipeline::CheckMeasurable(input).ok()) return nullptr;
     const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
     owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
-                                            PairLimits{.seconds = options.verify_speed_seconds});
+                                            PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
   }
   return owned.get();
 }
@@ -359,13 +368,20 @@ absl::StatusOr<Output> InputWhereRegionSlower(const Inputs& in, Output out, Cost
   return input;
 }
 
-// On the backend's executor: cuda's on the cuda backend, the cpu's otherwise.
-absl::Status Measure(const Graph& imported, const Graph& run_graph, const PipelineOptions& options,
+// On the backend's executor: cuda's on the cuda backend, the cpu's otherwise, where the
+// input runs as the cpu runtime prepares it (cpu_preparation.h) when a cpu cost model
+// can choose its layouts.
+absl::Status Measure(const Graph& imported, const Graph& run_graph, CostModels& costs, const PipelineOptions& options,
                      PipelineResult& result) {
   if (options.measure_runs <= 0) return absl::OkStatus();
   const Backend executor = options.backend == Backend::kCuda ? Backend::kCuda : Backend::kCpu;
   Announce(options, "measuring", absl::StrCat(options.measure_runs, " runs of each graph"));
-  ASSIGN_OR_RETURN(result.measured, pipeline::MeasureBoth(executor, imported, run_graph, options.measure_runs));
+  std::optional<CpuPreparation> prepared;
+  if (executor == Backend::kCpu && costs.cpu != nullptr) {
+    ASSIGN_OR_RETURN(prepared, PrepareForCpu(imported, *costs.cpu));
+  }
+  ASSIGN_OR_RETURN(result.measured, pipeline::MeasureBoth(executor, prepared ? prepared->graph : imported, run_graph,
+                                                          options.measure_runs));
   return absl::OkStatus();
 }
 
@@ -415,7 +431,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
                                     SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options, result));
   EstimateWritten(model, in, out, costs, options, result);
   ASSIGN_OR_RETURN(out, InputWhereRegionSlower(in, std::move(out), costs, options, result));
-  RETURN_IF_ERROR(Measure(model.graph, out.run_graph, options, result));
+  RETURN_IF_ERROR(Measure(model.graph, out.run_graph, costs, options, result));
 
   result.cost_sources = costs.Sources();
   result.model = OnnxModel{std::move(out.graph), model.shell, model.opset};

@@ -14,6 +14,7 @@
 #include "taso/backends/backends.h"
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_cost.h"
+#include "taso/backends/cpu_preparation.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/cost.h"
 #include "taso/executor.h"
@@ -30,6 +31,9 @@ ABSL_FLAG(int, time, 0,
 ABSL_FLAG(int, profile, 0,
           "with --executor cpu: time this many runs, each operator apart, and print where a run's time goes "
           "beside what taso-opt's cpu cost model prices each operator at");
+ABSL_FLAG(bool, as_read, false,
+          "with --executor cpu: run the graph as read from the file, without what the cpu runtime does first "
+          "(activations and batch norms folded into convolutions, layouts chosen)");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -136,7 +140,18 @@ int main(int argc, char** argv) {
 
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
-  if (executor == "cpu") return RunOnKernels(model->graph, inputs, "cpu", "oneDNN");
+  if (executor == "cpu") {
+    if (absl::GetFlag(FLAGS_as_read)) return RunOnKernels(model->graph, inputs, "cpu", "oneDNN");
+    auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
+    taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
+    auto prepared = taso::PrepareForCpu(model->graph, cost);
+    if (!prepared.ok()) return taso::cli::Fail(kTool, prepared.status());
+    std::printf("cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "
+                "%d layout conversions; priced at %.3f ms\n",
+                prepared->fused_nodes, prepared->blocked_nodes, prepared->conversions,
+                prepared->estimate_seconds * 1e3);
+    return RunOnKernels(prepared->graph, inputs, "cpu", "oneDNN");
+  }
   if (executor == "cuda") return RunOnKernels(model->graph, inputs, "cuda", "GPU");
   if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
   if (absl::GetFlag(FLAGS_time) > 0 || absl::GetFlag(FLAGS_profile) > 0 || absl::GetFlag(FLAGS_check))
