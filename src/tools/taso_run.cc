@@ -88,7 +88,10 @@ int PrintProfile(taso::KernelExecutor& executor, const taso::Graph& graph, const
 }
 
 // Runs the graph on a kernel executor (`name`: cpu or cuda; `kernels`: what its kernels are).
-int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const char* name, const char* kernels) {
+// `read`: the graph as read from the file, which --check runs on the reference kernels
+// (`graph` may be it prepared for the runtime).
+int RunOnKernels(const taso::Graph& graph, const taso::Graph& read, const taso::TensorMap& inputs, const char* name,
+                 const char* kernels) {
   constexpr const char* kTool = "taso-run";
   auto start = std::chrono::steady_clock::now();
   auto executor = taso::MakeKernelExecutor(name, graph);
@@ -107,7 +110,7 @@ int RunOnKernels(const taso::Graph& graph, const taso::TensorMap& inputs, const 
     if (int rc = PrintProfile(**executor, graph, name, runs); rc != 0) return rc;
   }
   if (!absl::GetFlag(FLAGS_check)) return 0;
-  auto reference = taso::RunReference(graph, inputs);
+  auto reference = taso::RunReference(read, inputs);
   if (!reference.ok()) return taso::cli::Fail(kTool, reference.status());
   const taso::OutputAgreement agreement = taso::CompareOutputs(*reference, *outputs);
   std::printf("%s executor against the reference executor: max |difference| of outputs %g (%s)\n", name,
@@ -141,7 +144,7 @@ int main(int argc, char** argv) {
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
   if (executor == "cpu") {
-    if (absl::GetFlag(FLAGS_as_read)) return RunOnKernels(model->graph, inputs, "cpu", "oneDNN");
+    if (absl::GetFlag(FLAGS_as_read)) return RunOnKernels(model->graph, model->graph, inputs, "cpu", "oneDNN");
     auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
     taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
     auto prepared = taso::PrepareForCpu(model->graph, cost);
@@ -150,9 +153,9 @@ int main(int argc, char** argv) {
                 "%d layout conversions; priced at %.3f ms\n",
                 prepared->fused_nodes, prepared->blocked_nodes, prepared->conversions,
                 prepared->estimate_seconds * 1e3);
-    return RunOnKernels(prepared->graph, inputs, "cpu", "oneDNN");
+    return RunOnKernels(prepared->graph, model->graph, inputs, "cpu", "oneDNN");
   }
-  if (executor == "cuda") return RunOnKernels(model->graph, inputs, "cuda", "GPU");
+  if (executor == "cuda") return RunOnKernels(model->graph, model->graph, inputs, "cuda", "GPU");
   if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
   if (absl::GetFlag(FLAGS_time) > 0 || absl::GetFlag(FLAGS_profile) > 0 || absl::GetFlag(FLAGS_check))
     return taso::cli::Usage(kTool, "--time, --profile and --check need --executor cpu or cuda");
