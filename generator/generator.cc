@@ -57,6 +57,35 @@ class WalkForecast {
   double next_line_s_ = 20;
 };
 
+// How far a stage after the enumeration is, with a forecast of its time left from the
+// share done: a live line on a terminal, else a line every 20 s.
+class StageProgress {
+ public:
+  StageProgress(bool on, bool tty) : on_(on), tty_(tty) {}
+  void Update(const std::string& what, double done) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const std::string stage = what.substr(0, what.find(':'));
+    if (stage != stage_) {
+      stage_ = stage;
+      stage_start_ = now;
+    }
+    const double elapsed = std::chrono::duration<double>(now - stage_start_).count();
+    const double since_line = std::chrono::duration<double>(now - last_line_).count();
+    if (!tty_ && since_line < 20) return;
+    if (tty_ && since_line < 0.2) return;
+    last_line_ = now;
+    std::string line = what;
+    if (done > 0.01 && done < 1) line += absl::StrFormat(", about %.0f s left", elapsed * (1 - done) / done);
+    std::fprintf(stderr, tty_ ? "\r  %s   " : "  %s\n", line.c_str());
+  }
+
+ private:
+  const bool on_, tty_;
+  std::string stage_;
+  std::chrono::steady_clock::time_point stage_start_, last_line_ = std::chrono::steady_clock::now();
+};
+
 GraphStoreOptions StoreOptions(const GenerateOptions& options) {
   GraphStoreOptions s;
   s.shards = options.shards;
@@ -65,7 +94,7 @@ GraphStoreOptions StoreOptions(const GenerateOptions& options) {
   s.memory_bytes = options.max_memory_mb << 20;
   s.disk_bytes = options.max_disk_mb << 20;
   s.dir = options.spill_dir;
-  if (s.dir.empty()) s.dir = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp";
+  if (s.dir.empty()) s.dir = DefaultSpillParent();
   return s;
 }
 
@@ -85,24 +114,22 @@ int CountOp(const RuleGraph& side, const std::string& op) {
   return n;
 }
 
-// The rules changing how often `op` is applied, renamed r0000, r0001... in their order.
-std::vector<Rule> RulesChanging(std::vector<Rule> rules, const std::string& op) {
-  std::vector<Rule> kept;
-  for (Rule& r : rules)
-    if (CountOp(r.source, op) != CountOp(r.target, op)) kept.push_back(std::move(r));
-  for (size_t i = 0; i < kept.size(); ++i) kept[i].name = absl::StrFormat("r%04d", i);
-  return kept;
+}  // namespace
+
+namespace {
+
+uint64_t StatusField(const char* field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(field, 0) == 0) return std::stoull(line.substr(std::string(field).size())) / 1024;
+  return 0;
 }
 
 }  // namespace
 
-uint64_t PeakRssMb() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) / 1024;
-  return 0;
-}
+uint64_t PeakRssMb() { return StatusField("VmHWM:"); }
+uint64_t RssMb() { return StatusField("VmRSS:"); }
 
 std::string GenerateReport::Table() const {
   std::string s;
@@ -124,7 +151,7 @@ std::string GenerateReport::Table() const {
   return s;
 }
 
-absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report) {
+absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, RuleSetSink& sink) {
   if (options.max_ops < 1 || options.max_ops > kMaxSupportedOps)
     return absl::InvalidArgumentError(
         absl::StrCat("-k ", options.max_ops, " is not supported (1 to ", kMaxSupportedOps, ")"));
@@ -137,50 +164,92 @@ absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport*
   const auto start = std::chrono::steady_clock::now();
   report->variants = static_cast<int>(set.variants.size());
   report->inputs = static_cast<int>(set.inputs.size());
+  report->operators = set.op_names;
   Enumerator e(set, options.max_ops, options.seed);
   const bool tty = options.progress && isatty(STDERR_FILENO);  // the live progress line
+  auto phase = [&](const std::string& line) {
+    if (!options.progress) return;
+    if (tty) std::fprintf(stderr, "\r%100s\r", "");
+    std::fprintf(stderr, "  [%.1f s] %s (%d MiB held, peak %d MiB)\n", Since(start), line.c_str(), RssMb(),
+                 PeakRssMb());
+  };
+  StageProgress progress(options.progress, tty);
 
   auto t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<GraphStore> store, GraphStore::Create(StoreOptions(options)));
   RETURN_IF_ERROR(EnumerateInto(e, options, tty, *store));
+  RETURN_IF_ERROR(store->Finish());
   report->enumerate_s = Since(t);
   report->graphs = store->graphs();
   report->shards = store->shards();
   report->spilled_bytes = store->spilled_bytes();
   report->largest_shard = store->largest_shard();
-  auto phase = [&](const std::string& line) {
-    if (!options.progress) return;
-    if (tty) std::fprintf(stderr, "\r%80s\r", "");
-    std::fprintf(stderr, "  [%.1f s] %s\n", Since(start), line.c_str());
-  };
   phase(absl::StrCat(report->graphs, " graphs enumerated in ", report->shards, " shards (", (report->spilled_bytes >> 20),
                      " MiB on disk, largest shard ", report->largest_shard, " graphs)"));
 
   t = std::chrono::steady_clock::now();
-  RuleSet rules;
-  rules.max_ops = options.max_ops;
-  rules.operators = set.op_names;
-  const int threads = std::max(1, options.threads);
+  RuleSet header;
+  header.max_ops = options.max_ops;
+  header.operators = set.op_names;
+  RETURN_IF_ERROR(sink.Begin(header));
+  FinderOptions finder;
+  finder.threads = std::max(1, options.threads);
+  finder.memory_bytes = (options.max_memory_mb << 20) / 4;
+  finder.spill_dir = options.spill_dir;
+  int shards_read = 0;
+  const int shards = store->shards();
+  finder.progress = [&](const char* stage, size_t done, size_t total) {
+    if (std::string(stage) == "candidates")
+      progress.Update(absl::StrFormat("pairing: %d of %d shards read, %d candidates, %d distinct", shards_read,
+                                      shards, done, total),
+                      static_cast<double>(shards_read) / shards);
+    else
+      progress.Update(absl::StrFormat("%s: %d of %d forms", stage, done, total), static_cast<double>(done) / total);
+  };
+  // Read once: the store and its files go as soon as it is read.
   const SharedRuns runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) {
-    return store->ForEachRun(
-        2, threads,
+    absl::Status read = store->ForEachRun(
+        2, finder.threads,
         [&](absl::Span<const Fingerprinted> run) {
           ++report->groups;
           report->group_graphs += run.size();
           emit(run);
         },
-        [&](int done) {
-          if (tty) std::fprintf(stderr, "\r  sorting shards: %d of %d   ", done, store->shards());
-        });
+        [&](int done) { shards_read = done; });
+    store.reset();
+    return read;
   };
-  ASSIGN_OR_RETURN(rules.rules, FindRules(e, runs, threads, &report->counts, phase));
+  // --changing: the rules changing how often that operator is applied, renamed r0000,
+  // r0001... in their order.
+  uint64_t written = 0;
+  auto to_sink = [&](std::vector<Rule> batch) -> absl::Status {
+    if (options.changing.empty()) return sink.Add(std::move(batch));
+    std::vector<Rule> kept;
+    for (Rule& r : batch)
+      if (CountOp(r.source, options.changing) != CountOp(r.target, options.changing)) {
+        r.name = absl::StrFormat("r%04d", report->changing++);
+        kept.push_back(std::move(r));
+      }
+    return sink.Add(std::move(kept));
+  };
+  RETURN_IF_ERROR(FindRules(e, runs, finder, &report->counts, phase, [&](std::vector<Rule> batch) {
+    written += batch.size();
+    progress.Update(absl::StrFormat("writing: %d of %d rules", written, report->counts.after_float_checks), 1);
+    return to_sink(std::move(batch));
+  }));
+  RETURN_IF_ERROR(sink.End());
   report->changing_op = options.changing;
-  if (!options.changing.empty()) rules.rules = RulesChanging(std::move(rules.rules), options.changing);
-  report->changing = rules.rules.size();
+  if (options.changing.empty()) report->changing = report->counts.after_parameters;
   report->prune_s = Since(t);
   report->total_s = Since(start);
   report->peak_rss_mb = PeakRssMb();
-  return rules;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report) {
+  RuleSetCollector rules;
+  RETURN_IF_ERROR(GenerateTo(options, report, rules));
+  return std::move(rules.rules());
 }
 
 }  // namespace taso::gen

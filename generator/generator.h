@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "rule_finder.h"
+#include "rule_writer.h"
 #include "taso/rules.h"
 
 namespace taso::gen {
@@ -18,6 +19,7 @@ struct GenerateOptions {
   int threads = 2;
   // The enumerated graphs are held by fingerprint shard (graph_store.h): up to
   // max_memory_mb of them in memory, the rest on disk (in spill_dir) up to max_disk_mb.
+  // The candidates' distinct forms keep a quarter of it for their records (form_store.h).
   uint64_t max_memory_mb = 1024;
   uint64_t max_disk_mb = 64 * 1024;
   std::string spill_dir;  // empty: $TMPDIR, else /tmp
@@ -32,6 +34,7 @@ struct GenerateOptions {
 
 struct GenerateReport {
   int variants = 0, inputs = 0;
+  std::vector<std::string> operators;  // those enumerated
   uint64_t graphs = 0;
   uint64_t groups = 0;        // fingerprints shared by two graphs or more
   uint64_t group_graphs = 0;  // the graphs in them
@@ -46,9 +49,13 @@ struct GenerateReport {
   std::string Table() const;
 };
 
+// The rules to `sink` as they are found (the header first: max_ops and the operators).
+absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, RuleSetSink& sink);
+// The rules in memory.
 absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report);
 
-// Peak resident memory of this process so far, in MiB.
+// Peak resident memory of this process so far, and now, in MiB.
 uint64_t PeakRssMb();
+uint64_t RssMb();
 
 }  // namespace taso::gen

@@ -70,7 +70,7 @@ std::vector<Fingerprinted> KeepRuns(std::vector<Fingerprinted> sorted, size_t mi
 }  // namespace
 
 GraphStore::GraphStore(const GraphStoreOptions& options)
-    : options_(options), record_bytes_(RecordBytes(options.max_ops)) {
+    : options_(options), record_bytes_(RecordBytes(options.max_ops)), folder_(options.dir) {
   int bits = 0;
   while ((1 << bits) < options_.shards) ++bits;
   shift_ = 64 - bits;
@@ -91,15 +91,10 @@ absl::StatusOr<std::unique_ptr<GraphStore>> GraphStore::Create(const GraphStoreO
   return std::unique_ptr<GraphStore>(new GraphStore(options));
 }
 
-GraphStore::~GraphStore() {
-  if (!dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-}
+GraphStore::~GraphStore() = default;
 
-std::string GraphStore::FileOf(int thread, int shard) const {
-  return absl::StrCat(dir_, "/t", thread, "_s", shard, ".bin");
+std::string GraphStore::FileOf(const std::string& dir, int thread, int shard) const {
+  return absl::StrCat(dir, "/t", thread, "_s", shard, ".bin");
 }
 
 void GraphStore::Add(int thread, uint64_t fingerprint, const GraphCode& code) {
@@ -124,26 +119,30 @@ absl::Status GraphStore::Spill(Writer& w) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "enumeration stopped after ", graphs(), " graphs: they would need more than the disk budget of ",
         options_.disk_bytes >> 20, " MiB (--max_disk_mb); lower -k or raise the budget"));
-  {
-    absl::MutexLock lock(&dir_mu_);  // one folder per store, made by the first to spill
-    if (dir_.empty()) {
-      std::string pattern = (options_.dir.empty() ? std::string("/tmp") : options_.dir) + "/taso-gen-XXXXXX";
-      if (mkdtemp(pattern.data()) == nullptr)
-        return absl::PermissionDeniedError(absl::StrCat("cannot make a spill folder in '", options_.dir, "'"));
-      dir_ = pattern;
-    }
-  }
+  absl::StatusOr<std::string> dir = folder_.Path();  // one folder per store, made by the first to spill
+  if (!dir.ok()) return dir.status();
   const int thread = w.thread;
   for (int s = 0; s < options_.shards; ++s) {
     std::vector<char>& buf = w.buffers[s];
     if (buf.empty()) continue;
-    std::FILE* f = std::fopen(FileOf(thread, s).c_str(), "ab");
+    const std::string file = FileOf(*dir, thread, s);
+    std::FILE* f = std::fopen(file.c_str(), "ab");
     const bool ok = f && std::fwrite(buf.data(), 1, buf.size(), f) == buf.size();
     if ((f && std::fclose(f) != 0) || !ok)
-      return absl::DataLossError(absl::StrCat("cannot write '", FileOf(thread, s), "' (disk full?)"));
+      return absl::DataLossError(absl::StrCat("cannot write '", file, "' (disk full?)"));
     std::vector<char>().swap(buf);  // the memory goes back, not only the size
   }
   w.held = 0;
+  return absl::OkStatus();
+}
+
+absl::Status GraphStore::Finish() {
+  RETURN_IF_ERROR(status());
+  if (!folder_.made()) return absl::OkStatus();
+  for (auto& w : writers_) {
+    w->status = Spill(*w);
+    RETURN_IF_ERROR(w->status);
+  }
   return absl::OkStatus();
 }
 
@@ -181,11 +180,17 @@ absl::StatusOr<std::vector<Fingerprinted>> GraphStore::ReadShard(int shard) cons
       out.push_back(DecodeRecord(bytes.data() + at, options_.max_ops));
   };
   for (int t = 0; t < options_.threads; ++t) {
-    if (!dir_.empty() && std::filesystem::exists(FileOf(t, shard))) {
-      std::ifstream f(FileOf(t, shard), std::ios::binary);
-      std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (f.bad()) return absl::DataLossError(absl::StrCat("cannot read '", FileOf(t, shard), "'"));
-      decode(bytes);
+    if (folder_.made()) {
+      const std::string file = FileOf(*folder_.Path(), t, shard);
+      std::error_code ec;
+      if (std::filesystem::exists(file, ec)) {
+        std::vector<char> bytes(std::filesystem::file_size(file, ec));
+        std::FILE* f = std::fopen(file.c_str(), "rb");
+        const bool ok = f && std::fread(bytes.data(), 1, bytes.size(), f) == bytes.size();
+        if (f) std::fclose(f);
+        if (!ok || ec) return absl::DataLossError(absl::StrCat("cannot read '", file, "'"));
+        decode(bytes);
+      }
     }
     decode(writers_[t]->buffers[shard]);
   }

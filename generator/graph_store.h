@@ -5,7 +5,8 @@
 // a thread's buffers are appended to its files on disk. Reading back takes one shard at
 // a time (its files and buffers), sorted by fingerprint then code: the shards in order are
 // the single sorted table of every graph, so what is found from them does not depend on
-// the number of shards or on what went to disk.
+// the number of shards or on what went to disk. Once anything went to disk, Finish() puts
+// the rest there too, so that the read-back holds only the shards it reads.
 #pragma once
 
 #include <atomic>
@@ -19,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "enumerator.h"
+#include "spill.h"
 
 namespace taso::gen {
 
@@ -35,12 +37,16 @@ class GraphStore {
  public:
   // Makes its spill folder under options.dir (only once something spills).
   static absl::StatusOr<std::unique_ptr<GraphStore>> Create(const GraphStoreOptions& options);
-  ~GraphStore();  // removes its spill files
+  ~GraphStore();  // its spill folder goes with it
 
   // Records a graph; `thread` must be used by one thread at a time. After an error (the
   // disk budget passed, a write failed) it records nothing more; see status().
   void Add(int thread, uint64_t fingerprint, const GraphCode& code);
   absl::Status status() const;
+
+  // After the last Add: if anything went to disk, every buffer follows it, so that memory
+  // holds no graph the read-back does not need.
+  absl::Status Finish();
 
   // Calls `run` on every run of at least `min_run` graphs sharing a fingerprint, in
   // fingerprint then code order; `threads` shards are read and sorted at once.
@@ -58,14 +64,13 @@ class GraphStore {
   struct Writer;  // one thread's buffers
   explicit GraphStore(const GraphStoreOptions& options);
   absl::Status Spill(Writer& w);
-  std::string FileOf(int thread, int shard) const;
+  std::string FileOf(const std::string& dir, int thread, int shard) const;
   absl::StatusOr<std::vector<Fingerprinted>> ReadShard(int shard) const;
 
   GraphStoreOptions options_;
   size_t record_bytes_;
   int shift_;  // fingerprint >> shift_ is the shard
-  absl::Mutex dir_mu_;
-  std::string dir_;  // the spill folder, empty until the first spill
+  mutable SpillFolder folder_;  // Path() makes it on first use
   std::atomic<uint64_t> spilled_{0};  // bytes written to disk, all threads
   std::vector<std::unique_ptr<Writer>> writers_;
 };

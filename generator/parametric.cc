@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "form_store.h"
 
 namespace taso::gen {
 namespace {
@@ -148,19 +149,25 @@ Member MemberOf(const OpSet& set, const Erasure& erasure, const PRule& rule, siz
   return m;
 }
 
-// The rules grouped by skeleton: the canonical form with parameters erased.
+// The key of a rule's group (its skeleton: the canonical form with parameters erased, or
+// the rule itself where it splits), and the operator order that canonical form writes.
+std::string SkeletonKey(const OpSet& set, const Erasure& erasure, const PRule& rule, CanonicalOrder* order) {
+  const bool splits = HasSplit(set, rule);
+  PRule skeleton = rule;
+  for (PGraph* g : {&skeleton.a, &skeleton.b})
+    for (auto& op : g->ops)
+      if (!splits) op.variant = erasure.erased[op.variant];
+  return (splits ? "concrete:" : "erased:") + Canonical(skeleton, order);
+}
+
+// The rules grouped by skeleton.
 std::map<std::string, std::vector<Member>> GroupBySkeleton(const OpSet& set, const Erasure& erasure,
                                                            const std::vector<PRule>& found) {
   std::map<std::string, std::vector<Member>> groups;
   for (size_t i = 0; i < found.size(); ++i) {
-    const bool splits = HasSplit(set, found[i]);
-    PRule skeleton = found[i];
-    for (PGraph* g : {&skeleton.a, &skeleton.b})
-      for (auto& op : g->ops)
-        if (!splits) op.variant = erasure.erased[op.variant];
     CanonicalOrder order;
-    const std::string key = (splits ? "concrete:" : "erased:") + Canonical(skeleton, &order);
-    groups[key].push_back(splits ? Member{i, {}, {}} : MemberOf(set, erasure, found[i], i, order));
+    const std::string key = SkeletonKey(set, erasure, found[i], &order);
+    groups[key].push_back(HasSplit(set, found[i]) ? Member{i, {}, {}} : MemberOf(set, erasure, found[i], i, order));
   }
   return groups;
 }
@@ -181,37 +188,61 @@ RuleVar ClassVariable(const OpSet& set, const std::vector<PRule>& found, const s
   return var;
 }
 
-// Binds the family's variables in its first member's rule.
-void BindFamily(const OpSet& set, const std::vector<PRule>& found, const std::vector<Member>& group, const Family& fam,
-                Rule& r) {
+// The family's variables, to be bound in its first member's rule.
+FamilyVars VarsOf(const OpSet& set, const std::vector<PRule>& found, const std::vector<Member>& group,
+                  const Family& fam) {
+  FamilyVars out;
+  for (size_t m : fam.members) out.members.push_back(group[m].rule);
   const Member& first = group[fam.members[0]];
   for (size_t c = 0; c < fam.classes.size(); ++c) {
     RuleVar var = ClassVariable(set, found, group, fam, fam.classes[c], absl::StrCat("p", c));
     for (size_t f : fam.classes[c]) {
       const Field& field = first.fields[f];
-      RuleGraph& side = field.side == 0 ? r.source : r.target;
-      side.ops[field.op].bound[field.param] = var.name;
+      out.bound.push_back({field.side, field.op, field.param, var.name});
     }
-    r.vars.push_back(std::move(var));
+    out.vars.push_back(std::move(var));
   }
+  return out;
 }
 
 }  // namespace
 
-std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& found, std::vector<Rule> rules) {
-  const Erasure erasure = Erase(set);
-  // Each family becomes its first member with variables bound; the others are dropped.
-  std::vector<bool> keep(rules.size(), true);
-  for (auto& [key, group] : GroupBySkeleton(set, erasure, found)) {
+struct ParameterFamilies::Erasure : gen::Erasure {};
+
+ParameterFamilies::ParameterFamilies(const OpSet& set) : set_(set), erasure_(new Erasure{Erase(set)}) {}
+ParameterFamilies::~ParameterFamilies() = default;
+
+uint64_t ParameterFamilies::GroupHash(const PRule& rule) const {
+  return KeyOf(SkeletonKey(set_, *erasure_, rule, nullptr)).lo;
+}
+
+std::vector<FamilyVars> ParameterFamilies::Families(const std::vector<PRule>& found) const {
+  std::vector<FamilyVars> out;
+  for (auto& [key, group] : GroupBySkeleton(set_, *erasure_, found)) {
     std::vector<size_t> all(group.size());
     for (size_t m = 0; m < group.size(); ++m) all[m] = m;
     std::vector<Family> families;
     Partition(group, all, &families);
-    for (const Family& fam : families) {
-      if (fam.members.size() < 2) continue;
-      BindFamily(set, found, group, fam, rules[group[fam.members[0]].rule]);
-      for (size_t k = 1; k < fam.members.size(); ++k) keep[group[fam.members[k]].rule] = false;
-    }
+    for (const Family& fam : families)
+      if (fam.members.size() >= 2) out.push_back(VarsOf(set_, found, group, fam));
+  }
+  return out;
+}
+
+void ParameterFamilies::Bind(const FamilyVars& family, Rule& r) {
+  for (const FamilyVars::Bound& b : family.bound) {
+    RuleGraph& side = b.side == 0 ? r.source : r.target;
+    side.ops[b.op].bound[b.param] = b.var;
+  }
+  for (const RuleVar& v : family.vars) r.vars.push_back(v);
+}
+
+std::vector<Rule> MergeParameters(const OpSet& set, const std::vector<PRule>& found, std::vector<Rule> rules) {
+  // Each family becomes its first member with variables bound; the others are dropped.
+  std::vector<bool> keep(rules.size(), true);
+  for (const FamilyVars& fam : ParameterFamilies(set).Families(found)) {
+    ParameterFamilies::Bind(fam, rules[fam.members[0]]);
+    for (size_t k = 1; k < fam.members.size(); ++k) keep[fam.members[k]] = false;
   }
   std::vector<Rule> out;
   for (size_t i = 0; i < rules.size(); ++i)

@@ -1,14 +1,18 @@
 #include "rule_finder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "canonical.h"
 #include "float_check.h"
+#include "form_store.h"
 #include "parametric.h"
 #include "replay.h"
 #include "taso/parallel.h"
@@ -147,14 +151,6 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
 
 // ---------------------------------------------------------------- pruning
 
-// One candidate per canonical form. There are millions at K=4: the rule as plain data
-// is rebuilt from the candidate where needed rather than kept.
-struct Form {
-  std::string key;
-  Candidate candidate;               // the first with this form
-  std::vector<size_t> more_general;  // forms that are this one with two inputs merged
-};
-
 PRule RuleOf(const OpSet& set, const std::vector<std::string>& input_sigs, const Candidate& c) {
   PRule r;
   r.input_sigs = input_sigs;
@@ -171,7 +167,7 @@ Check CheckOf(const Candidate& c) {
 
 // A more general rule a form's validity would make it redundant, and how to check it.
 struct Generalization {
-  std::string key;
+  FormKey key;
   Check check;
 };
 
@@ -202,7 +198,7 @@ std::vector<Generalization> FreshInputGeneralizations(const Enumerator& e, const
       Check check = CheckOf(c);
       check.fresh_a = static_cast<int>(oa);
       check.fresh_b = static_cast<int>(ob);
-      out.push_back({Canonical(g), std::move(check)});
+      out.push_back({KeyOf(Canonical(g)), std::move(check)});
     }
   return out;
 }
@@ -255,7 +251,7 @@ std::vector<Generalization> PeeledOutputGeneralizations(const Enumerator& e, con
       }
       if (!OutputsAreSinks(g.a, n) || !OutputsAreSinks(g.b, n)) continue;
       // Ids in the candidate's graphs: the ones before removal.
-      out.push_back({Canonical(g), Check{c.a, c.b, pairs}});
+      out.push_back({KeyOf(Canonical(g)), Check{c.a, c.b, pairs}});
     }
   return out;
 }
@@ -268,35 +264,78 @@ std::vector<Generalization> CommonSubgraphGeneralizations(const Enumerator& e, c
   return out;
 }
 
-// Float-check results by canonical form. Each form is checked through one fixed check,
-// so results do not depend on which thread asks first.
+// Float-check results. A form is checked through its own candidate; a generalization that
+// is no form through the first check proposed for it (forms propose theirs in form order),
+// so results depend neither on the threads nor on the order of the questions.
 class Validity {
  public:
-  Validity(const OpSet& set, int threads) : checker_(set, threads) {}
-  // `thread`: the caller's ParallelForThreads number.
-  bool Holds(const std::string& key, const Check& check, int thread) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = known_.find(key);
-      if (it != known_.end()) return it->second;
-    }
-    const bool holds = checker_.Holds(check, thread);
-    std::lock_guard<std::mutex> lock(mu_);
-    known_[key] = holds;
-    return holds;
+  Validity(const OpSet& set, int threads, size_t forms)
+      : checker_(set, threads), forms_(new std::atomic<uint8_t>[forms]) {
+    for (size_t f = 0; f < forms; ++f) forms_[f].store(kUnknown, std::memory_order_relaxed);
   }
 
+  bool FormHolds(size_t f, const Candidate& c, int thread) {
+    const uint8_t known = forms_[f].load(std::memory_order_relaxed);
+    if (known != kUnknown) return known == kHolds;
+    const bool holds = checker_.Holds(CheckOf(c), thread);
+    forms_[f].store(holds ? kHolds : kFails, std::memory_order_relaxed);
+    ++checks_;
+    return holds;
+  }
+  bool FormKnown(size_t f) const { return forms_[f].load(std::memory_order_relaxed) != kUnknown; }
+
+  // Keeps the first check proposed for a generalization that is no form.
+  void Propose(const FormKey& key, const Check& check) {
+    std::lock_guard<std::mutex> lock(mu_);
+    others_.try_emplace(key, Other{kUnknown, check});
+  }
+  // A proposed generalization's.
+  bool Holds(const FormKey& key, int thread) {
+    Check check;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const Other& o = others_.at(key);
+      if (o.state != kUnknown) return o.state == kHolds;
+      check = o.check;
+    }
+    const bool holds = checker_.Holds(check, thread);
+    ++checks_;
+    std::lock_guard<std::mutex> lock(mu_);
+    Other& o = others_.at(key);
+    o.state = holds ? kHolds : kFails;
+    o.check = Check{};  // its answer is all that is needed now
+    return holds;
+  }
+  size_t checks() const { return checks_.load(); }
+  size_t proposals() const { return others_.size(); }
+
  private:
+  static constexpr uint8_t kUnknown = 0, kHolds = 1, kFails = 2;
+  struct Other {
+    uint8_t state;
+    Check check;
+  };
   FloatChecker checker_;
+  std::unique_ptr<std::atomic<uint8_t>[]> forms_;  // per form
   std::mutex mu_;
-  absl::flat_hash_map<std::string, bool> known_;
+  absl::flat_hash_map<FormKey, Other> others_;
+  std::atomic<size_t> checks_{0};
 };
 
 // The candidates' canonical forms and the pruning stages over them, in the order they
-// run; each stage marks the forms it prunes as no longer alive.
+// run; each stage marks the forms it prunes as no longer alive. Forms are read a chunk at
+// a time in form order (they may be on disk), and only compact per-form state (a key in
+// the index, a byte alive, a byte of float-check result) is held for all of them.
 class RuleFinder {
  public:
-  RuleFinder(const Enumerator& e, int threads) : e_(e), set_(e.op_set()), threads_(threads), validity_(set_, threads) {
+  RuleFinder(const Enumerator& e, const FinderOptions& options)
+      : e_(e),
+        set_(e.op_set()),
+        threads_(std::max(1, options.threads)),
+        options_(options),
+        folder_(options.spill_dir),
+        forms_(&folder_, options.memory_bytes),
+        families_(set_) {
     for (const GenInput& in : set_.inputs) input_sigs_.push_back(Signature(in.shape, in.activation));
   }
 
@@ -309,98 +348,249 @@ class RuleFinder {
     constexpr size_t kSlice = 1 << 18;  // graphs
     size_t candidates = 0;
     std::vector<Fingerprinted> slice;
+    absl::Status collected = absl::OkStatus();
     RETURN_IF_ERROR(runs([&](absl::Span<const Fingerprinted> run) {
       if (slice.size() >= kSlice) {
-        candidates += CollectSlice(slice);
+        if (collected.ok()) collected = CollectSlice(slice, &candidates);
         slice.clear();
       }
       slice.insert(slice.end(), run.begin(), run.end());
     }));
-    if (!slice.empty()) candidates += CollectSlice(slice);
+    if (!slice.empty() && collected.ok()) collected = CollectSlice(slice, &candidates);
+    RETURN_IF_ERROR(collected);
     alive_.assign(forms_.size(), 1);
+    validity_ = std::make_unique<Validity>(set_, threads_, forms_.size());
     return candidates;
   }
   size_t num_forms() const { return forms_.size(); }
+  uint64_t forms_disk_bytes() const { return forms_.disk_bytes(); }
+  size_t float_checks() const { return validity_ ? validity_->checks() : 0; }
 
-  // Input renaming: a form that is another with two inputs merged is less general.
+  // Input renaming: a form that another becomes with two inputs merged is less general,
+  // pruned if one of those others holds (tried in form order, up to the first that does).
   // Returns how many forms are left.
-  size_t PruneMergedInputs() {
-    LinkMoreGeneral();
-    ParallelForThreads(forms_.size(), threads_, [&](int thread, size_t f) {
-      for (size_t g : forms_[f].more_general)
-        if (FormHolds(g, thread)) {
-          alive_[f] = 0;
+  absl::StatusOr<size_t> PruneMergedInputs() {
+    // (merged form, the more general form) for every pair, 8 bytes each: in all a few
+    // times fewer bytes than the forms' records.
+    std::vector<std::pair<uint32_t, uint32_t>> edges;
+    RETURN_IF_ERROR(ForEachChunk("input renaming", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
+      std::vector<std::vector<uint32_t>> merged(chunk.size());
+      ParallelFor(chunk.size(), threads_, [&](size_t i) { merged[i] = MergedForms(lo + i, Unpack(chunk[i])); });
+      for (size_t i = 0; i < chunk.size(); ++i)
+        for (uint32_t m : merged[i]) edges.push_back({m, static_cast<uint32_t>(lo + i)});
+      return absl::OkStatus();
+    }));
+    std::sort(edges.begin(), edges.end());
+    std::vector<size_t> starts;  // of each merged form's edges
+    for (size_t i = 0; i < edges.size(); ++i)
+      if (i == 0 || edges[i].first != edges[i - 1].first) starts.push_back(i);
+    starts.push_back(edges.size());
+    absl::Mutex mu;
+    absl::Status status = absl::OkStatus();
+    ParallelForThreads(starts.size() - 1, threads_, [&](int thread, size_t k) {
+      for (size_t i = starts[k]; i < starts[k + 1]; ++i) {
+        absl::StatusOr<bool> holds = FormHolds(edges[i].second, thread);
+        if (!holds.ok()) {
+          absl::MutexLock lock(&mu);
+          status.Update(holds.status());
+          return;
+        }
+        if (*holds) {
+          alive_[edges[i].first] = 0;
           break;
         }
+      }
     });
+    RETURN_IF_ERROR(status);
     return CountAlive();
   }
 
-  // Common subgraphs, a chunk of forms at a time (all forms' generalizations at once take
-  // gigabytes at K=4). Every generalization is checked through its own form if it is one,
-  // else through the first form that proposes it: chunks go in form order, so which form
-  // that is depends neither on the chunks nor on the threads.
-  size_t PruneCommonSubgraphs() {
-    absl::flat_hash_map<std::string, Check> first_proposal;
-    constexpr size_t kChunk = 1 << 16;
-    for (size_t lo = 0; lo < forms_.size(); lo += kChunk)
-      PruneCommonSubgraphChunk(lo, std::min(forms_.size(), lo + kChunk), first_proposal);
+  // Common subgraphs, a chunk of forms at a time. Every generalization is checked through
+  // its own form if it is one, else through the first form that proposes it: chunks go
+  // in form order, so which form that is depends neither on the chunks nor on the threads.
+  absl::StatusOr<size_t> PruneCommonSubgraphs() {
+    RETURN_IF_ERROR(ForEachChunk("common subgraphs", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
+      std::vector<std::vector<Generalization>> general(chunk.size());
+      std::vector<std::vector<int64_t>> own(chunk.size());  // the form each is, or -1
+      ParallelFor(chunk.size(), threads_, [&](size_t i) {
+        if (!alive_[lo + i]) return;
+        const Candidate c = Unpack(chunk[i]);
+        general[i] = CommonSubgraphGeneralizations(e_, RuleOf(set_, input_sigs_, c), c);
+        for (const Generalization& g : general[i]) own[i].push_back(forms_.Find(g.key));
+      });
+      for (size_t i = 0; i < chunk.size(); ++i)
+        for (size_t k = 0; k < general[i].size(); ++k)
+          if (own[i][k] < 0) validity_->Propose(general[i][k].key, general[i][k].check);
+      absl::Mutex mu;
+      absl::Status status = absl::OkStatus();
+      ParallelForThreads(chunk.size(), threads_, [&](int thread, size_t i) {
+        for (size_t k = 0; k < general[i].size(); ++k) {
+          bool holds;
+          if (own[i][k] >= 0) {
+            absl::StatusOr<bool> h = FormHolds(static_cast<size_t>(own[i][k]), thread);
+            if (!h.ok()) {
+              absl::MutexLock lock(&mu);
+              status.Update(h.status());
+              return;
+            }
+            holds = *h;
+          } else {
+            holds = validity_->Holds(general[i][k].key, thread);
+          }
+          if (holds) {
+            alive_[lo + i] = 0;
+            break;
+          }
+        }
+      });
+      return status;
+    }));
     return CountAlive();
   }
 
   // Those left must hold on floats.
-  size_t PruneFailingFloatChecks() {
-    ParallelForThreads(forms_.size(), threads_, [&](int thread, size_t f) {
-      if (alive_[f] && !FormHolds(f, thread)) alive_[f] = 0;
-    });
+  absl::StatusOr<size_t> PruneFailingFloatChecks() {
+    RETURN_IF_ERROR(ForEachChunk("float checks", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
+      ParallelForThreads(chunk.size(), threads_, [&](int thread, size_t i) {
+        if (alive_[lo + i] && !validity_->FormHolds(lo + i, Unpack(chunk[i]), thread)) alive_[lo + i] = 0;
+      });
+      return absl::OkStatus();
+    }));
     return CountAlive();
   }
 
   // The forms left as rules, parameter families merged, named in their deterministic
-  // order (fewer operators first, then the canonical form).
-  std::vector<Rule> Rules() {
-    const std::vector<size_t> order = AliveInRuleOrder();
-    std::vector<Rule> concrete(order.size());
-    std::vector<PRule> found(order.size());
-    ParallelFor(order.size(), threads_, [&](size_t i) {
-      concrete[i] = ToRule(e_, forms_[order[i]].candidate, "");
-      found[i] = RuleOf(set_, input_sigs_, forms_[order[i]].candidate);
-    });
-    std::vector<Rule> out = MergeParameters(set_, found, std::move(concrete));
-    for (size_t i = 0; i < out.size(); ++i) {
-      char name[24];
-      std::snprintf(name, sizeof(name), "r%04zu", i);
-      out[i].name = name;
+  // order (fewer operators first, then the canonical form), to `sink` a batch at a time.
+  // Returns how many.
+  absl::StatusOr<size_t> WriteRules(const RuleBatchSink& sink) {
+    ASSIGN_OR_RETURN(std::vector<Live> live, AliveInRuleOrder());
+    // Families, a share of the groups at a time: all of their rules as plain data at once
+    // take gigabytes at K=4.
+    constexpr size_t kShare = 1 << 18;  // rules
+    const uint64_t shares = live.size() / kShare + 1;
+    std::vector<uint8_t> dropped(live.size(), 0);
+    absl::flat_hash_map<size_t, FamilyVars> first_of;  // by position in `live`
+    for (uint64_t share = 0; share < shares; ++share) {
+      std::vector<size_t> at;  // positions in `live`
+      for (size_t i = 0; i < live.size(); ++i)
+        if (live[i].group % shares == share) at.push_back(i);
+      std::vector<PRule> found(at.size());
+      absl::Status status = absl::OkStatus();
+      absl::Mutex mu;
+      ParallelFor(at.size(), threads_, [&](size_t k) {
+        absl::StatusOr<Candidate> c = CandidateOf(live[at[k]].form);
+        if (!c.ok()) {
+          absl::MutexLock lock(&mu);
+          status.Update(c.status());
+          return;
+        }
+        found[k] = RuleOf(set_, input_sigs_, *c);
+      });
+      RETURN_IF_ERROR(status);
+      for (FamilyVars& fam : families_.Families(found)) {
+        for (size_t& m : fam.members) m = at[m];
+        for (size_t k = 1; k < fam.members.size(); ++k) dropped[fam.members[k]] = 1;
+        const size_t first = fam.members[0];
+        first_of.emplace(first, std::move(fam));
+      }
     }
-    return out;
+    // The rules in order, a batch at a time.
+    constexpr size_t kBatch = 1 << 14;
+    size_t written = 0;
+    std::vector<size_t> batch;
+    auto flush = [&]() -> absl::Status {
+      std::vector<Rule> rules(batch.size());
+      absl::Status status = absl::OkStatus();
+      absl::Mutex mu;
+      ParallelFor(batch.size(), threads_, [&](size_t k) {
+        absl::StatusOr<Candidate> c = CandidateOf(live[batch[k]].form);
+        if (!c.ok()) {
+          absl::MutexLock lock(&mu);
+          status.Update(c.status());
+          return;
+        }
+        rules[k] = ToRule(e_, *c, "");
+        auto fam = first_of.find(batch[k]);
+        if (fam != first_of.end()) ParameterFamilies::Bind(fam->second, rules[k]);
+      });
+      RETURN_IF_ERROR(status);
+      for (Rule& r : rules) {
+        char name[24];
+        std::snprintf(name, sizeof(name), "r%04zu", written++);
+        r.name = name;
+      }
+      batch.clear();
+      return sink(std::move(rules));
+    };
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (dropped[i]) continue;
+      batch.push_back(i);
+      if (batch.size() == kBatch) RETURN_IF_ERROR(flush());
+    }
+    if (!batch.empty()) RETURN_IF_ERROR(flush());
+    return written;
   }
 
  private:
-  // The candidates of whole fingerprint groups, into forms; returns how many there were.
-  size_t CollectSlice(absl::Span<const Fingerprinted> slice) {
-    std::vector<Candidate> raw = PairUp(e_, slice, threads_);
-    std::vector<std::string> keys(raw.size());
-    ParallelFor(raw.size(), threads_, [&](size_t i) {
-      raw[i] = NormalizeShapeOnlyInputs(set_, raw[i]);
-      keys[i] = Canonical(RuleOf(set_, input_sigs_, raw[i]));
-    });
-    for (size_t i = 0; i < raw.size(); ++i)
-      if (form_of_.emplace(keys[i], forms_.size()).second) forms_.push_back({keys[i], std::move(raw[i]), {}});
-    return raw.size();
+  // A live form in the rules' order, and the hash of its parameter family's group.
+  struct Live {
+    uint32_t form;
+    uint64_t group;
+  };
+
+  // Calls fn(lo, forms [lo, lo + chunk size)) in form order, telling the progress.
+  template <typename Fn>
+  absl::Status ForEachChunk(const char* stage, Fn fn) {
+    constexpr size_t kChunk = 1 << 16;
+    std::vector<PackedCandidate> chunk;
+    for (size_t lo = 0; lo < forms_.size(); lo += kChunk) {
+      chunk.resize(std::min(kChunk, forms_.size() - lo));
+      RETURN_IF_ERROR(forms_.Read(lo, chunk.size(), chunk.data()));
+      RETURN_IF_ERROR(fn(lo, chunk));
+      if (options_.progress) options_.progress(stage, lo + chunk.size(), forms_.size());
+    }
+    return absl::OkStatus();
   }
 
-  // Fills each form's more_general: the forms that are it with two inputs merged.
-  void LinkMoreGeneral() {
-    std::vector<std::vector<size_t>> merged_into(forms_.size());
-    ParallelFor(forms_.size(), threads_, [&](size_t f) { merged_into[f] = MergedForms(f); });
-    for (size_t f = 0; f < forms_.size(); ++f)
-      for (size_t m : merged_into[f]) forms_[m].more_general.push_back(f);
+  absl::StatusOr<Candidate> CandidateOf(size_t f) const {
+    PackedCandidate p;
+    RETURN_IF_ERROR(forms_.Read(f, 1, &p));
+    return Unpack(p);
+  }
+
+  // A form's float check, its candidate read only where the answer is not known yet.
+  absl::StatusOr<bool> FormHolds(size_t f, int thread) {
+    if (!validity_->FormKnown(f)) {
+      ASSIGN_OR_RETURN(Candidate c, CandidateOf(f));
+      return validity_->FormHolds(f, c, thread);
+    }
+    return validity_->FormHolds(f, Candidate{}, thread);
+  }
+
+  // The candidates of whole fingerprint groups, into forms; counts them into `candidates`.
+  absl::Status CollectSlice(absl::Span<const Fingerprinted> slice, size_t* candidates) {
+    std::vector<Candidate> raw = PairUp(e_, slice, threads_);
+    std::vector<FormKey> keys(raw.size());
+    ParallelFor(raw.size(), threads_, [&](size_t i) {
+      raw[i] = NormalizeShapeOnlyInputs(set_, raw[i]);
+      keys[i] = KeyOf(Canonical(RuleOf(set_, input_sigs_, raw[i])));
+    });
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (forms_.Find(keys[i]) >= 0) continue;
+      PackedCandidate p;
+      if (!Pack(raw[i], &p))
+        return absl::InternalError(absl::StrCat("a candidate with ", raw[i].a_outputs.size(), " outputs"));
+      RETURN_IF_ERROR(forms_.Insert(keys[i], p).status());
+    }
+    *candidates += raw.size();
+    if (options_.progress) options_.progress("candidates", *candidates, forms_.size());
+    return absl::OkStatus();
   }
 
   // The other forms that form `f` becomes with two inputs of the same signature merged.
-  std::vector<size_t> MergedForms(size_t f) const {
-    std::vector<size_t> out;
-    const PRule r = RuleOf(set_, input_sigs_, forms_[f].candidate);
+  std::vector<uint32_t> MergedForms(size_t f, const Candidate& c) const {
+    std::vector<uint32_t> out;
+    const PRule r = RuleOf(set_, input_sigs_, c);
     std::vector<int> used = UsedInputs(r);
     for (size_t x = 0; x < used.size(); ++x)
       for (size_t y = x + 1; y < used.size(); ++y) {
@@ -413,80 +603,74 @@ class RuleFinder {
           for (int& o : g->outputs)
             if (o == used[y]) o = used[x];
         }
-        auto it = form_of_.find(Canonical(merged));
-        if (it != form_of_.end() && it->second != f) out.push_back(it->second);
+        const int64_t m = forms_.Find(KeyOf(Canonical(merged)));
+        if (m >= 0 && static_cast<size_t>(m) != f) out.push_back(static_cast<uint32_t>(m));
       }
     return out;
-  }
-
-  // Prunes the live forms in [lo, hi) that have a valid common-subgraph generalization.
-  void PruneCommonSubgraphChunk(size_t lo, size_t hi, absl::flat_hash_map<std::string, Check>& first_proposal) {
-    std::vector<std::vector<Generalization>> general(hi - lo);
-    ParallelFor(hi - lo, threads_, [&](size_t i) {
-      const Candidate& c = forms_[lo + i].candidate;
-      if (alive_[lo + i]) general[i] = CommonSubgraphGeneralizations(e_, RuleOf(set_, input_sigs_, c), c);
-    });
-    for (const auto& gens : general)
-      for (const Generalization& g : gens)
-        if (!form_of_.contains(g.key)) first_proposal.emplace(g.key, g.check);
-    ParallelForThreads(hi - lo, threads_, [&](int thread, size_t i) {
-      for (const Generalization& g : general[i]) {
-        auto own = form_of_.find(g.key);
-        if (own != form_of_.end() ? FormHolds(own->second, thread)
-                                  : validity_.Holds(g.key, first_proposal.at(g.key), thread)) {
-          alive_[lo + i] = 0;
-          break;
-        }
-      }
-    });
   }
 
   // The live forms, fewer operators first, then by canonical form.
-  std::vector<size_t> AliveInRuleOrder() const {
-    std::vector<std::pair<std::pair<int, std::string>, size_t>> order;
-    for (size_t f = 0; f < forms_.size(); ++f)
-      if (alive_[f]) {
-        const Candidate& c = forms_[f].candidate;
-        order.push_back({{c.a.num_ops + c.b.num_ops, forms_[f].key}, f});
-      }
-    std::sort(order.begin(), order.end());
-    std::vector<size_t> out;
-    for (const auto& o : order) out.push_back(o.second);
+  absl::StatusOr<std::vector<Live>> AliveInRuleOrder() {
+    struct Keyed {
+      int ops;
+      std::string key;
+      Live live;
+    };
+    std::vector<Keyed> keyed;
+    RETURN_IF_ERROR(ForEachChunk("rules", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
+      std::vector<Keyed> part(chunk.size());
+      ParallelFor(chunk.size(), threads_, [&](size_t i) {
+        if (!alive_[lo + i]) return;
+        const Candidate c = Unpack(chunk[i]);
+        const PRule r = RuleOf(set_, input_sigs_, c);
+        part[i] = {c.a.num_ops + c.b.num_ops, Canonical(r), {static_cast<uint32_t>(lo + i), families_.GroupHash(r)}};
+      });
+      for (size_t i = 0; i < chunk.size(); ++i)
+        if (alive_[lo + i]) keyed.push_back(std::move(part[i]));
+      return absl::OkStatus();
+    }));
+    std::sort(keyed.begin(), keyed.end(),
+              [](const Keyed& x, const Keyed& y) { return std::tie(x.ops, x.key) < std::tie(y.ops, y.key); });
+    std::vector<Live> out;
+    out.reserve(keyed.size());
+    for (const Keyed& k : keyed) out.push_back(k.live);
     return out;
   }
 
-  bool FormHolds(size_t f, int thread) { return validity_.Holds(forms_[f].key, CheckOf(forms_[f].candidate), thread); }
   size_t CountAlive() const { return static_cast<size_t>(std::count(alive_.begin(), alive_.end(), 1)); }
 
   const Enumerator& e_;
   const OpSet& set_;
   const int threads_;
+  const FinderOptions options_;
   std::vector<std::string> input_sigs_;  // per generator input
-  std::vector<Form> forms_;
-  absl::flat_hash_map<std::string, size_t> form_of_;  // canonical string -> form
-  std::vector<char> alive_;                           // per form: not pruned yet
-  Validity validity_;
+  SpillFolder folder_;
+  FormStore forms_;
+  std::vector<uint8_t> alive_;  // per form: not pruned yet
+  std::unique_ptr<Validity> validity_;
+  ParameterFamilies families_;
 };
 
 }  // namespace
 
-absl::StatusOr<std::vector<Rule>> FindRules(const Enumerator& e, const SharedRuns& runs, int threads,
-                                             PruneCounts* counts,
-                                             const std::function<void(const std::string&)>& phase) {
-  RuleFinder finder(e, threads);
+absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const FinderOptions& options, PruneCounts* counts,
+                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink) {
+  RuleFinder finder(e, options);
   ASSIGN_OR_RETURN(const size_t candidates, finder.CollectForms(runs));
   counts->candidates += candidates;
   counts->distinct = finder.num_forms();
-  phase(absl::StrCat(counts->candidates, " candidate pairs, ", counts->distinct, " distinct up to renaming"));
-  counts->after_renaming = finder.PruneMergedInputs();
-  phase(absl::StrCat(counts->after_renaming, " after input renaming"));
-  counts->after_common_subgraph = finder.PruneCommonSubgraphs();
-  phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph"));
-  counts->after_float_checks = finder.PruneFailingFloatChecks();
-  phase(absl::StrCat(counts->after_float_checks, " hold on floats"));
-  std::vector<Rule> rules = finder.Rules();
-  counts->after_parameters = rules.size();
-  return rules;
+  counts->forms_disk_bytes = finder.forms_disk_bytes();
+  phase(absl::StrCat(counts->candidates, " candidate pairs, ", counts->distinct, " distinct up to renaming (",
+                     counts->forms_disk_bytes >> 20, " MiB of them on disk)"));
+  ASSIGN_OR_RETURN(counts->after_renaming, finder.PruneMergedInputs());
+  phase(absl::StrCat(counts->after_renaming, " after input renaming (", finder.float_checks(), " float checks)"));
+  ASSIGN_OR_RETURN(counts->after_common_subgraph, finder.PruneCommonSubgraphs());
+  phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph (", finder.float_checks(),
+                     " float checks)"));
+  ASSIGN_OR_RETURN(counts->after_float_checks, finder.PruneFailingFloatChecks());
+  phase(absl::StrCat(counts->after_float_checks, " hold on floats (", finder.float_checks(), " float checks)"));
+  ASSIGN_OR_RETURN(counts->after_parameters, finder.WriteRules(sink));
+  return absl::OkStatus();
 }
 
 }  // namespace taso::gen

@@ -22,6 +22,7 @@ struct PruneCounts {
   size_t after_common_subgraph = 0;  // no common subgraph whose removal leaves a valid rule
   size_t after_float_checks = 0;     // hold on floats at several sizes
   size_t after_parameters = 0;       // families differing only in parameters merged: the rules
+  uint64_t forms_disk_bytes = 0;     // the distinct forms' records written to disk
 };
 
 // The graphs sharing a fingerprint, in fingerprint then code order (the order of
@@ -29,10 +30,21 @@ struct PruneCounts {
 using SharedRuns =
     std::function<absl::Status(const std::function<void(absl::Span<const Fingerprinted>)>& emit)>;
 
-// The rules, sorted deterministically (fewer operators first). `phase` is told when each
-// stage is done. Errors are those of `runs`.
-absl::StatusOr<std::vector<Rule>> FindRules(const Enumerator& e, const SharedRuns& runs, int threads,
-                                             PruneCounts* counts,
-                                             const std::function<void(const std::string&)>& phase);
+struct FinderOptions {
+  int threads = 2;
+  uint64_t memory_bytes = 256ull << 20;  // the forms' records in memory; past it on disk
+  std::string spill_dir;                 // where (a fresh folder in it; empty: $TMPDIR or /tmp)
+  // Told now and then how far a stage is: "candidates" (candidates so far, forms so far),
+  // else the forms done of all.
+  std::function<void(const char* stage, size_t done, size_t total)> progress;
+};
+
+// Receives the rules in their final order and named, a batch at a time.
+using RuleBatchSink = std::function<absl::Status(std::vector<Rule> batch)>;
+
+// The rules, sorted deterministically (fewer operators first), to `sink`. `phase` is told
+// when each stage is done. Errors are those of `runs`, of the spill files and of `sink`.
+absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const FinderOptions& options, PruneCounts* counts,
+                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink);
 
 }  // namespace taso::gen

@@ -6,8 +6,20 @@
 #include <cstring>
 #include <random>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "form_store.h"
 #include "generator.h"
 #include "graph_store.h"
+#include "rule_writer.h"
+#include "spill.h"
+#include "test_util.h"
 
 using namespace taso;
 
@@ -124,9 +136,137 @@ TEST_CASE("Rules from sharded graphs on disk are those of the single table") {
   REQUIRE(sharded.ok());
   CHECK(single_report.spilled_bytes == 0);
   CHECK(sharded_report.spilled_bytes > 0);
+  // The distinct forms too: all in memory for the single table, nearly all on disk here.
+  CHECK(single_report.counts.forms_disk_bytes == 0);
+  CHECK(sharded_report.counts.forms_disk_bytes > 0);
+  CHECK(sharded_report.counts.distinct == single_report.counts.distinct);
   CHECK(sharded_report.graphs == single_report.graphs);
   CHECK(sharded_report.groups == single_report.groups);
   CHECK(sharded_report.counts.candidates == single_report.counts.candidates);
   CHECK(single->rules.size() > 10);
   CHECK(RuleSetText(*sharded) == RuleSetText(*single));
+}
+
+namespace {
+
+std::string FileBytes(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("A rule set written a batch at a time is the file of the whole set") {
+  gen::GenerateOptions options;
+  options.max_ops = 2;
+  options.ops = {"MatMul", "Concat", "Split", "Transpose", "Relu", "Conv2D"};
+  gen::GenerateReport report;
+  auto whole = gen::Generate(options, &report);
+  REQUIRE(whole.ok());
+  REQUIRE(whole->rules.size() > 20);
+  whole->command = "taso-gen -k 2 (test)";
+  const auto dir = testing::TempDir("rule_writer");
+  REQUIRE(WriteRuleSet(*whole, (dir / "whole.pb").string()).ok());
+  for (bool text : {false, true})
+    for (size_t batch : {size_t{1}, size_t{7}, whole->rules.size()}) {
+      INFO("text " << text << ", batches of " << batch);
+      const auto path = dir / (text ? "streamed.txt" : "streamed.pb");
+      gen::RuleFileWriter writer(path.string(), text, whole->command);
+      RuleSet header = *whole;
+      header.rules.clear();
+      header.command = "replaced by the writer's";
+      REQUIRE(writer.Begin(header).ok());
+      for (size_t i = 0; i < whole->rules.size(); i += batch) {
+        const size_t end = std::min(whole->rules.size(), i + batch);
+        REQUIRE(writer.Add(std::vector<Rule>(whole->rules.begin() + i, whole->rules.begin() + end)).ok());
+      }
+      REQUIRE(writer.End().ok());
+      CHECK(writer.rules() == whole->rules.size());
+      CHECK(FileBytes(path) == (text ? RuleSetText(*whole) : FileBytes(dir / "whole.pb")));
+      CHECK_FALSE(std::filesystem::exists(path.string() + ".tmp"));
+    }
+}
+
+TEST_CASE("Form records read back as they were written, from memory or disk") {
+  gen::SpillFolder folder("");
+  gen::FormStore forms(&folder, 10 * sizeof(gen::PackedCandidate));  // 10 in memory
+  std::mt19937_64 rng(5);
+  std::vector<gen::PackedCandidate> written;
+  for (int i = 0; i < 95; ++i) {
+    gen::Candidate c;
+    c.a = SomeCode(rng, 4);
+    c.b = SomeCode(rng, 4);
+    for (int k = 0; k <= i % 3; ++k) {
+      c.a_outputs.push_back(static_cast<int>(rng() % 20));
+      c.b_outputs.push_back(static_cast<int>(rng() % 20));
+    }
+    c.a_op_outputs[1] = 2;
+    gen::PackedCandidate p;
+    REQUIRE(gen::Pack(c, &p));
+    const gen::Candidate back = gen::Unpack(p);
+    CHECK(back.a_outputs == c.a_outputs);
+    CHECK(back.b_outputs == c.b_outputs);
+    CHECK(back.a_op_outputs == c.a_op_outputs);
+    const auto fresh = forms.Insert(gen::KeyOf(std::to_string(i % 80)), p);
+    REQUIRE(fresh.ok());
+    CHECK(*fresh == (i < 80));  // the same key again is no new form
+    if (i < 80) written.push_back(p);
+  }
+  CHECK(forms.size() == 80);
+  CHECK(forms.disk_bytes() > 0);
+  CHECK(forms.Find(gen::KeyOf("17")) == 17);
+  CHECK(forms.Find(gen::KeyOf("no such form")) == -1);
+  std::vector<gen::PackedCandidate> read(80);
+  REQUIRE(forms.Read(0, 80, read.data()).ok());
+  for (size_t i = 0; i < 80; ++i) CHECK(std::memcmp(&read[i], &written[i], sizeof(gen::PackedCandidate)) == 0);
+  gen::PackedCandidate one;
+  REQUIRE(forms.Read(78, 1, &one).ok());
+  CHECK(std::memcmp(&one, &written[78], sizeof(one)) == 0);
+  // Keys are fixed functions of the string, and tell strings apart.
+  CHECK(gen::KeyOf("abc") == gen::KeyOf(std::string("abc")));
+  CHECK_FALSE(gen::KeyOf("abc") == gen::KeyOf("abd"));
+}
+
+TEST_CASE("Spill folders go when the run is interrupted, and stale ones at the next run") {
+  const auto parent = testing::TempDir("spill_folders");
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // makes a folder with a file in it, then is stopped by SIGTERM
+    gen::InstallSpillCleanup();
+    gen::SpillFolder folder(parent.string());
+    auto path = folder.Path();
+    std::ofstream(*path + "/data.bin") << "graphs";
+    const std::string line = *path + "\n";
+    if (write(fds[1], line.data(), line.size()) < 0) _exit(2);
+    raise(SIGTERM);
+    _exit(1);  // not reached
+  }
+  close(fds[1]);
+  std::string made;
+  char c;
+  while (read(fds[0], &c, 1) == 1 && c != '\n') made.push_back(c);
+  close(fds[0]);
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  REQUIRE_FALSE(made.empty());
+  CHECK_FALSE(std::filesystem::exists(made));
+  // A folder whose owner has ended (as if killed outright) is removed by the next run.
+  const auto stale = parent / "taso-gen-stale1";
+  std::filesystem::create_directories(stale);
+  pid_t ended = fork();
+  if (ended == 0) _exit(0);
+  waitpid(ended, &status, 0);
+  std::ofstream(stale / "owner") << ended << "\n";
+  std::ofstream(stale / "t0_s1.bin") << "graphs";
+  gen::SpillFolder live(parent.string());  // this process's: kept
+  REQUIRE(live.Path().ok());
+  const std::vector<std::string> lines = gen::RemoveStaleSpillFolders(parent.string());
+  REQUIRE(lines.size() == 1);
+  CHECK_THAT(lines[0], Catch::Contains("taso-gen-stale1"));
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(*live.Path()));
 }

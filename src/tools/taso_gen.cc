@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "generator.h"
+#include "spill.h"
 
 ABSL_FLAG(int, k, 3, "largest number of operators in a graph (1 to 4)");
 ABSL_FLAG(std::string, o, "", "output rules file");
@@ -50,24 +51,20 @@ int main(int argc, char** argv) {
     probe.close();
     std::remove((out + ".tmp").c_str());
   }
-  taso::gen::GenerateReport report;
-  auto rules = taso::gen::Generate(options, &report);
-  if (!rules.ok()) return taso::cli::Fail(kTool, rules.status());
+  // The spill folders: removed if this run is interrupted; those of runs killed outright
+  // before are removed now.
+  taso::gen::InstallSpillCleanup();
+  for (const std::string& line : taso::gen::RemoveStaleSpillFolders(options.spill_dir))
+    std::fprintf(stderr, "taso-gen: %s\n", line.c_str());
   std::string command = "taso-gen -k " + std::to_string(options.max_ops);
   if (!ops.empty()) command += " --ops " + ops;
   if (!options.changing.empty()) command += " --changing " + options.changing;
-  rules->command = command;
-  absl::Status s;
-  if (absl::GetFlag(FLAGS_text)) {
-    std::ofstream f(out, std::ios::trunc);
-    f << taso::RuleSetText(*rules);
-    if (!f.flush()) s = absl::PermissionDeniedError("cannot write '" + out + "'");
-  } else {
-    s = taso::WriteRuleSet(*rules, out);
-  }
-  if (!s.ok()) return taso::cli::Fail(kTool, s);
+  // The rules are written as they come: at K=4 they do not fit in memory at once.
+  taso::gen::RuleFileWriter writer(out, absl::GetFlag(FLAGS_text), command);
+  taso::gen::GenerateReport report;
+  if (absl::Status s = taso::gen::GenerateTo(options, &report, writer); !s.ok()) return taso::cli::Fail(kTool, s);
   std::printf("taso-gen: K=%d, %d operator variants over %d inputs (%s)\n%s", options.max_ops, report.variants,
-              report.inputs, absl::StrJoin(rules->operators, ",").c_str(), report.Table().c_str());
-  std::printf("wrote %zu rules to %s\n", rules->rules.size(), out.c_str());
+              report.inputs, absl::StrJoin(report.operators, ",").c_str(), report.Table().c_str());
+  std::printf("wrote %zu rules to %s\n", writer.rules(), out.c_str());
   return 0;
 }
