@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "enumerator.h"
 
 namespace taso::gen {
@@ -14,7 +15,7 @@ namespace taso::gen {
 struct PGraph {
   struct Op {
     int variant;
-    std::vector<int> in;
+    absl::InlinedVector<int, 3> in;  // no allocation: tens of millions are made
     int outputs;
   };
   std::vector<Op> ops;

@@ -313,8 +313,11 @@ class Walker {
       out.t.shape = shapes_[s];
     }
     if (const auto* hit = results_.Find(rkey)) {
+      // The last operator a graph can take: no kernel reads its outputs, only their hashes
+      // are needed.
+      const bool last = static_cast<int>(ops_.size()) + 1 == e_.max_ops();
       for (size_t o = 0; o < out_shapes.size(); ++o) {
-        slots_[first_out + o].t.data = hit->outputs[o].data;
+        if (!last) slots_[first_out + o].t.data = hit->outputs[o]->data;
         slots_[first_out + o].hash = hit->hashes[o];
       }
       return true;
@@ -327,7 +330,7 @@ class Walker {
     for (size_t o = first_out; o < slots_.size(); ++o) {
       Slot& out = slots_[o];
       out.hash = TensorHash(out.t);
-      entry.outputs.push_back(out.t);
+      entry.outputs.push_back(std::make_shared<const Tensor<uint32_t>>(out.t));
       entry.hashes.push_back(out.hash);
     }
     results_.Add(rkey, std::move(entry));
@@ -399,7 +402,7 @@ class Walker {
   // needs. Fingerprint: inputs read for the first time stop being outputs; the new ones
   // start.
   void Push(const GenOp& op, const GeneratorVariant& spec, int first_out, size_t sym_mark) {
-    Frame frame{sym_mark, fingerprint_, weight_outputs_, {}};
+    Frame frame{sym_mark, fingerprint_, weight_outputs_, {}, 0};
     for (int i = 0; i < spec.arity; ++i) {
       Slot& in = slots_[op.in[i]];
       if (in.producer >= 0 && in.uses == 0) {
@@ -407,7 +410,7 @@ class Walker {
         weight_outputs_ -= !in.activation;
       }
       ++in.uses;
-      frame.used.push_back(op.in[i]);
+      frame.used[frame.num_used++] = op.in[i];
     }
     for (size_t o = first_out; o < slots_.size(); ++o) {
       fingerprint_ += OutputTerm(slots_[o].hash);
@@ -419,7 +422,7 @@ class Walker {
 
   void Undo() {
     Frame& f = frames_.back();
-    for (int s : f.used) --slots_[s].uses;
+    for (int k = 0; k < f.num_used; ++k) --slots_[f.used[k]].uses;
     fingerprint_ = f.fingerprint;
     weight_outputs_ = f.weight_outputs;
     sym_.resize(f.sym_mark);
@@ -533,7 +536,8 @@ class Walker {
     size_t sym_mark;
     uint64_t fingerprint;
     int weight_outputs;
-    std::vector<int> used;
+    std::array<int, 3> used{};  // the slots the operator reads
+    int num_used = 0;
   };
 
   const Enumerator& e_;

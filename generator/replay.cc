@@ -58,7 +58,7 @@ void KernelMemo<S>::Add(const Key& key, Entry entry) {
     entries_.clear();
     bytes_ = 0;
   }
-  for (const Tensor<S>& t : entry.outputs) bytes_ += t.data.size() * sizeof(S) + 128;
+  for (const auto& t : entry.outputs) bytes_ += t->data.size() * sizeof(S) + 128;
   entries_.emplace(key, std::move(entry));
 }
 
@@ -102,13 +102,15 @@ class Replayer {
   };
 
   void AddInputDims() {
+    r_.nodes.reserve(4 * (inputs_.size() + 2 * code_.num_ops));
+    r_.dims.reserve(inputs_.size() + 2 * code_.num_ops);
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      std::vector<int> d;
+      std::array<int, 4> d{-1, -1, -1, -1};
       for (int k = 0; k < inputs_[i].rank(); ++k) {
         r_.nodes.push_back({-1, -1, static_cast<int>(i), k});
-        d.push_back(static_cast<int>(r_.nodes.size()) - 1);
+        d[k] = static_cast<int>(r_.nodes.size()) - 1;
       }
-      r_.dims.push_back(std::move(d));
+      r_.dims.push_back(d);
     }
   }
 
@@ -142,13 +144,15 @@ class Replayer {
     }
     DimSources inferred;
     if (known) {
-      for (const Tensor<S>& t : known->outputs) r_.produced.push_back(t);
+      r_.produced.insert(r_.produced.end(), known->outputs.begin(), known->outputs.end());
       hash_.insert(hash_.end(), known->hashes.begin(), known->hashes.end());
     } else {
       const Params& params = var.spec.split_at_concat ? cut.params : var.spec.params;
       RETURN_IF_ERROR(Compute(var, op, params, infos, fresh, &inferred));
       if (memo_) Remember(first, inferred, fresh ? nullptr : &key);
     }
+    for (int t = first; t < r_.num_tensors(); ++t)
+      if (r_.tensor(t).rank() > 4) return absl::InvalidArgumentError("an output of rank above 4");
     AddOutputDims(op, first, known ? known->sources : inferred, fresh, cut.concat_node);
     return absl::OkStatus();
   }
@@ -172,14 +176,15 @@ class Replayer {
                        bool fresh, DimSources* sources) {
     ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->semantics().InferTypes(params, infos));
     *sources = var.op->rule_form().DimensionSources(params, infos, types);
-    const size_t first = r_.produced.size();
-    for (const OutputType& t : types) r_.produced.emplace_back(t.shape);
+    std::vector<std::shared_ptr<Tensor<S>>> outs;
+    for (const OutputType& t : types) outs.push_back(std::make_shared<Tensor<S>>(t.shape));
     KernelArgs<S> args;
     for (int i = 0; i < var.spec.arity; ++i) {
       args.in.push_back(&r_.tensor(op.in[i]));
       args.constant.push_back(nullptr);
     }
-    for (size_t k = 0; k < types.size(); ++k) args.out.push_back(&r_.produced[first + k]);
+    for (auto& t : outs) args.out.push_back(t.get());
+    r_.produced.insert(r_.produced.end(), outs.begin(), outs.end());
     if (!fresh) return RunKernel<S>(*var.op, params, args);
     for (size_t k = 0; k < types.size(); ++k) replaced_->fill(static_cast<int>(k), *args.out[k]);
     return absl::OkStatus();
@@ -190,7 +195,7 @@ class Replayer {
   void Remember(int first, const DimSources& sources, const MemoKey* key) {
     MemoEntry entry;
     for (int t = first; t < r_.num_tensors(); ++t) {
-      entry.outputs.push_back(r_.tensor(t));
+      entry.outputs.push_back(r_.produced[t - inputs_.size()]);
       entry.hashes.push_back(ContentHash(r_.tensor(t)));
       hash_.push_back(entry.hashes.back());
     }
@@ -203,10 +208,10 @@ class Replayer {
   void AddOutputDims(const GenOp& op, int first, const DimSources& sources, bool fresh, int concat_node) {
     const int num_outputs = r_.num_tensors() - first;
     for (int k = 0; k < num_outputs; ++k) {
-      std::vector<int> d;
+      std::array<int, 4> d{-1, -1, -1, -1};
       for (int j = 0; j < r_.tensor(first + k).rank(); ++j)
-        d.push_back(DimNodeOf(op, fresh ? DimSource{} : sources[k][j], first, k, j, concat_node));
-      r_.dims.push_back(std::move(d));
+        d[j] = DimNodeOf(op, fresh ? DimSource{} : sources[k][j], first, k, j, concat_node);
+      r_.dims.push_back(d);
     }
   }
 

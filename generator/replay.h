@@ -3,7 +3,9 @@
 // the symbolic sizes of rules can be read off.
 #pragma once
 
+#include <array>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -24,13 +26,15 @@ struct Replayed {
   // Tensor ids: the inputs, then every operator's outputs. The inputs are the caller's
   // (replays are many; copying them was most of their cost).
   const std::vector<Tensor<S>>* inputs = nullptr;
-  std::vector<Tensor<S>> produced;  // every operator's outputs, in order
+  // Every operator's outputs, in order; shared with the kernel memo, which gives the
+  // same outputs to every replay that computes them (copies were most of a replay's cost).
+  std::vector<std::shared_ptr<const Tensor<S>>> produced;
   const Tensor<S>& tensor(int id) const {
     const int n = static_cast<int>(inputs->size());
-    return id < n ? (*inputs)[id] : produced[id - n];
+    return id < n ? (*inputs)[id] : *produced[id - n];
   }
   int num_tensors() const { return static_cast<int>(inputs->size() + produced.size()); }
-  std::vector<std::vector<int>> dims;  // per tensor, per dimension: a DimNode index
+  std::vector<std::array<int, 4>> dims;  // per tensor, per dimension (rank 4 at most): a DimNode index
   std::vector<DimNode> nodes;
   std::vector<int> outputs;                  // the graph's outputs: tensors no operator reads
   std::vector<std::array<int64_t, 2>> cuts;  // per operator: split sizes (0 where none)
@@ -64,7 +68,7 @@ class KernelMemo {
     }
   };
   struct Entry {
-    std::vector<Tensor<S>> outputs;
+    std::vector<std::shared_ptr<const Tensor<S>>> outputs;
     std::vector<uint64_t> hashes;  // of each output, by the hash its user keys inputs with
                                    // (Replay: ContentHash; the enumeration: TensorHash)
     DimSources sources;
