@@ -56,7 +56,9 @@ std::vector<Decoded> DecodeRange(const Enumerator& e, absl::Span<const Fingerpri
     auto rep = Replay<uint32_t>(e.op_set(), f.graph, e.inputs(), nullptr, &memo);
     if (!rep.ok()) continue;
     Decoded d{f.graph, rep->outputs, {}, {}};
-    for (int o : rep->outputs) d.hashes.push_back(TensorHash(rep->tensor(o)));
+    // Outputs are matched by equal contents: the memo's hashes tell them as well as
+    // TensorHash and are computed already.
+    for (int o : rep->outputs) d.hashes.push_back(rep->hashes.empty() ? TensorHash(rep->tensor(o)) : rep->hashes[o]);
     for (int o = 0; o < d.code.num_ops; ++o) {
       const int end = o + 1 < d.code.num_ops ? rep->first_output[o + 1] : rep->num_tensors();
       d.op_outputs[o] = static_cast<uint8_t>(end - rep->first_output[o]);
@@ -87,16 +89,21 @@ void SortCandidates(std::vector<Candidate>& all) {
 
 }  // namespace
 
-std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads) {
+Pairer::Pairer(const Enumerator& e, int threads) : e_(e), threads_(std::max(1, threads)) {
+  for (int t = 0; t < threads_; ++t) memos_.push_back(std::make_unique<KernelMemo<uint32_t>>(e.inputs(), kMemoBytes));
+}
+
+Pairer::~Pairer() = default;
+
+std::vector<Candidate> Pairer::PairUp(absl::Span<const Fingerprinted> groups) {
   const std::vector<std::pair<size_t, size_t>> ranges = SharedRanges(groups);
-  threads = std::max(1, threads);
+  const int threads = threads_;
   std::vector<std::vector<Candidate>> found(threads);
   std::atomic<size_t> next{0};
   auto work = [&](int t) {
-    KernelMemo<uint32_t> memo(e.inputs(), kMemoBytes);
     for (size_t r; (r = next.fetch_add(1)) < ranges.size();) {
       const auto [begin, end] = ranges[r];
-      PairGroup(DecodeRange(e, groups.subspan(begin, end - begin), memo), found[t]);
+      PairGroup(DecodeRange(e_, groups.subspan(begin, end - begin), *memos_[t]), found[t]);
     }
   };
   std::vector<std::thread> pool;

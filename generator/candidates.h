@@ -3,10 +3,12 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "absl/types/span.h"
 #include "enumerator.h"
+#include "replay.h"
 
 namespace taso::gen {
 
@@ -17,8 +19,21 @@ struct Candidate {
   std::array<uint8_t, kMaxOps> a_op_outputs{}, b_op_outputs{};  // outputs per operator
 };
 
-// The candidates in groups of graphs sharing a fingerprint (`groups` sorted by
-// fingerprint, whole groups only), in a deterministic order.
-std::vector<Candidate> PairUp(const Enumerator& e, absl::Span<const Fingerprinted> groups, int threads);
+// Pairs the graphs of groups sharing a fingerprint, on `threads` threads, each with a
+// kernel memo kept from one call to the next (making one per call, each slice of
+// groups, cost more in page faults than the pairing).
+class Pairer {
+ public:
+  Pairer(const Enumerator& e, int threads);
+  ~Pairer();
+  // The candidates in `groups` (sorted by fingerprint, whole groups only), in a
+  // deterministic order.
+  std::vector<Candidate> PairUp(absl::Span<const Fingerprinted> groups);
+
+ private:
+  const Enumerator& e_;
+  const int threads_;
+  std::vector<std::unique_ptr<KernelMemo<uint32_t>>> memos_;  // per thread
+};
 
 }  // namespace taso::gen

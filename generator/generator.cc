@@ -76,7 +76,7 @@ class StageProgress {
     if (tty_ && since_line < 0.2) return;
     last_line_ = now;
     std::string line = what;
-    if (done > 0.01 && done < 1) line += absl::StrFormat(", about %.0f s left", elapsed * (1 - done) / done);
+    if (done > 0.01 && done < 1 && elapsed > 1) line += absl::StrFormat(", about %.0f s left", elapsed * (1 - done) / done);
     std::fprintf(stderr, tty_ ? "\r  %s   " : "  %s\n", line.c_str());
   }
 
@@ -196,6 +196,8 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
   finder.threads = std::max(1, options.threads);
   finder.memory_bytes = (options.max_memory_mb << 20) / 4;
   finder.spill_dir = options.spill_dir;
+  finder.chunk = options.form_chunk;
+  finder.family_share = options.family_share;
   int shards_read = 0;
   const int shards = store->shards();
   finder.progress = [&](const char* stage, size_t done, size_t total) {
@@ -232,6 +234,7 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
       }
     return sink.Add(std::move(kept));
   };
+  progress.Update("pairing: reading the shards back", 0);  // starts the stage's clock
   RETURN_IF_ERROR(FindRules(e, runs, finder, &report->counts, phase, [&](std::vector<Rule> batch) {
     written += batch.size();
     progress.Update(absl::StrFormat("writing: %d of %d rules", written, report->counts.after_float_checks), 1);

@@ -24,6 +24,9 @@ struct GenerateOptions {
   uint64_t max_disk_mb = 64 * 1024;
   std::string spill_dir;  // empty: $TMPDIR, else /tmp
   int shards = 1024;      // a power of two; 1 is the single sorted table
+  // The rule finder's batches (rule_finder.h's FinderOptions): the rules do not depend on
+  // them; tests make them small.
+  size_t form_chunk = 1 << 16, family_share = 1 << 18;
   uint64_t seed = 1;
   bool progress = false;  // a progress line on stderr
   // Non-empty: keep only the rules whose two sides apply this operator a different number

@@ -87,6 +87,7 @@ class Replayer {
     AddInputDims();
     for (int o = 0; o < code_.num_ops; ++o) RETURN_IF_ERROR(Step(o));
     FindOutputs();
+    r_.hashes = std::move(hash_);
     return std::move(r_);
   }
 

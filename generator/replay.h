@@ -36,6 +36,7 @@ struct Replayed {
   int num_tensors() const { return static_cast<int>(inputs->size() + produced.size()); }
   std::vector<std::array<int, 4>> dims;  // per tensor, per dimension (rank 4 at most): a DimNode index
   std::vector<DimNode> nodes;
+  std::vector<uint64_t> hashes;              // per tensor, its ContentHash where a memo was used
   std::vector<int> outputs;                  // the graph's outputs: tensors no operator reads
   std::vector<std::array<int64_t, 2>> cuts;  // per operator: split sizes (0 where none)
   std::vector<int> first_output;             // per operator: the id of its first output

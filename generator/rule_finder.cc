@@ -335,7 +335,8 @@ class RuleFinder {
         options_(options),
         folder_(options.spill_dir),
         forms_(&folder_, options.memory_bytes),
-        families_(set_) {
+        families_(set_),
+        pairer_(e, threads_) {
     for (const GenInput& in : set_.inputs) input_sigs_.push_back(Signature(in.shape, in.activation));
   }
 
@@ -466,8 +467,7 @@ class RuleFinder {
     ASSIGN_OR_RETURN(std::vector<Live> live, AliveInRuleOrder());
     // Families, a share of the groups at a time: all of their rules as plain data at once
     // take gigabytes at K=4.
-    constexpr size_t kShare = 1 << 18;  // rules
-    const uint64_t shares = live.size() / kShare + 1;
+    const uint64_t shares = live.size() / std::max<size_t>(1, options_.family_share) + 1;
     std::vector<uint8_t> dropped(live.size(), 0);
     absl::flat_hash_map<size_t, FamilyVars> first_of;  // by position in `live`
     for (uint64_t share = 0; share < shares; ++share) {
@@ -541,7 +541,7 @@ class RuleFinder {
   // Calls fn(lo, forms [lo, lo + chunk size)) in form order, telling the progress.
   template <typename Fn>
   absl::Status ForEachChunk(const char* stage, Fn fn) {
-    constexpr size_t kChunk = 1 << 16;
+    const size_t kChunk = std::max<size_t>(1, options_.chunk);
     std::vector<PackedCandidate> chunk;
     for (size_t lo = 0; lo < forms_.size(); lo += kChunk) {
       chunk.resize(std::min(kChunk, forms_.size() - lo));
@@ -569,7 +569,7 @@ class RuleFinder {
 
   // The candidates of whole fingerprint groups, into forms; counts them into `candidates`.
   absl::Status CollectSlice(absl::Span<const Fingerprinted> slice, size_t* candidates) {
-    std::vector<Candidate> raw = PairUp(e_, slice, threads_);
+    std::vector<Candidate> raw = pairer_.PairUp(slice);
     std::vector<FormKey> keys(raw.size());
     ParallelFor(raw.size(), threads_, [&](size_t i) {
       raw[i] = NormalizeShapeOnlyInputs(set_, raw[i]);
@@ -649,6 +649,7 @@ class RuleFinder {
   std::vector<uint8_t> alive_;  // per form: not pruned yet
   std::unique_ptr<Validity> validity_;
   ParameterFamilies families_;
+  Pairer pairer_;
 };
 
 }  // namespace

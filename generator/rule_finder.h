@@ -34,6 +34,8 @@ struct FinderOptions {
   int threads = 2;
   uint64_t memory_bytes = 256ull << 20;  // the forms' records in memory; past it on disk
   std::string spill_dir;                 // where (a fresh folder in it; empty: $TMPDIR or /tmp)
+  size_t chunk = 1 << 16;                // forms read at once by the pruning stages
+  size_t family_share = 1 << 18;         // rules whose parameter families are found at once
   // Told now and then how far a stage is: "candidates" (candidates so far, forms so far),
   // else the forms done of all.
   std::function<void(const char* stage, size_t done, size_t total)> progress;

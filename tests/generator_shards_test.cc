@@ -131,6 +131,8 @@ TEST_CASE("Rules from sharded graphs on disk are those of the single table") {
   auto single = gen::Generate(options, &single_report);
   options.shards = 256;
   options.max_memory_mb = 1;  // nearly all of it on disk
+  options.form_chunk = 1000;  // forms read a few at a time, families found a share at a time
+  options.family_share = 300;
   auto sharded = gen::Generate(options, &sharded_report);
   REQUIRE(single.ok());
   REQUIRE(sharded.ok());
@@ -140,6 +142,8 @@ TEST_CASE("Rules from sharded graphs on disk are those of the single table") {
   CHECK(single_report.counts.forms_disk_bytes == 0);
   CHECK(sharded_report.counts.forms_disk_bytes > 0);
   CHECK(sharded_report.counts.distinct == single_report.counts.distinct);
+  CHECK(single_report.counts.after_float_checks > 3 * options.family_share);
+  CHECK(single_report.counts.distinct > 3 * options.form_chunk);
   CHECK(sharded_report.graphs == single_report.graphs);
   CHECK(sharded_report.groups == single_report.groups);
   CHECK(sharded_report.counts.candidates == single_report.counts.candidates);
