@@ -107,6 +107,8 @@ Graph EveryKernelGraph() {
              AddOp(g, "Add", {AddOp(g, "Sigmoid", {sum}, "sig"), AddOp(g, "Relu", {scale}, "scale+")}, "pos")},
             "mixed");
   const ValueId erf = AddOp(g, "Erf", {AddOp(g, "Sqrt", {AddOp(g, "Relu", {mixed}, "r")}, "sqrt")}, "erf");
+  const ValueId hard = AddOp(g, "HardSigmoid", {AddOp(g, "HardSwish", {AddOp(g, "Gelu", {mixed}, "gelu")}, "hswish")},
+                             "hsig", Params().Set("alpha", 0.3).Set("beta", 0.4));
   // Data movement and normalization.
   const ValueId cat = AddOp(g, "Concat", {erf, sum}, "cat", Params().Set("axis", int64_t{1}));
   auto rows = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{4, 7}),
@@ -125,7 +127,7 @@ Graph EveryKernelGraph() {
   const ValueId shared = AddOp(g, "MatMul", {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
   const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)}, "gemm",
                              Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
-  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided})
+  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, hard})
     REQUIRE(g.AddOutput(v).ok());
   return g;
 }

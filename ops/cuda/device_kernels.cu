@@ -14,7 +14,9 @@ int Blocks(int64_t n) {
   return static_cast<int>(b < 65535 * 8 ? (b > 0 ? b : 1) : 65535 * 8);
 }
 
-__device__ float ApplyUnary(Unary op, float x) {
+__device__ float Clamp01(float v) { return fminf(fmaxf(v, 0.0f), 1.0f); }
+
+__device__ float ApplyUnary(Unary op, UnaryParams p, float x) {
   switch (op) {
     case Unary::kRelu:
       return x > 0.0f ? x : 0.0f;
@@ -26,6 +28,12 @@ __device__ float ApplyUnary(Unary op, float x) {
       return sqrtf(x);
     case Unary::kErf:
       return erff(x);
+    case Unary::kGelu:  // as ops/gelu.cc: x * 0.5 * (1 + erf(x / sqrt 2))
+      return x * 0.5f * (1.0f + erff(x / 1.41421356237309505f));
+    case Unary::kHardSigmoid:
+      return Clamp01(p.alpha * x + p.beta);
+    case Unary::kHardSwish:
+      return x * Clamp01(x / 6.0f + 0.5f);
   }
   return x;
 }
@@ -46,9 +54,9 @@ __device__ float ApplyBinary(Binary op, float a, float b) {
   return a;
 }
 
-__global__ void UnaryKernel(Unary op, const float* x, float* y, int64_t n) {
+__global__ void UnaryKernel(Unary op, UnaryParams p, const float* x, float* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    y[i] = ApplyUnary(op, x[i]);
+    y[i] = ApplyUnary(op, p, x[i]);
 }
 
 __global__ void ScaleKernel(const float* x, const float* s, float* y, int64_t n) {
@@ -158,8 +166,8 @@ __global__ void BatchNormKernel(const float* x, const float* scale, const float*
 
 }  // namespace
 
-cudaError_t UnaryOp(Unary op, const float* x, float* y, int64_t n, cudaStream_t stream) {
-  UnaryKernel<<<Blocks(n), kThreads, 0, stream>>>(op, x, y, n);
+cudaError_t UnaryOp(Unary op, UnaryParams p, const float* x, float* y, int64_t n, cudaStream_t stream) {
+  UnaryKernel<<<Blocks(n), kThreads, 0, stream>>>(op, p, x, y, n);
   return cudaGetLastError();
 }
 

@@ -10,7 +10,11 @@ namespace taso::cuda::device {
 
 constexpr int kMaxRank = 6;
 
-enum class Unary { kRelu, kTanh, kSigmoid, kSqrt, kErf };
+enum class Unary { kRelu, kTanh, kSigmoid, kSqrt, kErf, kGelu, kHardSigmoid, kHardSwish };
+// The parameters of the unary operators that have some: HardSigmoid's alpha and beta.
+struct UnaryParams {
+  float alpha = 0, beta = 0;
+};
 enum class Binary { kAdd, kSub, kMul, kDiv, kPow };
 
 // A tensor of up to kMaxRank dimensions read through strides (0 along a broadcast one).
@@ -21,7 +25,7 @@ struct Strided {
   int64_t stride_b[kMaxRank] = {};
 };
 
-cudaError_t UnaryOp(Unary op, const float* x, float* y, int64_t n, cudaStream_t stream);
+cudaError_t UnaryOp(Unary op, UnaryParams p, const float* x, float* y, int64_t n, cudaStream_t stream);
 // y = x * s for a one-element s in device memory.
 cudaError_t ScaleBy(const float* x, const float* s, float* y, int64_t n, cudaStream_t stream);
 // c = a op b with numpy broadcasting described by `s` (strides of a and b per output dim).

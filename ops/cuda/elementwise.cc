@@ -1,5 +1,5 @@
-// Element-wise operators on the cuda backend's own kernels: relu, tanh, sigmoid, sqrt and
-// erf; add, sub, mul, div and pow with numpy broadcasting; scalar mul.
+// Element-wise operators on the cuda backend's own kernels: relu, tanh, sigmoid, sqrt,
+// erf, gelu, hard sigmoid and hard swish; add, sub, mul, div and pow with numpy broadcasting; scalar mul.
 #include "backends/cuda_kernel.h"
 #include "cuda/strided.h"
 #include "op_util.h"
@@ -12,13 +12,14 @@ namespace device = cuda::device;
 
 class UnaryRun : public cuda::Prepared {
  public:
-  UnaryRun(device::Unary op, int64_t n) : op_(op), n_(n) {}
+  UnaryRun(device::Unary op, device::UnaryParams params, int64_t n) : op_(op), params_(params), n_(n) {}
   absl::Status Enqueue(cuda::Context& ctx) override {
-    return Check(device::UnaryOp(op_, in(0), out(0), n_, ctx.stream), "running an element-wise operator");
+    return Check(device::UnaryOp(op_, params_, in(0), out(0), n_, ctx.stream), "running an element-wise operator");
   }
 
  private:
   device::Unary op_;
+  device::UnaryParams params_;
   int64_t n_;
 };
 
@@ -28,8 +29,13 @@ class UnaryKernel : public cuda::Kernel {
   absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
                                                           absl::Span<const InputInfo> in,
                                                           absl::Span<const OutputType>) const override {
-    return std::make_unique<UnaryRun>(op_, NumElements(in[0].shape));
+    if (in[0].dtype != DataType::kFloat32) return Bad("float operands only");
+    return std::make_unique<UnaryRun>(op_, ParamsOf(p), NumElements(in[0].shape));
   }
+
+ protected:
+  // The operator's parameters as the device kernel takes them (none but for HardSigmoid).
+  virtual device::UnaryParams ParamsOf(const Params&) const { return {}; }
 
  private:
   device::Unary op_;
@@ -49,6 +55,21 @@ struct SqrtKernel : UnaryKernel {
 };
 struct ErfKernel : UnaryKernel {
   ErfKernel() : UnaryKernel(device::Unary::kErf) {}
+};
+// The import's activation fusion makes PyTorch's spelled-out GELU one Gelu node: without
+// this kernel the clean-up alone sent BERT's to the reference kernels on the GPU.
+struct GeluKernel : UnaryKernel {
+  GeluKernel() : UnaryKernel(device::Unary::kGelu) {}
+};
+struct HardSwishKernel : UnaryKernel {
+  HardSwishKernel() : UnaryKernel(device::Unary::kHardSwish) {}
+};
+// Defaults as ops/hard_activations.cc's.
+struct HardSigmoidKernel : UnaryKernel {
+  HardSigmoidKernel() : UnaryKernel(device::Unary::kHardSigmoid) {}
+  device::UnaryParams ParamsOf(const Params& p) const override {
+    return {static_cast<float>(p.Float("alpha", 0.2)), static_cast<float>(p.Float("beta", 0.5))};
+  }
 };
 
 class BinaryRun : public cuda::Prepared {
@@ -100,6 +121,9 @@ TASO_REGISTER_CUDA_KERNEL("Tanh", TanhKernel);
 TASO_REGISTER_CUDA_KERNEL("Sigmoid", SigmoidKernel);
 TASO_REGISTER_CUDA_KERNEL("Sqrt", SqrtKernel);
 TASO_REGISTER_CUDA_KERNEL("Erf", ErfKernel);
+TASO_REGISTER_CUDA_KERNEL("Gelu", GeluKernel);
+TASO_REGISTER_CUDA_KERNEL("HardSwish", HardSwishKernel);
+TASO_REGISTER_CUDA_KERNEL("HardSigmoid", HardSigmoidKernel);
 TASO_REGISTER_CUDA_KERNEL("Add", AddKernel);
 TASO_REGISTER_CUDA_KERNEL("Sub", SubKernel);
 TASO_REGISTER_CUDA_KERNEL("Mul", MulKernel);
