@@ -150,6 +150,13 @@ struct PipelineResult {
   std::optional<egraph::EGraphStats> egraph;
   // Rules applied by the search were dropped: their gain was below kMinSearchGain.
   bool substitutions_dropped = false;
+  // Without the speed check, the search's rewrites were priced above the input as read
+  // (the search starts from its cleaned-up form), so they were dropped and the input
+  // written; the prices are kept here.
+  struct EstimatedSlower {
+    double rewritten_seconds = 0, input_seconds = 0;
+  };
+  std::optional<EstimatedSlower> estimated_slower;
   // Estimated by the backend's cost model: the imported graph as it is (all plain; on the
   // ort backend as ONNX Runtime runs it, folded and fused as by our clean-up), and the
   // optimized one (at its layouts when they are searched).
@@ -170,7 +177,7 @@ struct PipelineResult {
     // input's time as the speed check timed it (`timing` is then empty).
     bool alike = false;
     // Without the speed check: the search's region ran measurably slower than the input's,
-    // so the input was written instead (cleaned up losslessly); the costs are then its own.
+    // so the input was written instead (as read); the costs are then its own.
     bool input_written = false;
   };
   std::optional<RegionEstimate> region_estimate;
@@ -209,7 +216,7 @@ struct PipelineResult {
     int rewrites = 0;         // applied by the search
     int rewrites_kept = 0;    // of those, in the model returned
     int comparisons = 0;      // pairs of models timed
-    bool kept_input = false;  // no rewrite made it faster: the input, cleaned up losslessly
+    bool kept_input = false;  // no rewrite made it faster: the input, as read
     // When the model returned is another of the e-graph's extractions (the search's own
     // was not faster): the cost model that chose it (egraph::Alternative::pricing).
     std::string extraction;

@@ -36,7 +36,7 @@ std::string RegionLine(const PipelineResult& r) {
   if (e.input_written)
     return absl::StrFormat(
         "  the search's graph, where its %d operators that differ (%d in it) and their neighbours were timed as two "
-        "models, ran measurably slower: %.4f ms -> %.4f ms (%s); the input is written, cleaned up losslessly\n",
+        "models, ran measurably slower: %.4f ms -> %.4f ms (%s); the input is written as read\n",
         e.nodes_before, e.nodes_after, e.timing.a_seconds * 1e3, e.timing.b_seconds * 1e3, how);
   const double saved = e.timing.a_seconds > 0 ? 1 - e.timing.b_seconds / e.timing.a_seconds : 0;
   const double part = e.share.a_seconds > 0 ? e.share.b_seconds / e.share.a_seconds : 0;
@@ -218,11 +218,11 @@ std::string SpeedCheckLines(const PipelineResult& r) {
                           kTimeSpent);
   if (c.written_untimed)
     absl::StrAppendFormat(
-        &out, "  not measurably faster: the input is written, cleaned up losslessly (itself not timed: %s)\n",
+        &out, "  not measurably faster: the input is written as read (itself not timed: %s)\n",
         kTimeSpent);
   else if (c.kept_input)
     absl::StrAppendFormat(&out,
-                          "  no rewrite made it measurably faster: the input is written, cleaned up losslessly\n");
+                          "  no rewrite made it measurably faster: the input is written as read\n");
   else if (c.rewrites_kept < c.rewrites)
     absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
   return out;
@@ -265,6 +265,9 @@ std::vector<std::string> RewriteLines(const PipelineResult& r) {
   if (!lines.empty()) return lines;
   if (r.region_estimate && r.region_estimate->input_written)
     lines.push_back("none kept: the search's graph ran measurably slower where it differs (timed as regions)");
+  else if (const auto& slower = r.estimated_slower)
+    lines.push_back(absl::StrFormat("none kept: priced %.4f ms against the input's %.4f ms, the input is written as read",
+                                    slower->rewritten_seconds * 1e3, slower->input_seconds * 1e3));
   else
     lines.push_back(r.substitutions_dropped ? "none kept: the gain found is within noise" : "none");
   return lines;
