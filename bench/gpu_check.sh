@@ -19,11 +19,14 @@
 #   3. $OUT comes back with gpu_check.md (the table), gpu_check.log (everything printed)
 #      and raw.tar.gz (each step's log, taso-opt's reports, taso-run's outputs). The
 #      figures go into bench/RESULTS.md ("GPU check: how to run it" there).
-#   Sizing, not yet measured on a GPU: the build took 64 s there before (issue 44); each
-#   model then takes taso-opt (search, checks, up to 20 s of speed check) and 6 taso-run
-#   processes, so a first call may not reach every model: those rows say "skipped: time
-#   budget", and a second call runs them (the build is redone on a fresh machine), e.g.
-#        command:   PYTHONUNBUFFERED=1 GPU_CHECK_MODELS="tv_resnet50 tv_inception_v3" bash bench/gpu_check.sh
+#   Sizing, measured on an H200 (bench/RESULTS.md): the first build took 109 s, the cuda
+#   tests 25 s, each model 50-75 s (taso-opt 37-59 s, most of it the speed check, and 6
+#   taso-run processes); NasNet-A's taso-opt ran past 181 s, so it comes last. A first call
+#   reaches one or two models: the rows after say "skipped: time budget", and a second
+#   call at once on the warm machine (the build kept: 0 s) runs four or five more, e.g.
+#        command:   PYTHONUNBUFFERED=1 GPU_CHECK_BUDGET_S=420 GPU_CHECK_MODELS="nasrnn
+#                   inception_v3 resnext50 tv_resnet50" bash bench/gpu_check.sh   (one line)
+#        timeout_s: 510 (what 15 minutes of device time leave after the first call)
 #
 # What the GPU machine was seen to have (issue 44): nvcc 13.0 at /usr/local/cuda; cuDNN and
 # cuBLAS only under Python's site-packages (nvidia/...; libcudnn.so.9 with no unversioned
@@ -39,8 +42,8 @@
 # torch is importable, and reports each GPU-only step as "no GPU" instead of failing.
 #
 # Settings (environment):
-#   GPU_CHECK_MODELS     models in order (default: resnext50 nasrnn nasnet_a resnet50
-#                        inception_v3 bert tv_resnext50 tv_resnet50 tv_inception_v3; tv_NAME:
+#   GPU_CHECK_MODELS     models in order (default: bert resnet50 nasrnn inception_v3
+#                        resnext50 tv_resnext50 tv_resnet50 tv_inception_v3 nasnet_a; tv_NAME:
 #                        tests/python/export_torch_models.py's NAME exported by torch there)
 #   GPU_CHECK_BUDGET_S   seconds after which no further model is started (default 270)
 #   GPU_CHECK_ROUNDS     timing rounds, A then B, B then A, ... (default 3)
@@ -70,7 +73,7 @@ DEBS=${GPU_CHECK_DEBS:-bench/gpu_debs}
 PREFIX=${GPU_CHECK_PREFIX:-/tmp/taso-gpu-deps}
 PY=${GPU_CHECK_PYTHON:-python3}
 TARGET=${GPU_CHECK_TARGET:-cuda}
-read -r -a MODELS <<< "${GPU_CHECK_MODELS:-resnext50 nasrnn nasnet_a resnet50 inception_v3 bert tv_resnext50 tv_resnet50 tv_inception_v3}"
+read -r -a MODELS <<< "${GPU_CHECK_MODELS:-bert resnet50 nasrnn inception_v3 resnext50 tv_resnext50 tv_resnet50 tv_inception_v3 nasnet_a}"
 read -r -a OPT_FLAGS <<< "${GPU_CHECK_OPT_FLAGS:-}"
 RESULTS=${OUT:-$ROOT/$BUILD/gpu_check_out}
 WORK=$(mktemp -d /tmp/taso-gpu-check.XXXXXX)
