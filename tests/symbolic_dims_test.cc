@@ -32,6 +32,20 @@ onnx::ModelProto SymbolicConvRelu() {
   return m;
 }
 
+// x[batch,64] times two matrices, added: the search makes them one product, x (w1 + w2).
+onnx::ModelProto SymbolicTwoProducts() {
+  onnx::ModelProto m = testing::NewModel();
+  testing::AddInput(m, "x", {1, 64});
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  testing::AddFloatInit(m, "w1", {64, 64}, 0.25f);
+  testing::AddFloatInit(m, "w2", {64, 64}, 0.5f);
+  testing::AddNode(m, "MatMul", {"x", "w1"}, {"a"});
+  testing::AddNode(m, "MatMul", {"x", "w2"}, {"b"});
+  testing::AddNode(m, "Add", {"a", "b"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
 OnnxModel Import(const onnx::ModelProto& proto) {
   ImportOptions folding;
   folding.fold_shape_arithmetic = true;
@@ -48,7 +62,7 @@ std::string FirstDim(const onnx::ValueInfoProto& vi) {
 }  // namespace
 
 TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other sizes", "[symbolic]") {
-  const OnnxModel model = Import(SymbolicConvRelu());
+  const OnnxModel model = Import(SymbolicTwoProducts());
   auto result = OptimizeModel(model, ShippedRules(), AnalyticOptions());
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 1);
