@@ -13,11 +13,11 @@ namespace {
 
 // What `write` wrote to a ProgressLine on a temporary file.
 template <typename F>
-std::string Written(F write) {
+std::string Written(F write, bool as_log = false) {
   std::FILE* f = std::tmpfile();
   REQUIRE(f != nullptr);
   {
-    ProgressLine line(f);
+    ProgressLine line = as_log ? ProgressLine::AsLog(f) : ProgressLine(f);
     write(line);
   }
   std::rewind(f);
@@ -46,4 +46,15 @@ TEST_CASE("The progress line is silent off a terminal", "[progress]") {
   off.Start("import", "m.onnx");
   off.Update("more");
   off.Clear();
+}
+
+TEST_CASE("As a log, the progress writes a line per step and erases nothing", "[progress]") {
+  const std::string text = Written(
+      [](ProgressLine& line) {
+        line.Start("import", "m.onnx");
+        line.Update("too soon to show");
+        line.Start("search");
+      },
+      /*as_log=*/true);
+  CHECK(text == "[   0.0 s] import: m.onnx (0.0 s into it)\n[   0.0 s] search (0.0 s into it)\n");
 }

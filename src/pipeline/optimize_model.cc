@@ -166,21 +166,43 @@ std::string Mismatch(const PipelineResult& result) {
   return result.self_check ? result.self_check->mismatch : std::string();
 }
 
-// The searched graph, finished and checked. Where the self-check finds it different, the
-// search's rewrites are dropped and the graph without them is finished and checked
-// instead; where that differs too (the fusions or folding at fault), nothing is returned.
+// The input as read, its weight-only nodes folded and nothing else, checked and priced
+// as the input (the runtime runs it as it runs the input): what is written where no
+// rewrite is. The search's lossless clean-up (spelled-out activations fused,
+// normalizations folded into convolutions) is no rewrite any runtime was timed on:
+// ONNX Runtime and the cpu runtime do it themselves, and the cuda executor, which runs a
+// graph as it is, ran BERT's cleaned-up input 8x slower when it had no Gelu kernel, and
+// ResNet-50's 0.89x.
+absl::StatusOr<Output> AsReadOutput(const Inputs& in, CostModels& costs, const PipelineOptions& options,
+                                    PipelineResult& result) {
+  ASSIGN_OR_RETURN(Graph as_read, FoldWeights(in.imported));
+  RETURN_IF_ERROR(EstimateCosts(in, as_read, costs, options, result));
+  result.cost_after = result.cost_before;
+  Graph run_graph = as_read;
+  if (options.search != SearchKind::kSubstitutions && costs.cpu != nullptr) {  // as the cpu runtime lays it out
+    ASSIGN_OR_RETURN(CpuPreparation prepared, PrepareForCpu(in.imported, *costs.cpu));
+    run_graph = std::move(prepared.graph);
+    result.layouts = PipelineResult::Layouts{prepared.blocked_nodes, prepared.conversions};
+  }
+  RETURN_IF_ERROR(RunSelfCheck(in.imported, as_read, options, result));
+  if (!Mismatch(result).empty())
+    return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+  return Output{std::move(as_read), std::move(run_graph)};
+}
+
+// The searched graph, finished and checked; the input as read where the search kept no
+// rewrite. Where the self-check finds the searched graph different, the search's rewrites
+// are dropped and the input as read is checked and returned instead.
 absl::StatusOr<Output> CheckedOutput(const Inputs& in, CostModels& costs, const PipelineOptions& options,
                                      PipelineResult& result) {
-  ASSIGN_OR_RETURN(Output out, FinishAndCheck(in, KeepInputUnlessGain(in.separated, result), costs, options, result));
+  const Graph& searched = KeepInputUnlessGain(in.separated, result);
+  if (result.search.rules_applied.empty()) return AsReadOutput(in, costs, options, result);
+  ASSIGN_OR_RETURN(Output out, FinishAndCheck(in, searched, costs, options, result));
   if (Mismatch(result).empty()) return out;
-  if (!result.search.rules_applied.empty()) {
-    result.rejected_rules = std::exchange(result.search.rules_applied, {});
-    result.search.path.clear();
-    result.rejection = Mismatch(result);
-    ASSIGN_OR_RETURN(out, FinishAndCheck(in, in.separated, costs, options, result));
-    if (Mismatch(result).empty()) return out;
-  }
-  return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+  result.rejected_rules = std::exchange(result.search.rules_applied, {});
+  result.search.path.clear();
+  result.rejection = Mismatch(result);
+  return AsReadOutput(in, costs, options, result);
 }
 
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
@@ -225,6 +247,11 @@ absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in,
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice, pipeline::ChooseFasterRewrites(*timer, model, groups, build));
   result.speed_check = choice.check;
   if (choice.check.rewrites_kept == choice.check.rewrites) return out;
+  if (choice.check.rewrites_kept == 0) {
+    result.search.rules_applied.clear();
+    result.search.path.clear();
+    return AsReadOutput(in, costs, options, result);
+  }
   std::map<std::string, int> applied;
   ASSIGN_OR_RETURN(const Graph replayed,
                    search.path.empty() ? absl::StatusOr<Graph>(in.separated)
@@ -332,11 +359,14 @@ constexpr double kRegionSeconds = 8, kShareSeconds = 4;
 // On the ort backend, the written graph's estimate from its differing regions timed in
 // ONNX Runtime (region_estimate.h). A stand-in timer times them instead where it does
 // not time the speed check (whose comparisons it counts).
-void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out, CostModels& costs,
+void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& written, CostModels& costs,
                      const PipelineOptions& options, PipelineResult& result) {
+  // The input as read (no rewrite written) runs as the cleaned-up input does in ONNX
+  // Runtime, which folds and fuses as our clean-up does: then nothing differs.
+  const Graph& graph = result.search.rules_applied.empty() ? in.cleaned : written.graph;
   if (options.timer != nullptr) {
     if (!options.verify_speed)
-      pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, *options.timer, *options.timer, result);
+      pipeline::EstimateByRegions(model, in.cleaned, graph, *costs.backend, *options.timer, *options.timer, result);
     return;
   }
   if (options.backend != Backend::kOrt || costs.ort_worker == nullptr) return;
@@ -345,7 +375,7 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& out
                         {.stop_when_resolved = false, .seconds = kRegionSeconds});
   OrtTimer share_timer(costs.ort_worker, options.ort_threads,
                        {.target_spread = 0.03, .stop_when_resolved = false, .seconds = kShareSeconds});
-  pipeline::EstimateByRegions(model, in.cleaned, out.graph, *costs.backend, region_timer, share_timer, result);
+  pipeline::EstimateByRegions(model, in.cleaned, graph, *costs.backend, region_timer, share_timer, result);
 }
 
 // Without the speed check, the timing of the regions that differ is the one measurement of
@@ -360,9 +390,7 @@ absl::StatusOr<Output> InputWhereRegionSlower(const Inputs& in, Output out, Cost
   PipelineResult::RegionEstimate estimate = *std::exchange(result.region_estimate, std::nullopt);
   result.search.rules_applied.clear();
   result.search.path.clear();
-  ASSIGN_OR_RETURN(Output input, FinishAndCheck(in, in.separated, costs, options, result));
-  if (!Mismatch(result).empty())
-    return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
+  ASSIGN_OR_RETURN(Output input, AsReadOutput(in, costs, options, result));
   estimate.input_written = true;
   result.region_estimate = std::move(estimate);
   return input;
@@ -380,29 +408,13 @@ bool RewritesPay(PipelineResult& result) {
   return false;
 }
 
-// Where no rewrite is written (none found, none measurably faster, none priced faster),
-// the input is written as read, its weight-only nodes folded: the lossless clean-up alone
-// (spelled-out activations fused, normalizations folded into convolutions) is no rewrite
-// any runtime was timed on. ONNX Runtime and the cpu runtime do it themselves; the cuda
-// executor, which runs a graph as it is, ran BERT's cleaned-up input 8x slower when it
-// had no Gelu kernel, and ResNet-50's 0.89x. Its cost is the input's: the runtime runs
-// the input.
+// Where the rewrites do not pay (RewritesPay), the input as read (AsReadOutput).
 absl::StatusOr<Output> InputAsReadUnlessRewritesPay(const Inputs& in, Output out, CostModels& costs,
                                                     const PipelineOptions& options, PipelineResult& result) {
   if (RewritesPay(result)) return out;
-  ASSIGN_OR_RETURN(Graph as_read, FoldWeights(in.imported));
-  result.cost_after = result.cost_before;
+  ASSIGN_OR_RETURN(const Graph as_read, FoldWeights(in.imported));
   if (as_read.StructuralHash() == out.graph.StructuralHash()) return out;
-  RETURN_IF_ERROR(RunSelfCheck(in.imported, as_read, options, result));
-  if (!Mismatch(result).empty())
-    return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
-  Graph run_graph = as_read;
-  if (result.layouts && costs.cpu != nullptr) {  // as the cpu runtime lays it out
-    ASSIGN_OR_RETURN(CpuPreparation prepared, PrepareForCpu(in.imported, *costs.cpu));
-    run_graph = std::move(prepared.graph);
-    result.layouts = PipelineResult::Layouts{prepared.blocked_nodes, prepared.conversions};
-  }
-  return Output{std::move(as_read), std::move(run_graph)};
+  return AsReadOutput(in, costs, options, result);
 }
 
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise, where the

@@ -62,6 +62,9 @@ ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most 
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
           "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
+ABSL_FLAG(bool, progress_log, false,
+          "write each stage on a line of its own on stderr, with the seconds since the start "
+          "(for logs: the progress line shows only on a terminal)");
 ABSL_FLAG(bool, skip_self_check, false,
           "do not run both graphs, nor the input and written files, to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
@@ -293,7 +296,8 @@ int main(int argc, char** argv) {
   const absl::Status model_size =
       taso::CheckFileSize(args[0], absl::GetFlag(FLAGS_max_model_bytes), "model", "--max-model-bytes");
   if (!model_size.ok()) return taso::cli::Fail(kTool, model_size);
-  taso::ProgressLine progress = taso::ProgressLine::OnStderr();
+  taso::ProgressLine progress =
+      absl::GetFlag(FLAGS_progress_log) ? taso::ProgressLine::AsLog(stderr) : taso::ProgressLine::OnStderr();
   auto fail = [&progress](const absl::Status& s) {
     progress.Clear();
     return taso::cli::Fail(kTool, s);
