@@ -449,7 +449,7 @@ else
     limit=$(( $(left) - EAGER_RESERVE + 60 ))   # past the budget by a minute at most
     t=$(date +%s.%N)
     timeout "$limit" "$BUILD/taso-opt" "$in" -o "$out" --target "$TARGET" --report "$WORK/logs/$m.json" \
-      --cost-cache "$WORK/costs.sqlite" "${OPT_FLAGS[@]}" > "$WORK/logs/$m.opt.log" 2>&1
+      --cost-cache "$WORK/costs.sqlite" --progress_log "${OPT_FLAGS[@]}" > "$WORK/logs/$m.opt.log" 2>&1
     rc=$?
     awk -v a="$t" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", b - a }' > "$WORK/logs/$m.opt.seconds"
     if [ $rc -ne 0 ]; then
