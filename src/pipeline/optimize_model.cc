@@ -381,7 +381,7 @@ void EstimateWritten(const OnnxModel& model, const Inputs& in, const Output& wri
 // Without the speed check, the timing of the regions that differ is the one measurement of
 // the written graph in the target's runtime: where the search's region runs measurably
 // slower than the input's, no rewrite is written: the input is written instead (as read,
-// InputAsReadUnlessRewritesPay) and checked as any output.
+// AsReadOutput) and checked as any output.
 absl::StatusOr<Output> InputWhereRegionSlower(const Inputs& in, Output out, CostModels& costs,
                                               const PipelineOptions& options, PipelineResult& result) {
   if (options.verify_speed || !result.region_estimate) return out;
@@ -396,24 +396,16 @@ absl::StatusOr<Output> InputWhereRegionSlower(const Inputs& in, Output out, Cost
   return input;
 }
 
-// Whether the search's rewrites are to be written: the speed check kept them (it keeps
-// only what it timed faster), or without it they are priced below the input as read;
-// otherwise they are dropped (`estimated_slower` says so).
-bool RewritesPay(PipelineResult& result) {
-  if (result.search.rules_applied.empty()) return false;
-  if (result.speed_check || result.cost_after < result.cost_before) return true;
+// Without the speed check, rewrites priced above the input as read are dropped and the
+// input as read is written (`estimated_slower` says so): the search starts from the
+// cleaned-up graph, which can price above the input. Every other path that writes no
+// rewrite has written the input as read already (AsReadOutput).
+absl::StatusOr<Output> InputAsReadUnlessRewritesPay(const Inputs& in, Output out, CostModels& costs,
+                                                    const PipelineOptions& options, PipelineResult& result) {
+  if (result.search.rules_applied.empty() || result.speed_check || result.cost_after < result.cost_before) return out;
   result.estimated_slower = PipelineResult::EstimatedSlower{result.cost_after, result.cost_before};
   result.search.rules_applied.clear();
   result.search.path.clear();
-  return false;
-}
-
-// Where the rewrites do not pay (RewritesPay), the input as read (AsReadOutput).
-absl::StatusOr<Output> InputAsReadUnlessRewritesPay(const Inputs& in, Output out, CostModels& costs,
-                                                    const PipelineOptions& options, PipelineResult& result) {
-  if (RewritesPay(result)) return out;
-  ASSIGN_OR_RETURN(const Graph as_read, FoldWeights(in.imported));
-  if (as_read.StructuralHash() == out.graph.StructuralHash()) return out;
   return AsReadOutput(in, costs, options, result);
 }
 
