@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "models/models.h"
@@ -150,6 +152,38 @@ TEST_CASE("E-graph: the eight task heads, on every shipped rule, come out as one
   CHECK(testing::CountOps(found.search.best, "Gemm") == 2);
   CHECK(testing::CountOps(found.search.best, "Relu") == 1);
   CHECK(testing::CountOps(found.search.best, "Split") == 1);
+}
+
+// Prices the whole graph as the analytic model does, after `delay` seconds: a runtime
+// that takes its time to time the input.
+class SlowGraphCost : public AnalyticCost {
+ public:
+  explicit SlowGraphCost(double delay) : delay_(delay) {}
+  double TotalCost(const Graph& graph) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(delay_));
+    return AnalyticCost::TotalCost(graph);
+  }
+
+ private:
+  double delay_;
+};
+
+TEST_CASE("E-graph: pricing the input counts against the saturation's time, which keeps half of it", "[egraph]") {
+  auto model = models::BuildModel("task_heads", {});
+  REQUIRE(model.ok());
+  std::vector<Rule> rules;
+  for (const RuleSet* set :
+       {&testing::ShippedRules(), &testing::ShippedMergeRules(), &testing::ShippedBlockDiagRules()})
+    rules.insert(rules.end(), set->rules.begin(), set->rules.end());
+  AnalyticCost node_cost;
+  SlowGraphCost graph_cost(2);  // the eight heads saturate for longer than the limit
+  egraph::SaturationLimits limits;
+  limits.time_limit = 2.4;
+  const egraph::EGraphSearchResult found =
+      egraph::OptimizeWithEGraph(model->graph, PrepareRules(rules), node_cost, graph_cost, limits);
+  CHECK(found.stats.saturation.stop == egraph::SaturationStop::kTime);
+  // Half of 2.4 s where pricing took 2 of them; without counting it, 2.4 s.
+  CHECK(found.stats.saturation.seconds < 2.0);
 }
 
 }  // namespace

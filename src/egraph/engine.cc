@@ -17,6 +17,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What extraction may take after saturation, so that the search ends within
+// SaturationLimits::time_limit and this: operators are measured for half of it at most
+// (those left keep their scaled analytic prices), and the local searches and integer
+// programs stop at it, a second before it where the analytic model's extraction follows
+// (which the speed check falls back on: it has that second at least).
+constexpr double kExtractionSeconds = 3;
+constexpr double kMeasuringSeconds = 1.5;
+constexpr double kAlternativeSeconds = 1;
 // What the greedy extraction by DAG costs may take at most.
 constexpr double kDagGreedySeconds = 1.5;
 // What the local search after the greedy extraction may take at most.
@@ -29,6 +37,23 @@ constexpr double kExactSeconds = 1.5;
 // extraction stays a few seconds whatever the rounds find.
 constexpr int kPricingRounds = 4;
 constexpr double kPricingRoundsSeconds = 2;
+
+// A point in time that stages stop at.
+class Deadline {
+ public:
+  explicit Deadline(double seconds)
+      : end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
+  Clock::time_point end() const { return end_; }
+  // Seconds left, at most `cap`; 0 once passed.
+  double Left(double cap) const {
+    return std::clamp(std::chrono::duration<double>(end_ - Clock::now()).count(), 0.0, cap);
+  }
+
+ private:
+  Clock::time_point end_;
+};
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 constexpr absl::string_view ExactStatusName(ExactStatus status) {
   switch (status) {
@@ -75,27 +100,32 @@ std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& b
 }
 
 // Greedy extractions by tree and by DAG costs, the cheaper improved by local search;
-// `extractor` names it.
+// `extractor` names it. The greedy one by tree costs is made whatever the deadline.
 absl::StatusOr<Extraction> FastExtraction(const EGraph& eg, const std::vector<double>& prices,
-                                          const std::vector<ClassId>& roots, std::string& extractor) {
+                                          const std::vector<ClassId>& roots, const Deadline& deadline,
+                                          std::string& extractor) {
   ASSIGN_OR_RETURN(Extraction ex, ExtractGreedy(eg, prices, roots));
   extractor = "greedy+local";
-  if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, kDagGreedySeconds))
+  if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, deadline.Left(kDagGreedySeconds)))
     if (DagCost(eg, prices, roots, dag->choice) < DagCost(eg, prices, roots, ex.choice)) {
       ex = *std::move(dag);
       extractor = "greedy-dag+local";
     }
-  ImproveExtraction(eg, prices, roots, ex, kImproveSeconds);
+  ImproveExtraction(eg, prices, roots, ex, deadline.Left(kImproveSeconds));
   return ex;
 }
 
 // The integer program on the near-optimal e-nodes where it is small enough, in place of
 // `fast` when it does better.
 Extraction WithExact(const EGraph& eg, const std::vector<double>& prices, const std::vector<ClassId>& roots,
-                     Extraction fast, EGraphStats& stats, std::string& extractor) {
+                     Extraction fast, const Deadline& deadline, EGraphStats& stats, std::string& extractor) {
   stats.greedy_cost = DagCost(eg, prices, roots, fast.choice);
+  stats.exact = "not run (no time left)";
+  stats.exact_cost = stats.greedy_cost;
+  const double seconds = deadline.Left(kExactSeconds);
+  if (seconds <= 0) return fast;
   ExactExtraction exact =
-      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), fast, kMaxExactENodes, kExactSeconds);
+      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), fast, kMaxExactENodes, seconds);
   stats.exact = std::string(ExactStatusName(exact.status));
   stats.exact_cost = exact.cost;
   if (exact.extraction.choice.empty()) return fast;
@@ -104,10 +134,10 @@ Extraction WithExact(const EGraph& eg, const std::vector<double>& prices, const 
 }
 
 absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<double>& prices,
-                                            const std::vector<ClassId>& roots, EGraphStats& stats,
-                                            std::string& extractor) {
-  ASSIGN_OR_RETURN(Extraction fast, FastExtraction(eg, prices, roots, extractor));
-  return WithExact(eg, prices, roots, std::move(fast), stats, extractor);
+                                            const std::vector<ClassId>& roots, const Deadline& deadline,
+                                            EGraphStats& stats, std::string& extractor) {
+  ASSIGN_OR_RETURN(Extraction fast, FastExtraction(eg, prices, roots, deadline, extractor));
+  return WithExact(eg, prices, roots, std::move(fast), deadline, stats, extractor);
 }
 
 // The e-nodes an extraction chose.
@@ -124,38 +154,38 @@ std::vector<ENodeId> Chosen(const Extraction& ex) {
 // until it chooses measured ones only (or kPricingRounds pass, or kPricingRoundsSeconds,
 // within which they end). The integer program comes last, at the final prices.
 absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
-                                           const std::vector<ClassId>& roots, EGraphStats& stats,
-                                           std::string& extractor) {
+                                           const std::vector<ClassId>& roots, const Deadline& deadline,
+                                           EGraphStats& stats, std::string& extractor) {
   AnalyticCost analytic;
   if (node_cost.name() == analytic.name())
-    return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, stats, extractor);
+    return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, deadline, stats, extractor);
   const UseIndex uses(graph);
   const PricingContext context{&graph, &uses};
-  PrunedPricing pricing(eg, analytic, node_cost, roots, &context);
+  PrunedPricing pricing(eg, analytic, node_cost, roots, &context, Deadline(kMeasuringSeconds).end());
   const auto rounds_end =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kPricingRoundsSeconds));
-  absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, extractor);
+  absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, deadline, extractor);
   for (int round = 0;
        ex.ok() && round < kPricingRounds && Clock::now() < rounds_end && pricing.MeasureToo(Chosen(*ex)) > 0; ++round) {
     const double left = std::chrono::duration<double>(rounds_end - Clock::now()).count();
-    ImproveExtraction(eg, pricing.prices(), roots, *ex, std::clamp(left, 0.0, kImproveSeconds));
+    ImproveExtraction(eg, pricing.prices(), roots, *ex, std::clamp(left, 0.0, deadline.Left(kImproveSeconds)));
   }
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
   if (!ex.ok()) return ex;
-  return WithExact(eg, pricing.prices(), roots, *std::move(ex), stats, extractor);
+  return WithExact(eg, pricing.prices(), roots, *std::move(ex), deadline, stats, extractor);
 }
 
 // The analytic model's extraction, when it chooses a graph other than `chosen` that the
-// analytic model finds cheaper than the input.
+// analytic model finds cheaper than the input; made within what is left before `deadline`.
 std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEGraph& built,
                                                const std::vector<RuleMatcher>& rules, const std::vector<ClassId>& roots,
-                                               const Graph& chosen) {
+                                               const Graph& chosen, const Deadline& deadline) {
   AnalyticCost analytic;
   const std::vector<double> prices = PriceENodes(built.egraph, analytic);
   EGraphStats unused;
   std::string extractor;
-  absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, unused, extractor);
+  absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, deadline, unused, extractor);
   if (!ex.ok()) return std::nullopt;
   absl::StatusOr<Graph> extracted = ExtractedGraph(graph, built, *ex);
   if (!extracted.ok() || extracted->StructuralHash() == chosen.StructuralHash() ||
@@ -176,11 +206,13 @@ double FoldedCost(CostModel& cost, const Graph& graph) {
 void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
              CostModel& graph_cost, EGraphSearchResult& result) {
   const auto start = Clock::now();
+  const bool with_alternative = node_cost.name() != AnalyticCost().name();
+  const Deadline deadline(kExtractionSeconds - (with_alternative ? kAlternativeSeconds : 0));
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
   const std::vector<ClassId> roots = Roots(graph, built);
   std::string extractor;
-  auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, stats, extractor);
+  auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, deadline, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
@@ -192,10 +224,12 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
     result.search.best_cost = cost;
     result.search.rules_applied = RulesApplied(graph, built, *ex, rules);
   }
-  if (node_cost.name() != AnalyticCost().name())
-    if (auto alternative = AnalyticAlternative(graph, built, rules, roots, result.search.best))
+  if (with_alternative)
+    if (auto alternative =
+            AnalyticAlternative(graph, built, rules, roots, result.search.best,
+                                Deadline(std::max(kExtractionSeconds - SecondsSince(start), kAlternativeSeconds))))
       result.alternatives.push_back(std::move(*alternative));
-  stats.extraction_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  stats.extraction_seconds = SecondsSince(start);
 }
 
 }  // namespace
@@ -213,7 +247,10 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     result.stats.kept_input_because = std::string(built.status().message());
   } else {
     EGraphStats& stats = result.stats;
-    std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, limits);
+    // Pricing the input counts against the saturation's time, which keeps half of it.
+    SaturationLimits within = limits;
+    within.time_limit = std::max(limits.time_limit / 2, limits.time_limit - SecondsSince(start));
+    std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, within);
     // The joined Splits get room of their own: saturation mostly stops at the e-node
     // limit, and without them no local move switches all eight pieces of a merge at
     // once. The joined Concats only price nested ones as one, and a wide merge makes
@@ -228,7 +265,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     search.graphs_seen = stats.enodes;
     search.stop_reason = AsStopReason(stats.saturation.stop);
   }
-  search.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  search.seconds = SecondsSince(start);
   return result;
 }
 

@@ -1,5 +1,6 @@
 // Pricing e-nodes and the greedy extraction.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -127,8 +128,9 @@ double ReadersSurcharge(Graph& g, ValueId value, ValueId origin, CostModel& cost
 }  // namespace
 
 std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only,
-                                const PricingContext* context) {
+                                const PricingContext* context, std::chrono::steady_clock::time_point stop) {
   std::vector<double> prices(egraph.num_node_ids(), 0.0), shares(egraph.num_node_ids(), 0.0);
+  const bool stops = stop != std::chrono::steady_clock::time_point::max();
   ZeroTensors zeros;
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENode& node = egraph.node(n);
@@ -138,6 +140,10 @@ std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std
     // The operator is placed once per e-node: priced at its first output (before any
     // reader is added to `g`), and each output's readers priced around it.
     const bool first_output = first == n || first == kNoENode;
+    if (stops && (first_output ? std::chrono::steady_clock::now() >= stop : std::isnan(shares[first]))) {
+      prices[n] = shares[n] = std::numeric_limits<double>::quiet_NaN();
+      continue;
+    }
     Graph g;
     std::optional<std::vector<ValueId>> outs;
     if (first_output || context != nullptr) outs = PlaceOperator(g, egraph, node, context, zeros);

@@ -1,6 +1,7 @@
 // PrunedPricing: the analytic model decides which e-nodes are worth measuring first, the
 // extractions which others.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
@@ -66,9 +67,15 @@ std::vector<bool> NearOptimalENodes(const EGraph& eg, const std::vector<double>&
 }
 
 PrunedPricing::PrunedPricing(const EGraph& egraph, CostModel& analytic, CostModel& measured,
-                             const std::vector<ClassId>& roots, const PricingContext* context)
-    : eg_(egraph), measured_(measured), context_(context), analytic_prices_(PriceENodes(egraph, analytic)),
-      measured_prices_(egraph.num_node_ids(), 0), candidates_(egraph.num_node_ids(), false) {
+                             const std::vector<ClassId>& roots, const PricingContext* context,
+                             std::chrono::steady_clock::time_point measure_until)
+    : eg_(egraph),
+      measured_(measured),
+      context_(context),
+      measure_until_(measure_until),
+      analytic_prices_(PriceENodes(egraph, analytic)),
+      measured_prices_(egraph.num_node_ids(), 0),
+      candidates_(egraph.num_node_ids(), false) {
   if (!ExtractGreedy(egraph, analytic_prices_, roots).ok()) {  // extraction fails later
     prices_ = PriceENodes(egraph, measured, nullptr, context);
     all_measured_ = true;
@@ -91,18 +98,24 @@ int64_t PrunedPricing::MeasureToo(const std::vector<ENodeId>& nodes) {
     more[first] = true;
     ++added;
   }
-  if (added > 0) Measure(more);
-  return added;
+  return added > 0 ? Measure(more) : 0;
 }
 
-void PrunedPricing::Measure(const std::vector<bool>& more) {
-  const std::vector<double> now = PriceENodes(eg_, measured_, &more, context_);
+int64_t PrunedPricing::Measure(std::vector<bool> more) {
+  const std::vector<double> now = PriceENodes(eg_, measured_, &more, context_, measure_until_);
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n)  // a first output not reached in time
+    if (more[n] && std::isnan(now[n])) more[n] = false;
   for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) {
     const ENodeId first = FirstOutput(eg_, n);
     if (first != kNoENode && more[first]) measured_prices_[n] = now[n];
   }
-  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) candidates_[n] = candidates_[n] || more[n];
+  int64_t measured = 0;
+  for (ENodeId n = 0; n < eg_.num_node_ids(); ++n) {
+    measured += more[n] && !candidates_[n];
+    candidates_[n] = candidates_[n] || more[n];
+  }
   Reprice();
+  return measured;
 }
 
 // Measured over analytic price, per operator and over all: small operators (an Add of

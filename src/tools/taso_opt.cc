@@ -89,7 +89,8 @@ ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes,
           "e-graph engine: e-nodes of saturation (the rules other than merges may add a quarter "
           "more where merges filled it; joined splits after it, as many again)");
 ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit,
-          "e-graph engine: saturation time limit in seconds (extraction follows)");
+          "e-graph engine: seconds for pricing the input and saturation (saturation has at least half; "
+          "extraction follows, 3 s more at most but for measuring operators)");
 ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");

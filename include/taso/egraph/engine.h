@@ -23,7 +23,7 @@ struct EGraphStats {
   // graph was kept.
   std::string extractor;
   // The integer program: "optimal", "time limit (better than greedy)", "no better than
-  // greedy" (stopped by time), "too large" (not built); the DAG costs (by the e-node
+  // greedy" (stopped by time), "too large" (not built), "not run (no time left)"; the DAG costs (by the e-node
   // prices) of the local search's choice and of the program's (the local search's
   // where the program found nothing better).
   std::string exact;
@@ -60,7 +60,8 @@ struct EGraphSearchResult {
 
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
 // the extracted graph (at their layouts, say). The result is never costlier than the
-// input by `graph_cost`.
+// input by `graph_cost`. Pricing the input and saturation take `limits.time_limit` (the
+// saturation at least half of it), extraction 3 s more, but for measuring operators.
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
                                       CostModel& graph_cost, const SaturationLimits& limits);
 

@@ -2,6 +2,7 @@
 // graph of least estimated cost, and that graph rebuilt as a Graph.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <vector>
 
@@ -30,9 +31,12 @@ struct PricingContext {
 // operator) also pays what its class's readers there pay more for reading its output
 // than for reading a fed tensor; an edge between two e-nodes is so charged at both ends,
 // which changes no choice between the e-nodes of one class (the input is priced the
-// same way).
-std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr,
-                                const PricingContext* context = nullptr);
+// same way). E-nodes reached after `stop` (in id order: the input's own operators come
+// first) are not priced: NaN.
+std::vector<double> PriceENodes(
+    const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr,
+    const PricingContext* context = nullptr,
+    std::chrono::steady_clock::time_point stop = std::chrono::steady_clock::time_point::max());
 
 // The e-node of the operator's first output that e-node `n` belongs to (`n` itself for a
 // first output; kNoENode if it is gone).
@@ -73,8 +77,10 @@ std::vector<double> PriceWithPruning(const EGraph& egraph, CostModel& analytic, 
 // the scaled prices follow the ratios of all measured e-nodes.
 class PrunedPricing {
  public:
+  // Measures until `measure_until`; the operators left keep their scaled analytic prices.
   PrunedPricing(const EGraph& egraph, CostModel& analytic, CostModel& measured, const std::vector<ClassId>& roots,
-                const PricingContext* context = nullptr);
+                const PricingContext* context = nullptr,
+                std::chrono::steady_clock::time_point measure_until = std::chrono::steady_clock::time_point::max());
   const std::vector<double>& prices() const { return prices_; }
   const PricingStats& stats() const { return stats_; }
   // Measures the operators of `nodes` that cost something and are not measured yet; the
@@ -82,12 +88,13 @@ class PrunedPricing {
   int64_t MeasureToo(const std::vector<ENodeId>& nodes);
 
  private:
-  void Measure(const std::vector<bool>& more);  // marked on operators' first outputs
+  int64_t Measure(std::vector<bool> more);  // marked on operators' first outputs; the number measured
   void Reprice();
 
   const EGraph& eg_;
   CostModel& measured_;
   const PricingContext* context_;
+  std::chrono::steady_clock::time_point measure_until_;
   std::vector<double> analytic_prices_, measured_prices_, prices_;
   std::vector<bool> candidates_;  // measured, marked on operators' first outputs
   bool all_measured_ = false;     // where greedy failed at analytic prices

@@ -16,7 +16,7 @@ namespace taso::egraph {
 struct SaturationLimits {
   int max_iterations = 15;
   int64_t max_enodes = 20000;            // SaturateJoiningFirst's second phase may exceed it (see there)
-  double time_limit = 6;                 // seconds: with extraction (at most 3.5 s), under 10
+  double time_limit = 6;                 // seconds: with extraction (3 s more), under 10
   int64_t max_bytes = int64_t{1} << 30;  // approximate (EGraph::ApproxBytes)
   // Rules with several outputs (multi-patterns, such as merging two products of one
   // input) are applied in the first iterations only: each application makes new pairs
