@@ -176,3 +176,24 @@ TEST_CASE("An error that shows only for inputs beyond [-1, 1] is found", "[self_
                            Catch::Contains(" between the original and the optimized graph for inputs in [-10, 10]"));
   CHECK(Mismatch(ClipModel(2), ClipModel(2)).empty());
 }
+
+TEST_CASE("One self-checker checks several graphs against the input it ran once", "[self_check]") {
+  const Graph input = Import(ClipModel(2)), same = Import(ClipModel(2)), other = Import(ClipModel(3));
+  pipeline::SelfChecker checker(input, 1);
+  for (const Graph* after : {&same, &other, &same}) {
+    absl::StatusOr<SelfCheckCoverage> by_checker = checker.Check(*after), alone = pipeline::SelfCheck(input, *after, 1);
+    REQUIRE(by_checker.ok());
+    REQUIRE(alone.ok());
+    CHECK(by_checker->mismatch == alone->mismatch);
+    CHECK(by_checker->max_difference == alone->max_difference);
+    CHECK(by_checker->input_scales == alone->input_scales);
+    CHECK(by_checker->mismatch.empty() == (after == &same));
+  }
+  // Around an opaque node too: its fed outputs are the same for every graph checked.
+  const Graph around = Import(AroundOpaque());
+  pipeline::SelfChecker around_checker(around, 1);
+  CHECK(around_checker.Check(Import(AroundOpaque()))->mismatch.empty());
+  CHECK_THAT(around_checker.Check(Import(AroundOpaque(0.25f, "Sigmoid")))->mismatch,
+             Catch::StartsWith("output 'z' differs by "));
+  CHECK(around_checker.Check(Import(AroundOpaque()))->mismatch.empty());
+}

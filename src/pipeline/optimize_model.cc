@@ -105,6 +105,7 @@ struct Inputs {
   const Graph& imported;
   const Graph& separated;
   const Graph& cleaned;
+  pipeline::SelfChecker& checker;  // of graphs against `imported`
 };
 
 // The input as the backend runs it: ONNX Runtime folds and fuses into its convolutions
@@ -138,11 +139,11 @@ absl::StatusOr<Graph> ApplyLayouts(const Graph& optimized, CostModels& costs, co
   return laid_out;
 }
 
-absl::Status RunSelfCheck(const Graph& imported, const Graph& optimized, const PipelineOptions& options,
+absl::Status RunSelfCheck(const Inputs& in, const Graph& optimized, const PipelineOptions& options,
                           PipelineResult& result) {
   if (!options.self_check) return absl::OkStatus();
   Announce(options, "self-check", "both graphs on the reference kernels");
-  ASSIGN_OR_RETURN(result.self_check, pipeline::SelfCheck(imported, optimized, options.seed));
+  ASSIGN_OR_RETURN(result.self_check, in.checker.Check(optimized));
   return absl::OkStatus();
 }
 
@@ -158,7 +159,7 @@ absl::StatusOr<Output> FinishAndCheck(const Inputs& in, const Graph& searched, C
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(searched));
   RETURN_IF_ERROR(EstimateCosts(in, optimized, costs, options, result));
   ASSIGN_OR_RETURN(Graph run_graph, ApplyLayouts(optimized, costs, options, result));
-  RETURN_IF_ERROR(RunSelfCheck(in.imported, optimized, options, result));
+  RETURN_IF_ERROR(RunSelfCheck(in, optimized, options, result));
   return Output{std::move(optimized), std::move(run_graph)};
 }
 
@@ -184,7 +185,7 @@ absl::StatusOr<Output> AsReadOutput(const Inputs& in, CostModels& costs, const P
     run_graph = std::move(prepared.graph);
     result.layouts = PipelineResult::Layouts{prepared.blocked_nodes, prepared.conversions};
   }
-  RETURN_IF_ERROR(RunSelfCheck(in.imported, as_read, options, result));
+  RETURN_IF_ERROR(RunSelfCheck(in, as_read, options, result));
   if (!Mismatch(result).empty())
     return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
   return Output{std::move(as_read), std::move(run_graph)};
@@ -464,7 +465,8 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   const std::vector<egraph::Alternative> alternatives =
       SearchSubstitutions(separated, matchers, costs, options, result);
   ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
-  const Inputs in{model.graph, separated, cleaned};
+  pipeline::SelfChecker checker(model.graph, options.seed);
+  const Inputs in{model.graph, separated, cleaned, checker};
   ASSIGN_OR_RETURN(Output out, CheckedOutput(in, costs, options, result));
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;

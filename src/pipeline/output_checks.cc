@@ -80,19 +80,33 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph) {
 }
 
 absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed) {
-  SelfCheckCoverage coverage;
-  coverage.mismatch = OpaqueNodesMismatch(before, after);
-  if (!coverage.mismatch.empty()) return coverage;
-  OutputAgreement agreement;
+  return SelfChecker(before, seed).Check(after);
+}
+
+absl::Status SelfChecker::RunInput() {
+  std::vector<InputRun> runs;
   for (double scale : kInputScales) {
-    const TensorMap inputs = RandomInputs(before, seed, scale);
-    ASSIGN_OR_RETURN(const TensorMap fed, RandomOpaqueOutputs(before, seed, scale));
-    ASSIGN_OR_RETURN(const CutRun expected, RunAroundOpaque(before, inputs, fed));
-    ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, inputs, fed));
-    coverage = Coverage(before, after, inputs, fed, expected);
-    coverage.mismatch = SourcesMismatch(expected, got);
+    InputRun run{scale, RandomInputs(before_, seed_, scale), {}, {}};
+    ASSIGN_OR_RETURN(run.fed, RandomOpaqueOutputs(before_, seed_, scale));
+    ASSIGN_OR_RETURN(run.expected, RunAroundOpaque(before_, run.inputs, run.fed));
+    runs.push_back(std::move(run));
+  }
+  runs_ = std::move(runs);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SelfCheckCoverage> SelfChecker::Check(const Graph& after) {
+  SelfCheckCoverage coverage;
+  coverage.mismatch = OpaqueNodesMismatch(before_, after);
+  if (!coverage.mismatch.empty()) return coverage;
+  if (runs_.empty()) RETURN_IF_ERROR(RunInput());
+  OutputAgreement agreement;
+  for (const InputRun& run : runs_) {
+    ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, run.inputs, run.fed));
+    coverage = Coverage(before_, after, run.inputs, run.fed, run.expected);
+    coverage.mismatch = SourcesMismatch(run.expected, got);
     if (!coverage.mismatch.empty()) return coverage;
-    agreement.Merge(CompareOutputs(expected.tensors, got.tensors, scale));
+    agreement.Merge(CompareOutputs(run.expected.tensors, got.tensors, run.scale));
   }
   coverage.max_difference = agreement.max_abs;
   coverage.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 
+#include <vector>
+
 #include "absl/status/statusor.h"
+#include "pipeline/cut_run.h"
 #include "taso/graph.h"
 #include "taso/pipeline.h"
 
@@ -22,6 +25,27 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph);
 // (other opaque nodes, a compared value beyond tolerance) the coverage's `mismatch` says
 // where; fails only when a graph cannot be run.
 absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
+
+// SelfCheck of several graphs against one input graph, which is run once per input scale
+// for all of them (a pipeline that checks the search's graph and then the input as read
+// runs the input once: 8 s of a 12-layer encoder's reference runs). `before` must outlive it.
+class SelfChecker {
+ public:
+  SelfChecker(const Graph& before, uint64_t seed) : before_(before), seed_(seed) {}
+  absl::StatusOr<SelfCheckCoverage> Check(const Graph& after);
+
+ private:
+  struct InputRun {  // the input's run at one scale of kInputScales
+    double scale;
+    TensorMap inputs, fed;
+    CutRun expected;
+  };
+  absl::Status RunInput();
+
+  const Graph& before_;
+  uint64_t seed_;
+  std::vector<InputRun> runs_;  // made by the first Check
+};
 
 // Fails when a node is outside the operator library, which no executor runs: "node 'n'
 // (T is outside the operator library)".
