@@ -6,7 +6,8 @@
 # is the pattern's hand merge (written as a second PyTorch module with the same weights,
 # exported alike), each in its own interleaved run
 # (EXPORT_PAIRS session pairs in both orders, EXPORT_ROUNDS runs of each in turn per pair).
-# Prints per pattern: taso-opt's wall time, the ratio original/output with its spread
+# Prints per pattern: taso-opt's wall time and its search's (the e-graph's: the 10 s
+# target), the ratio original/output with its spread
 # (~95% half-width), the same for the hand merge, the share of the hand merge's gain the
 # output reaches ((r - 1) / (h - 1)), and the output timed against the hand merge itself
 # (vs_hand; where the two are one graph, it is the noise of the two runs). Usage:
@@ -25,8 +26,8 @@ mkdir -p "$out"
 
 ratio() { ort_ratio "$1" "$2" "$threads" "$pairs" "$rounds"; }
 
-printf "%-20s %7s %9s %7s %9s %7s %7s %8s %7s %s\n" pattern opt_s opt_ratio spread hand spread share vs_hand \
-  share2 rewrites
+printf "%-20s %7s %8s %9s %7s %9s %7s %7s %8s %7s %s\n" pattern opt_s search_s opt_ratio spread hand spread share \
+  vs_hand share2 rewrites
 while read -r name; do
   base="$out/$name"
   start=$(date +%s.%N)
@@ -36,6 +37,7 @@ while read -r name; do
   fi
   opt_s=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   rewrites=$(sed -n 's/^  rewrites applied *//p' "$base.log" | head -1)
+  search_s=$(sed -n 's/^search (substitutions, e-graph): \([0-9.]*\) s$/\1/p' "$base.log" | head -1)
   read -r opt spread_opt <<< "$(ratio "$base.onnx" "$base.opt.onnx")"
   hand=- spread_hand=- vs_hand=-
   if [ -f "$base.hand.onnx" ]; then
@@ -45,7 +47,8 @@ while read -r name; do
   share=$(awk -v r="$opt" -v h="$hand" 'BEGIN { if (h != "-" && h > 1.01) printf "%.0f%%", 100 * (r - 1) / (h - 1); else print "-" }')
   share2=$(awk -v d="$vs_hand" -v h="$hand" \
     'BEGIN { if (h != "-" && h > 1.01) printf "%.0f%%", 100 * (h * d - 1) / (h - 1); else print "-" }')
-  printf "%-20s %7s %8sx %6s%% %8sx %6s%% %7s %7sx %7s %s\n" "$name" "$opt_s" "$opt" "$spread_opt" "$hand" \
+  printf "%-20s %7s %8s %8sx %6s%% %8sx %6s%% %7s %7sx %7s %s\n" "$name" "$opt_s" "${search_s:--}" "$opt" \
+    "$spread_opt" "$hand" \
     "$spread_hand" "$share" "$vs_hand" "$share2" "${rewrites:-none}"
 done < "$out/names"
 echo "opt_ratio, hand: ONNX Runtime's time of the original over that of taso-opt's output / the hand merge,"

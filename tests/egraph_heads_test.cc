@@ -43,6 +43,15 @@ const Rule& BlockDiagonalMerge() {
                                   &testing::ShippedBlockDiagRules());
 }
 
+// The shipped rules, merges and block-diagonal rules together.
+std::vector<Rule> EveryShippedRule() {
+  std::vector<Rule> rules;
+  for (const RuleSet* set :
+       {&testing::ShippedRules(), &testing::ShippedMergeRules(), &testing::ShippedBlockDiagRules()})
+    rules.insert(rules.end(), set->rules.begin(), set->rules.end());
+  return rules;
+}
+
 // `heads` heads Gemm(x, W1) -> Relu -> Gemm(., W2) on one feature x [1, 32]; outputs y0...
 Graph Heads(int heads) {
   Graph g;
@@ -138,15 +147,11 @@ TEST_CASE("E-graph: four heads come out as one product per layer", "[egraph]") {
 TEST_CASE("E-graph: the eight task heads, on every shipped rule, come out as one product per layer", "[egraph]") {
   auto model = models::BuildModel("task_heads", {});
   REQUIRE(model.ok());
-  std::vector<Rule> rules;
-  for (const RuleSet* set :
-       {&testing::ShippedRules(), &testing::ShippedMergeRules(), &testing::ShippedBlockDiagRules()})
-    rules.insert(rules.end(), set->rules.begin(), set->rules.end());
   AnalyticCost cost;
   egraph::SaturationLimits limits;
   limits.time_limit = 3600;  // the e-node limit stops it, as on an idle machine
   const egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(model->graph, PrepareRules(rules), cost, cost, limits);
+      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), cost, cost, limits);
   INFO(found.stats.kept_input_because);
   CHECK(found.stats.joining.stop == egraph::SaturationStop::kSaturated);
   CHECK(testing::CountOps(found.search.best, "Gemm") == 2);
@@ -171,16 +176,12 @@ class SlowGraphCost : public AnalyticCost {
 TEST_CASE("E-graph: pricing the input counts against the saturation's time, which keeps half of it", "[egraph]") {
   auto model = models::BuildModel("task_heads", {});
   REQUIRE(model.ok());
-  std::vector<Rule> rules;
-  for (const RuleSet* set :
-       {&testing::ShippedRules(), &testing::ShippedMergeRules(), &testing::ShippedBlockDiagRules()})
-    rules.insert(rules.end(), set->rules.begin(), set->rules.end());
   AnalyticCost node_cost;
   SlowGraphCost graph_cost(2);  // the eight heads saturate for longer than the limit
   egraph::SaturationLimits limits;
   limits.time_limit = 2.4;
   const egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(model->graph, PrepareRules(rules), node_cost, graph_cost, limits);
+      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), node_cost, graph_cost, limits);
   CHECK(found.stats.saturation.stop == egraph::SaturationStop::kTime);
   // Half of 2.4 s where pricing took 2 of them; without counting it, 2.4 s.
   CHECK(found.stats.saturation.seconds < 2.0);
