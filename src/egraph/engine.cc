@@ -162,14 +162,12 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
   const UseIndex uses(graph);
   const PricingContext context{&graph, &uses};
   PrunedPricing pricing(eg, analytic, node_cost, roots, &context, Deadline(kMeasuringSeconds).end());
-  const auto rounds_end =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kPricingRoundsSeconds));
+  const Deadline rounds_end(kPricingRoundsSeconds);
   absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, deadline, extractor);
   for (int round = 0;
-       ex.ok() && round < kPricingRounds && Clock::now() < rounds_end && pricing.MeasureToo(Chosen(*ex)) > 0; ++round) {
-    const double left = std::chrono::duration<double>(rounds_end - Clock::now()).count();
-    ImproveExtraction(eg, pricing.prices(), roots, *ex, std::clamp(left, 0.0, deadline.Left(kImproveSeconds)));
-  }
+       ex.ok() && round < kPricingRounds && rounds_end.Left(1) > 0 && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
+    ImproveExtraction(eg, pricing.prices(), roots, *ex,
+                      std::min(rounds_end.Left(kImproveSeconds), deadline.Left(kImproveSeconds)));
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
   if (!ex.ok()) return ex;

@@ -44,8 +44,7 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, backend, "",
           "cost model (default: the target's): ort (operators measured in ONNX Runtime), cpu (oneDNN kernel times, "
           "measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), analytic (roofline)");
-ABSL_FLAG(int, ort_threads, 0,
-          "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
+ABSL_FLAG(int, ort_threads, 0, "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
 ABSL_FLAG(bool, no_verify_speed, false,
           "do not time the optimized model against the input in the target runtime before writing it (ONNX Runtime "
           "on the ort target, our executor on cpu and cuda where it runs every node; on ort the regions where it "
@@ -90,7 +89,7 @@ ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes,
           "more where merges filled it; joined splits after it, as many again)");
 ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit,
           "e-graph engine: seconds for pricing the input and saturation (saturation has at least half; "
-          "extraction follows, 3 s more at most but for measuring operators)");
+          "extraction follows, about 3 s more)");
 ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");

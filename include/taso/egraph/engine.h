@@ -61,7 +61,7 @@ struct EGraphSearchResult {
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
 // the extracted graph (at their layouts, say). The result is never costlier than the
 // input by `graph_cost`. Pricing the input and saturation take `limits.time_limit` (the
-// saturation at least half of it), extraction 3 s more, but for measuring operators.
+// saturation at least half of it), extraction about 3 s more (engine.cc says how).
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
                                       CostModel& graph_cost, const SaturationLimits& limits);
 
