@@ -3,6 +3,7 @@
 #include "gemm.h"
 
 #include "add.h"
+#include "dense_product.h"
 #include "matmul.h"
 #include "op_util.h"
 
@@ -45,20 +46,11 @@ class Gemm : public KernelOp<Gemm> {
     // not the unit, and the unscaled Gemm must fingerprint as the sum it is.
     const double alpha_value = p.Float("alpha", 1.0), beta_value = p.Float("beta", 1.0);
     const auto scale = [](double factor, S v) { return factor == 1.0 ? v : Domain<S>::FromDouble(factor) * v; };
-    std::vector<S> acc(n);
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), Domain<S>::Zero());
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const S av = ta ? a.data[kk * m + i] : a.data[i * k + kk];
-        if (tb) {
-          for (int64_t j = 0; j < n; ++j) acc[j] += av * b.data[j * k + kk];
-        } else {
-          const S* brow = b.data.data() + kk * n;
-          for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
-        }
-      }
-      for (int64_t j = 0; j < n; ++j) y.data[i * n + j] = scale(alpha_value, acc[j]);
-    }
+    const std::vector<S> at = ta ? Transposed(a.data.data(), k, m) : std::vector<S>();
+    const std::vector<S> bt = tb ? Transposed(b.data.data(), n, k) : std::vector<S>();
+    MultiplyDense(ta ? at.data() : a.data.data(), tb ? bt.data() : b.data.data(), y.data.data(), m, k, n);
+    if (alpha_value != 1.0)
+      for (S& v : y.data) v = scale(alpha_value, v);
     if (args.in.size() == 3 && args.in[2] != nullptr) {
       Tensor<S> c(y.shape);
       BroadcastBinary(*args.in[2], y, c, [&](S cv, S) { return scale(beta_value, cv); });

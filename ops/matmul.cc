@@ -2,6 +2,7 @@
 // the batch dimensions broadcast as ONNX (numpy) does.
 #include "matmul.h"
 
+#include "dense_product.h"
 #include "op_util.h"
 
 namespace taso::ops {
@@ -65,15 +66,7 @@ class MatMul : public KernelOp<MatMul> {
     for (int64_t bi = 0; bi < batches; ++bi) {
       const S* pa = a.data.data() + BatchOffset(bi, c.shape, a.shape);
       const S* pb = b.data.data() + BatchOffset(bi, c.shape, b.shape);
-      S* pc = c.data.data() + bi * m * n;
-      std::fill(pc, pc + m * n, Domain<S>::Zero());
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const S av = pa[i * k + kk];
-          const S* brow = pb + kk * n;
-          S* crow = pc + i * n;
-          for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
-        }
+      MultiplyDense(pa, pb, c.data.data() + bi * m * n, m, k, n);
     }
     return absl::OkStatus();
   }

@@ -23,11 +23,16 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
   return &it->second;
 }
 
+const Tensor<float>& ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values) {
+  const TensorData* weight = values[v].data.empty() ? graph.ConstantData(v) : nullptr;
+  return weight && weight->dtype() == DataType::kFloat32 ? weight->float_tensor() : values[v];
+}
+
 absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<Tensor<float>>& values) {
   KernelArgs<float> args;
   for (ValueId v : node.inputs) {
     const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32;
-    args.in.push_back(numeric ? &values[v] : nullptr);
+    args.in.push_back(numeric ? &ReferenceOperand(graph, v, values) : nullptr);
     args.constant.push_back(graph.ConstantData(v));
   }
   for (ValueId v : node.outputs) {
@@ -48,20 +53,10 @@ absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs) {
   ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
   std::vector<Tensor<float>> values(graph.num_values());
-  std::vector<bool> ready(graph.num_values(), false);
-
+  // The inputs given; weights nothing fed are read in place (ReferenceOperand).
   for (ValueId id : graph.inputs()) {
     ASSIGN_OR_RETURN(const Tensor<float>* given, GivenInput(graph, id, inputs));
-    if (!given) continue;
-    values[id] = *given;
-    ready[id] = true;
-  }
-  for (ValueId id : graph.weights()) {
-    if (ready[id]) continue;
-    const TensorData& d = *graph.value(id).data;
-    if (d.dtype() == DataType::kFloat32)
-      values[id] = Tensor<float>(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end()));
-    ready[id] = true;  // non-float weights are read through KernelArgs::constant
+    if (given) values[id] = *given;
   }
 
   // Free each intermediate tensor after its last reader.
@@ -85,7 +80,7 @@ absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inpu
   }
 
   TensorMap out;
-  for (ValueId v : graph.outputs()) out[graph.value(v).name] = values[v];
+  for (ValueId v : graph.outputs()) out[graph.value(v).name] = ReferenceOperand(graph, v, values);
   return out;
 }
 

@@ -36,7 +36,7 @@ class WeightFolder {
       : g_(graph),
         weight_only_(FindWeightOnly(graph).nodes),
         copy_(graph),
-        computed_(graph.num_values()),
+        results_(graph.num_values()),
         same_as_(graph.num_values()) {
     for (ValueId v = 0; v < graph.num_values(); ++v) same_as_[v] = v;
   }
@@ -120,15 +120,15 @@ class WeightFolder {
       if (v != kNoValue && g_.value(v).is_weight()) Index(v, g_.value(v).data);
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId v = node.outputs[k];
-      TensorDataPtr data = TensorData::Float(outs[k].shape, outs[k].data);
+      TensorDataPtr data = TensorData::Float(outs[k].shape, std::move(outs[k].data));
       if (const std::optional<ValueId> same = HoldingTheSame(*data); same && !IsGraphOutput(v)) {
         same_as_[v] = *same;
         copy_.ReplaceBySameAs(v, *same);
         continue;
       }
       Index(v, data);
+      results_[v] = data;
       copy_.ReplaceByWeight(v, std::move(data));
-      computed_[v] = std::move(outs[k]);
     }
     return absl::OkStatus();
   }
@@ -155,22 +155,19 @@ class WeightFolder {
     return std::nullopt;
   }
 
-  // The value of a float constant or of a folded node's output.
+  // The value of a float constant or of a folded node's output, read in place.
   absl::StatusOr<const Tensor<float>*> ValueOf(ValueId read) {
     const ValueId v = same_as_[read];
-    if (!computed_[v]) {
-      const TensorData* data = g_.ConstantData(v);
-      if (data == nullptr || data->dtype() != DataType::kFloat32)
-        return absl::FailedPreconditionError("a folded operator reads a non-float constant");
-      computed_[v] = Tensor<float>(data->shape(), std::vector<float>(data->floats().begin(), data->floats().end()));
-    }
-    return &*computed_[v];
+    const TensorData* data = results_[v] ? results_[v].get() : g_.ConstantData(v);
+    if (data == nullptr || data->dtype() != DataType::kFloat32)
+      return absl::FailedPreconditionError("a folded operator reads a non-float constant");
+    return &data->float_tensor();
   }
 
   const Graph& g_;
   const std::vector<bool> weight_only_;  // per node
   GraphCopy copy_;
-  std::vector<std::optional<Tensor<float>>> computed_;  // per value: its value once known
+  std::vector<TensorDataPtr> results_;  // per value: a folded node's result, once computed
   // Per value: the first value known to hold the same (itself if none), never one that
   // stands for another in turn.
   std::vector<ValueId> same_as_;

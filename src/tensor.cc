@@ -47,8 +47,8 @@ Shape RowMajorStrides(absl::Span<const int64_t> shape) {
 std::shared_ptr<const TensorData> TensorData::Float(Shape shape, std::vector<float> values) {
   auto t = std::make_shared<TensorData>();
   t->dtype_ = DataType::kFloat32;
-  t->shape_ = std::move(shape);
-  t->f32_ = std::move(values);
+  t->shape_ = shape;
+  t->f32_ = Tensor<float>(std::move(shape), std::move(values));
   return t;
 }
 
@@ -72,8 +72,8 @@ uint64_t TensorData::ContentHash() const {
   if (!hashed_) {
     uint64_t h = absl::HashOf(static_cast<int>(dtype_), std::vector<int64_t>(shape_.begin(), shape_.end()));
     absl::string_view bytes;
-    if (!f32_.empty())
-      bytes = {reinterpret_cast<const char*>(f32_.data()), f32_.size() * sizeof(float)};
+    if (!f32_.data.empty())
+      bytes = {reinterpret_cast<const char*>(f32_.data.data()), f32_.data.size() * sizeof(float)};
     else if (!i64_.empty())
       bytes = {reinterpret_cast<const char*>(i64_.data()), i64_.size() * sizeof(int64_t)};
     else
@@ -86,9 +86,9 @@ uint64_t TensorData::ContentHash() const {
 
 bool TensorData::SameContent(const TensorData& o) const {
   if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
-  if (f32_.size() != o.f32_.size() || i64_ != o.i64_ || raw_ != o.raw_) return false;
+  if (f32_.data.size() != o.f32_.data.size() || i64_ != o.i64_ || raw_ != o.raw_) return false;
   // Bitwise, so that NaN payloads and signed zeros count.
-  return f32_.empty() || std::memcmp(f32_.data(), o.f32_.data(), f32_.size() * sizeof(float)) == 0;
+  return f32_.data.empty() || std::memcmp(f32_.data.data(), o.f32_.data.data(), f32_.data.size() * sizeof(float)) == 0;
 }
 
 }  // namespace taso

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "graph_copy.h"
+#include "pipeline/output_checks.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/layouts.h"
 #include "taso/cost.h"
@@ -159,6 +160,31 @@ TEST_CASE("The executors compute with an overriding value, and with the default 
   auto after = (*executor)->Run(defaults);  // the default again, after an override
   REQUIRE(after.ok());
   CHECK(MaxAbsDifference(*after, *expected_default) < 1e-5);
+}
+
+TEST_CASE("Reference runs give a weight that is a graph output as it is, and read weights in place") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {3, 5});
+  const ValueId w = AddWeight(g, "w", {5, 4}, 3);
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w}, "y")).ok());
+  REQUIRE(g.AddOutput(w).ok());
+  const TensorMap inputs = RandomInputs(g, 5);
+  auto out = RunReference(g, inputs);
+  REQUIRE(out.ok());
+  const TensorData& d = *g.value(w).data;
+  CHECK(out->at("w").shape == d.shape());
+  CHECK(out->at("w").data == std::vector<float>(d.floats().begin(), d.floats().end()));
+
+  // Nothing fed: the operand is the weight's own storage, not a copy.
+  std::vector<Tensor<float>> values(g.num_values());
+  CHECK(&ReferenceOperand(g, w, values) == &d.float_tensor());
+  values[w] = RandomTensor({5, 4}, 9);  // fed: the value given
+  CHECK(&ReferenceOperand(g, w, values) == &values[w]);
+
+  auto checked = pipeline::SelfCheck(g, g, 1);
+  REQUIRE(checked.ok());
+  CHECK(checked->mismatch.empty());
+  CHECK(checked->outputs == 2);
 }
 
 TEST_CASE("Random inputs override initializers that are also inputs") {

@@ -178,6 +178,40 @@ TEST_CASE("MatMul broadcasts batch dimensions") {
         }
 }
 
+// The products sum each element's terms in the order k = 0, 1, ..., exactly as this loop
+// does, however many rows the kernel groups (fingerprints and the self-check rely on
+// results that do not depend on the grouping): compared bit for bit.
+template <typename S>
+S ProductElement(const Tensor<S>& a, const Tensor<S>& b, bool ta, bool tb, int64_t i, int64_t j) {
+  const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1], n = tb ? b.shape[0] : b.shape[1];
+  S acc = Domain<S>::Zero();
+  for (int64_t kk = 0; kk < k; ++kk) acc += (ta ? a.data[kk * m + i] : a.data[i * k + kk]) *
+                                            (tb ? b.data[j * k + kk] : b.data[kk * n + j]);
+  return acc;
+}
+
+TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its row") {
+  for (int64_t m = 1; m <= 9; ++m) {
+    const auto a = RandomTensor({m, 5}, 10 + m), b = RandomTensor({5, 7}, 20 + m);
+    const auto c = Run<float>("MatMul", {}, {&a, &b})[0];
+    const auto au = RandomU32({m, 5}, 30 + m), bu = RandomU32({5, 7}, 40 + m);
+    const auto cu = Run<uint32_t>("MatMul", {}, {&au, &bu})[0];
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < 7; ++j) {
+        CHECK(c.data[i * 7 + j] == ProductElement(a, b, false, false, i, j));
+        CHECK(cu.data[i * 7 + j] == ProductElement(au, bu, false, false, i, j));
+      }
+  }
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const auto a = RandomTensor(ta ? Shape{5, 6} : Shape{6, 5}, 1), b = RandomTensor(tb ? Shape{7, 5} : Shape{5, 7}, 2);
+      const auto y = Run<float>("Gemm", Params().Set("transA", int64_t{ta}).Set("transB", int64_t{tb}), {&a, &b})[0];
+      REQUIRE(y.shape == Shape{6, 7});
+      for (int64_t i = 0; i < 6; ++i)
+        for (int64_t j = 0; j < 7; ++j) CHECK(y.data[i * 7 + j] == ProductElement(a, b, ta, tb, i, j));
+    }
+}
+
 TEST_CASE("Element-wise operators broadcast as ONNX does") {
   auto a = RandomTensor({2, 3, 4}, 1), b = RandomTensor({3, 1}, 2);
   auto sum = Run<float>("Add", {}, {&a, &b})[0];

@@ -20,8 +20,13 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
 // Fails with a clear error on a missing or mis-shaped input or an opaque node.
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs);
 
+// The tensor a reference run reads for float value `v`: values[v] when computed or fed,
+// else (a weight nothing fed) the weight's own data, read in place: runs of a model with
+// 85M weights copy none of them.
+const Tensor<float>& ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values);
+
 // Runs one node's reference kernel on `values` (indexed by value id): its float inputs are
-// read there and its outputs written there, zeroed first (reference kernels may
+// read there (ReferenceOperand) and its outputs written there, zeroed first (reference kernels may
 // accumulate) and in place when already of their shape, so storage that an executor
 // points at stays where it is. An error names the node.
 absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<Tensor<float>>& values);

@@ -33,36 +33,6 @@ std::string ShapeToString(absl::Span<const int64_t> shape);
 // Row-major strides of a shape.
 Shape RowMajorStrides(absl::Span<const int64_t> shape);
 
-// Constant tensor data (weights, initializers, shape arguments). Immutable once built and
-// shared between graphs, so copying a graph never copies weights.
-class TensorData {
- public:
-  static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
-  static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);
-  // Data of another element type, kept as the serialized ONNX TensorProto so it survives.
-  static std::shared_ptr<const TensorData> Raw(DataType dtype, Shape shape, std::string onnx_tensor_proto);
-
-  DataType dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  int64_t numel() const { return NumElements(shape_); }
-  absl::Span<const float> floats() const { return f32_; }
-  absl::Span<const int64_t> ints() const { return i64_; }
-  const std::string& raw_proto() const { return raw_; }
-  // Content hash (element type, shape, values); computed once.
-  uint64_t ContentHash() const;
-  bool SameContent(const TensorData& o) const;
-
- private:
-  DataType dtype_ = DataType::kUndefined;
-  Shape shape_;
-  std::vector<float> f32_;
-  std::vector<int64_t> i64_;
-  std::string raw_;
-  mutable uint64_t hash_ = 0;
-  mutable bool hashed_ = false;
-};
-using TensorDataPtr = std::shared_ptr<const TensorData>;
-
 // A dense row-major buffer over a scalar domain S (float, wrapping uint32, symbolic).
 template <typename S>
 struct Tensor {
@@ -76,5 +46,38 @@ struct Tensor {
   int64_t dim(int i) const { return shape[i]; }
   int rank() const { return static_cast<int>(shape.size()); }
 };
+
+// Constant tensor data (weights, initializers, shape arguments). Immutable once built and
+// shared between graphs, so copying a graph never copies weights.
+class TensorData {
+ public:
+  static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
+  static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);
+  // Data of another element type, kept as the serialized ONNX TensorProto so it survives.
+  static std::shared_ptr<const TensorData> Raw(DataType dtype, Shape shape, std::string onnx_tensor_proto);
+
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return NumElements(shape_); }
+  absl::Span<const float> floats() const { return f32_.data; }
+  // The float32 data as a tensor (empty for other element types): reference runs read
+  // weights in place through it rather than copy them.
+  const Tensor<float>& float_tensor() const { return f32_; }
+  absl::Span<const int64_t> ints() const { return i64_; }
+  const std::string& raw_proto() const { return raw_; }
+  // Content hash (element type, shape, values); computed once.
+  uint64_t ContentHash() const;
+  bool SameContent(const TensorData& o) const;
+
+ private:
+  DataType dtype_ = DataType::kUndefined;
+  Shape shape_;
+  Tensor<float> f32_;
+  std::vector<int64_t> i64_;
+  std::string raw_;
+  mutable uint64_t hash_ = 0;
+  mutable bool hashed_ = false;
+};
+using TensorDataPtr = std::shared_ptr<const TensorData>;
 
 }  // namespace taso

@@ -70,13 +70,11 @@ class CutRunner {
     return absl::OkStatus();
   }
 
-  // The float32 weights not given as inputs; kernels read the others as constants.
+  // The float32 weights not given as inputs, which kernels read in place
+  // (ReferenceOperand); kernels read the others as constants.
   void FeedWeights() {
-    for (ValueId id : graph_.weights()) {
-      const TensorData& d = *graph_.value(id).data;
-      if (!ready_[id] && d.dtype() == DataType::kFloat32)
-        Set(id, Tensor<float>(d.shape(), std::vector<float>(d.floats().begin(), d.floats().end())));
-    }
+    for (ValueId id : graph_.weights())
+      if (graph_.value(id).data->dtype() == DataType::kFloat32) ready_[id] = true;
   }
 
   absl::Status FeedOpaqueOutputs(const TensorMap& opaque_outputs) {
@@ -114,7 +112,7 @@ class CutRunner {
 
   void Record(const std::string& key, ValueId v) {
     if (ready_[v] && Computable(graph_.value(v)))
-      result_.tensors[key] = values_[v];
+      result_.tensors[key] = ReferenceOperand(graph_, v, values_);
     else
       result_.sources[key] = SourceOf(graph_, v);
   }
