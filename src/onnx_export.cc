@@ -185,6 +185,14 @@ OnnxModel NewOnnxModel(Graph graph, int opset, std::string graph_name) {
   return m;
 }
 
+OnnxModel InShellOf(const OnnxModel& model, Graph graph) {
+  OnnxModel m;
+  m.graph = std::move(graph);
+  m.shell = model.shell;
+  m.opset = model.opset;
+  return m;
+}
+
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   const Graph& graph = model.graph;
   RETURN_IF_ERROR(graph.Validate());

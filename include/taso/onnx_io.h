@@ -96,6 +96,9 @@ int OnnxNodeCount(const OnnxModel& model);
 bool OnnxCheckerCovers(int opset);
 // A fresh model shell at the given opset, for graphs built in code.
 OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_name = "taso");
+// Another graph in `model`'s shell and opset, written at the sizes it has (no symbolic
+// dimensions, weights inline): what the pipeline times and estimates.
+OnnxModel InShellOf(const OnnxModel& model, Graph graph);
 // Writes the file atomically: on any error nothing is left at `path`. With
 // model.external_data, the weights go to one file beside it, ExternalDataPath(path).
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path);

@@ -236,10 +236,10 @@ absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in,
   Announce(options, "speed check", absl::StrCat("in ", timer->name()));
   const SearchResult& search = result.search;
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
-    if (std::find(keep.begin(), keep.end(), false) == keep.end()) return OnnxModel{out.graph, model.shell, model.opset};
+    if (std::find(keep.begin(), keep.end(), false) == keep.end()) return InShellOf(model, out.graph);
     ASSIGN_OR_RETURN(const Graph replayed, ReplayRewrites(in.separated, matchers, search.path, keep));
     ASSIGN_OR_RETURN(Graph finished, FinishGraph(replayed));
-    return OnnxModel{std::move(finished), model.shell, model.opset};
+    return InShellOf(model, std::move(finished));
   };
   std::vector<std::string> groups;
   for (const AppliedRewrite& step : search.path) groups.push_back(matchers[step.matcher].rule().name);
@@ -280,9 +280,9 @@ PipelineResult::SpeedCheck AfterAlternative(const std::optional<PipelineResult::
 // search's graph, kept by the speed check); the timing counts in `result`.
 absl::StatusOr<bool> BeatsRival(const OnnxModel& model, const Output& alternative, const Output& rival,
                                 const std::string& pricing, RuntimeTimer& timer, PipelineResult& result) {
-  const OnnxModel rival_model{rival.graph, model.shell, model.opset};
+  const OnnxModel rival_model = InShellOf(model, rival.graph);
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
-    return OnnxModel{keep[0] ? alternative.graph : rival.graph, model.shell, model.opset};
+    return InShellOf(model, keep[0] ? alternative.graph : rival.graph);
   };
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
                    pipeline::ChooseFasterRewrites(timer, rival_model, {pricing}, build,
@@ -313,7 +313,7 @@ absl::StatusOr<std::optional<Output>> TryAlternative(const OnnxModel& model, con
     if (!beats) return std::nullopt;
   }
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
-    return OnnxModel{keep[0] ? out.graph : in.cleaned, model.shell, model.opset};
+    return InShellOf(model, keep[0] ? out.graph : in.cleaned);
   };
   // The input's own graph is timed for the report only where no timing was reported yet.
   const auto when_none =
@@ -478,7 +478,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   RETURN_IF_ERROR(Measure(model.graph, out.run_graph, costs, options, result));
 
   result.cost_sources = costs.Sources();
-  result.model = OnnxModel{std::move(out.graph), model.shell, model.opset};
+  result.model = InShellOf(model, std::move(out.graph));
   result.model.external_data = model.external_data;
   RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
   result.nodes_after = OnnxNodeCount(result.model);

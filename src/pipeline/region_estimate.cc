@@ -84,7 +84,7 @@ void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& 
       region_timer.Compare(region_before, NewOnnxModel(std::move(found.after), model.opset));
   if (!timing.ok() || !(timing->a_seconds > 0)) return;
   const absl::StatusOr<PairTiming> share =
-      share_timer.Compare(OnnxModel{input, model.shell, model.opset}, region_before);
+      share_timer.Compare(InShellOf(model, input), region_before);
   if (!share.ok() || !(share->a_seconds > 0)) return;
   estimate.timing = *timing;
   estimate.share = *share;
