@@ -27,7 +27,7 @@ absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& af
 
 // SelfCheck of several graphs against one input graph, which is run once per input scale
 // for all of them (a pipeline that checks the search's graph and then the input as read
-// runs the input once: about 10 s of a 12-layer encoder's). `before` must outlive it.
+// runs the input once rather than twice). `before` must outlive it.
 class SelfChecker {
  public:
   SelfChecker(const Graph& before, uint64_t seed) : before_(before), seed_(seed) {}
