@@ -131,17 +131,6 @@ TEST_CASE("Products of two activations and graphs without a product by a matrix 
   CHECK(flat->num_nodes() == g.num_nodes());
 }
 
-// PyTorch's own export of a pattern of bench/exports/patterns.py.
-OnnxModel TorchExport(const std::string& pattern) {
-  const std::filesystem::path dir = testing::TempDir("row_form_exports");
-  const std::string cmd = "/usr/bin/python3 " + std::string(TASO_SOURCE_DIR) + "/bench/exports/patterns.py " +
-                          dir.string() + " " + pattern + " > " + dir.string() + "/log 2>&1";
-  if (std::system(cmd.c_str()) != 0) FAIL("exporting " << pattern << " failed; see " << dir.string() << "/log");
-  absl::StatusOr<OnnxModel> model = ImportOnnxFile((dir / (pattern + ".onnx")).string());
-  REQUIRE(model.ok());
-  return *std::move(model);
-}
-
 std::multiset<std::string> OnnxOperators(const Graph& g) {
   std::multiset<std::string> ops;
   for (NodeId n = 0; n < g.num_nodes(); ++n) ops.insert(std::string(g.node(n).op->name()));
@@ -150,7 +139,7 @@ std::multiset<std::string> OnnxOperators(const Graph& g) {
 
 TEST_CASE("A LoRA MLP exported by PyTorch at 32 tokens has its adapter folded, at rank 3") {
   // base(x) + 2 B(A(x)), x [1, 32, 768]: PyTorch writes MatMul + Add at rank 3.
-  const OnnxModel model = TorchExport("lora_mlp_t32");
+  const OnnxModel model = testing::TorchPatternExport("lora_mlp_t32");
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
   options.target = Target::kCpu;

@@ -444,7 +444,7 @@ TEST_CASE("Where the search's graph is faster, an other extraction faster still 
   CHECK(r->speed_check->comparisons >= 3);  // the search's graph, then the other against it and the input
   CHECK(r->speed_check->beat_search);
   CHECK_THAT(SummaryText(NodeCountEGraphOptions(&runtime, &prices), *r, "m"),
-             Catch::Contains("measurably faster than the one by the target's costs"));
+             Catch::Contains("measurably faster than the e-graph's extraction by the target's costs"));
   CHECK_THAT(JsonReport(NodeCountEGraphOptions(&runtime, &prices), *r), Catch::Contains("\"beat_search\": true"));
   CHECK(r->speed_check->timing.SecondFaster());
   // Both changes are in: one product for the pair, and the chain's cheaper order.

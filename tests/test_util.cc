@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
@@ -162,6 +164,48 @@ Graph ProductChain() {
   const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
   REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
   return g;
+}
+
+Graph GatedMixture(const MixtureForm& form) {
+  Graph g;
+  const int64_t d = form.d, h = form.h;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {form.rows, d});
+  const Params linear = Params().Set("transB", int64_t{1});
+  auto layer = [&](ValueId in, int64_t out, int64_t features, const std::string& name) {
+    const uint64_t seed = std::hash<std::string>()(name);
+    const ValueId w = AddWeight(g, name + "_w", {out, features}, seed);
+    const ValueId b = AddWeight(g, name + "_b", {out}, seed + 1);
+    return AddOp(g, "Gemm", {in, w, b}, name, linear);
+  };
+  const ValueId gate =
+      AddOp(g, "Softmax", {layer(x, form.experts, d, "gate_logits")}, "gate", Params().Set("axis", int64_t{-1}));
+  const ValueId squashed = form.shared_input ? x : AddOp(g, "Tanh", {x}, "x_squashed");
+  auto ints = [&](const std::string& name, int64_t v) { return *g.AddWeight(name, TensorData::Int64({1}, {v})); };
+  const int summed = form.summed < 0 ? form.experts : form.summed;
+  ValueId sum = form.residual ? x : kNoValue;
+  for (int k = 0; k < summed; ++k) {
+    const int e = form.residual ? summed - 1 - k : k;
+    const std::string tag = absl::StrCat("e", e);
+    const ValueId column = AddOp(
+        g, "Slice", {gate, ints(tag + "_start", e), ints(tag + "_end", e + 1), ints(tag + "_axis", 1)}, tag + "_g");
+    const ValueId first = layer(e % 2 == 1 ? squashed : x, h, d, tag + "_first");
+    const ValueId hidden = AddOp(g, "Relu", {first}, tag + "_hidden");
+    const ValueId term = AddOp(g, "Mul", {column, layer(hidden, d, h, tag + "_second")}, tag + "_term");
+    sum = sum == kNoValue ? term : AddOp(g, "Add", {sum, term}, k + 1 == summed ? "y" : tag + "_sum");
+  }
+  REQUIRE(g.AddOutput(sum).ok());
+  return g;
+}
+
+OnnxModel TorchPatternExport(const std::string& pattern) {
+  const std::filesystem::path dir = TempDir("torch_patterns_" + pattern);
+  const std::string cmd = "/usr/bin/python3 " + std::string(TASO_SOURCE_DIR) + "/bench/exports/patterns.py " +
+                          dir.string() + " " + pattern + " > " + dir.string() + "/log 2>&1";
+  if (std::system(cmd.c_str()) != 0) FAIL("exporting " << pattern << " failed; see " << dir.string() << "/log");
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile((dir / (pattern + ".onnx")).string());
+  INFO(model.status().ToString());
+  REQUIRE(model.ok());
+  return *std::move(model);
 }
 
 }  // namespace taso::testing

@@ -60,4 +60,20 @@ double OutputDifference(const Graph& a, const Graph& b, uint64_t seed = 7);
 // makes a [256, 256] product, x . (y . z) a [4, 4] one, 64 times less work.
 Graph ProductChain();
 
+// A dense mixture of experts as PyTorch exports one at 2-D: gate = Softmax(x Wg^T + bg)
+// over x [rows, d]; y = the sum over e of Slice(gate, e, e + 1, axis 1) *
+// (Relu(x V_e^T + c_e) W_e^T + b_e), Gemms with transB, hidden units [rows, h].
+struct MixtureForm {
+  int experts = 3;
+  int64_t rows = 4, d = 6, h = 5;
+  bool residual = false;     // y = x + the terms, added in reverse column order
+  int summed = -1;           // only experts 0 .. summed - 1 in the sum (-1: all)
+  bool shared_input = true;  // false: odd experts' first layers read Tanh(x)
+};
+Graph GatedMixture(const MixtureForm& form);
+
+// PyTorch's own export of `pattern` of bench/exports/patterns.py (/usr/bin/python3, torch
+// 1.13), imported.
+OnnxModel TorchPatternExport(const std::string& pattern);
+
 }  // namespace taso::testing

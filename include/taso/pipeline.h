@@ -217,11 +217,12 @@ struct PipelineResult {
     int rewrites_kept = 0;    // of those, in the model returned
     int comparisons = 0;      // pairs of models timed
     bool kept_input = false;  // no rewrite made it faster: the input, as read
-    // When the model returned is another of the e-graph's extractions (the search's own
-    // was not faster): the cost model that chose it (egraph::Alternative::pricing).
+    // When the model returned is another graph than the search's (egraph::Alternative):
+    // its `pricing`, the cost model whose extraction it is ("analytic"), or
+    // kGatedMixturesMerged for the input with its mixtures of experts merged.
     std::string extraction;
-    bool beat_search = false;         // that extraction ran measurably faster than the search's too
-    int other_extractions_timed = 0;  // the e-graph's alternatives timed, kept or not
+    bool beat_search = false;         // that graph ran measurably faster than the search's too
+    int other_extractions_timed = 0;  // the other graphs timed, kept or not
     // Once the timer's time was spent (RuntimeTimer::OutOfTime): rewrite groups dropped
     // without timing them, the e-graph's alternatives not timed, and whether the input's
     // graph is written without having been timed (`timing` is then the last model timed

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
+#include "taso/rewrite_gated_mixtures.h"
 
 namespace taso::pipeline {
 
@@ -68,6 +69,11 @@ std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules,
     forms[name] = absl::StrCat(SideForm(from), " -> ", SideForm(to));
   }
   return forms;
+}
+
+std::string AlternativeName(absl::string_view pricing) {
+  if (pricing == kGatedMixturesMerged) return "the graph with its gated mixtures merged";
+  return absl::StrCat("the e-graph's extraction by ", pricing, " costs");
 }
 
 }  // namespace taso::pipeline

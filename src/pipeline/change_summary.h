@@ -1,4 +1,5 @@
-// What the summary says was left alone and how the applied rules read.
+// What the summary says was left alone, how the applied rules read, and how it names the
+// graph the speed check chose when that is not the search's.
 #pragma once
 
 #include <map>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "taso/graph.h"
+#include "absl/strings/string_view.h"
 #include "taso/rules.h"
 
 namespace taso::pipeline {
@@ -23,5 +25,9 @@ bool HasLibraryComputation(const Graph& graph);
 // (a rule's, an instance's "<rule>/<index>", either read the other way with "~" after
 // it, then written target -> source).
 std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules, const std::map<std::string, int>& applied);
+
+// The graph an egraph::Alternative's `pricing` names: "the e-graph's extraction by
+// analytic costs", or "the graph with its gated mixtures merged" (rewrite_gated_mixtures.h).
+std::string AlternativeName(absl::string_view pricing);
 
 }  // namespace taso::pipeline

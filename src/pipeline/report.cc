@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "pipeline/change_summary.h"
 #include "taso/backends/ort_worker.h"
 #include "taso/output_agreement.h"
 #include "taso/pipeline.h"
@@ -199,30 +200,26 @@ std::string SpeedCheckLines(const PipelineResult& r) {
                         : absl::StrCat("verified in ", c.runtime, ": ", figures, "\n");
   if (!c.extraction.empty() && c.beat_search)
     absl::StrAppendFormat(&out,
-                          "  the e-graph's extraction by %s costs is written: measurably faster than the one by the "
-                          "target's costs, which was faster than the input\n",
-                          c.extraction);
+                          "  %s is written: measurably faster than the e-graph's extraction by the target's costs, "
+                          "which was faster than the input\n",
+                          pipeline::AlternativeName(c.extraction));
   else if (!c.extraction.empty())
     absl::StrAppendFormat(&out,
-                          "  the e-graph's extraction by %s costs is written: the one by the target's costs was "
-                          "not measurably faster\n",
-                          c.extraction);
+                          "  %s is written: the e-graph's extraction by the target's costs was not measurably "
+                          "faster\n",
+                          pipeline::AlternativeName(c.extraction));
   else if (c.other_extractions_timed > 0)
-    absl::StrAppendFormat(&out, "  %d other extraction(s) of the e-graph timed too: none measurably faster\n",
-                          c.other_extractions_timed);
+    absl::StrAppendFormat(&out, "  %d other graph(s) timed too: none measurably faster\n", c.other_extractions_timed);
   if (c.other_extractions_untimed > 0)
-    absl::StrAppendFormat(&out, "  %d other extraction(s) of the e-graph not timed: %s\n", c.other_extractions_untimed,
-                          kTimeSpent);
+    absl::StrAppendFormat(&out, "  %d other graph(s) not timed: %s\n", c.other_extractions_untimed, kTimeSpent);
   if (c.groups_dropped_untimed > 0)
     absl::StrAppendFormat(&out, "  %d group(s) of rewrites dropped untimed: %s\n", c.groups_dropped_untimed,
                           kTimeSpent);
   if (c.written_untimed)
-    absl::StrAppendFormat(
-        &out, "  not measurably faster: the input is written as read (itself not timed: %s)\n",
-        kTimeSpent);
+    absl::StrAppendFormat(&out, "  not measurably faster: the input is written as read (itself not timed: %s)\n",
+                          kTimeSpent);
   else if (c.kept_input)
-    absl::StrAppendFormat(&out,
-                          "  no rewrite made it measurably faster: the input is written as read\n");
+    absl::StrAppendFormat(&out, "  no rewrite made it measurably faster: the input is written as read\n");
   else if (c.rewrites_kept < c.rewrites)
     absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
   return out;
@@ -266,8 +263,9 @@ std::vector<std::string> RewriteLines(const PipelineResult& r) {
   if (r.region_estimate && r.region_estimate->input_written)
     lines.push_back("none kept: the search's graph ran measurably slower where it differs (timed as regions)");
   else if (const auto& slower = r.estimated_slower)
-    lines.push_back(absl::StrFormat("none kept: priced %.4f ms against the input's %.4f ms, the input is written as read",
-                                    slower->rewritten_seconds * 1e3, slower->input_seconds * 1e3));
+    lines.push_back(
+        absl::StrFormat("none kept: priced %.4f ms against the input's %.4f ms, the input is written as read",
+                        slower->rewritten_seconds * 1e3, slower->input_seconds * 1e3));
   else
     lines.push_back(r.substitutions_dropped ? "none kept: the gain found is within noise" : "none");
   return lines;

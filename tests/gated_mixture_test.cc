@@ -1,0 +1,126 @@
+// Dense mixtures of experts merged (taso/rewrite_gated_mixtures.h): the merged graph
+// computes what the input does, mixtures that are not whole are left alone, and the
+// pipeline writes the merge only where the runtime times it faster.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "rule_lookup.h"
+#include "taso/backends/runtime_timer.h"
+#include "taso/fold.h"
+#include "taso/pipeline.h"
+#include "taso/rewrite_gated_mixtures.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using testing::AddOp;
+using testing::CountOps;
+using testing::GatedMixture;
+
+std::multiset<std::string> Operators(const Graph& g) {
+  std::multiset<std::string> ops;
+  for (NodeId n = 0; n < g.num_nodes(); ++n) ops.insert(std::string(g.node(n).op->name()));
+  return ops;
+}
+
+// The merged graph with its weight-only nodes folded, as the pipeline writes it.
+Graph MergedAndFolded(const Graph& g, int mixtures) {
+  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(g);
+  INFO(merged.status().ToString());
+  REQUIRE(merged.ok());
+  CHECK(merged->mixtures == mixtures);
+  absl::StatusOr<Graph> folded = FoldWeights(merged->graph);
+  REQUIRE(folded.ok());
+  return *std::move(folded);
+}
+
+// One wide first layer, the grouped scale (three views and one Mul), one stacked second
+// layer and the gate times the stacked biases; the gate's own layer and softmax.
+const std::multiset<std::string> kMergedOperators{"Gemm",    "Softmax", "Gemm",    "Relu", "Reshape",
+                                                  "Reshape", "Mul",     "Reshape", "Gemm", "Gemm"};
+
+TEST_CASE("PyTorch's export of a dense mixture of four experts becomes one wide and one stacked layer") {
+  const OnnxModel model = testing::TorchPatternExport("experts");
+  const Graph merged = MergedAndFolded(model.graph, 1);
+  CHECK(Operators(merged) == kMergedOperators);
+  CHECK(testing::OutputDifference(model.graph, merged) < 1e-5);
+}
+
+TEST_CASE("A mixture is merged with the sum's other terms kept, whatever the order of its terms") {
+  const Graph g = GatedMixture({.experts = 3, .residual = true});
+  const Graph merged = MergedAndFolded(g, 1);
+  CHECK(CountOps(merged, "Mul") == 1);
+  CHECK(CountOps(merged, "Add") == 1);  // x + the merged mixture
+  CHECK(CountOps(merged, "Slice") == 0);
+  CHECK(CountOps(merged, "Gemm") == 4);  // the gate's, the wide, the stacked, the gated biases
+  CHECK(testing::OutputDifference(g, merged) < 1e-5);
+}
+
+TEST_CASE("Experts whose first layers read different inputs keep them, their hidden units joined") {
+  const Graph g = GatedMixture({.experts = 4, .shared_input = false});
+  const Graph merged = MergedAndFolded(g, 1);
+  CHECK(CountOps(merged, "Concat") == 1);
+  CHECK(CountOps(merged, "Gemm") == 1 + 4 + 2);  // the gate's, the four first layers, the stack and the biases
+  CHECK(CountOps(merged, "Mul") == 1);
+  CHECK(testing::OutputDifference(g, merged) < 1e-5);
+}
+
+TEST_CASE("A mixture missing a column, or whose product is read elsewhere, is left alone") {
+  Graph g;
+  SECTION("a column missing") { g = GatedMixture({.experts = 3, .summed = 2}); }
+  SECTION("a product read elsewhere") {
+    g = GatedMixture({.experts = 2});
+    REQUIRE(g.AddOutput(g.FindValue("e0_second")).ok());
+  }
+  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(g);
+  REQUIRE(merged.ok());
+  CHECK(merged->mixtures == 0);
+  CHECK(merged->graph.StructuralHash() == g.StructuralHash());
+}
+
+// A runtime where a model with a Reshape (the merged mixture's grouped scale) takes
+// `merged_ms` and any other 1 ms; no spread.
+class ReshapePricedRuntime : public RuntimeTimer {
+ public:
+  explicit ReshapePricedRuntime(double merged_ms) : merged_ms_(merged_ms) {}
+  std::string name() const override { return "stand-in"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+  }
+
+ private:
+  double Seconds(const OnnxModel& m) const { return (CountOps(m.graph, "Reshape") > 0 ? merged_ms_ : 1.0) * 1e-3; }
+  double merged_ms_;
+};
+
+TEST_CASE("The pipeline writes the merged mixture where the runtime times it faster, else the input", "[speed_check]") {
+  const OnnxModel model = NewOnnxModel(GatedMixture({.experts = 3}));
+  double merged_ms = 0;
+  bool merged = false;
+  SECTION("faster") { merged_ms = 0.5, merged = true; }
+  SECTION("slower") { merged_ms = 2, merged = false; }
+  ReshapePricedRuntime runtime(merged_ms);
+  PipelineOptions options;
+  options.backend = Backend::kAnalytic;
+  options.search = SearchKind::kSubstitutions;
+  options.engine = SearchEngine::kEGraph;
+  options.verify_speed = true;
+  options.timer = &runtime;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  INFO(r.status().ToString());
+  REQUIRE(r.ok());
+  REQUIRE(r->self_check.has_value());
+  CHECK(r->self_check->mismatch.empty());
+  REQUIRE(r->speed_check.has_value());
+  CHECK(r->search.rules_applied.count(std::string(kGatedMixtureRewrite)) == (merged ? 1 : 0));
+  CHECK((CountOps(r->model.graph, "Reshape") == 3) == merged);
+  CHECK((r->speed_check->extraction == kGatedMixturesMerged) == merged);
+  if (merged)
+    CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("the graph with its gated mixtures merged is written"));
+  CHECK(testing::OutputDifference(model.graph, r->model.graph) < 1e-5);
+}
+
+}  // namespace
+}  // namespace taso
