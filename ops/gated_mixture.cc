@@ -4,6 +4,7 @@
 #include "add.h"
 #include "concat.h"
 #include "gemm.h"
+#include "matmul.h"
 #include "op_util.h"
 #include "reshape.h"
 
@@ -17,25 +18,42 @@ bool IsFloatOfRank(const Graph& g, ValueId v, size_t rank) {
   return value.dtype == DataType::kFloat32 && value.shape_known && value.shape.size() == rank;
 }
 
-// The column a Slice node takes of its rank-2 input along the last axis, one wide with
-// step 1: its start made non-negative; nullopt for any other slice.
+bool IsFloatOfRankFrom2(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  return value.dtype == DataType::kFloat32 && value.shape_known && value.shape.size() >= 2;
+}
+
+// `shape` with its last dimension `last`.
+Shape WithLast(Shape shape, int64_t last) {
+  shape.back() = last;
+  return shape;
+}
+
+bool IsConstant(const Graph& g, ValueId v) { return v == kNoValue || g.ConstantData(v) != nullptr; }
+
+// The column a Slice node takes of its input (rank 2 or more) along the last axis, one
+// wide with step 1: its start made non-negative; nullopt for any other slice.
 std::optional<int64_t> SlicedColumn(const Graph& g, const Node& slice) {
-  if (slice.op != &Op("Slice") || slice.inputs.size() < 3 || !IsFloatOfRank(g, slice.inputs[0], 2)) return std::nullopt;
+  if (slice.op != &Op("Slice") || slice.inputs.size() < 3 || !IsFloatOfRankFrom2(g, slice.inputs[0]))
+    return std::nullopt;
   const std::vector<InputInfo> in = g.InputInfos(slice);
   const Shape& data = in[0].shape;
-  if (g.value(slice.outputs[0]).shape != Shape{data[0], 1}) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(data.size());
+  if (g.value(slice.outputs[0]).shape != WithLast(data, 1)) return std::nullopt;
   const absl::StatusOr<std::vector<int64_t>> starts = ConstantInts(in[1], "starts");
   if (!starts.ok() || starts->size() != 1) return std::nullopt;
   if (in.size() > 3 && in[3].present) {
     const absl::StatusOr<std::vector<int64_t>> axes = ConstantInts(in[3], "axes");
-    if (!axes.ok() || axes->size() != 1 || ((*axes)[0] != 1 && (*axes)[0] != -1)) return std::nullopt;
+    if (!axes.ok() || axes->size() != 1 || ((*axes)[0] != rank - 1 && (*axes)[0] != -1)) return std::nullopt;
+  } else {
+    return std::nullopt;  // the first axis, not the last
   }
   if (in.size() > 4 && in[4].present) {
     const absl::StatusOr<std::vector<int64_t>> steps = ConstantInts(in[4], "steps");
     if (!steps.ok() || *steps != std::vector<int64_t>{1}) return std::nullopt;
   }
-  const int64_t start = (*starts)[0] < 0 ? (*starts)[0] + data[1] : (*starts)[0];
-  if (start < 0 || start >= data[1]) return std::nullopt;
+  const int64_t start = (*starts)[0] < 0 ? (*starts)[0] + data.back() : (*starts)[0];
+  if (start < 0 || start >= data.back()) return std::nullopt;
   return start;
 }
 
@@ -62,11 +80,11 @@ absl::StatusOr<ValueId> AddReshape(Graph& g, ValueId x, std::vector<int64_t> tar
 
 // The weights of `layers` joined along their output features (axis 0 of W^T, 1 of W), or
 // along their input features.
-absl::StatusOr<ValueId> AddJoinedWeights(Graph& g, const std::vector<LayerWeights>& layers, const Params& params,
+absl::StatusOr<ValueId> AddJoinedWeights(Graph& g, const std::vector<LayerWeights>& layers, const LinearLayer& like,
                                          bool along_outputs, absl::FunctionRef<std::string(absl::string_view)> fresh) {
   std::vector<ValueId> weights;
   for (const LayerWeights& layer : layers) weights.push_back(layer.weights);
-  const bool transposed = params.Int("transB", 0) != 0;
+  const bool transposed = like.gemm && like.params.Int("transB", 0) != 0;
   const int64_t axis = along_outputs == transposed ? 0 : 1;
   return AddConcat(g, weights, axis, fresh(absl::StrCat(g.value(weights[0]).name, "_joined")));
 }
@@ -86,6 +104,22 @@ absl::StatusOr<ValueId> AddStackedBiases(Graph& g, const std::vector<LayerWeight
                      TensorData::Float(Shape{n, width}, std::move(rows)));
 }
 
+// x W + b in the form of `like`: a Gemm with its parameters (b its C), or MatMul and,
+// where there is a b, Add. Named `output_name`.
+absl::StatusOr<ValueId> AddProduct(Graph& g, ValueId x, ValueId w, ValueId b, const LinearLayer& like,
+                                   const std::string& output_name,
+                                   absl::FunctionRef<std::string(absl::string_view)> fresh) {
+  if (like.gemm) {
+    std::vector<ValueId> inputs{x, w};
+    if (b != kNoValue) inputs.push_back(b);
+    return AddOne(g, GemmOp(), like.params, std::move(inputs), output_name);
+  }
+  if (b == kNoValue) return AddOne(g, MatMulOp(), Params(), {x, w}, output_name);
+  ASSIGN_OR_RETURN(const ValueId product,
+                   AddOne(g, MatMulOp(), Params(), {x, w}, fresh(absl::StrCat(output_name, "_product"))));
+  return AddOne(g, AddOp(), Params(), {product, b}, output_name);
+}
+
 }  // namespace
 
 std::optional<std::pair<ValueId, ValueId>> SameShapeSum(const Graph& g, NodeId n) {
@@ -97,19 +131,33 @@ std::optional<std::pair<ValueId, ValueId>> SameShapeSum(const Graph& g, NodeId n
   return std::make_pair(a, b);
 }
 
-std::optional<LinearLayer> MatchLinearLayer(const Graph& g, NodeId n) {
+std::optional<LinearLayer> MatchLinearLayer(const Graph& g, const UseIndex& uses, NodeId n) {
   const Node& node = g.node(n);
-  if (node.op != &GemmOp() || node.inputs.size() < 2 || !GemmIsProductWithBias(node.params, g.InputInfos(node)))
+  LinearLayer layer;
+  if (node.op == &GemmOp() && node.inputs.size() >= 2 && GemmIsProductWithBias(node.params, g.InputInfos(node))) {
+    layer = LinearLayer{n,
+                        n,
+                        node.inputs[0],
+                        node.inputs[1],
+                        node.inputs.size() > 2 ? node.inputs[2] : kNoValue,
+                        node.params,
+                        /*gemm=*/true};
+    if (!IsFloatOfRank(g, layer.x, 2)) return std::nullopt;
+  } else if (const std::optional<ProductWithBias> p = MatchProductWithBias(g, uses, n)) {
+    layer = LinearLayer{n, p->product, p->x, p->weights, p->bias, Params(), /*gemm=*/false};
+  } else if (node.op == &MatMulOp() && node.inputs.size() == 2) {
+    layer = LinearLayer{n, n, node.inputs[0], node.inputs[1], kNoValue, Params(), /*gemm=*/false};
+  } else {
     return std::nullopt;
-  LinearLayer layer{n, node.inputs[0], node.inputs[1], node.inputs.size() > 2 ? node.inputs[2] : kNoValue, node.params};
-  if (!IsFloatOfRank(g, layer.x, 2) || !IsFloatOfRank(g, layer.weights, 2) || g.ConstantData(layer.weights) == nullptr)
+  }
+  if (!IsFloatOfRankFrom2(g, layer.x) || !IsFloatOfRank(g, layer.weights, 2) ||
+      g.ConstantData(layer.weights) == nullptr || !IsConstant(g, layer.bias))
     return std::nullopt;
-  if (layer.bias != kNoValue && g.ConstantData(layer.bias) == nullptr) return std::nullopt;
   return layer;
 }
 
 bool LayersAlike(const Graph& g, const LinearLayer& a, const LinearLayer& b) {
-  if (!(a.params == b.params) || g.value(a.weights).shape != g.value(b.weights).shape) return false;
+  if (a.gemm != b.gemm || !(a.params == b.params) || g.value(a.weights).shape != g.value(b.weights).shape) return false;
   if ((a.bias == kNoValue) != (b.bias == kNoValue)) return false;
   return a.bias == kNoValue || g.value(a.bias).shape == g.value(b.bias).shape;
 }
@@ -122,10 +170,10 @@ std::optional<GatedTerm> MatchGatedTerm(const Graph& g, const UseIndex& uses, No
     const NodeId slice = g.value(scale).producer, layer_node = g.value(product).producer;
     if (slice == kNoNode || layer_node == kNoNode || uses.SoleReader(product) != mul) continue;
     const std::optional<int64_t> column = SlicedColumn(g, g.node(slice));
-    const std::optional<LinearLayer> layer = MatchLinearLayer(g, layer_node);
+    const std::optional<LinearLayer> layer = MatchLinearLayer(g, uses, layer_node);
     if (!column || !layer) continue;
     const Shape& out = g.value(product).shape;
-    if (out.size() != 2 || out[0] != g.value(scale).shape[0] || g.value(node.outputs[0]).shape != out) continue;
+    if (g.value(scale).shape != WithLast(out, 1) || g.value(node.outputs[0]).shape != out) continue;
     return GatedTerm{mul, slice, g.node(slice).inputs[0], *column, *layer};
   }
   return std::nullopt;
@@ -139,37 +187,43 @@ bool IsElementwiseActivation(const Node& node) {
 }
 
 absl::StatusOr<ValueId> AddSideBySide(Graph& g, ValueId x, const std::vector<LayerWeights>& layers,
-                                      const Params& params, absl::FunctionRef<std::string(absl::string_view)> fresh) {
-  ASSIGN_OR_RETURN(const ValueId weights, AddJoinedWeights(g, layers, params, /*along_outputs=*/true, fresh));
-  std::vector<ValueId> inputs{x, weights};
+                                      const LinearLayer& like,
+                                      absl::FunctionRef<std::string(absl::string_view)> fresh) {
+  ASSIGN_OR_RETURN(const ValueId weights, AddJoinedWeights(g, layers, like, /*along_outputs=*/true, fresh));
+  ValueId bias = kNoValue;
   if (layers[0].bias != kNoValue) {
     std::vector<ValueId> biases;
     for (const LayerWeights& layer : layers) biases.push_back(layer.bias);
-    ASSIGN_OR_RETURN(const ValueId bias,
-                     AddConcat(g, biases, 0, fresh(absl::StrCat(g.value(biases[0]).name, "_joined"))));
-    inputs.push_back(bias);
+    ASSIGN_OR_RETURN(bias, AddConcat(g, biases, 0, fresh(absl::StrCat(g.value(biases[0]).name, "_joined"))));
   }
-  return AddOne(g, GemmOp(), params, std::move(inputs), fresh(absl::StrCat(g.value(x).name, "_side_by_side")));
+  return AddProduct(g, x, weights, bias, like, fresh(absl::StrCat(g.value(x).name, "_side_by_side")), fresh);
 }
 
 absl::StatusOr<ValueId> AddGatedStack(Graph& g, ValueId hidden, ValueId gate, const std::vector<LayerWeights>& layers,
-                                      const Params& params, const std::string& output_name,
+                                      const LinearLayer& like, const std::string& output_name,
                                       absl::FunctionRef<std::string(absl::string_view)> fresh) {
-  const int64_t n = static_cast<int64_t>(layers.size()), width = g.value(hidden).shape[1] / n;
-  ASSIGN_OR_RETURN(const ValueId grouped, AddReshape(g, hidden, {0, n, width}, fresh));
-  ASSIGN_OR_RETURN(const ValueId gate_column, AddReshape(g, gate, {0, n, 1}, fresh));
+  const Shape& shape = g.value(hidden).shape;
+  const int64_t n = static_cast<int64_t>(layers.size()), width = shape.back() / n;
+  const std::vector<int64_t> leading(shape.size() - 1, 0);  // Reshape's 0: the dimension kept
+  auto view = [&](ValueId v, std::vector<int64_t> last) {
+    std::vector<int64_t> target = leading;
+    target.insert(target.end(), last.begin(), last.end());
+    return AddReshape(g, v, std::move(target), fresh);
+  };
+  ASSIGN_OR_RETURN(const ValueId grouped, view(hidden, {n, width}));
+  ASSIGN_OR_RETURN(const ValueId gate_column, view(gate, {n, 1}));
   ASSIGN_OR_RETURN(const ValueId scaled,
                    AddOne(g, Op("Mul"), Params(), {grouped, gate_column}, fresh(absl::StrCat(output_name, "_gated"))));
-  ASSIGN_OR_RETURN(const ValueId rows, AddReshape(g, scaled, {0, n * width}, fresh));
-  ASSIGN_OR_RETURN(const ValueId weights, AddJoinedWeights(g, layers, params, /*along_outputs=*/false, fresh));
-  std::vector<ValueId> inputs{rows, weights};
+  ASSIGN_OR_RETURN(const ValueId rows, view(scaled, {n * width}));
+  ASSIGN_OR_RETURN(const ValueId weights, AddJoinedWeights(g, layers, like, /*along_outputs=*/false, fresh));
+  ValueId gated_bias = kNoValue;
   if (layers[0].bias != kNoValue) {
     ASSIGN_OR_RETURN(const ValueId biases, AddStackedBiases(g, layers, fresh));
-    ASSIGN_OR_RETURN(const ValueId gated_bias,
-                     AddOne(g, GemmOp(), Params(), {gate, biases}, fresh(absl::StrCat(output_name, "_gated_bias"))));
-    inputs.push_back(gated_bias);
+    const LinearLayer unbiased{.gemm = like.gemm};
+    ASSIGN_OR_RETURN(gated_bias, AddProduct(g, gate, biases, kNoValue, unbiased,
+                                            fresh(absl::StrCat(output_name, "_gated_bias")), fresh));
   }
-  return AddOne(g, GemmOp(), params, std::move(inputs), output_name);
+  return AddProduct(g, rows, weights, gated_bias, like, output_name, fresh);
 }
 
 }  // namespace taso::ops

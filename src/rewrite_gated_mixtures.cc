@@ -79,6 +79,7 @@ class MixtureFinder {
         if (!IsGatedTerm(m, term)) m.others.push_back(term);
       for (const ops::GatedTerm& t : m.terms) {
         m.replaced.insert(m.replaced.end(), {t.mul, t.layer.node});
+        if (t.layer.product != t.layer.node) m.replaced.push_back(t.layer.product);
         if (ReadOnlyByTerms(m, g_.node(t.slice).outputs[0])) m.replaced.push_back(t.slice);
       }
       FindSharedFirstLayers(m);
@@ -107,7 +108,7 @@ class MixtureFinder {
   // The terms in column order when there is one per column of the gate (at least two),
   // their layers alike and of hidden units of one shape.
   std::optional<std::vector<ops::GatedTerm>> EveryColumnOnce(ValueId gate, std::vector<ops::GatedTerm> terms) const {
-    const int64_t n = g_.value(gate).shape[1];
+    const int64_t n = g_.value(gate).shape.back();
     if (n < 2 || static_cast<int64_t>(terms.size()) != n) return std::nullopt;
     std::vector<std::optional<ops::GatedTerm>> by_column(n);
     for (ops::GatedTerm& t : terms) {
@@ -132,12 +133,12 @@ class MixtureFinder {
     for (const ops::GatedTerm& t : m.terms) {
       const ValueId hidden = t.layer.x;
       const NodeId act = g_.value(hidden).producer;
-      if (act == kNoNode || uses_.SoleReader(hidden) != t.layer.node || !ops::IsElementwiseActivation(g_.node(act)))
+      if (act == kNoNode || uses_.SoleReader(hidden) != t.layer.product || !ops::IsElementwiseActivation(g_.node(act)))
         return;
       const ValueId pre = g_.node(act).inputs[0];
       const NodeId layer_node = g_.value(pre).producer;
       if (layer_node == kNoNode || uses_.SoleReader(pre) != act) return;
-      const std::optional<ops::LinearLayer> layer = ops::MatchLinearLayer(g_, layer_node);
+      const std::optional<ops::LinearLayer> layer = ops::MatchLinearLayer(g_, uses_, layer_node);
       if (!layer) return;
       const Node &a = g_.node(act), &a0 = g_.node(activations.empty() ? act : activations[0]);
       if (!first.empty() && (layer->x != first[0].x || !ops::LayersAlike(g_, first[0], *layer))) return;
@@ -147,8 +148,10 @@ class MixtureFinder {
     }
     m.first = std::move(first);
     m.activation = activations[0];
-    for (size_t e = 0; e < activations.size(); ++e)
+    for (size_t e = 0; e < activations.size(); ++e) {
       m.replaced.insert(m.replaced.end(), {activations[e], m.first[e].node});
+      if (m.first[e].product != m.first[e].node) m.replaced.push_back(m.first[e].product);
+    }
   }
 
   const Graph& g_;
@@ -181,12 +184,12 @@ absl::StatusOr<ValueId> AddHidden(GraphCopy& copy, const Mixture& m,
       parts.push_back(part);
     }
     ASSIGN_OR_RETURN(std::vector<ValueId> joined,
-                     g.AddNode(&ops::ConcatOperator(), ops::ConcatParams(1), parts, "", {fresh("experts_hidden")}));
+                     g.AddNode(&ops::ConcatOperator(), ops::ConcatParams(-1), parts, "", {fresh("experts_hidden")}));
     return joined[0];
   }
   ASSIGN_OR_RETURN(const std::vector<ops::LayerWeights> layers, NewWeights(copy, m.first));
   ASSIGN_OR_RETURN(const ValueId x, copy.Use(m.first[0].x));
-  ASSIGN_OR_RETURN(const ValueId wide, ops::AddSideBySide(g, x, layers, m.first[0].params, fresh));
+  ASSIGN_OR_RETURN(const ValueId wide, ops::AddSideBySide(g, x, layers, m.first[0], fresh));
   const Node& act = copy.old().node(m.activation);
   ASSIGN_OR_RETURN(std::vector<ValueId> hidden,
                    copy.AddNodeLike(m.activation, act.params, {wide}, {fresh("experts_hidden")}));
@@ -204,7 +207,7 @@ absl::Status AddMerged(GraphCopy& copy, const Mixture& m) {
   ASSIGN_OR_RETURN(const std::vector<ops::LayerWeights> layers, NewWeights(copy, second));
   ASSIGN_OR_RETURN(const ValueId gate, copy.Use(m.gate));
   const std::string& name = old.value(sum).name;
-  ASSIGN_OR_RETURN(ValueId merged, ops::AddGatedStack(copy.graph(), hidden, gate, layers, m.terms[0].layer.params,
+  ASSIGN_OR_RETURN(ValueId merged, ops::AddGatedStack(copy.graph(), hidden, gate, layers, m.terms[0].layer,
                                                       m.others.empty() ? name : fresh(name), fresh));
   for (size_t k = 0; k < m.others.size(); ++k) {
     ASSIGN_OR_RETURN(const ValueId other, copy.Use(m.others[k]));

@@ -48,6 +48,17 @@ TEST_CASE("PyTorch's export of a dense mixture of four experts becomes one wide 
   CHECK(testing::OutputDifference(model.graph, merged) < 1e-5);
 }
 
+TEST_CASE("The same mixture at 32 tokens, as MatMul and Add at rank 3, is merged in that form") {
+  const OnnxModel model = testing::TorchPatternExport("experts_t32");
+  const Graph merged = MergedAndFolded(model.graph, 1);
+  CHECK(CountOps(merged, "Gemm") == 0);
+  CHECK(CountOps(merged, "MatMul") == 4);  // the gate's, the wide, the stacked, the gated biases
+  CHECK(CountOps(merged, "Reshape") == 3);
+  CHECK(CountOps(merged, "Mul") == 1);
+  CHECK(CountOps(merged, "Slice") == 0);
+  CHECK(testing::OutputDifference(model.graph, merged) < 1e-5);
+}
+
 TEST_CASE("A mixture is merged with the sum's other terms kept, whatever the order of its terms") {
   const Graph g = GatedMixture({.experts = 3, .residual = true});
   const Graph merged = MergedAndFolded(g, 1);

@@ -315,6 +315,7 @@ PATTERNS = {
     "heads_cat": (Heads, [(32, 256)]),
     "heads_apart": (lambda: Heads(joined=False), [(32, 256)]),
     "experts": (Experts, [(16, 512)]),
+    "experts_t32": (Experts, [(1, 32, 512)]),
     "gru_cell": (GRUCell, [(6, 1, 256)]),
     "detection_heads": (DetectionHeads, [(1, 256, 32, 32)]),
     "tower_two_inputs": (Tower, [(16, 512), (16, 512)]),

@@ -47,16 +47,20 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
   return absl::OkStatus();
 }
 
-// Spelled-out activations become one operator; batch normalizations, biases and relus
-// are folded into the convolutions, then each bias is set apart again so that the rules
-// (whose convolutions have none) match; products of activations of rank above 2 by a
-// matrix are computed on their rows, as the rules state them. FinishGraph undoes the
-// last two after the search.
-absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
-  ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(imported));
+// After spelled-out activations became one operator (FuseSpelledActivations): batch
+// normalizations, biases and relus are folded into the convolutions, then each bias is
+// set apart again so that the rules (whose convolutions have none) match; products of
+// activations of rank above 2 by a matrix are computed on their rows, as the rules state
+// them. FinishGraph undoes the last two after the search.
+absl::StatusOr<Graph> PrepareFused(const Graph& activations) {
   ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(activations));
   ASSIGN_OR_RETURN(const Graph separated, SeparateConvolutionBias(fused));
   return FlattenRowRegions(separated);
+}
+
+absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
+  ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(imported));
+  return PrepareFused(activations);
 }
 
 // With the engine the options name; the e-graph prices e-nodes by the backend's cost and
@@ -80,15 +84,20 @@ std::vector<egraph::Alternative> SearchSubstitutions(const Graph& graph, const s
 
 // Mixtures of experts merged (rewrite_gated_mixtures.h), a rewrite no rule states, offered
 // to the speed check as the first graph to time after the search's own: it is written only
-// where it passes the self-check and runs measurably faster. Nothing where no speed check
-// runs, or where the merge cannot be built (it is an offer: the model is optimized without).
-void OfferMergedMixtures(const Graph& separated, const PipelineOptions& options,
+// where it passes the self-check and runs measurably faster. The merge reads the input at
+// its rank, its activations fused, and is then prepared as the search's input was. Nothing
+// where no speed check runs, or where the merge cannot be built (it is an offer: the model
+// is optimized without it).
+void OfferMergedMixtures(const Graph& imported, const PipelineOptions& options,
                          std::vector<egraph::Alternative>& alternatives) {
   if (!options.verify_speed) return;
-  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(separated);
+  const absl::StatusOr<Graph> activations = FuseSpelledActivations(imported);
+  if (!activations.ok()) return;
+  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(*activations);
   if (!merged.ok() || merged->mixtures == 0) return;
-  egraph::Alternative offered{std::move(merged->graph),
-                              {{std::string(kGatedMixtureRewrite), merged->mixtures}},
+  absl::StatusOr<Graph> prepared = PrepareFused(merged->graph);
+  if (!prepared.ok()) return;
+  egraph::Alternative offered{*std::move(prepared), {{std::string(kGatedMixtureRewrite), merged->mixtures}},
                               std::string(kGatedMixturesMerged)};
   alternatives.insert(alternatives.begin(), std::move(offered));
 }
@@ -479,7 +488,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   std::vector<egraph::Alternative> alternatives = SearchSubstitutions(separated, matchers, costs, options, result);
-  OfferMergedMixtures(separated, options, alternatives);
+  OfferMergedMixtures(model.graph, options, alternatives);
   ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
   pipeline::SelfChecker checker(model.graph, options.seed);
   const Inputs in{model.graph, separated, cleaned, checker};
