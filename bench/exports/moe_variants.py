@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Mixtures of experts written in other ways than patterns.py's Experts, held out from the
+suite: to see which forms the merge of gated mixtures (taso/rewrite_gated_mixtures.h)
+reaches. Exported with dynamic axes at opset 14, as users export.
+
+Usage: moe_variants.py OUT_DIR   (writes OUT_DIR/NAME.onnx and prints the names)
+  moe8_gelu       eight experts Linear(256,512)-GELU-Linear(512,256), x [batch, 256]
+  moe4_t32        four experts Linear(512,1024)-ReLU-Linear(1024,512), x [batch, tokens, 512]
+  moe4_unsqueeze  the gate's column read as g[..., e].unsqueeze(-1) (Gather and Unsqueeze)
+  moe4_stack      the experts' outputs stacked and summed: (stack(...) * g[..., None, :]).sum(-1)
+"""
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Expert(nn.Module):
+    def __init__(self, d, h, act):
+        super().__init__()
+        self.first, self.second, self.act = nn.Linear(d, h), nn.Linear(h, d), act
+
+    def forward(self, x):
+        return self.second(self.act(self.first(x)))
+
+
+class MoE(nn.Module):
+    def __init__(self, n, d, h, act=torch.relu, style="slice"):
+        super().__init__()
+        self.gate = nn.Linear(d, n)
+        self.experts = nn.ModuleList(Expert(d, h, act) for _ in range(n))
+        self.style = style
+
+    def forward(self, x):
+        g = torch.softmax(self.gate(x), -1)
+        if self.style == "slice":
+            return sum(g[..., i:i + 1] * e(x) for i, e in enumerate(self.experts))
+        if self.style == "unsqueeze":
+            return sum(g[..., i].unsqueeze(-1) * e(x) for i, e in enumerate(self.experts))
+        return (torch.stack([e(x) for e in self.experts], -1) * g.unsqueeze(-2)).sum(-1)
+
+
+VARIANTS = {
+    "moe8_gelu": (lambda: MoE(8, 256, 512, nn.functional.gelu), (32, 256)),
+    "moe4_t32": (lambda: MoE(4, 512, 1024), (1, 32, 512)),
+    "moe4_unsqueeze": (lambda: MoE(4, 512, 1024, style="unsqueeze"), (16, 512)),
+    "moe4_stack": (lambda: MoE(4, 512, 1024, style="stack"), (16, 512)),
+}
+
+
+def main():
+    torch.manual_seed(0)
+    out = sys.argv[1]
+    for name, (make, shape) in VARIANTS.items():
+        axes = {0: "batch"} if len(shape) == 2 else {0: "batch", 1: "tokens"}
+        torch.onnx.export(make().eval(), (torch.randn(*shape),), f"{out}/{name}.onnx", input_names=["x"],
+                          output_names=["y"], opset_version=14, dynamic_axes={"x": axes})
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
