@@ -44,4 +44,20 @@ double CostModel::TotalCost(const Graph& graph) {
   return total;
 }
 
+AnalyticCost::Machine OperatorsAtMeanPrice(CostModel& target, const Graph& graph) {
+  AnalyticCost::Machine machine;
+  const std::vector<bool> weight_only = FindWeightOnly(graph).nodes;
+  double total = 0;
+  int priced = 0;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    if (weight_only[n]) continue;
+    const double price = target.NodeCost(graph, n);
+    if (!(price > 0)) continue;
+    total += price;
+    ++priced;
+  }
+  if (priced > 0) machine.launch_seconds = total / priced;
+  return machine;
+}
+
 }  // namespace taso

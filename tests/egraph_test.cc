@@ -224,6 +224,43 @@ TEST_CASE("E-graph: the analytic model's extraction is offered where other price
   CHECK(RunEngine(g, AllMatchers()).alternatives.empty());
 }
 
+// A runtime whose operators each cost 10 us whatever their work, and whose Split copies
+// its pieces at 100 us: by its prices, merging three products into one and a Split saves
+// nothing.
+class CostlySplitRuntime : public CostModel {
+ public:
+  std::string name() const override { return "costly-split"; }
+  double NodeCost(const Graph& graph, NodeId n) override {
+    return graph.node(n).op == testing::Op("Split") ? 1e-4 : 1e-5;
+  }
+};
+
+TEST_CASE("E-graph: the extraction that counts operators at their mean price is offered too", "[egraph]") {
+  // Three linear layers of one input, as Q, K and V projections are written. The target's
+  // prices and the analytic model's (2 us per operator, a Split's copy) keep them apart;
+  // at the input's mean price per operator (10 us) one product and a Split cost less.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {32, 64});
+  const Params transposed = Params().Set("transB", int64_t{1});
+  for (int k : {1, 2, 3}) {
+    const ValueId w = AddWeight(g, absl::StrCat("W", k), {64, 64}, k);
+    const ValueId bias = AddWeight(g, absl::StrCat("b", k), {64}, 10 + k);
+    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+  }
+  CostlySplitRuntime runtime;
+  CHECK(OperatorsAtMeanPrice(runtime, g).launch_seconds == Approx(1e-5));
+  const egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), runtime, runtime, {});
+  CHECK(found.search.rules_applied.empty());
+  REQUIRE(found.alternatives.size() == 1);
+  const egraph::Alternative& alternative = found.alternatives[0];
+  CHECK(alternative.pricing == egraph::kOperatorsCountedPricing);
+  auto folded = FoldWeights(alternative.graph);
+  REQUIRE(folded.ok());
+  CHECK(CountOps(*folded, "Gemm") == 1);
+  CHECK(CountOps(*folded, "Split") == 1);
+  ExpectSameOutputs(g, *folded);
+}
+
 TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});

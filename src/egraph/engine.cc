@@ -174,22 +174,45 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
   return WithExact(eg, pricing.prices(), roots, *std::move(ex), deadline, stats, extractor);
 }
 
-// The analytic model's extraction, when it chooses a graph other than `chosen` that the
-// analytic model finds cheaper than the input; made within what is left before `deadline`.
+// The analytic model's extraction by `analytic`'s prices, when it chooses a graph that
+// is not in `offered` (whose hashes it joins) and that `analytic` finds cheaper than the
+// input; made within what is left before `deadline`.
 std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEGraph& built,
                                                const std::vector<RuleMatcher>& rules, const std::vector<ClassId>& roots,
-                                               const Graph& chosen, const Deadline& deadline) {
-  AnalyticCost analytic;
+                                               AnalyticCost& analytic, const std::string& pricing,
+                                               absl::flat_hash_set<uint64_t>& offered, const Deadline& deadline) {
   const std::vector<double> prices = PriceENodes(built.egraph, analytic);
   EGraphStats unused;
   std::string extractor;
   absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, deadline, unused, extractor);
   if (!ex.ok()) return std::nullopt;
   absl::StatusOr<Graph> extracted = ExtractedGraph(graph, built, *ex);
-  if (!extracted.ok() || extracted->StructuralHash() == chosen.StructuralHash() ||
+  if (!extracted.ok() || !offered.insert(extracted->StructuralHash()).second ||
       analytic.TotalCost(*extracted) >= analytic.TotalCost(graph))
     return std::nullopt;
-  return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), std::string(analytic.name())};
+  return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), pricing};
+}
+
+// The second opinions on `result.search.best` (the extraction at `target`'s prices),
+// added to `result.alternatives` in the order the speed check times them, each made in
+// half of what is left before `deadline` and the last in all of it: the analytic model's
+// extraction, then the analytic model's with each operator at `target`'s mean price
+// (OperatorsAtMeanPrice), where they differ from the graphs before them.
+void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules,
+                               const std::vector<ClassId>& roots, CostModel& target, const Deadline& deadline,
+                               EGraphSearchResult& result) {
+  AnalyticCost plain;
+  AnalyticCost counted(OperatorsAtMeanPrice(target, graph));
+  const std::pair<AnalyticCost*, std::string> opinions[] = {{&plain, plain.name()},
+                                                            {&counted, std::string(kOperatorsCountedPricing)}};
+  absl::flat_hash_set<uint64_t> offered = {result.search.best.StructuralHash()};
+  for (size_t i = 0; i < std::size(opinions); ++i) {
+    const bool last = i + 1 == std::size(opinions);
+    const double left = deadline.Left(kExtractionSeconds);
+    auto alternative = AnalyticAlternative(graph, built, rules, roots, *opinions[i].first, opinions[i].second, offered,
+                                           Deadline(last ? left : left / 2));
+    if (alternative) result.alternatives.push_back(std::move(*alternative));
+  }
 }
 
 // A graph's cost as it will run: its weight-only operators folded into weights first, as
@@ -223,10 +246,8 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
     result.search.rules_applied = RulesApplied(graph, built, *ex, rules);
   }
   if (with_alternative)
-    if (auto alternative =
-            AnalyticAlternative(graph, built, rules, roots, result.search.best,
-                                Deadline(std::max(kExtractionSeconds - SecondsSince(start), kAlternativeSeconds))))
-      result.alternatives.push_back(std::move(*alternative));
+    OfferAnalyticAlternatives(graph, built, rules, roots, node_cost,
+                              Deadline(std::max(kExtractionSeconds - SecondsSince(start), kAlternativeSeconds)), result);
   stats.extraction_seconds = SecondsSince(start);
 }
 

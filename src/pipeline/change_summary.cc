@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
+#include "taso/egraph/engine.h"
 #include "taso/rewrite_gated_mixtures.h"
 
 namespace taso::pipeline {
@@ -73,6 +74,8 @@ std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules,
 
 std::string AlternativeName(absl::string_view pricing) {
   if (pricing == kGatedMixturesMerged) return "the graph with its gated mixtures merged";
+  if (pricing == egraph::kOperatorsCountedPricing)
+    return "the e-graph's extraction by analytic costs with each operator at the input's mean price";
   return absl::StrCat("the e-graph's extraction by ", pricing, " costs");
 }
 

@@ -27,7 +27,9 @@ bool HasLibraryComputation(const Graph& graph);
 std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules, const std::map<std::string, int>& applied);
 
 // The graph an egraph::Alternative's `pricing` names: "the e-graph's extraction by
-// analytic costs", or "the graph with its gated mixtures merged" (rewrite_gated_mixtures.h).
+// analytic costs" (with each operator at the input's mean price, for
+// egraph::kOperatorsCountedPricing), or "the graph with its gated mixtures merged"
+// (rewrite_gated_mixtures.h).
 std::string AlternativeName(absl::string_view pricing);
 
 }  // namespace taso::pipeline

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "taso/cost.h"
 #include "taso/egraph/saturate.h"
 #include "taso/search.h"
@@ -39,13 +40,19 @@ struct EGraphStats {
 
 // Another extraction of the same e-graph, by other prices, for a speed check to time when
 // the result turns out not faster in the runtime: prices measured one operator at a time
-// miss what the runtime fuses across operators (a Transpose into the product after it),
-// so the analytic model's choice is a second opinion worth timing.
+// miss what the runtime fuses across operators (a Transpose into the product after it)
+// and what it gains from fewer, larger operators (Q, K and V projections merged), so the
+// analytic model's choices are second opinions worth timing.
 struct Alternative {
   Graph graph;
   std::map<std::string, int> rules_applied;
-  std::string pricing;  // the cost model whose prices chose it: "analytic"
+  // The cost model whose prices chose it: "analytic", or kOperatorsCountedPricing.
+  std::string pricing;
 };
+
+// The pricing of the analytic model's extraction with each operator at the mean price
+// the search's cost model gives the input's operators (OperatorsAtMeanPrice in cost.h).
+inline constexpr absl::string_view kOperatorsCountedPricing = "analytic, operators at their mean price";
 
 struct EGraphSearchResult {
   // best: the extracted graph (or the input); expansions: iterations; graphs_seen:
@@ -53,8 +60,10 @@ struct EGraphSearchResult {
   // kQueueEmpty when saturated, kTimeLimit when stopped by time, else kBudget.
   SearchResult search;
   EGraphStats stats;
-  // Where `node_cost` is not the analytic model: the analytic model's extraction when it
-  // differs from `search.best` and costs less than the input by the analytic model.
+  // Where `node_cost` is not the analytic model: the analytic model's extraction, and the
+  // analytic model's with each operator at `node_cost`'s mean price of the input's
+  // operators, each where it differs from `search.best` and the one before it and costs
+  // less than the input by the model that chose it; in the order the speed check tries them.
   std::vector<Alternative> alternatives;
 };
 
