@@ -12,6 +12,8 @@
 # output reaches ((r - 1) / (h - 1)), and the output timed against the hand merge itself
 # (vs_hand; where the two are one graph, it is the noise of the two runs). Usage:
 #   bench/export_bench.sh [PATTERN ...]   (default: every pattern of patterns.py)
+# EXPORT_PATTERNS names another script that writes patterns alike (held_out.py: the same
+# kinds of model at other sizes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
@@ -20,8 +22,9 @@ threads="${EXPORT_THREADS:-0}"
 pairs="${EXPORT_PAIRS:-8}"
 rounds="${EXPORT_ROUNDS:-200}"
 out="${EXPORT_WORK:-$(mktemp -d)}"
+patterns="${EXPORT_PATTERNS:-bench/exports/patterns.py}"
 mkdir -p "$out"
-/usr/bin/python3 bench/exports/patterns.py "$out" "$@" > "$out/names" 2> "$out/export.log" ||
+/usr/bin/python3 "$patterns" "$out" "$@" > "$out/names" 2> "$out/export.log" ||
   { echo "export_bench.sh: exporting failed (see $out/export.log)" >&2; exit 1; }
 
 ratio() { ort_ratio "$1" "$2" "$threads" "$pairs" "$rounds"; }

@@ -341,16 +341,18 @@ def check_hand_merge(name, module, hand, shapes):
         assert torch.allclose(w, g, rtol=1e-4, atol=1e-4), f"{name}: the hand merge differs"
 
 
-def main():
+def main(patterns=PATTERNS, opset=13, seed=0):
+    """Exports `patterns` (name -> (factory, input shapes)) as the usage says; `opset`
+    and `seed` are the flags' defaults."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir")
     parser.add_argument("names", nargs="*")
-    parser.add_argument("--opset", type=int, default=13)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--opset", type=int, default=opset)
+    parser.add_argument("--seed", type=int, default=seed)
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
-    for name in args.names or PATTERNS:
-        factory, shapes = PATTERNS[name]
+    for name in args.names or patterns:
+        factory, shapes = patterns[name]
         torch.manual_seed(args.seed)
         module = factory().eval()
         hand = module.merged()

@@ -187,8 +187,8 @@ std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEG
   absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, deadline, unused, extractor);
   if (!ex.ok()) return std::nullopt;
   absl::StatusOr<Graph> extracted = ExtractedGraph(graph, built, *ex);
-  if (!extracted.ok() || !offered.insert(extracted->StructuralHash()).second ||
-      analytic.TotalCost(*extracted) >= analytic.TotalCost(graph))
+  if (!extracted.ok() || analytic.TotalCost(*extracted) >= analytic.TotalCost(graph) ||
+      !offered.insert(extracted->StructuralHash()).second)
     return std::nullopt;
   return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), pricing};
 }

@@ -205,8 +205,8 @@ std::string SpeedCheckLines(const PipelineResult& r) {
                           pipeline::AlternativeName(c.extraction));
   else if (!c.extraction.empty())
     absl::StrAppendFormat(&out,
-                          "  %s is written: the e-graph's extraction by the target's costs was not measurably "
-                          "faster\n",
+                          "  %s is written: measurably faster than the input, where the search's result "
+                          "was not\n",
                           pipeline::AlternativeName(c.extraction));
   else if (c.other_extractions_timed > 0)
     absl::StrAppendFormat(&out, "  %d other graph(s) timed too: none measurably faster\n", c.other_extractions_timed);

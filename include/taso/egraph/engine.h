@@ -60,10 +60,11 @@ struct EGraphSearchResult {
   // kQueueEmpty when saturated, kTimeLimit when stopped by time, else kBudget.
   SearchResult search;
   EGraphStats stats;
-  // Where `node_cost` is not the analytic model: the analytic model's extraction, and the
-  // analytic model's with each operator at `node_cost`'s mean price of the input's
-  // operators, each where it differs from `search.best` and the one before it and costs
-  // less than the input by the model that chose it; in the order the speed check tries them.
+  // Where `node_cost` is not the analytic model, in the order the speed check tries them:
+  // the analytic model's extraction, and the analytic model's with each operator at
+  // `node_cost`'s mean price of the input's operators, each where it differs from
+  // `search.best` and the one before it and costs less than the input by the model that
+  // chose it.
   std::vector<Alternative> alternatives;
 };
 
