@@ -58,11 +58,6 @@ absl::StatusOr<Graph> PrepareFused(const Graph& activations) {
   return FlattenRowRegions(separated);
 }
 
-absl::StatusOr<Graph> PrepareForSearch(const Graph& imported) {
-  ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(imported));
-  return PrepareFused(activations);
-}
-
 // With the engine the options name; the e-graph prices e-nodes by the backend's cost and
 // graphs as the backtracking search does (at their layouts when they are searched).
 // Returns the e-graph's other extractions, for the speed check.
@@ -87,13 +82,12 @@ std::vector<egraph::Alternative> SearchSubstitutions(const Graph& graph, const s
 // where it passes the self-check and runs measurably faster. The merge reads the input at
 // its rank, its activations fused, and is then prepared as the search's input was. Nothing
 // where no speed check runs, or where the merge cannot be built (it is an offer: the model
-// is optimized without it).
-void OfferMergedMixtures(const Graph& imported, const PipelineOptions& options,
+// is optimized without it). `activations`: the input with its activations fused, as the
+// search's input was made from it.
+void OfferMergedMixtures(const Graph& activations, const PipelineOptions& options,
                          std::vector<egraph::Alternative>& alternatives) {
   if (!options.verify_speed) return;
-  const absl::StatusOr<Graph> activations = FuseSpelledActivations(imported);
-  if (!activations.ok()) return;
-  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(*activations);
+  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations);
   if (!merged.ok() || merged->mixtures == 0) return;
   absl::StatusOr<Graph> prepared = PrepareFused(merged->graph);
   if (!prepared.ok()) return;
@@ -485,10 +479,11 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   result.rule_instances = static_cast<int>(matchers.size());
 
   Announce(options, "fusions", absl::StrCat(model.graph.num_nodes(), " nodes"));
-  ASSIGN_OR_RETURN(const Graph separated, PrepareForSearch(model.graph));
+  ASSIGN_OR_RETURN(const Graph activations, FuseSpelledActivations(model.graph));
+  ASSIGN_OR_RETURN(const Graph separated, PrepareFused(activations));
   Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   std::vector<egraph::Alternative> alternatives = SearchSubstitutions(separated, matchers, costs, options, result);
-  OfferMergedMixtures(model.graph, options, alternatives);
+  OfferMergedMixtures(activations, options, alternatives);
   ASSIGN_OR_RETURN(const Graph cleaned, FinishGraph(separated));
   pipeline::SelfChecker checker(model.graph, options.seed);
   const Inputs in{model.graph, separated, cleaned, checker};
