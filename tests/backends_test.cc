@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -347,6 +348,60 @@ TEST_CASE("A cost key's text is the one cost cache files hold") {
   const std::vector<taso::InputInfo> scalar = {taso::InputInfo{}};
   const std::vector<taso::OutputType> scalar_out = {taso::OutputType{}};
   CHECK(taso::CostKey(*taso::testing::Op("Relu"), taso::Params(), scalar, scalar_out).ToString() == "Relu{}[]->[]");
+}
+
+// Kernels of fixed times (a microsecond per output element) and a reference that runs a
+// millisecond longer for each kernel prepared before it: a machine whose speed, as the
+// reference shows it, changes between one measurement and the next.
+class DriftingReferenceCost : public taso::MeasuredCost {
+ public:
+  DriftingReferenceCost() : MeasuredCost(nullptr, "drifting") {}
+  std::string name() const override { return "drifting"; }
+
+ protected:
+  std::optional<KernelRun> PrepareRun(const taso::OpDef& op, const taso::Params&,
+                                      absl::Span<const taso::InputInfo> inputs,
+                                      absl::Span<const taso::OutputType> outputs) override {
+    if (op.name() == "MatMul") return KernelRun([this]() -> absl::StatusOr<double> { return 1e-3 * (1 + prepared_); });
+    ++prepared_;
+    const double seconds = 1e-6 * static_cast<double>(taso::NumElements(outputs[0].shape));
+    return KernelRun([seconds]() -> absl::StatusOr<double> { return seconds; });
+  }
+  bool IsView(const taso::OpDef&, const taso::Params&, absl::Span<const taso::InputInfo>,
+              absl::Span<const taso::OutputType>) const override {
+    return false;
+  }
+
+ private:
+  int prepared_ = 0;
+};
+
+TEST_CASE("Nodes measured together compare as timed at one moment; one by one, the drift decides") {
+  taso::Graph g;
+  auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 1000});
+  auto y = g.AddInput("y", taso::DataType::kFloat32, {1, 3000});
+  REQUIRE((x.ok() && y.ok()));
+  AddOp(g, "Relu", {*x});
+  AddOp(g, "Relu", {*y});
+  const std::vector<taso::CostModel::NodeOf> both = {{&g, 0}, {&g, 1}};
+  const auto far = std::chrono::steady_clock::now() + std::chrono::hours(1);
+
+  DriftingReferenceCost apart;
+  const double small_apart = apart.NodeCost(g, 0), large_apart = apart.NodeCost(g, 1);
+  CHECK(large_apart / small_apart < 2.5);  // three times the work, priced as less
+
+  DriftingReferenceCost together;
+  CHECK(together.MeasureTogether(both, far) == std::vector<bool>{true, true});
+  CHECK(together.counts().measured == 2);
+  CHECK(together.NodeCost(g, 1) / together.NodeCost(g, 0) == Approx(3.0));
+  CHECK(together.counts().measured == 2);  // priced from the measurements, none again
+  CHECK(together.MeasureTogether(both, far) == std::vector<bool>{true, true});
+  CHECK(together.counts().measured == 2);
+
+  // Past the deadline nothing is measured, and what is not known is said so.
+  DriftingReferenceCost late;
+  CHECK(late.MeasureTogether(both, std::chrono::steady_clock::now()) == std::vector<bool>{false, false});
+  CHECK(late.counts().measured == 0);
 }
 
 TEST_CASE("One kernel is measured once, however its parameters are spelled") {

@@ -2,6 +2,8 @@
 // backtracking search cannot reach.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include "absl/strings/str_cat.h"
 #include "rule_lookup.h"
 #include "taso/egraph/ematch.h"
@@ -728,6 +730,40 @@ TEST_CASE("E-graph: an operand computed from weights alone is priced as the cons
   }
   CHECK(fed == 0);
   CHECK(constant >= 2);
+}
+
+// Analytic prices, and a record of the nodes each MeasureTogether was given; it says
+// they are all known.
+class TogetherRecordingCost : public AnalyticCost {
+ public:
+  std::vector<bool> MeasureTogether(absl::Span<const NodeOf> nodes, std::chrono::steady_clock::time_point) override {
+    for (const NodeOf& n : nodes) ops.push_back(std::string(n.graph->node(n.node).op->name()));
+    ++calls;
+    return std::vector<bool>(nodes.size(), true);
+  }
+  std::vector<std::string> ops;
+  int calls = 0;
+};
+
+TEST_CASE("E-graph: the operators priced by measurement are measured together first", "[egraph]") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
+  const ValueId a = AddOp(g, "Relu", {x}, "a");
+  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
+  auto built = egraph::BuildEGraph(g);
+  REQUIRE(built.ok());
+  const EGraph& eg = built->egraph;
+  const ENodeId relu = eg.NodesIn(eg.Find(built->value_class[a])).front();
+  const ENodeId sigmoid = eg.NodesIn(eg.Find(built->value_class[g.outputs()[0]])).front();
+  std::vector<bool> only(eg.num_node_ids(), false);
+  only[sigmoid] = true;
+  TogetherRecordingCost cost;
+  // Its deadline already past: what MeasureTogether made known is priced all the same.
+  const std::vector<double> prices = egraph::PriceENodes(eg, cost, &only, nullptr, std::chrono::steady_clock::now());
+  CHECK(cost.calls == 1);
+  CHECK(cost.ops == std::vector<std::string>{"Sigmoid"});
+  CHECK(prices[sigmoid] > 0);
+  CHECK(prices[relu] == 0);  // not marked: not priced
 }
 
 // Charges a node 10 more where its first input is made by an operator of another type,

@@ -2,9 +2,11 @@
 // read only weights cost nothing: they are computed ahead of time (folded before export).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "taso/graph.h"
 
 namespace taso {
@@ -18,6 +20,20 @@ class CostModel {
   // Estimated seconds for one run of the whole graph: by default the sum of the costs of
   // the nodes that are not weight-only.
   virtual double TotalCost(const Graph& graph);
+  // A node of a graph that a caller is about to price.
+  struct NodeOf {
+    const Graph* graph;
+    NodeId node;
+  };
+  // Said before pricing nodes whose costs a choice weighs against each other: a measured
+  // model times those it does not know yet together, in turn with one another, so that
+  // the machine's speed at two moments cannot decide between them, starting no more
+  // measuring after `until`. Per node: whether its cost is known now (pricing it measures
+  // nothing). By default all are (an estimate needs no measuring).
+  virtual std::vector<bool> MeasureTogether(absl::Span<const NodeOf> nodes,
+                                            std::chrono::steady_clock::time_point until) {
+    return std::vector<bool>(nodes.size(), true);
+  }
 };
 
 // A roofline estimate from each operator's FLOPs and bytes (OpDef::Metrics), plus a fixed

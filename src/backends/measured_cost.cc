@@ -1,5 +1,7 @@
 #include "taso/backends/measured_cost.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -79,27 +81,90 @@ std::optional<double> MeasuredCost::FromCacheFile(const CostKey& key) {
 
 bool MeasuredCost::IsKnown(const CostKey& key) { return memo_.contains(key) || FromCacheFile(key).has_value(); }
 
+std::vector<bool> MeasuredCost::MeasureTogether(absl::Span<const NodeOf> nodes,
+                                                std::chrono::steady_clock::time_point until) {
+  constexpr size_t kKernelsInTurn = 8;
+  std::vector<bool> known(nodes.size(), true);
+  // An unknown kernel as the node spells it (its constant inputs' values included: a
+  // kernel runs with them), its parameters canonical; the nodes it prices.
+  struct Pending {
+    const OpDef* op;
+    Params params;
+    std::vector<InputInfo> inputs;
+    std::vector<OutputType> outputs;
+    double estimate;
+    std::vector<size_t> nodes;
+  };
+  std::vector<Pending> pending;
+  absl::flat_hash_map<CostKey, size_t> index;  // by the owned canonical key
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Node& node = nodes[i].graph->node(nodes[i].node);
+    Pending p{node.op, node.params, nodes[i].graph->InputInfos(node), nodes[i].graph->OutputTypes(node), 0, {i}};
+    if (memo_.contains(CostKey(*p.op, p.params, p.inputs, p.outputs)) || IsView(*p.op, p.params, p.inputs, p.outputs))
+      continue;
+    if (std::optional<Params> canonical = p.op->CanonicalParams(p.params, p.inputs)) p.params = *std::move(canonical);
+    const CostKey key(*p.op, p.params, p.inputs, p.outputs);
+    if (IsKnown(key)) continue;
+    known[i] = false;
+    auto [it, added] = index.try_emplace(key.Owned(), pending.size());
+    if (!added) {
+      pending[it->second].nodes.push_back(i);
+      continue;
+    }
+    p.estimate = fallback_.Estimate(p.op->Metrics(p.params, p.inputs, p.outputs));
+    pending.push_back(std::move(p));
+  }
+  // Kernels of like size in turn (a small one paces the rounds, and a large one beside it
+  // would run many more times than it needs), sorted within windows of a few groups so
+  // that those asked for first are measured first where time runs out.
+  constexpr size_t kWindow = 4 * kKernelsInTurn;
+  for (size_t w = 0; w < pending.size(); w += kWindow)
+    std::stable_sort(pending.begin() + w, pending.begin() + std::min(pending.size(), w + kWindow),
+                     [](const Pending& a, const Pending& b) { return a.estimate < b.estimate; });
+  for (size_t first = 0; first < pending.size() && std::chrono::steady_clock::now() < until; first += kKernelsInTurn) {
+    const size_t end = std::min(pending.size(), first + kKernelsInTurn);
+    std::vector<KernelRun> runs;
+    std::vector<CostKey> keys;
+    for (size_t k = first; k < end; ++k)
+      AddUnknownRuns(CostKey(*pending[k].op, pending[k].params, pending[k].inputs, pending[k].outputs), runs, keys);
+    KeepTimedInTurn(std::move(runs), keys);
+    for (size_t k = first; k < end; ++k)
+      for (size_t i : pending[k].nodes) known[i] = true;  // measured, or it fails alike when priced
+  }
+  return known;
+}
+
+void MeasuredCost::AddUnknownRuns(const CostKey& key, std::vector<KernelRun>& runs, std::vector<CostKey>& keys) {
+  auto listed = [&keys](const CostKey& k) { return std::find(keys.begin(), keys.end(), k) != keys.end(); };
+  if (!listed(key) && !AddRun(key, runs, keys)) return;
+  for (const Params& other : Alternatives(key.op(), key.params(), key.inputs(), key.outputs())) {
+    const CostKey other_key(key.op(), other, key.inputs(), key.outputs());
+    if (!IsKnown(other_key) && !listed(other_key)) AddRun(other_key, runs, keys);
+  }
+}
+
+void MeasuredCost::KeepTimedInTurn(std::vector<KernelRun> runs, const std::vector<CostKey>& keys) {
+  const std::optional<std::vector<double>> references = TimeInTurn(std::move(runs));
+  if (!references) return;
+  for (size_t k = 0; k < keys.size(); ++k) Keep(keys[k], (*references)[k]);
+}
+
 std::optional<double> MeasuredCost::MeasureWithAlternatives(const CostKey& key) {
   std::vector<KernelRun> runs;
   std::vector<CostKey> keys;
   if (!AddRun(key, runs, keys)) return std::nullopt;
-  const std::vector<Params> others = Alternatives(key.op(), key.params(), key.inputs(), key.outputs());
-  for (const Params& other : others) {
-    const CostKey other_key(key.op(), other, key.inputs(), key.outputs());
-    if (!IsKnown(other_key)) AddRun(other_key, runs, keys);
-  }
-  const std::optional<std::vector<double>> references = TimeInTurn(std::move(runs));
-  if (!references) return std::nullopt;
-  std::optional<double> seconds = Keep(keys[0], (*references)[0]);
-  for (size_t k = 1; k < keys.size(); ++k) Keep(keys[k], (*references)[k]);
-  return seconds;
+  AddUnknownRuns(key, runs, keys);
+  KeepTimedInTurn(std::move(runs), keys);
+  const auto kept = memo_.find(key);
+  if (kept == memo_.end()) return std::nullopt;
+  return kept->second.seconds;
 }
 
 bool MeasuredCost::AddRun(const CostKey& key, std::vector<KernelRun>& runs, std::vector<CostKey>& keys) {
   std::optional<KernelRun> run = PrepareRun(key.op(), key.params(), key.inputs(), key.outputs());
   if (!run) return false;
   runs.push_back(*std::move(run));
-  keys.push_back(key);
+  keys.push_back(key.Owned());  // the run holds what it needs of the parts
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Pricing e-nodes and the greedy extraction.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <queue>
@@ -125,6 +126,40 @@ double ReadersSurcharge(Graph& g, ValueId value, ValueId origin, CostModel& cost
   return surcharge;
 }
 
+// Whether the e-node is priced, where it is the first output of its operator (other
+// outputs share its price): a library operator not computed ahead of time, marked in
+// `only` where that is given.
+bool PricedAsFirstOutput(const EGraph& egraph, ENodeId n, const std::vector<bool>* only) {
+  const ENode& node = egraph.node(n);
+  if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) return false;
+  const ENodeId first = FirstOutput(egraph, n);
+  if (first != n && first != kNoENode) return false;
+  return only == nullptr || (*only)[n];
+}
+
+// The operators of the e-nodes `only` marks, placed as PriceENodes places them and
+// measured together (CostModel::MeasureTogether) before `stop`. Per e-node id: whether
+// its operator's cost is known now.
+std::vector<bool> MeasureMarkedTogether(const EGraph& egraph, CostModel& cost, const std::vector<bool>& only,
+                                        const PricingContext* context, ZeroTensors& zeros,
+                                        std::chrono::steady_clock::time_point stop) {
+  std::deque<Graph> graphs;  // each node refers to its graph
+  std::vector<CostModel::NodeOf> nodes;
+  std::vector<ENodeId> ids;
+  for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
+    if (!PricedAsFirstOutput(egraph, n, &only)) continue;
+    Graph& g = graphs.emplace_back();
+    const std::optional<std::vector<ValueId>> outs = PlaceOperator(g, egraph, egraph.node(n), context, zeros);
+    if (!outs) continue;
+    nodes.push_back({&g, g.value(outs->front()).producer});
+    ids.push_back(n);
+  }
+  const std::vector<bool> measured = cost.MeasureTogether(nodes, stop);
+  std::vector<bool> known(egraph.num_node_ids(), false);
+  for (size_t i = 0; i < ids.size(); ++i) known[ids[i]] = measured[i];
+  return known;
+}
+
 }  // namespace
 
 std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std::vector<bool>* only,
@@ -132,6 +167,9 @@ std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std
   std::vector<double> prices(egraph.num_node_ids(), 0.0), shares(egraph.num_node_ids(), 0.0);
   const bool stops = stop != std::chrono::steady_clock::time_point::max();
   ZeroTensors zeros;
+  // Costs a choice weighs against each other are measured at one moment where they can.
+  const std::vector<bool> known = only != nullptr ? MeasureMarkedTogether(egraph, cost, *only, context, zeros, stop)
+                                                  : std::vector<bool>(egraph.num_node_ids(), false);
   for (ENodeId n = 0; n < egraph.num_node_ids(); ++n) {
     const ENode& node = egraph.node(n);
     if (!egraph.alive(n) || node.is_leaf() || node.is_opaque() || AheadOfTime(egraph, node)) continue;
@@ -140,7 +178,7 @@ std::vector<double> PriceENodes(const EGraph& egraph, CostModel& cost, const std
     // The operator is placed once per e-node: priced at its first output (before any
     // reader is added to `g`), and each output's readers priced around it.
     const bool first_output = first == n || first == kNoENode;
-    if (stops && (first_output ? std::chrono::steady_clock::now() >= stop : std::isnan(shares[first]))) {
+    if (stops && (first_output ? !known[n] && std::chrono::steady_clock::now() >= stop : std::isnan(shares[first]))) {
       prices[n] = shares[n] = std::numeric_limits<double>::quiet_NaN();
       continue;
     }

@@ -31,8 +31,10 @@ struct PricingContext {
 // operator) also pays what its class's readers there pay more for reading its output
 // than for reading a fed tensor; an edge between two e-nodes is so charged at both ends,
 // which changes no choice between the e-nodes of one class (the input is priced the
-// same way). E-nodes reached after `stop` (in id order: the input's own operators come
-// first) are not priced: NaN.
+// same way). With `only`, the marked operators are first measured together, before
+// `stop` (CostModel::MeasureTogether). E-nodes reached after `stop` (in id order: the
+// input's own operators come first) whose costs are not known by then are not priced:
+// NaN.
 std::vector<double> PriceENodes(
     const EGraph& egraph, CostModel& cost, const std::vector<bool>* only = nullptr,
     const PricingContext* context = nullptr,
