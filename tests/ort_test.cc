@@ -188,6 +188,33 @@ TEST_CASE("A product is timed with its activation fed, whichever side its weight
   CHECK(cost.counts().measured == 2);
 }
 
+TEST_CASE("ONNX Runtime's blocked layout: a graph input is reordered, a bias Add runs plain", "[ort]") {
+  // Two like convolutions of 32 channels (whole blocks: both run blocked), one reading a
+  // graph input, one the first's output; then an Add of a per-channel constant to the
+  // second's output, and the same Add to a graph input.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 32, 28, 28});
+  const ValueId fed = *g.AddInput("fed", DataType::kFloat32, {1, 32, 28, 28});
+  const ValueId w = testing::AddWeight(g, "W", {32, 32, 3, 3}, 1), b = testing::AddWeight(g, "b", {1, 32, 1, 1}, 2);
+  const Params conv = Params()
+                          .Set("strides", std::vector<int64_t>{1, 1})
+                          .Set("padding", "same")
+                          .Set("grouping", "dense")
+                          .Set("activation", "none");
+  const ValueId first = testing::AddOp(g, "Conv2D", {x, w}, "first", conv);
+  const ValueId second = testing::AddOp(g, "Conv2D", {first, w}, "second", conv);
+  REQUIRE(g.AddOutput(testing::AddOp(g, "Add", {second, b}, "biased")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, "Add", {fed, b}, "fed_biased")).ok());
+  OrtCost cost(nullptr, StartWorker(), 1);
+  // One kernel measured once: the prices differ only by what the neighbours make them pay.
+  const double reading_input = cost.NodeCost(g, 0), in_chain = cost.NodeCost(g, 1);
+  const double after_conv = cost.NodeCost(g, 2), alone = cost.NodeCost(g, 3);
+  INFO("convolutions " << reading_input << " and " << in_chain << " s, Adds " << after_conv << " and " << alone);
+  CHECK(cost.counts().measured == 3);  // the convolution, the Add and a reorder
+  CHECK(reading_input > in_chain);     // the graph input's reorder, which a chain has not
+  CHECK(after_conv > alone);           // the plain Add pays the convolution's output reorder
+}
+
 TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   auto dir = testing::TempDir("ort_timer");
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());

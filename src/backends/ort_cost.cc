@@ -108,12 +108,17 @@ absl::StatusOr<Graph> OneOperatorGraph(const OpDef& op, const Params& params, ab
 // Whether ONNX Runtime runs the node in its blocked layout (NCHWc) when next to a
 // convolution: where oneDNN can run it blocked (the same operators, and the same
 // condition on the channels), except grouped convolutions whose groups are not whole
-// blocks, which ONNX Runtime leaves plain.
+// blocks, and other operators reading a constant (an Add of a per-channel bias), whose
+// inputs are not all blocked tensors: ONNX Runtime leaves those plain.
 bool RunsBlocked(const Graph& graph, const Node& node) {
   if (node.op->is_opaque()) return false;
   const cpu::Kernel* kernel = cpu::FindKernel(node.op->name());
   const std::vector<InputInfo> inputs = graph.InputInfos(node);
-  if (ops::IsConv2D(*node.op) && !ops::GroupsHoldWholeBlocks(node.params, inputs, cpu::BlockSize())) return false;
+  if (ops::IsConv2D(*node.op)) {
+    if (!ops::GroupsHoldWholeBlocks(node.params, inputs, cpu::BlockSize())) return false;
+  } else if (std::any_of(inputs.begin(), inputs.end(), [](const InputInfo& in) { return in.constant != nullptr; })) {
+    return false;
+  }
   return kernel && cpu::CanRunBlocked(*kernel, node.params, inputs, graph.OutputTypes(node));
 }
 
@@ -210,10 +215,20 @@ double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   double cost = WithoutOverhead(seconds, fixed.run + fixed.per_input * std::max(0, FedInputs(*node.op, inputs) - 1) +
                                              fixed.per_output * std::max<double>(0, node.outputs.size() - 1.0));
   const bool blocked = RunsBlocked(graph, node);
-  if (blocked && ReadsWeights(graph, node) && !node.outputs.empty())
-    cost = std::max(cost / 2,
-                    cost - Reorder(graph.value(node.inputs[0]).shape) - Reorder(graph.value(node.outputs[0]).shape));
-  for (ValueId v : node.inputs) {
+  const bool chain_start = blocked && ReadsWeights(graph, node) && !node.outputs.empty();
+  if (chain_start) {
+    // Its one-operator model reorders its input into blocks and its output back: inside a
+    // chain the output stays blocked, and so does the input where a blocked operator makes
+    // it. A fed input (a graph input, or a value no operator of `graph` makes) is plain, and
+    // its reorder stays in the time.
+    const NodeId producer = graph.value(node.inputs[0]).producer;
+    double inside_chain = Reorder(graph.value(node.outputs[0]).shape);
+    if (producer != kNoNode && RunsBlocked(graph, graph.node(producer)))
+      inside_chain += Reorder(graph.value(node.inputs[0]).shape);
+    cost = std::max(cost / 2, cost - inside_chain);
+  }
+  for (size_t i = chain_start ? 1 : 0; i < node.inputs.size(); ++i) {
+    const ValueId v = node.inputs[i];
     if (v == kNoValue || graph.value(v).producer == kNoNode) continue;
     if (RunsBlocked(graph, graph.node(graph.value(v).producer)) != blocked) cost += Reorder(graph.value(v).shape);
   }

@@ -36,8 +36,10 @@ class OrtCost : public MeasuredCost {
   // and the operators next to them that can in its blocked layout (NCHWc), and reorders
   // a tensor where such a chain meets another operator (a Split after merged
   // convolutions). A convolution's one-operator model pays both reorders, which a
-  // convolution inside a chain does not: they are taken off its time; an edge between a
-  // blocked node and another pays one, charged to the reader.
+  // convolution inside a chain does not: they are taken off its time, but for the input's
+  // where no blocked operator makes the input (a graph input is plain: merged, two
+  // convolutions of one graph input read it reordered once); an edge between a blocked
+  // node and another pays one, charged to the reader.
   double NodeCost(const Graph& graph, NodeId n) override;
   double TotalCost(const Graph& graph) override;
 
