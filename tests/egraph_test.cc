@@ -732,6 +732,24 @@ TEST_CASE("E-graph: an operand computed from weights alone is priced as the cons
   CHECK(constant >= 2);
 }
 
+// x -> Relu -> Sigmoid, its e-graph, and the e-nodes of the two operators.
+struct ReluThenSigmoid {
+  ReluThenSigmoid() {
+    const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
+    const ValueId a = AddOp(g, "Relu", {x}, "a");
+    REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
+    auto made = egraph::BuildEGraph(g);
+    REQUIRE(made.ok());
+    built = *std::move(made);
+    const EGraph& eg = built.egraph;
+    relu = eg.NodesIn(eg.Find(built.value_class[a])).front();
+    sigmoid = eg.NodesIn(eg.Find(built.value_class[g.outputs()[0]])).front();
+  }
+  Graph g;
+  egraph::GraphEGraph built;
+  ENodeId relu = egraph::kNoENode, sigmoid = egraph::kNoENode;
+};
+
 // Analytic prices, and a record of the nodes each MeasureTogether was given; it says
 // they are all known.
 class TogetherRecordingCost : public AnalyticCost {
@@ -746,15 +764,9 @@ class TogetherRecordingCost : public AnalyticCost {
 };
 
 TEST_CASE("E-graph: the operators priced by measurement are measured together first", "[egraph]") {
-  Graph g;
-  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
-  const ValueId a = AddOp(g, "Relu", {x}, "a");
-  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
-  auto built = egraph::BuildEGraph(g);
-  REQUIRE(built.ok());
-  const EGraph& eg = built->egraph;
-  const ENodeId relu = eg.NodesIn(eg.Find(built->value_class[a])).front();
-  const ENodeId sigmoid = eg.NodesIn(eg.Find(built->value_class[g.outputs()[0]])).front();
+  const ReluThenSigmoid made;
+  const EGraph& eg = made.built.egraph;
+  const ENodeId relu = made.relu, sigmoid = made.sigmoid;
   std::vector<bool> only(eg.num_node_ids(), false);
   only[sigmoid] = true;
   TogetherRecordingCost cost;
@@ -780,15 +792,10 @@ class NeighbourCost : public AnalyticCost {
 };
 
 TEST_CASE("E-graph: with the input graph as context, e-nodes pay for the layouts around them", "[egraph]") {
-  Graph g;
-  const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
-  const ValueId a = AddOp(g, "Relu", {x}, "a");
-  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
-  auto built = egraph::BuildEGraph(g);
-  REQUIRE(built.ok());
-  const EGraph& eg = built->egraph;
-  const ENodeId relu = eg.NodesIn(eg.Find(built->value_class[a])).front();
-  const ENodeId sigmoid = eg.NodesIn(eg.Find(built->value_class[g.outputs()[0]])).front();
+  const ReluThenSigmoid made;
+  const Graph& g = made.g;
+  const EGraph& eg = made.built.egraph;
+  const ENodeId relu = made.relu, sigmoid = made.sigmoid;
   NeighbourCost cost;
   const std::vector<double> alone = egraph::PriceENodes(eg, cost);
   CHECK(alone[relu] == 1);
