@@ -159,6 +159,18 @@ TEST_CASE("Graphs that compute alike are priced at the input's time as the speed
   CHECK(result.cost_after == Approx(10e-3));
   CHECK(result.region_estimate->cost_before_by_operators == 0.5);
   CHECK_THAT(SummaryText(PipelineOptions(), result, "m"), Catch::Contains("the output computes as the input"));
+
+  // Also where the speed check's time ran out before it timed the input's own graph: the
+  // input is the first of every pair it timed.
+  PipelineResult untimed = PricedByOperators();
+  untimed.speed_check.emplace();
+  untimed.speed_check->written_untimed = true;
+  untimed.speed_check->timing = PairTiming{.a_seconds = 12e-3, .b_seconds = 11e-3, .pairs = 4};
+  pipeline::EstimateByRegions(NewOnnxModel(Graph()), Products(false), Products(false), analytic, runtime, runtime,
+                              untimed);
+  REQUIRE(untimed.region_estimate.has_value());
+  CHECK(untimed.cost_before == Approx(12e-3));
+  CHECK(untimed.cost_after == Approx(12e-3));
 }
 
 }  // namespace

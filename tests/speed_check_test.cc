@@ -517,6 +517,36 @@ TEST_CASE("Our cpu executor times two models in pairs made in both orders", "[sp
   CHECK_FALSE(opaque.ok());
 }
 
+TEST_CASE("Our cpu executor times a model against a region of it, which reads what the model computes",
+          "[speed_check]") {
+  Graph region;
+  const ValueId m1 = *region.AddInput("m1", DataType::kFloat32, {64, 256});
+  const ValueId m2 = *region.AddInput("m2", DataType::kFloat32, {64, 256});
+  REQUIRE(region.AddOutput(AddOp(region, "Add", {m1, m2}, "y")).ok());
+  ExecutorTimer timer("cpu", PairLimits{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2});
+  absl::StatusOr<PairTiming> t = timer.Compare(TwoProducts(), NewOnnxModel(std::move(region)));
+  REQUIRE(t.ok());
+  CHECK(t->a_seconds > t->b_seconds);  // two 64x256x256 products and the Add, against the Add
+}
+
+TEST_CASE("On the cpu backend the estimates are the input's time in the cpu executor", "[speed_check]") {
+  PipelineOptions options = StandInOptions(nullptr);
+  options.target = Target::kCpu;
+  options.backend = Backend::kCpu;
+  options.cost_cache = "none";
+  options.verify_speed_seconds = 2;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(TwoProducts(), testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  // Whether or not a rewrite was kept, the input's estimate is its time as timed, and
+  // the one by operators is kept beside it.
+  REQUIRE(r->region_estimate.has_value());
+  CHECK(r->region_estimate->input_timed);
+  CHECK(r->cost_before == r->speed_check->timing.a_seconds);
+  CHECK(r->region_estimate->cost_before_by_operators > 0);
+  if (r->search.rules_applied.empty()) CHECK(r->cost_after == r->cost_before);
+}
+
 TEST_CASE("On the cpu target the speed check times the model on the cpu executor", "[speed_check]") {
   PipelineOptions options = StandInOptions(nullptr);
   options.target = Target::kCpu;

@@ -52,17 +52,24 @@ absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedR
 }
 
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs) {
+  // Runs of one model in a row, the first of them not kept; fewer where few are asked for
+  // (a large model's runs take long enough for a steady median).
+  runs = std::max(1, runs);
+  const int block = std::min(5, runs + 1);
   for (int i = 0; i < 2; ++i) {
     RETURN_IF_ERROR(a().status());
     RETURN_IF_ERROR(b().status());
   }
   std::vector<double> ta, tb;
-  for (int i = 0; i < std::max(1, runs); ++i) {
+  const int blocks = (runs + block - 2) / (block - 1);
+  for (int i = 0; i < blocks; ++i) {
     const bool a_first = i % 2 == 0;
     for (int k = 0; k < 2; ++k) {
       const bool is_a = (k == 0) == a_first;
-      ASSIGN_OR_RETURN(double t, is_a ? a() : b());
-      (is_a ? ta : tb).push_back(t);
+      for (int r = 0; r < block; ++r) {
+        ASSIGN_OR_RETURN(double t, is_a ? a() : b());
+        if (r > 0) (is_a ? ta : tb).push_back(t);
+      }
     }
   }
   return std::make_pair(Median(std::move(ta)), Median(std::move(tb)));

@@ -27,8 +27,10 @@ absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
 // kernels (all by default) count towards those bounds: a short reference kernel timed
 // alongside the others must not make them run for its 10 ms.
 absl::StatusOr<std::vector<double>> KernelMediansInTurn(const std::vector<TimedRun>& runs, size_t paced = SIZE_MAX);
-// The medians of `a` and `b`, timed in turn (and in the other order every other round:
-// the one run second runs faster).
+// The medians of about `runs` runs each of `a` and `b`, timed in turn, a few runs of one
+// in a row (and in the other order every other round: the one run second runs faster).
+// The first run of each block is not kept: it finds the caches as the other model left
+// them, where a model run again and again, as it is deployed, finds its own weights.
 absl::StatusOr<std::pair<double, double>> InTurn(const TimedRun& a, const TimedRun& b, int runs);
 
 // How many copies of a kernel, each with its own weights, a cost measurement runs in turn
