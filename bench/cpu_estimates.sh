@@ -8,7 +8,8 @@
 # CPU_EST_RUNS (default 40) runs per taso-run; CPU_EST_WORK keeps the files (default: a
 # temporary folder). Columns: the speed-up (median of A over median of B, and the three
 # pair ratios), the estimates before and after against the medians (est/run), and the
-# estimates by operators alone (the cost model's sums; report's region_estimate).
+# estimates by operators alone (the cost model's sums; report's region_estimate), and the
+# spread of the input's own three times (max over min: what the machine's drift gives).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/taso-opt ] || bash scripts/build.sh >/dev/null
@@ -19,8 +20,8 @@ models=("$@")
 [ ${#models[@]} -eq 0 ] && models=(nasrnn bert resnet50 resnext50 inception_v3 nasnet_a)
 median() { tr ' ' '\n' | sort -g | awk 'NF{a[n++]=$1} END{print (n%2 ? a[int(n/2)] : (a[n/2-1]+a[n/2])/2)}'; }
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
-printf "%-13s %6s %9s %-20s %9s %9s %7s %9s %9s %7s %11s\n" model opt_s speedup pairs est_in run_in in_err \
-  est_out run_out out_err by_ops_in/out
+printf "%-13s %6s %9s %-20s %9s %9s %7s %9s %9s %7s %7s %s\n" model opt_s speedup pairs est_in run_in in_err \
+  est_out run_out out_err A_max/min by_ops_in/out
 for m in "${models[@]}"; do
   [ -f "$work/$m.onnx" ] || build/taso-models "$m" -o "$work/$m.onnx" >/dev/null || { echo "$m: taso-models failed"; continue; }
   start=$(date +%s)
@@ -38,7 +39,8 @@ for m in "${models[@]}"; do
   pairs=$(awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN{split(a,x," ");split(b,y," ");printf "%.3f,%.3f,%.3f", x[1]/y[1], x[2]/y[2], x[3]/y[3]}')
   ein=$(field "$work/$m.json" cost_before_ms) eout=$(field "$work/$m.json" cost_after_ms)
   oin=$(field "$work/$m.json" cost_before_by_operators_ms) oout=$(field "$work/$m.json" cost_after_by_operators_ms)
+  spread=$(echo "${a[*]}" | tr ' ' '\n' | sort -g | awk 'NR==1{lo=$1} {hi=$1} END{printf "%.2f", hi/lo}')
   awk -v m="$m" -v s="$opt_s" -v ra="$ra" -v rb="$rb" -v p="$pairs" -v ei="$ein" -v eo="$eout" -v oi="${oin:--}" \
-    -v oo="${oout:--}" 'BEGIN{printf "%-13s %6d %8.3fx %-20s %9.2f %9.2f %+6.0f%% %9.2f %9.2f %+6.0f%% %s/%s\n",
-      m, s, ra/rb, p, ei, ra, 100*(ei/ra-1), eo, rb, 100*(eo/rb-1), oi, oo}'
+    -v oo="${oout:--}" -v sp="$spread" 'BEGIN{printf "%-13s %6d %8.3fx %-20s %9.2f %9.2f %+6.0f%% %9.2f %9.2f %+6.0f%% %7s %s/%s\n",
+      m, s, ra/rb, p, ei, ra, 100*(ei/ra-1), eo, rb, 100*(eo/rb-1), sp, oi, oo}'
 done
