@@ -170,8 +170,8 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
   auto phase = [&](const std::string& line) {
     if (!options.progress) return;
     if (tty) std::fprintf(stderr, "\r%100s\r", "");
-    std::fprintf(stderr, "  [%.1f s] %s (%d MiB held, peak %d MiB)\n", Since(start), line.c_str(), RssMb(),
-                 PeakRssMb());
+    std::fprintf(stderr, "  [%.1f s] %s (%llu MiB held, peak %llu MiB)\n", Since(start), line.c_str(),
+                 static_cast<unsigned long long>(RssMb()), static_cast<unsigned long long>(PeakRssMb()));
   };
   StageProgress progress(options.progress, tty);
 

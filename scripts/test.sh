@@ -5,6 +5,6 @@
 # so, which is not yet timed within CI's limit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+TASO_WARNINGS_AS_ERRORS=ON bash scripts/build.sh
 (cd build && ctest --output-on-failure -j 2)
 bash scripts/test_sanitized.sh ir

@@ -166,14 +166,14 @@ TEST_CASE("Rules are found by the names taso-opt prints") {
   r.target.ops[0].bound["axis"] = "p0";
   r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
   set.rules = {r};
-  for (const std::string& name : {"r0007", "r0007/1", "r0007/1~"}) {
+  for (const std::string name : {"r0007", "r0007/1", "r0007/1~"}) {
     INFO(name);
     auto found = FindRuleByName(set, name);
     REQUIRE(found.ok());
     CHECK(found->name == name.substr(0, name.find('~')));
   }
   CHECK(FindRuleByName(set, "r0007/1")->source.ops[2].params.Int("axis", -1) == 1);
-  for (const std::string& name : {"r0008", "r0007/2", "r000"}) {
+  for (const std::string name : {"r0008", "r0007/2", "r000"}) {
     auto missing = FindRuleByName(set, name);
     REQUIRE_FALSE(missing.ok());
     CHECK_THAT(std::string(missing.status().message()), Catch::Contains("no rule named '" + name + "'"));
