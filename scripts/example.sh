@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model="${1:-lstm}"
 model_flags=("${@:2}")
-bash scripts/build.sh
+bash scripts/build.sh taso-models taso-opt taso-verify
 mkdir -p build/examples
 build/taso-models "$model" "${model_flags[@]}" -o "build/examples/$model.onnx"
 build/taso-opt "build/examples/$model.onnx" -o "build/examples/$model.opt.onnx" \
