@@ -47,8 +47,8 @@ ABSL_FLAG(std::string, backend, "",
 ABSL_FLAG(int, ort_threads, 0, "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
 ABSL_FLAG(bool, no_verify_speed, false,
           "do not time the optimized model against the input in the target runtime before writing it (ONNX Runtime "
-          "on the ort target, our executor on cpu and cuda where it runs every node; on ort the regions where it "
-          "differs are still timed, and where they run measurably slower the input is written)");
+          "on the ort target, our executor on cpu and cuda where it runs every node; on those backends the regions "
+          "where it differs are still timed, and where they run measurably slower the input is written)");
 ABSL_FLAG(double, verify_speed_seconds, 20,
           "time for the speed check's comparisons in the target runtime (ort target); once spent, the choices left "
           "are made towards the input without timing");
