@@ -141,19 +141,44 @@ std::vector<int> UsedInputs(const PRule& r) {
   return out;
 }
 
-std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
+namespace {
+
+// What an input is to the rule whatever its name: how each operator of either graph reads
+// it (variant and position), and whether it is an output, as sorted tokens. Renaming the
+// inputs permutes these among inputs; it changes none.
+using Uses = absl::InlinedVector<int, 6>;
+Uses UsesOf(const PRule& r, int input) {
+  Uses uses;
+  for (const PGraph* g : {&r.a, &r.b}) {
+    for (const auto& op : g->ops)
+      for (size_t i = 0; i < op.in.size(); ++i)
+        if (op.in[i] == input) uses.push_back(op.variant * 4 + static_cast<int>(i));
+    for (int o : g->outputs)
+      if (o == input) uses.push_back(-1);
+  }
+  std::sort(uses.begin(), uses.end());
+  return uses;
+}
+
+// The least serialization over the labellings that order the used inputs by signature,
+// then (where `by_uses`) by their uses, trying every order of the inputs tied on both.
+std::string LeastSerialization(const PRule& r, bool by_uses, CanonicalOrder* op_order) {
   thread_local Scratch k;
   std::vector<int> used = UsedInputs(r);
-  std::sort(used.begin(), used.end(),
-            [&](int x, int y) { return std::tie(r.input_sigs[x], x) < std::tie(r.input_sigs[y], y); });
+  std::vector<Uses> uses(r.input_sigs.size());
+  if (by_uses)
+    for (int u : used) uses[u] = UsesOf(r, u);
+  std::sort(used.begin(), used.end(), [&](int x, int y) {
+    return std::tie(r.input_sigs[x], uses[x], x) < std::tie(r.input_sigs[y], uses[y], y);
+  });
   std::string sigs;
   for (int u : used) absl::StrAppend(&sigs, r.input_sigs[u], " ");
-  // Try every order of the inputs within each class of equal signatures: an odometer over
-  // the classes' permutations, the last class turning fastest.
+  // Every order of the inputs within each class of ties: an odometer over the classes'
+  // permutations, the last class turning fastest.
   std::vector<std::pair<size_t, size_t>> classes;
   for (size_t i = 0; i < used.size();) {
     size_t j = i;
-    while (j < used.size() && r.input_sigs[used[j]] == r.input_sigs[used[i]]) ++j;
+    while (j < used.size() && r.input_sigs[used[j]] == r.input_sigs[used[i]] && uses[used[j]] == uses[used[i]]) ++j;
     classes.push_back({i, j});
     i = j;
   }
@@ -173,6 +198,12 @@ std::string Canonical(const PRule& r, CanonicalOrder* op_order) {
   }
   return sigs + "#" + k.best;
 }
+
+}  // namespace
+
+std::string Canonical(const PRule& r, CanonicalOrder* op_order) { return LeastSerialization(r, false, op_order); }
+
+std::string FormIdentity(const PRule& r) { return LeastSerialization(r, true, nullptr); }
 
 PGraph ToPGraph(const OpSet& set, const GraphCode& code, const std::vector<int>& outputs, const uint8_t* op_outputs) {
   PGraph g;

@@ -37,8 +37,16 @@ struct CanonicalOrder {
   std::vector<int> first, second;
 };
 
-// The canonical string of a rule, the same for every renaming of its inputs.
+// The canonical string of a rule, the same for every renaming of its inputs: the least
+// serialization over every labelling of the inputs within their signatures. Rules are
+// ordered by it (and so named).
 std::string Canonical(const PRule& r, CanonicalOrder* order = nullptr);
+
+// A string equal for two rules exactly when Canonical is, found in far fewer labellings:
+// inputs are ordered by how the rule uses them before ties are tried in every order (a
+// weight input of a K=4 rule has up to four others of its signature). Forms are told
+// apart by it; its strings are not Canonical's and order nothing.
+std::string FormIdentity(const PRule& r);
 
 // The inputs either graph reads or outputs, in order.
 std::vector<int> UsedInputs(const PRule& r);

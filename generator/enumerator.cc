@@ -261,12 +261,9 @@ class Walker {
     int concat_node = -1;   // the SymNode of that concatenation
   };
 
-  // The checks on the inputs' roles, ranks, shapes and kinds alone.
+  // The checks on the inputs' shapes and kinds alone. Roles and ranks are checked
+  // already: every operator tried comes from ForEachCandidate.
   bool InputsFit(const GenOp& op, const GeneratorVariant& spec) const {
-    for (int i = 0; i < spec.arity; ++i) {
-      if (!RoleOk(spec.roles[i], slots_[op.in[i]])) return false;
-      if (spec.rank >= 0 && static_cast<int>(slots_[op.in[i]].t.shape.size()) != spec.rank) return false;
-    }
     if (spec.same_shapes && slots_[op.in[0]].shape_id != slots_[op.in[1]].shape_id) return false;
     if (spec.same_kind && spec.arity == 2 && slots_[op.in[0]].activation != slots_[op.in[1]].activation) return false;
     // Computing on constants alone is constant folding, not a substitution.
@@ -285,12 +282,14 @@ class Walker {
   // order: the new operator must come after every operator it could have preceded (those
   // after its last producer), so each DAG is built once.
   bool NewAndInCanonicalOrder(const GenOp& op, const GeneratorVariant& spec) const {
-    for (const GenOp& o : ops_)
-      if (Key(o) == Key(op)) return false;
+    const uint32_t key = Key(op);
+    const int n = static_cast<int>(ops_.size());
+    for (int j = 0; j < n; ++j)
+      if (op_keys_[j] == key) return false;
     int last_producer = -1;
     for (int i = 0; i < spec.arity; ++i) last_producer = std::max(last_producer, slots_[op.in[i]].producer);
-    for (int j = last_producer + 1; j < static_cast<int>(ops_.size()); ++j)
-      if (Key(ops_[j]) > Key(op)) return false;
+    for (int j = last_producer + 1; j < n; ++j)
+      if (op_keys_[j] > key) return false;
     return true;
   }
 
@@ -454,6 +453,7 @@ class Walker {
       weight_outputs_ += !slots_[o].activation;
     }
     frames_.push_back(std::move(frame));
+    op_keys_[ops_.size()] = Key(op);
     ops_.push_back(op);
   }
 
@@ -561,12 +561,89 @@ class Walker {
       sink_(fingerprint_, code);
     }
     if (static_cast<int>(ops_.size()) == e_.max_ops()) return;
+    if (static_cast<int>(ops_.size()) + 1 == e_.max_ops()) {
+      ForEachCandidate([&](const GenOp& op) { EmitLast(op); });
+      return;
+    }
     ForEachCandidate([&](const GenOp& op) {
       if (Apply(op)) {
         Walk();
         Undo();
       }
     });
+  }
+
+  // The graphs ending with the last operator a graph can take, which is most of them:
+  // what Apply, Walk and Undo do for it, without the slots, dimension histories and
+  // frames no later operator will read. Sinks the graph `op` completes, if it is valid
+  // and records one.
+  void EmitLast(const GenOp& op) {
+    const Variant& var = e_.set_.variants[op.variant];
+    const GeneratorVariant& spec = var.spec;
+    if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return;
+    Cut cut;
+    if (spec.split_at_concat && !FindCut(op, spec, &cut)) return;
+    const MemoKey key{op.variant,
+                      slots_[op.in[0]].shape_id,
+                      spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
+                      spec.arity > 2 ? slots_[op.in[2]].shape_id : -1,
+                      cut.sizes[0],
+                      cut.sizes[1]};
+    const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
+    if (!mv->ok) return;
+    if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return;
+    absl::InlinedVector<uint64_t, LeafHashes::kMax> out;
+    if (!LastOutputHashes(var, op, *mv, cut.sizes, out)) return;
+    // The fingerprint and weight outputs as Push would leave them.
+    uint64_t fingerprint = fingerprint_;
+    int weight_outputs = weight_outputs_;
+    bool activation = false;
+    for (int i = 0; i < spec.arity; ++i) {
+      const Slot& in = slots_[op.in[i]];
+      activation |= in.activation && !(spec.shape_only_inputs & (1u << i));
+      const bool read_before = std::find(op.in, op.in + i, op.in[i]) != op.in + i;
+      if (in.producer >= 0 && in.uses == 0 && !read_before) {
+        fingerprint -= OutputTerm(in.hash);
+        weight_outputs -= !in.activation;
+      }
+    }
+    const bool out_activation = activation && !spec.constant_output;
+    for (size_t o = 0; o < mv->out_shapes.size(); ++o) {
+      fingerprint += OutputTerm(out[o]);
+      weight_outputs += !out_activation;
+    }
+    if (weight_outputs != 0) return;  // see Walk()
+    GraphCode code;
+    code.num_ops = static_cast<uint8_t>(ops_.size() + 1);
+    std::copy(ops_.begin(), ops_.end(), code.ops);
+    code.ops[ops_.size()] = op;
+    sink_(fingerprint, code);
+  }
+
+  // The hashes of the last operator's outputs, from the memo of hashes where it has them;
+  // false where its kernel fails.
+  bool LastOutputHashes(const Variant& var, const GenOp& op, const MemoValue& mv, const int cut[2],
+                        absl::InlinedVector<uint64_t, LeafHashes::kMax>& out) {
+    const GeneratorVariant& spec = var.spec;
+    const size_t n = mv.out_shapes.size();
+    if (n <= LeafHashes::kMax) {
+      const LeafKey lkey{slots_[op.in[0]].hash,
+                         spec.arity > 1 ? slots_[op.in[1]].hash : 0,
+                         spec.arity > 2 ? slots_[op.in[2]].hash : 0,
+                         op.variant,
+                         cut[0],
+                         cut[1]};
+      auto it = leaf_memo_.find(lkey);
+      if (it != leaf_memo_.end()) {
+        out.assign(it->second.hash, it->second.hash + n);
+        return true;
+      }
+    }
+    const int first_out = static_cast<int>(slots_.size());
+    if (!ComputeOutputs(var, op, mv.out_shapes, cut)) return false;
+    for (size_t o = 0; o < n; ++o) out.push_back(slots_[first_out + o].hash);
+    slots_.resize(first_out);
+    return true;
   }
 
   struct Frame {
@@ -582,6 +659,7 @@ class Walker {
   const std::atomic<bool>* stop_ = nullptr;
   std::vector<Slot> slots_;
   std::vector<GenOp> ops_;
+  std::array<uint32_t, kMaxOps> op_keys_{};  // Key(ops_[j])
   std::vector<Frame> frames_;
   std::vector<SymNode> sym_;
   uint64_t fingerprint_ = 0;

@@ -121,11 +121,7 @@ class Replayer {
   absl::Status Step(int o) {
     const GenOp& op = code_.ops[o];
     const Variant& var = set_.variants[op.variant];
-    std::vector<InputInfo> infos;
-    for (int i = 0; i < var.spec.arity; ++i) {
-      infos.push_back({true, DataType::kFloat32, r_.tensor(op.in[i]).shape});
-      ++uses_[op.in[i]];
-    }
+    for (int i = 0; i < var.spec.arity; ++i) ++uses_[op.in[i]];
     Cut cut;
     if (var.spec.split_at_concat) RETURN_IF_ERROR(FindCut(op, var.spec, cut));
     r_.cuts.push_back(cut.sizes);
@@ -149,7 +145,7 @@ class Replayer {
       hash_.insert(hash_.end(), known->hashes.begin(), known->hashes.end());
     } else {
       const Params& params = var.spec.split_at_concat ? cut.params : var.spec.params;
-      RETURN_IF_ERROR(Compute(var, op, params, infos, fresh, &inferred));
+      RETURN_IF_ERROR(Compute(var, op, params, fresh, &inferred));
       if (memo_) Remember(first, inferred, fresh ? nullptr : &key);
     }
     for (int t = first; t < r_.num_tensors(); ++t)
@@ -173,8 +169,9 @@ class Replayer {
 
   // Adds the operator's outputs, computed by its kernel (or filled by `replaced` where
   // `fresh`), and their dimension sources.
-  absl::Status Compute(const Variant& var, const GenOp& op, const Params& params, const std::vector<InputInfo>& infos,
-                       bool fresh, DimSources* sources) {
+  absl::Status Compute(const Variant& var, const GenOp& op, const Params& params, bool fresh, DimSources* sources) {
+    std::vector<InputInfo> infos;
+    for (int i = 0; i < var.spec.arity; ++i) infos.push_back({true, DataType::kFloat32, r_.tensor(op.in[i]).shape});
     ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->semantics().InferTypes(params, infos));
     *sources = var.op->rule_form().DimensionSources(params, infos, types);
     std::vector<std::shared_ptr<Tensor<S>>> outs;

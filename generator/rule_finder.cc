@@ -198,7 +198,7 @@ std::vector<Generalization> FreshInputGeneralizations(const Enumerator& e, const
       Check check = CheckOf(c);
       check.fresh_a = static_cast<int>(oa);
       check.fresh_b = static_cast<int>(ob);
-      out.push_back({KeyOf(Canonical(g)), std::move(check)});
+      out.push_back({KeyOf(FormIdentity(g)), std::move(check)});
     }
   return out;
 }
@@ -251,7 +251,7 @@ std::vector<Generalization> PeeledOutputGeneralizations(const Enumerator& e, con
       }
       if (!OutputsAreSinks(g.a, n) || !OutputsAreSinks(g.b, n)) continue;
       // Ids in the candidate's graphs: the ones before removal.
-      out.push_back({KeyOf(Canonical(g)), Check{c.a, c.b, pairs}});
+      out.push_back({KeyOf(FormIdentity(g)), Check{c.a, c.b, pairs}});
     }
   return out;
 }
@@ -573,7 +573,7 @@ class RuleFinder {
     std::vector<FormKey> keys(raw.size());
     ParallelFor(raw.size(), threads_, [&](size_t i) {
       raw[i] = NormalizeShapeOnlyInputs(set_, raw[i]);
-      keys[i] = KeyOf(Canonical(RuleOf(set_, input_sigs_, raw[i])));
+      keys[i] = KeyOf(FormIdentity(RuleOf(set_, input_sigs_, raw[i])));
     });
     for (size_t i = 0; i < raw.size(); ++i) {
       if (forms_.Find(keys[i]) >= 0) continue;
@@ -603,7 +603,7 @@ class RuleFinder {
           for (int& o : g->outputs)
             if (o == used[y]) o = used[x];
         }
-        const int64_t m = forms_.Find(KeyOf(Canonical(merged)));
+        const int64_t m = forms_.Find(KeyOf(FormIdentity(merged)));
         if (m >= 0 && static_cast<size_t>(m) != f) out.push_back(static_cast<uint32_t>(m));
       }
     return out;
