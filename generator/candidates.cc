@@ -12,7 +12,7 @@ namespace taso::gen {
 namespace {
 
 struct Decoded {
-  GraphCode code;
+  GraphCode code;  // without the walk's summary: candidates are compared and kept as codes
   std::vector<int> outputs;
   std::vector<uint64_t> hashes;  // per output
   std::array<uint8_t, kMaxOps> op_outputs{};
@@ -47,15 +47,50 @@ std::vector<std::pair<size_t, size_t>> SharedRanges(absl::Span<const Fingerprint
   return ranges;
 }
 
-// The graphs of one range replayed: their outputs, the outputs' hashes and how many
-// outputs each operator has. Graphs whose replay fails are left out.
+GraphCode WithoutSummary(GraphCode code) {
+  code.two_output_ops = code.output_ranks = 0;
+  return code;
+}
+
+// A graph's outputs, their order by hash and each operator's output count from the
+// summary the walk left in its code (SetOutputSummary): in place of the outputs' hashes,
+// their ranks, which pair outputs as the hashes would between graphs whose outputs have
+// the same hashes, as graphs with one fingerprint do.
+Decoded FromSummary(const OpSet& set, int num_inputs, const GraphCode& code) {
+  Decoded d{WithoutSummary(code), {}, {}, {}};
+  std::array<bool, 256> read{};  // by tensor id (a byte)
+  int tensors = num_inputs;
+  for (int o = 0; o < code.num_ops; ++o) {
+    d.op_outputs[o] = (code.two_output_ops >> o) & 1 ? 2 : 1;
+    tensors += d.op_outputs[o];
+    for (int i = 0; i < set.variants[code.ops[o].variant].spec.arity; ++i) read[code.ops[o].in[i]] = true;
+  }
+  for (int t = num_inputs; t < tensors; ++t)
+    if (!read[t]) {
+      d.hashes.push_back((code.output_ranks >> (2 * d.outputs.size())) & 3);
+      d.outputs.push_back(t);
+    }
+  return d;
+}
+
+// The graphs of one range: their outputs, the outputs' hashes (or ranks) and how many
+// outputs each operator has, from the walk's summary or else a replay. Graphs whose replay
+// fails are left out.
 std::vector<Decoded> DecodeRange(const Enumerator& e, absl::Span<const Fingerprinted> range,
                                  KernelMemo<uint32_t>& memo) {
   std::vector<Decoded> graphs;
+  // Ranks pair outputs only with ranks: the whole range from summaries, or none.
+  if (std::all_of(range.begin(), range.end(), [](const Fingerprinted& f) {
+        return f.graph.num_ops > 0 && (f.graph.two_output_ops & kOutputSummary);
+      })) {
+    for (const Fingerprinted& f : range)
+      graphs.push_back(FromSummary(e.op_set(), static_cast<int>(e.inputs().size()), f.graph));
+    return graphs;
+  }
   for (const Fingerprinted& f : range) {
     auto rep = Replay<uint32_t>(e.op_set(), f.graph, e.inputs(), nullptr, &memo);
     if (!rep.ok()) continue;
-    Decoded d{f.graph, rep->outputs, {}, {}};
+    Decoded d{WithoutSummary(f.graph), rep->outputs, {}, {}};
     // Outputs are matched by equal contents: the memo's hashes tell them as well as
     // TensorHash and are computed already.
     for (int o : rep->outputs) d.hashes.push_back(rep->hashes.empty() ? TensorHash(rep->tensor(o)) : rep->hashes[o]);

@@ -31,6 +31,25 @@ uint64_t OutputTerm(uint64_t h) {
   return h ^ (h >> 33);
 }
 
+void SetOutputSummary(GraphCode& code, const int* op_outputs, const uint64_t* output_hashes, int num_outputs) {
+  code.two_output_ops = code.output_ranks = 0;
+  if (num_outputs > 4) return;
+  uint8_t two = 0;
+  for (int o = 0; o < code.num_ops; ++o) {
+    if (op_outputs[o] > 2) return;
+    if (op_outputs[o] == 2) two |= static_cast<uint8_t>(1u << o);
+  }
+  uint8_t ranks = 0;
+  for (int k = 0; k < num_outputs; ++k) {
+    int rank = 0;
+    for (int j = 0; j < num_outputs; ++j)
+      rank += output_hashes[j] < output_hashes[k] || (output_hashes[j] == output_hashes[k] && j < k);
+    ranks |= static_cast<uint8_t>(rank << (2 * k));
+  }
+  code.two_output_ops = two | kOutputSummary;
+  code.output_ranks = ranks;
+}
+
 Enumerator::Enumerator(const OpSet& set, int max_ops, uint64_t seed) : set_(set), max_ops_(max_ops) {
   Rng rng(seed);
   for (const GenInput& in : set_.inputs) {
@@ -558,6 +577,7 @@ class Walker {
       GraphCode code;
       code.num_ops = static_cast<uint8_t>(ops_.size());
       std::copy(ops_.begin(), ops_.end(), code.ops);
+      Summarize(code, nullptr, {});
       sink_(fingerprint_, code);
     }
     if (static_cast<int>(ops_.size()) == e_.max_ops()) return;
@@ -617,7 +637,29 @@ class Walker {
     code.num_ops = static_cast<uint8_t>(ops_.size() + 1);
     std::copy(ops_.begin(), ops_.end(), code.ops);
     code.ops[ops_.size()] = op;
+    Summarize(code, &op, out);
     sink_(fingerprint, code);
+  }
+
+  // The output summary of the graph of ops_, then `last` (where given) with outputs
+  // hashed `last_hashes`: the graph's outputs are the slots no operator reads.
+  void Summarize(GraphCode& code, const GenOp* last, absl::Span<const uint64_t> last_hashes) const {
+    int op_outputs[kMaxOps] = {};
+    uint64_t hashes[kMaxOps + 2 * kMaxOps];
+    int outputs = 0;
+    const int n = static_cast<int>(e_.inputs().size());
+    for (int s = n; s < static_cast<int>(slots_.size()); ++s) {
+      const Slot& slot = slots_[s];
+      ++op_outputs[slot.producer];
+      const bool read_by_last = last && std::find(last->in, last->in + e_.set_.variants[last->variant].spec.arity, s) !=
+                                            last->in + e_.set_.variants[last->variant].spec.arity;
+      if (slot.uses == 0 && !read_by_last) hashes[outputs++] = slot.hash;
+    }
+    if (last) {
+      op_outputs[ops_.size()] = static_cast<int>(last_hashes.size());
+      for (uint64_t h : last_hashes) hashes[outputs++] = h;
+    }
+    SetOutputSummary(code, op_outputs, hashes, outputs);
   }
 
   // The hashes of the last operator's outputs, from the memo of hashes where it has them;

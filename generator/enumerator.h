@@ -28,7 +28,21 @@ struct GraphCode {
   uint8_t num_ops = 0;
   uint8_t lone_input = 0;  // when num_ops == 0
   GenOp ops[kMaxOps];
+  // What pairing needs of the outputs, set by the walk so that the graph need not be
+  // replayed (SetOutputSummary): bit o where operator o has two outputs (else one), and
+  // kOutputSummary where the summary is set; 2 bits per output (in id order): its place
+  // among the graph's outputs ordered by hash, then id. Last, so that codes still compare
+  // as bytes by their operators first.
+  uint8_t two_output_ops = 0;
+  uint8_t output_ranks = 0;
 };
+
+inline constexpr uint8_t kOutputSummary = 0x80;
+
+// Sets the summary of a graph whose operator o has op_outputs[o] outputs and whose
+// outputs (in id order) have these TensorHash values; leaves it unset where there are more
+// than four outputs or an operator has more than two.
+void SetOutputSummary(GraphCode& code, const int* op_outputs, const uint64_t* output_hashes, int num_outputs);
 
 struct Fingerprinted {
   uint64_t fingerprint;

@@ -15,13 +15,15 @@
 
 namespace taso::gen {
 
-size_t RecordBytes(int max_ops) { return 10 + 4 * static_cast<size_t>(max_ops); }
+size_t RecordBytes(int max_ops) { return 12 + 4 * static_cast<size_t>(max_ops); }
 
 void EncodeRecord(uint64_t fingerprint, const GraphCode& code, int max_ops, char* out) {
   for (int b = 0; b < 8; ++b) out[b] = static_cast<char>(fingerprint >> (8 * b));
   out[8] = static_cast<char>(code.num_ops);
   out[9] = static_cast<char>(code.lone_input);
-  std::memcpy(out + 10, code.ops, 4 * static_cast<size_t>(max_ops));
+  out[10] = static_cast<char>(code.two_output_ops);
+  out[11] = static_cast<char>(code.output_ranks);
+  std::memcpy(out + 12, code.ops, 4 * static_cast<size_t>(max_ops));
   static_assert(sizeof(GenOp) == 4);
 }
 
@@ -30,7 +32,9 @@ Fingerprinted DecodeRecord(const char* in, int max_ops) {
   for (int b = 0; b < 8; ++b) f.fingerprint |= uint64_t{static_cast<uint8_t>(in[b])} << (8 * b);
   f.graph.num_ops = static_cast<uint8_t>(in[8]);
   f.graph.lone_input = static_cast<uint8_t>(in[9]);
-  std::memcpy(f.graph.ops, in + 10, 4 * static_cast<size_t>(max_ops));
+  f.graph.two_output_ops = static_cast<uint8_t>(in[10]);
+  f.graph.output_ranks = static_cast<uint8_t>(in[11]);
+  std::memcpy(f.graph.ops, in + 12, 4 * static_cast<size_t>(max_ops));
   return f;
 }
 

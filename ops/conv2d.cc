@@ -96,6 +96,7 @@ class Conv2D : public KernelOp<Conv2D> {
     ASSIGN_OR_RETURN(ConvGeometry g, Geometry(p, x.shape, w.shape));
     const Window2D& k = g.win;
     const int64_t og = g.o / g.group;
+    const bool relu = p.Str("activation", "none") == "relu";
     for (int64_t n = 0; n < g.n; ++n) {
       for (int64_t o = 0; o < g.o; ++o) {
         S* out = y.data.data() + ((n * g.o + o) * g.oh) * g.ow;
@@ -126,7 +127,7 @@ class Conv2D : public KernelOp<Conv2D> {
             }
           }
         }
-        if (p.Str("activation", "none") == "relu")
+        if (relu)
           for (int64_t i = 0; i < g.oh * g.ow; ++i) out[i] = Domain<S>::Relu(out[i]);
       }
     }
