@@ -254,18 +254,9 @@ class Walker {
   bool Apply(const GenOp& op) {
     const Variant& var = e_.set_.variants[op.variant];
     const GeneratorVariant& spec = var.spec;
-    if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return false;
     Cut cut;
-    if (spec.split_at_concat && !FindCut(op, spec, &cut)) return false;
-    const MemoKey key{op.variant,
-                      slots_[op.in[0]].shape_id,
-                      spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
-                      spec.arity > 2 ? slots_[op.in[2]].shape_id : -1,
-                      cut.sizes[0],
-                      cut.sizes[1]};
-    const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
-    if (!mv->ok) return false;
-    if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return false;
+    const MemoValue* mv = Admit(op, cut);
+    if (!mv) return false;
     const int first_out = static_cast<int>(slots_.size());
     if (!ComputeOutputs(var, op, mv->out_shapes, cut.sizes)) return false;
     const size_t sym_mark = sym_.size();
@@ -279,6 +270,26 @@ class Walker {
     int sizes[2] = {0, 0};  // the two parts, 0 where the operator is no split
     int concat_node = -1;   // the SymNode of that concatenation
   };
+
+  // The checks every operator added must pass, before its kernel runs: its inputs, the
+  // canonical order, a split's cut, its shapes, a constant's source. Its shape inference
+  // where it passes them (valid until the next insertion into the memo), else null.
+  const MemoValue* Admit(const GenOp& op, Cut& cut) {
+    const Variant& var = e_.set_.variants[op.variant];
+    const GeneratorVariant& spec = var.spec;
+    if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return nullptr;
+    if (spec.split_at_concat && !FindCut(op, spec, &cut)) return nullptr;
+    const MemoKey key{op.variant,
+                      slots_[op.in[0]].shape_id,
+                      spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
+                      spec.arity > 2 ? slots_[op.in[2]].shape_id : -1,
+                      cut.sizes[0],
+                      cut.sizes[1]};
+    const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
+    if (!mv->ok) return nullptr;
+    if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return nullptr;
+    return mv;
+  }
 
   // The checks on the inputs' shapes and kinds alone. Roles and ranks are checked
   // already: every operator tried comes from ForEachCandidate.
@@ -600,18 +611,9 @@ class Walker {
   void EmitLast(const GenOp& op) {
     const Variant& var = e_.set_.variants[op.variant];
     const GeneratorVariant& spec = var.spec;
-    if (!InputsFit(op, spec) || !NewAndInCanonicalOrder(op, spec)) return;
     Cut cut;
-    if (spec.split_at_concat && !FindCut(op, spec, &cut)) return;
-    const MemoKey key{op.variant,
-                      slots_[op.in[0]].shape_id,
-                      spec.arity > 1 ? slots_[op.in[1]].shape_id : -1,
-                      spec.arity > 2 ? slots_[op.in[2]].shape_id : -1,
-                      cut.sizes[0],
-                      cut.sizes[1]};
-    const MemoValue* mv = &Memoized(key, var, op, cut.sizes);
-    if (!mv->ok) return;
-    if (spec.constant_output && !FirstSourceOfShape(op, key, mv)) return;
+    const MemoValue* mv = Admit(op, cut);
+    if (!mv) return;
     absl::InlinedVector<uint64_t, LeafHashes::kMax> out;
     if (!LastOutputHashes(var, op, *mv, cut.sizes, out)) return;
     // The fingerprint and weight outputs as Push would leave them.
