@@ -647,21 +647,20 @@ class Walker {
   // hashed `last_hashes`: the graph's outputs are the slots no operator reads.
   void Summarize(GraphCode& code, const GenOp* last, absl::Span<const uint64_t> last_hashes) const {
     int op_outputs[kMaxOps] = {};
-    uint64_t hashes[kMaxOps + 2 * kMaxOps];
-    int outputs = 0;
+    absl::InlinedVector<uint64_t, 8> hashes;
     const int n = static_cast<int>(e_.inputs().size());
+    const int last_arity = last ? e_.set_.variants[last->variant].spec.arity : 0;
     for (int s = n; s < static_cast<int>(slots_.size()); ++s) {
       const Slot& slot = slots_[s];
       ++op_outputs[slot.producer];
-      const bool read_by_last = last && std::find(last->in, last->in + e_.set_.variants[last->variant].spec.arity, s) !=
-                                            last->in + e_.set_.variants[last->variant].spec.arity;
-      if (slot.uses == 0 && !read_by_last) hashes[outputs++] = slot.hash;
+      const bool read_by_last = last && std::find(last->in, last->in + last_arity, s) != last->in + last_arity;
+      if (slot.uses == 0 && !read_by_last) hashes.push_back(slot.hash);
     }
     if (last) {
       op_outputs[ops_.size()] = static_cast<int>(last_hashes.size());
-      for (uint64_t h : last_hashes) hashes[outputs++] = h;
+      hashes.insert(hashes.end(), last_hashes.begin(), last_hashes.end());
     }
-    SetOutputSummary(code, op_outputs, hashes, outputs);
+    SetOutputSummary(code, op_outputs, hashes.data(), static_cast<int>(hashes.size()));
   }
 
   // The hashes of the last operator's outputs, from the memo of hashes where it has them;
