@@ -765,14 +765,17 @@ void Watch(const EnumerationLimits& limits, uint64_t bytes_per_graph, size_t bra
 
 absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph, const GraphSink& sink) const {
   // The graphs with no operators: each input alone.
-  for (size_t i = 0; i < inputs_.size(); ++i) {
+  for (size_t i = 0; i < inputs_.size() && limits.part == 0; ++i) {
     if (!set_.inputs[i].activation) continue;  // a weight alone: see Walker::Walk()
     GraphCode code;
     code.lone_input = static_cast<uint8_t>(i);
     sink(0, OutputTerm(TensorHash(inputs_[i])), code);
   }
   if (max_ops_ == 0) return absl::OkStatus();
-  const std::vector<GenOp> branches = Walker(*this, nullptr).FirstOps();
+  std::vector<GenOp> branches;
+  const std::vector<GenOp> first_ops = Walker(*this, nullptr).FirstOps();
+  for (size_t b = 0; b < first_ops.size(); ++b)
+    if (b % std::max(1, limits.parts) == static_cast<size_t>(limits.part)) branches.push_back(first_ops[b]);
   WalkState state;
   std::vector<std::thread> pool;
   for (int t = 0; t < std::max(1, limits.threads); ++t)

@@ -59,6 +59,9 @@ struct EnumerationLimits {
   std::function<void(double done, uint64_t graphs)> progress;
   // Asked now and then (with progress) while walking: an error stops the walk and is returned.
   std::function<absl::Status()> check;
+  // Of a walk shared by `parts` processes, this one's: the first operators b with
+  // b % parts == part (and the lone inputs in part 0).
+  int part = 0, parts = 1;
 };
 
 class Enumerator {

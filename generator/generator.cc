@@ -11,7 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph_store.h"
+#include "rank_runs.h"
 #include "taso/status_macros.h"
+#include "team.h"
 
 namespace taso::gen {
 namespace {
@@ -98,14 +100,35 @@ GraphStoreOptions StoreOptions(const GenerateOptions& options) {
   return s;
 }
 
-// Every graph into the store, with progress and a forecast.
-absl::Status EnumerateInto(const Enumerator& e, const GenerateOptions& options, bool tty, GraphStore& store) {
+// Every graph of this rank's share of the walk into the store, with progress and a forecast.
+absl::Status EnumerateInto(const Enumerator& e, const GenerateOptions& options, bool tty, const Team& team,
+                           GraphStore& store) {
   WalkForecast forecast(options, tty, store.record_bytes());
   EnumerationLimits limits;
   limits.threads = std::max(1, options.threads);
+  limits.part = team.rank();
+  limits.parts = team.size();
   limits.progress = [&](double done, uint64_t graphs) { forecast.Update(done, graphs); };
   limits.check = [&] { return store.status(); };
   return e.ForEachGraph(limits, [&](int t, uint64_t fp, const GraphCode& c) { store.Add(t, fp, c); });
+}
+
+// The report's counts of every rank, summed on rank 0.
+absl::Status SumOnRankZero(Team& team, GenerateReport* report) {
+  if (team.size() == 1) return absl::OkStatus();
+  uint64_t* fields[] = {&report->graphs, &report->groups, &report->group_graphs, &report->spilled_bytes};
+  if (team.rank() != 0) {
+    std::vector<uint64_t> mine;
+    for (uint64_t* f : fields) mine.push_back(*f);
+    return team.Send(0, AsBytes(absl::MakeConstSpan(mine)));
+  }
+  for (int from = 1; from < team.size(); ++from) {
+    ASSIGN_OR_RETURN(std::vector<char> bytes, team.Receive(from));
+    const std::vector<uint64_t> theirs = FromBytes<uint64_t>(bytes);
+    if (theirs.size() != std::size(fields)) return absl::DataLossError(absl::StrCat("rank ", from, ": no counts"));
+    for (size_t i = 0; i < theirs.size(); ++i) *fields[i] += theirs[i];
+  }
+  return absl::OkStatus();
 }
 
 int CountOp(const RuleGraph& side, const std::string& op) {
@@ -152,6 +175,13 @@ std::string GenerateReport::Table() const {
 }
 
 absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, RuleSetSink& sink) {
+  std::unique_ptr<Team> solo = SoloTeam();
+  return GenerateTo(options, report, sink, *solo);
+}
+
+absl::Status GenerateTo(const GenerateOptions& options_in, GenerateReport* report, RuleSetSink& sink, Team& team) {
+  GenerateOptions options = options_in;
+  options.progress = options.progress && team.rank() == 0;  // one rank tells
   if (options.max_ops < 1 || options.max_ops > kMaxSupportedOps)
     return absl::InvalidArgumentError(
         absl::StrCat("-k ", options.max_ops, " is not supported (1 to ", kMaxSupportedOps, ")"));
@@ -177,7 +207,7 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
 
   auto t = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<GraphStore> store, GraphStore::Create(StoreOptions(options)));
-  RETURN_IF_ERROR(EnumerateInto(e, options, tty, *store));
+  RETURN_IF_ERROR(EnumerateInto(e, options, tty, team, *store));
   RETURN_IF_ERROR(store->Finish());
   report->enumerate_s = Since(t);
   report->graphs = store->graphs();
@@ -191,7 +221,7 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
   RuleSet header;
   header.max_ops = options.max_ops;
   header.operators = set.op_names;
-  RETURN_IF_ERROR(sink.Begin(header));
+  if (team.rank() == 0) RETURN_IF_ERROR(sink.Begin(header));
   FinderOptions finder;
   finder.threads = std::max(1, options.threads);
   finder.memory_bytes = (options.max_memory_mb << 20) / 4;
@@ -208,19 +238,34 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
     else
       progress.Update(absl::StrFormat("%s: %d of %d forms", stage, done, total), static_cast<double>(done) / total);
   };
-  // Read once: the store and its files go as soon as it is read.
-  const SharedRuns runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) {
-    absl::Status read = store->ForEachRun(
-        2, finder.threads,
-        [&](absl::Span<const Fingerprinted> run) {
-          ++report->groups;
-          report->group_graphs += run.size();
-          emit(run);
-        },
-        [&](int done) { shards_read = done; });
+  // Read once: the store and its files go as soon as it is read. A team's rank pairs its
+  // shards, gathered from every rank first (rank_runs.h).
+  SharedRuns runs;
+  std::unique_ptr<RankRuns> rank_runs;
+  if (team.size() == 1) {
+    runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) {
+      absl::Status read = store->ForEachRun(
+          2, finder.threads,
+          [&](absl::Span<const Fingerprinted> run) {
+            ++report->groups;
+            report->group_graphs += run.size();
+            emit(run);
+          },
+          [&](int done) { shards_read = done; });
+      store.reset();
+      return read;
+    };
+  } else {
+    progress.Update("pairing: gathering this rank's shards", 0);
+    ASSIGN_OR_RETURN(rank_runs, RankRuns::Gather(*store, team, finder.threads, options.spill_dir, finder.memory_bytes,
+                                                 [&](int done) { shards_read = done; }));
     store.reset();
-    return read;
-  };
+    report->groups = rank_runs->runs();
+    report->group_graphs = rank_runs->graphs();
+    RETURN_IF_ERROR(rank_runs->PassOnOpenSlice(team));
+    phase(absl::StrCat(report->groups, " shared fingerprints in this rank's shards"));
+    runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) { return rank_runs->ForEach(emit); };
+  }
   // --changing: the rules changing how often that operator is applied, renamed r0000,
   // r0001... in their order.
   uint64_t written = 0;
@@ -235,11 +280,16 @@ absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, 
     return sink.Add(std::move(kept));
   };
   progress.Update("pairing: reading the shards back", 0);  // starts the stage's clock
-  RETURN_IF_ERROR(FindRules(e, runs, finder, &report->counts, phase, [&](std::vector<Rule> batch) {
-    written += batch.size();
-    progress.Update(absl::StrFormat("writing: %d of %d rules", written, report->counts.after_float_checks), 1);
-    return to_sink(std::move(batch));
-  }));
+  RETURN_IF_ERROR(FindRules(
+      e, runs, finder, &report->counts, phase,
+      [&](std::vector<Rule> batch) {
+        written += batch.size();
+        progress.Update(absl::StrFormat("writing: %d of %d rules", written, report->counts.after_float_checks), 1);
+        return to_sink(std::move(batch));
+      },
+      team));
+  RETURN_IF_ERROR(SumOnRankZero(team, report));
+  if (team.rank() != 0) return absl::OkStatus();
   RETURN_IF_ERROR(sink.End());
   report->changing_op = options.changing;
   if (options.changing.empty()) report->changing = report->counts.after_parameters;

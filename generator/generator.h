@@ -8,10 +8,11 @@
 #include "rule_finder.h"
 #include "rule_writer.h"
 #include "taso/rules.h"
+#include "team.h"
 
 namespace taso::gen {
 
-inline constexpr int kMaxSupportedOps = 4;
+inline constexpr int kMaxSupportedOps = 5;
 
 struct GenerateOptions {
   int max_ops = 3;
@@ -54,6 +55,10 @@ struct GenerateReport {
 
 // The rules to `sink` as they are found (the header first: max_ops and the operators).
 absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, RuleSetSink& sink);
+// The same, shared by a team's ranks (team.h): each walks a share of the graphs and pairs
+// a share of the fingerprint shards; rank 0 prunes, writes to `sink` (the others' sinks
+// are not called) and reports the counts of all. The rules are those of one process.
+absl::Status GenerateTo(const GenerateOptions& options, GenerateReport* report, RuleSetSink& sink, Team& team);
 // The rules in memory.
 absl::StatusOr<RuleSet> Generate(const GenerateOptions& options, GenerateReport* report);
 

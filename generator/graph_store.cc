@@ -173,7 +173,7 @@ uint64_t GraphStore::largest_shard() const {
   return most;
 }
 
-// Every graph of one shard, from its files and its buffers, sorted.
+// Every graph of one shard, from its files and its buffers, unsorted.
 absl::StatusOr<std::vector<Fingerprinted>> GraphStore::ReadShard(int shard) const {
   std::vector<Fingerprinted> out;
   uint64_t n = 0;
@@ -200,34 +200,50 @@ absl::StatusOr<std::vector<Fingerprinted>> GraphStore::ReadShard(int shard) cons
   }
   if (out.size() != n)
     return absl::DataLossError(absl::StrCat("shard ", shard, ": read ", out.size(), " graphs of ", n));
-  std::sort(out.begin(), out.end(), FingerprintLess);
   return out;
+}
+
+namespace {
+
+// fn(i) for i in [0, n), each on its own thread.
+template <typename Fn>
+void OnThreads(int n, Fn fn) {
+  std::vector<std::thread> pool;
+  for (int i = 0; i < n; ++i) pool.emplace_back(fn, i);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+void EmitRuns(absl::Span<const Fingerprinted> sorted, const std::function<void(absl::Span<const Fingerprinted>)>& run) {
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j].fingerprint == sorted[i].fingerprint) ++j;
+    run(sorted.subspan(i, j - i));
+    i = j;
+  }
 }
 
 absl::Status GraphStore::ForEachRun(size_t min_run, int threads,
                                     const std::function<void(absl::Span<const Fingerprinted>)>& run,
-                                    const std::function<void(int shards_done)>& shard_done) {
+                                    const std::function<void(int shards_done)>& shard_done,
+                                    const ShardExchange& exchange) {
   RETURN_IF_ERROR(status());
   threads = std::max(1, threads);
   for (int lo = 0; lo < options_.shards; lo += threads) {
     const int hi = std::min(options_.shards, lo + threads);
     std::vector<absl::StatusOr<std::vector<Fingerprinted>>> kept(hi - lo);
-    std::vector<std::thread> pool;
-    for (int s = lo; s < hi; ++s)
-      pool.emplace_back([&, s] {
-        kept[s - lo] = ReadShard(s);
-        if (kept[s - lo].ok()) *kept[s - lo] = KeepRuns(std::move(*kept[s - lo]), min_run);
-      });
-    for (auto& th : pool) th.join();
+    OnThreads(hi - lo, [&](int i) { kept[i] = ReadShard(lo + i); });
+    for (int i = 0; i < hi - lo; ++i) {
+      RETURN_IF_ERROR(kept[i].status());
+      if (exchange) RETURN_IF_ERROR(exchange(lo + i, &*kept[i]));
+    }
+    OnThreads(hi - lo, [&](int i) {
+      std::sort(kept[i]->begin(), kept[i]->end(), FingerprintLess);
+      *kept[i] = KeepRuns(std::move(*kept[i]), min_run);
+    });
     for (auto& k : kept) {
-      RETURN_IF_ERROR(k.status());
-      const std::vector<Fingerprinted>& g = *k;
-      for (size_t i = 0; i < g.size();) {
-        size_t j = i;
-        while (j < g.size() && g[j].fingerprint == g[i].fingerprint) ++j;
-        run(absl::MakeConstSpan(g).subspan(i, j - i));
-        i = j;
-      }
+      EmitRuns(*k, run);
       std::vector<Fingerprinted>().swap(*k);
     }
     if (shard_done) shard_done(hi);

@@ -50,9 +50,13 @@ class GraphStore {
 
   // Calls `run` on every run of at least `min_run` graphs sharing a fingerprint, in
   // fingerprint then code order; `threads` shards are read and sorted at once.
-  // `shard_done` (optional) is told the shards read so far.
+  // `shard_done` (optional) is told the shards read so far. `exchange` (optional) is
+  // given each shard's graphs, unsorted, on the calling thread in shard order, before
+  // they are sorted: it may replace them (with those of other processes too, or none).
+  using ShardExchange = std::function<absl::Status(int shard, std::vector<Fingerprinted>* graphs)>;
   absl::Status ForEachRun(size_t min_run, int threads, const std::function<void(absl::Span<const Fingerprinted>)>& run,
-                          const std::function<void(int shards_done)>& shard_done = nullptr);
+                          const std::function<void(int shards_done)>& shard_done = nullptr,
+                          const ShardExchange& exchange = nullptr);
 
   uint64_t graphs() const;           // recorded so far
   uint64_t spilled_bytes() const;    // written to disk so far
@@ -74,6 +78,9 @@ class GraphStore {
   std::atomic<uint64_t> spilled_{0};  // bytes written to disk, all threads
   std::vector<std::unique_ptr<Writer>> writers_;
 };
+
+// Calls `run` on each run of equal fingerprints of `sorted`, in order.
+void EmitRuns(absl::Span<const Fingerprinted> sorted, const std::function<void(absl::Span<const Fingerprinted>)>& run);
 
 // A graph as bytes: the fingerprint (8, little-endian), the number of operators, the lone
 // input, then 4 bytes per operator up to `max_ops`.

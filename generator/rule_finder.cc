@@ -342,16 +342,16 @@ class RuleFinder {
 
   // One form per canonical string, the first candidate with it standing for all, a slice
   // of fingerprint groups at a time (memory then follows the forms, not the pairs). A
-  // slice is the runs up to the first that reaches kSlice graphs, whichever way the runs
-  // come: the forms (and which candidate stands for each) are then the same for a single
-  // table and a sharded store. Returns how many candidates there were.
+  // slice is the runs up to the first that reaches kSliceGraphs graphs, whichever way the
+  // runs come: the forms (and which candidate stands for each) are then the same for a
+  // single table, a sharded store and a team's ranks (rank_runs.h). Returns how many
+  // candidates there were.
   absl::StatusOr<size_t> CollectForms(const SharedRuns& runs) {
-    constexpr size_t kSlice = 1 << 18;  // graphs
     size_t candidates = 0;
     std::vector<Fingerprinted> slice;
     absl::Status collected = absl::OkStatus();
     RETURN_IF_ERROR(runs([&](absl::Span<const Fingerprinted> run) {
-      if (slice.size() >= kSlice) {
+      if (SliceEnds(slice.size())) {
         if (collected.ok()) collected = CollectSlice(slice, &candidates);
         slice.clear();
       }
@@ -359,9 +359,42 @@ class RuleFinder {
     }));
     if (!slice.empty() && collected.ok()) collected = CollectSlice(slice, &candidates);
     RETURN_IF_ERROR(collected);
+    return candidates;
+  }
+
+  // A team's forms meet on rank 0 (team.h): each other rank sends its candidate count,
+  // then its forms in form order, a chunk at a time with their keys, then nothing. Ranks
+  // hold consecutive slices (rank_runs.h), so rank 0, taking them in rank order and each
+  // form whose key is new, has the forms of a single process in its order.
+  absl::Status SendForms(Team& team, size_t candidates) {
+    const uint64_t count = candidates;
+    RETURN_IF_ERROR(team.Send(0, AsBytes(absl::MakeConstSpan(&count, 1))));
+    RETURN_IF_ERROR(ForEachChunk("sending forms", [&](size_t, const std::vector<PackedCandidate>& chunk) {
+      std::vector<KeyedForm> keyed(chunk.size());
+      ParallelFor(chunk.size(), threads_, [&](size_t i) {
+        keyed[i] = {KeyOf(FormIdentity(RuleOf(set_, input_sigs_, Unpack(chunk[i])))), chunk[i]};
+      });
+      return team.Send(0, AsBytes(absl::MakeConstSpan(keyed)));
+    }));
+    return team.Send(0, {});
+  }
+  // Rank `from`'s forms after those held (see SendForms); returns its candidate count.
+  absl::StatusOr<size_t> ReceiveForms(Team& team, int from) {
+    ASSIGN_OR_RETURN(std::vector<char> count, team.Receive(from));
+    if (count.size() != sizeof(uint64_t)) return absl::DataLossError(absl::StrCat("rank ", from, ": no form count"));
+    for (;;) {
+      ASSIGN_OR_RETURN(std::vector<char> bytes, team.Receive(from));
+      if (bytes.empty()) break;
+      for (const KeyedForm& f : FromBytes<KeyedForm>(bytes))
+        if (forms_.Find(f.key) < 0) RETURN_IF_ERROR(forms_.Insert(f.key, f.form).status());
+    }
+    return FromBytes<uint64_t>(count)[0];
+  }
+
+  // After the last form: the pruning stages' state.
+  void Seal() {
     alive_.assign(forms_.size(), 1);
     validity_ = std::make_unique<Validity>(set_, threads_, forms_.size());
-    return candidates;
   }
   size_t num_forms() const { return forms_.size(); }
   uint64_t forms_disk_bytes() const { return forms_.disk_bytes(); }
@@ -532,6 +565,10 @@ class RuleFinder {
   }
 
  private:
+  struct KeyedForm {
+    FormKey key;
+    PackedCandidate form;
+  };
   // A live form in the rules' order, and the hash of its parameter family's group.
   struct Live {
     uint32_t form;
@@ -655,9 +692,15 @@ class RuleFinder {
 }  // namespace
 
 absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const FinderOptions& options, PruneCounts* counts,
-                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink) {
+                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink, Team& team) {
   RuleFinder finder(e, options);
-  ASSIGN_OR_RETURN(const size_t candidates, finder.CollectForms(runs));
+  ASSIGN_OR_RETURN(size_t candidates, finder.CollectForms(runs));
+  if (team.rank() != 0) return finder.SendForms(team, candidates);
+  for (int from = 1; from < team.size(); ++from) {
+    ASSIGN_OR_RETURN(const size_t theirs, finder.ReceiveForms(team, from));
+    candidates += theirs;
+  }
+  finder.Seal();
   counts->candidates += candidates;
   counts->distinct = finder.num_forms();
   counts->forms_disk_bytes = finder.forms_disk_bytes();

@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "candidates.h"
 #include "taso/rules.h"
+#include "team.h"
 
 namespace taso::gen {
 
@@ -30,6 +31,12 @@ struct PruneCounts {
 using SharedRuns =
     std::function<absl::Status(const std::function<void(absl::Span<const Fingerprinted>)>& emit)>;
 
+// Candidates are paired a slice of runs at a time (the order of the forms, and so which
+// candidate stands for each, follows the slices): a slice of `graphs` graphs ends before
+// the next run where this says so.
+inline constexpr size_t kSliceGraphs = 1 << 18;
+inline bool SliceEnds(size_t graphs) { return graphs >= kSliceGraphs; }
+
 struct FinderOptions {
   int threads = 2;
   uint64_t memory_bytes = 256ull << 20;  // the forms' records in memory; past it on disk
@@ -46,7 +53,10 @@ using RuleBatchSink = std::function<absl::Status(std::vector<Rule> batch)>;
 
 // The rules, sorted deterministically (fewer operators first), to `sink`. `phase` is told
 // when each stage is done. Errors are those of `runs`, of the spill files and of `sink`.
+// In a team, each rank's `runs` are its share of the fingerprint shards, in rank order:
+// every rank finds its candidates' forms, and rank 0 alone, with all of them, prunes and
+// writes the rules (the others return once their forms are sent).
 absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const FinderOptions& options, PruneCounts* counts,
-                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink);
+                       const std::function<void(const std::string&)>& phase, const RuleBatchSink& sink, Team& team);
 
 }  // namespace taso::gen

@@ -14,6 +14,7 @@ packages=(
   libdnnl-dev ocl-icd-opencl-dev
   libsqlite3-dev
   libjemalloc-dev
+  libopenmpi-dev openmpi-bin
   python3-onnx python3-torch python3-torchvision python3-numpy
 )
 
