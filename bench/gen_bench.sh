@@ -5,7 +5,8 @@
 # Each run is limited to GEN_TIME_LIMIT seconds (default 1800); the enumerated graphs are
 # held in GEN_MEMORY_MB (default 1024) and the rest spilled to disk, up to GEN_DISK_MB
 # (default 65536), in GEN_SPILL_DIR (default $TMPDIR or /tmp). GEN_OPS: an operator
-# subset (--ops); GEN_BIN: another taso-gen (default build/taso-gen).
+# subset (--ops); GEN_BIN: another taso-gen (default build/taso-gen); GEN_RANKS: run as
+# that many MPI ranks (mpirun -np N --bind-to none; the same database).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin="${GEN_BIN:-build/taso-gen}"
@@ -17,12 +18,15 @@ ops=()
 [ -n "${GEN_OPS:-}" ] && ops=(--ops "$GEN_OPS")
 spill=()
 [ -n "${GEN_SPILL_DIR:-}" ] && spill=(--spill_dir "$GEN_SPILL_DIR")
+ranks=()
+[ -n "${GEN_RANKS:-}" ] && ranks=(mpirun -np "$GEN_RANKS" --bind-to none)
+[ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 out="$(mktemp -d)"
 for k in "${@:-2 3 4}"; do
   for kk in $k; do
-    echo "=== K=$kk (limit ${limit} s, memory ${memory} MiB, disk ${disk} MiB, $(nproc) cores${GEN_OPS:+, --ops $GEN_OPS})"
+    echo "=== K=$kk (limit ${limit} s, memory ${memory} MiB, disk ${disk} MiB, $(nproc) cores${GEN_OPS:+, --ops $GEN_OPS}${GEN_RANKS:+, $GEN_RANKS ranks})"
     /usr/bin/time -f "  [time] wall %e s, peak RSS %M KB" \
-      timeout "$limit" "$bin" -k "$kk" -o "$out/k$kk.pb" --max_memory_mb "$memory" --max_disk_mb "$disk" \
+      timeout "$limit" "${ranks[@]}" "$bin" -k "$kk" -o "$out/k$kk.pb" --max_memory_mb "$memory" --max_disk_mb "$disk" \
       "${ops[@]}" "${spill[@]}" 2>&1 | grep -v '^\s*$'
     status=${PIPESTATUS[0]}
     [ "$status" -eq 124 ] && echo "  stopped at the ${limit} s limit"

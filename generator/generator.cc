@@ -264,7 +264,11 @@ absl::Status GenerateTo(const GenerateOptions& options_in, GenerateReport* repor
     report->group_graphs = rank_runs->graphs();
     RETURN_IF_ERROR(rank_runs->PassOnOpenSlice(team));
     phase(absl::StrCat(report->groups, " shared fingerprints in this rank's shards"));
-    runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) { return rank_runs->ForEach(emit); };
+    runs = [&](const std::function<void(absl::Span<const Fingerprinted>)>& emit) {
+      absl::Status read = rank_runs->ForEach(emit);
+      rank_runs.reset();  // read once, like the store
+      return read;
+    };
   }
   // --changing: the rules changing how often that operator is applied, renamed r0000,
   // r0001... in their order.
