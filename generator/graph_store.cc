@@ -7,10 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "taso/parallel.h"
 #include "taso/status_macros.h"
 
 namespace taso::gen {
@@ -203,18 +203,6 @@ absl::StatusOr<std::vector<Fingerprinted>> GraphStore::ReadShard(int shard) cons
   return out;
 }
 
-namespace {
-
-// fn(i) for i in [0, n), each on its own thread.
-template <typename Fn>
-void OnThreads(int n, Fn fn) {
-  std::vector<std::thread> pool;
-  for (int i = 0; i < n; ++i) pool.emplace_back(fn, i);
-  for (auto& th : pool) th.join();
-}
-
-}  // namespace
-
 void EmitRuns(absl::Span<const Fingerprinted> sorted, const std::function<void(absl::Span<const Fingerprinted>)>& run) {
   for (size_t i = 0; i < sorted.size();) {
     size_t j = i;
@@ -233,12 +221,12 @@ absl::Status GraphStore::ForEachRun(size_t min_run, int threads,
   for (int lo = 0; lo < options_.shards; lo += threads) {
     const int hi = std::min(options_.shards, lo + threads);
     std::vector<absl::StatusOr<std::vector<Fingerprinted>>> kept(hi - lo);
-    OnThreads(hi - lo, [&](int i) { kept[i] = ReadShard(lo + i); });
+    ParallelFor(hi - lo, hi - lo, [&](size_t i) { kept[i] = ReadShard(lo + static_cast<int>(i)); });
     for (int i = 0; i < hi - lo; ++i) {
       RETURN_IF_ERROR(kept[i].status());
       if (exchange) RETURN_IF_ERROR(exchange(lo + i, &*kept[i]));
     }
-    OnThreads(hi - lo, [&](int i) {
+    ParallelFor(hi - lo, hi - lo, [&](size_t i) {
       std::sort(kept[i]->begin(), kept[i]->end(), FingerprintLess);
       *kept[i] = KeepRuns(std::move(*kept[i]), min_run);
     });
