@@ -11,8 +11,13 @@ namespace {
 
 // Buffers reused across calls: taso-gen computes tens of millions of canonical forms,
 // and allocating them anew each time was most of the cost.
+using Uses = absl::InlinedVector<int, 6>;  // see UsesOf
+
 struct Scratch {
-  std::vector<int> first_output, canon_a, canon_b, label, order;
+  std::vector<int> first_output, canon_a, canon_b, label, order, used;
+  std::vector<char> seen;
+  std::vector<Uses> uses;
+  std::vector<std::pair<size_t, size_t>> classes;
   std::vector<char> placed;
   std::string sa, sb, x, y, best;
   std::vector<std::pair<int, int>> ab, ba;
@@ -123,21 +128,34 @@ std::vector<int> Sinks(const PGraph& g, int num_inputs) {
 
 }  // namespace
 
-std::string Signature(const Shape& s, bool activation) { return absl::StrCat(s.size(), activation ? "a" : "w"); }
+Sig Signature(const Shape& s, bool activation) { return static_cast<Sig>(2 * s.size() + (activation ? 0 : 1)); }
 
-std::vector<int> UsedInputs(const PRule& r) {
+std::string SigText(Sig sig) { return absl::StrCat(sig / 2, sig % 2 ? "w" : "a"); }
+
+namespace {
+
+// The inputs either graph reads or outputs, in order, into `out`; `seen` is scratch.
+void UsedInputsInto(const PRule& r, std::vector<char>& seen, std::vector<int>& out) {
   const int n = static_cast<int>(r.input_sigs.size());
-  std::vector<bool> used(n, false);
+  seen.assign(n, 0);
   for (const PGraph* g : {&r.a, &r.b}) {
     for (const auto& op : g->ops)
       for (int i : op.in)
-        if (i < n) used[i] = true;
+        if (i < n) seen[i] = 1;
     for (int o : g->outputs)
-      if (o < n) used[o] = true;
+      if (o < n) seen[o] = 1;
   }
-  std::vector<int> out;
+  out.clear();
   for (int i = 0; i < n; ++i)
-    if (used[i]) out.push_back(i);
+    if (seen[i]) out.push_back(i);
+}
+
+}  // namespace
+
+std::vector<int> UsedInputs(const PRule& r) {
+  std::vector<char> seen;
+  std::vector<int> out;
+  UsedInputsInto(r, seen, out);
   return out;
 }
 
@@ -146,7 +164,6 @@ namespace {
 // What an input is to the rule whatever its name: how each operator of either graph reads
 // it (variant and position), and whether it is an output, as sorted tokens. Renaming the
 // inputs permutes these among inputs; it changes none.
-using Uses = absl::InlinedVector<int, 6>;
 Uses UsesOf(const PRule& r, int input) {
   Uses uses;
   for (const PGraph* g : {&r.a, &r.b}) {
@@ -164,18 +181,19 @@ Uses UsesOf(const PRule& r, int input) {
 // then (where `by_uses`) by their uses, trying every order of the inputs tied on both.
 std::string LeastSerialization(const PRule& r, bool by_uses, CanonicalOrder* op_order) {
   thread_local Scratch k;
-  std::vector<int> used = UsedInputs(r);
-  std::vector<Uses> uses(r.input_sigs.size());
+  std::vector<int>& used = k.used;
+  UsedInputsInto(r, k.seen, used);
+  std::vector<Uses>& uses = k.uses;
+  uses.assign(r.input_sigs.size(), Uses());
   if (by_uses)
     for (int u : used) uses[u] = UsesOf(r, u);
   std::sort(used.begin(), used.end(), [&](int x, int y) {
     return std::tie(r.input_sigs[x], uses[x], x) < std::tie(r.input_sigs[y], uses[y], y);
   });
-  std::string sigs;
-  for (int u : used) absl::StrAppend(&sigs, r.input_sigs[u], " ");
   // Every order of the inputs within each class of ties: an odometer over the classes'
   // permutations, the last class turning fastest.
-  std::vector<std::pair<size_t, size_t>> classes;
+  std::vector<std::pair<size_t, size_t>>& classes = k.classes;
+  classes.clear();
   for (size_t i = 0; i < used.size();) {
     size_t j = i;
     while (j < used.size() && r.input_sigs[used[j]] == r.input_sigs[used[i]] && uses[used[j]] == uses[used[i]]) ++j;
@@ -196,7 +214,12 @@ std::string LeastSerialization(const PRule& r, bool by_uses, CanonicalOrder* op_
       --c;  // that class wrapped round to its first permutation; turn the one before
     if (c == 0) break;
   }
-  return sigs + "#" + k.best;
+  std::string out;
+  out.reserve(3 * used.size() + 1 + k.best.size());
+  for (int u : used) absl::StrAppend(&out, SigText(r.input_sigs[u]), " ");
+  out += '#';
+  out += k.best;
+  return out;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // their inputs, which is how taso-gen tells rules apart (TASO section 2.5).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,19 @@ struct PGraph {
   std::vector<Op> ops;
   std::vector<int> outputs;
 };
+// What a rule input is, for telling renamings apart: rules are shape-agnostic, so its
+// rank and whether it is an activation or a weight, not its example shape. A byte
+// (rank * 2, plus 1 for a weight), ordered as its text ("2a" < "2w" < "3a"): ranks are
+// below 5. Rules are built tens of millions of times; strings were a fifth of that.
+using Sig = uint8_t;
+Sig Signature(const Shape& s, bool activation);
+// Its text: the rank, then "a" (activation) or "w" (weight).
+std::string SigText(Sig sig);
+
 struct PRule {
-  std::vector<std::string> input_sigs;  // per input: its shape and kind
+  absl::InlinedVector<Sig, 16> input_sigs;  // per input
   PGraph a, b;
 };
-
-// What a rule input is, for telling renamings apart: rules are shape-agnostic, so its
-// rank and whether it is an activation or a weight, not its example shape.
-std::string Signature(const Shape& s, bool activation);
 
 // Where the operators went in a canonical form: operator indices of the graph written
 // first and of the one written second, in the order written; `swapped` when b came first.

@@ -151,7 +151,7 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
 
 // ---------------------------------------------------------------- pruning
 
-PRule RuleOf(const OpSet& set, const std::vector<std::string>& input_sigs, const Candidate& c) {
+PRule RuleOf(const OpSet& set, const absl::InlinedVector<Sig, 16>& input_sigs, const Candidate& c) {
   PRule r;
   r.input_sigs = input_sigs;
   r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
@@ -421,7 +421,10 @@ class RuleFinder {
     starts.push_back(edges.size());
     absl::Mutex mu;
     absl::Status status = absl::OkStatus();
-    ParallelForThreads(starts.size() - 1, threads_, [&](int thread, size_t k) {
+    const size_t merged = starts.size() - 1;
+    ParallelForThreads(merged, threads_, [&](int thread, size_t k) {
+      // Most of the stage's time is these checks: told from the calling thread.
+      if (thread == 0 && options_.progress && k % 1024 == 0) options_.progress("input renaming checks", k, merged);
       for (size_t i = starts[k]; i < starts[k + 1]; ++i) {
         absl::StatusOr<bool> holds = FormHolds(edges[i].second, thread);
         if (!holds.ok()) {
@@ -680,7 +683,7 @@ class RuleFinder {
   const OpSet& set_;
   const int threads_;
   const FinderOptions options_;
-  std::vector<std::string> input_sigs_;  // per generator input
+  absl::InlinedVector<Sig, 16> input_sigs_;  // per generator input
   SpillFolder folder_;
   FormStore forms_;
   std::vector<uint8_t> alive_;  // per form: not pruned yet

@@ -44,6 +44,7 @@ struct FinderOptions {
   size_t chunk = 1 << 16;                // forms read at once by the pruning stages
   size_t family_share = 1 << 18;         // rules whose parameter families are found at once
   // Told now and then how far a stage is: "candidates" (candidates so far, forms so far),
+  // "input renaming checks" (merged forms decided, of those with a more general form),
   // else the forms done of all.
   std::function<void(const char* stage, size_t done, size_t total)> progress;
 };

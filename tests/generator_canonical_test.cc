@@ -39,9 +39,9 @@ gen::PGraph RandomGraph(std::mt19937& rng, int num_inputs, int ops, int variants
   return g;
 }
 
-gen::PRule RandomRule(std::mt19937& rng, const std::vector<std::string>& sigs, int max_ops, int variants) {
+gen::PRule RandomRule(std::mt19937& rng, const std::vector<gen::Sig>& sigs, int max_ops, int variants) {
   gen::PRule r;
-  r.input_sigs = sigs;
+  r.input_sigs.assign(sigs.begin(), sigs.end());
   const int n = static_cast<int>(sigs.size());
   r.a = RandomGraph(rng, n, 1 + static_cast<int>(rng() % max_ops), variants);
   r.b = RandomGraph(rng, n, 1 + static_cast<int>(rng() % max_ops), variants);
@@ -55,7 +55,7 @@ gen::PRule RandomRule(std::mt19937& rng, const std::vector<std::string>& sigs, i
 gen::PRule Renamed(std::mt19937& rng, const gen::PRule& r) {
   const int n = static_cast<int>(r.input_sigs.size());
   std::vector<int> to(n);
-  std::map<std::string, std::vector<int>> classes;
+  std::map<gen::Sig, std::vector<int>> classes;
   for (int i = 0; i < n; ++i) classes[r.input_sigs[i]].push_back(i);
   for (auto& [sig, members] : classes) {
     std::vector<int> image = members;
@@ -73,7 +73,9 @@ gen::PRule Renamed(std::mt19937& rng, const gen::PRule& r) {
   return out;
 }
 
-const std::vector<std::string> kSigs = {"4a", "4a", "4w", "4w", "4w", "4w", "2a", "2a", "2a"};
+const gen::Sig k4a = gen::Signature({1, 2, 3, 4}, true), k4w = gen::Signature({1, 2, 3, 4}, false),
+               k2a = gen::Signature({3, 4}, true), k2w = gen::Signature({3, 4}, false);
+const std::vector<gen::Sig> kSigs = {k4a, k4a, k4w, k4w, k4w, k4w, k2a, k2a, k2a};
 
 }  // namespace
 
@@ -97,7 +99,7 @@ TEST_CASE("Renaming a rule's inputs within their signatures changes neither its 
 TEST_CASE("Two rules have the same form identity exactly when they have the same canonical string") {
   // Few inputs, operators and variants, so that many rules coincide up to renaming.
   std::mt19937 rng(11);
-  const std::vector<std::string> sigs = {"4w", "4w", "4w", "2a"};
+  const std::vector<gen::Sig> sigs = {k4w, k4w, k4w, k2a};
   std::map<std::string, std::set<std::string>> identities_by_canonical, canonicals_by_identity;
   size_t rules = 0;
   for (int k = 0; k < 10000; ++k) {
@@ -115,4 +117,19 @@ TEST_CASE("Two rules have the same form identity exactly when they have the same
   // Not trivially so: rules did coincide, and many forms were apart.
   CHECK(identities_by_canonical.size() < rules * 3 / 4);
   CHECK(identities_by_canonical.size() > 100);
+}
+
+TEST_CASE("Input signatures order as their text does, which canonical strings are made of") {
+  std::vector<gen::Sig> sigs;
+  for (int rank = 0; rank <= 4; ++rank)
+    for (bool activation : {true, false}) sigs.push_back(gen::Signature(Shape(rank, 2), activation));
+  CHECK(gen::SigText(k2a) == "2a");
+  CHECK(gen::SigText(k2w) == "2w");
+  CHECK(gen::SigText(k4w) == "4w");
+  for (gen::Sig x : sigs)
+    for (gen::Sig y : sigs) {
+      INFO(gen::SigText(x) << " against " << gen::SigText(y));
+      CHECK((x < y) == (gen::SigText(x) < gen::SigText(y)));
+      CHECK((x == y) == (gen::SigText(x) == gen::SigText(y)));
+    }
 }
