@@ -9,10 +9,10 @@
 namespace taso::gen {
 namespace {
 
-// Buffers reused across calls: taso-gen computes tens of millions of canonical forms,
-// and allocating them anew each time was most of the cost.
 using Uses = absl::InlinedVector<int, 6>;  // see UsesOf
 
+// Buffers reused across calls: taso-gen computes tens of millions of canonical forms,
+// and allocating them anew each time was most of the cost.
 struct Scratch {
   std::vector<int> first_output, canon_a, canon_b, label, order, used;
   std::vector<char> seen;

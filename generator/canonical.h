@@ -31,8 +31,11 @@ Sig Signature(const Shape& s, bool activation);
 // Its text: the rank, then "a" (activation) or "w" (weight).
 std::string SigText(Sig sig);
 
+// A rule's signatures, per input: no allocation for up to 16 inputs.
+using Sigs = absl::InlinedVector<Sig, 16>;
+
 struct PRule {
-  absl::InlinedVector<Sig, 16> input_sigs;  // per input
+  Sigs input_sigs;  // per input
   PGraph a, b;
 };
 

@@ -151,7 +151,7 @@ Rule ToRule(const Enumerator& e, const Candidate& c, const std::string& name) {
 
 // ---------------------------------------------------------------- pruning
 
-PRule RuleOf(const OpSet& set, const absl::InlinedVector<Sig, 16>& input_sigs, const Candidate& c) {
+PRule RuleOf(const OpSet& set, const Sigs& input_sigs, const Candidate& c) {
   PRule r;
   r.input_sigs = input_sigs;
   r.a = ToPGraph(set, c.a, c.a_outputs, c.a_op_outputs.data());
@@ -683,7 +683,7 @@ class RuleFinder {
   const OpSet& set_;
   const int threads_;
   const FinderOptions options_;
-  absl::InlinedVector<Sig, 16> input_sigs_;  // per generator input
+  Sigs input_sigs_;  // per generator input
   SpillFolder folder_;
   FormStore forms_;
   std::vector<uint8_t> alive_;  // per form: not pruned yet
