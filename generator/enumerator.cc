@@ -10,9 +10,9 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "replay.h"
-#include "taso/executor.h"
-#include "taso/rng.h"
-#include "taso/status_macros.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/rng.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::gen {
 

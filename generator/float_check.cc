@@ -4,7 +4,7 @@
 #include <map>
 
 #include "replay.h"
-#include "taso/rng.h"
+#include "taso/ir/rng.h"
 
 namespace taso::gen {
 namespace {

@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "graph_store.h"
 #include "rank_runs.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 #include "team.h"
 
 namespace taso::gen {

@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "rule_finder.h"
 #include "rule_writer.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 #include "team.h"
 
 namespace taso::gen {

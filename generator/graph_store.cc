@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "taso/parallel.h"
-#include "taso/status_macros.h"
+#include "taso/ir/parallel.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::gen {
 

@@ -1,5 +1,5 @@
 // The generator's operator set: the library operators that declare generator variants
-// (their parameter choices live in their own files under ops/, see taso/op_variants.h),
+// (their parameter choices live in their own files under ops/, see taso/ir/op_variants.h),
 // and the small input tensors graphs are built over (TASO section 2.3).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "taso/op_variants.h"
+#include "taso/ir/op_variants.h"
 
 namespace taso::gen {
 

@@ -3,7 +3,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::gen {
 

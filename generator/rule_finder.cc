@@ -15,8 +15,8 @@
 #include "form_store.h"
 #include "parametric.h"
 #include "replay.h"
-#include "taso/parallel.h"
-#include "taso/status_macros.h"
+#include "taso/ir/parallel.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::gen {
 namespace {

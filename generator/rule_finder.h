@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "candidates.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 #include "team.h"
 
 namespace taso::gen {

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::gen {
 

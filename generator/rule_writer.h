@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::gen {
 

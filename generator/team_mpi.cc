@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 #include "team.h"
 
 // An MPI call's error code as a status, returned.

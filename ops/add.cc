@@ -1,5 +1,5 @@
 // Add: Element-wise addition with ONNX broadcasting.
-#include "add.h"
+#include "taso/ir/ops/add.h"
 
 #include "int64_fold.h"
 #include "op_util.h"

@@ -1,5 +1,5 @@
 // Concat: joins tensors along an axis.
-#include "concat.h"
+#include "taso/ir/ops/concat.h"
 
 #include "int64_fold.h"
 #include "op_util.h"

@@ -1,6 +1,6 @@
 // Constant: a node that produces the tensor held in its "value" parameter. Its value is
 // known ahead of time, so shape inference can read it (e.g. as Reshape's shape).
-#include "constant.h"
+#include "taso/ir/ops/constant.h"
 
 #include "op_util.h"
 

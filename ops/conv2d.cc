@@ -1,6 +1,6 @@
 // Conv2D: grouped 2-D convolution with strides, explicit pads, dilations, an optional
 // bias and a fused activation (none or relu). Kernel size comes from the weight input.
-#include "conv2d.h"
+#include "taso/ir/ops/conv2d.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "op_util.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "taso/scalar_domain.h"
+#include "taso/ir/scalar_domain.h"
 
 namespace taso::ops {
 

@@ -1,12 +1,12 @@
-#include "gated_mixture.h"
+#include "taso/ir/ops/gated_mixture.h"
 
 #include "absl/strings/str_cat.h"
-#include "add.h"
-#include "concat.h"
-#include "gemm.h"
-#include "matmul.h"
 #include "op_util.h"
-#include "reshape.h"
+#include "taso/ir/ops/add.h"
+#include "taso/ir/ops/concat.h"
+#include "taso/ir/ops/gemm.h"
+#include "taso/ir/ops/matmul.h"
+#include "taso/ir/ops/reshape.h"
 
 namespace taso::ops {
 namespace {

@@ -2,7 +2,7 @@
 // fuses the spelled-out form into one kernel; as one operator of the library, rewrites
 // cannot take that form apart (moving its 0.5 into the next product's weights left ONNX
 // Runtime four element-wise kernels in its place).
-#include "gelu.h"
+#include "taso/ir/ops/gelu.h"
 
 #include <cmath>
 

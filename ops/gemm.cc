@@ -1,11 +1,11 @@
 // Gemm: Y = alpha * A' * B' + beta * C, with A' and B' optionally transposed and C
 // broadcast to [M, N]. Represented exactly (alpha, beta and the transposes are kept).
-#include "gemm.h"
+#include "taso/ir/ops/gemm.h"
 
-#include "add.h"
 #include "dense_product.h"
-#include "matmul.h"
 #include "op_util.h"
+#include "taso/ir/ops/add.h"
+#include "taso/ir/ops/matmul.h"
 
 namespace taso::ops {
 namespace {

@@ -1,4 +1,4 @@
-// Helpers for the ONNX import folding rules (taso/onnx_fold.h) of int64 shape arithmetic.
+// Helpers for the ONNX import folding rules (taso/ir/onnx_fold.h) of int64 shape arithmetic.
 #pragma once
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "taso/onnx_fold.h"
+#include "taso/ir/onnx_fold.h"
 
 namespace taso::ops {
 

@@ -3,7 +3,7 @@
 // layout is invisible to the computation, so the reference kernel copies; the cpu backend
 // reorders memory. It appears only in graphs a layout assignment made (never in ONNX
 // files, where it would be an Identity).
-#include "layout_convert.h"
+#include "taso/ir/ops/layout_convert.h"
 
 #include "op_util.h"
 

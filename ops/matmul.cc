@@ -1,6 +1,6 @@
 // MatMul: batched matrix multiplication, [..., M, K] x [..., K, N] -> [..., M, N], with
 // the batch dimensions broadcast as ONNX (numpy) does.
-#include "matmul.h"
+#include "taso/ir/ops/matmul.h"
 
 #include "dense_product.h"
 #include "op_util.h"

@@ -1,4 +1,4 @@
-#include "onnx_schema_changes.h"
+#include "taso/ir/ops/onnx_schema_changes.h"
 
 #include <utility>
 

@@ -11,10 +11,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx_pb.h"
-#include "taso/onnx_io.h"
-#include "taso/op.h"
-#include "taso/scalar_domain.h"
-#include "taso/status_macros.h"
+#include "taso/ir/onnx_node.h"
+#include "taso/ir/op.h"
+#include "taso/ir/scalar_domain.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::ops {
 

@@ -1,6 +1,6 @@
 // Reshape: a new shape from a constant int64 shape input (0 copies the input dimension
 // unless allowzero, -1 is inferred), as ONNX defines it.
-#include "reshape.h"
+#include "taso/ir/ops/reshape.h"
 
 #include <limits>
 

@@ -1,7 +1,7 @@
 // Split: cuts a tensor along an axis into pieces of stated sizes. The sizes are a
 // parameter, or (ONNX opset 13+) a constant second input; they are always explicit, so a
 // rule can state them in terms of its inputs' dimensions.
-#include "split.h"
+#include "taso/ir/ops/split.h"
 
 #include "op_util.h"
 

@@ -2,9 +2,9 @@
 // the same outputs; it is written as ONNX Gelu from opset 20 and spelled out below.
 #include <catch2/catch.hpp>
 
-#include "taso/activation_fusion.h"
-#include "taso/executor.h"
-#include "taso/onnx_io.h"
+#include "taso/ir/executor.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/passes/activation_fusion.h"
 #include "test_util.h"
 
 namespace taso {

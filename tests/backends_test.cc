@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/hash/hash.h"
-#include "backends/cpu_kernel.h"
+#include "backends/cpu/cpu_kernel.h"
 #include "backends/kernel_registry.h"
 #include "backends/timing.h"
 #include "taso/backends/backends.h"

@@ -2,8 +2,8 @@
 // it is not folded into a weight.
 #include <catch2/catch.hpp>
 
-#include "taso/executor.h"
-#include "taso/onnx_io.h"
+#include "taso/ir/executor.h"
+#include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
 namespace taso {

@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 #include "test_util.h"
 
 namespace {

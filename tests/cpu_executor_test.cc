@@ -7,11 +7,11 @@
 #include <limits>
 #include <map>
 
-#include "backends/cpu_kernel.h"
+#include "backends/cpu/cpu_kernel.h"
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/onnx_io.h"
+#include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -107,7 +107,7 @@ TEST_CASE("The cpu executor multiplies by a weight matrix (packed once), a merge
 
 TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the convolution") {
   // oneDNN runs plain dense convolutions as a gemm; their relu is then a separate eltwise
-  // primitive in place (see ops/cpu/conv2d.cc), with and without a bias.
+  // primitive in place (see src/backends/cpu/kernels/conv2d.cc), with and without a bias.
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 20, 20});
   REQUIRE(x.ok());

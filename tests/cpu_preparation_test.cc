@@ -5,7 +5,7 @@
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/cpu_preparation.h"
-#include "taso/onnx_io.h"
+#include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
 using namespace taso;

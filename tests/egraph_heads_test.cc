@@ -14,7 +14,7 @@
 #include "rule_lookup.h"
 #include "taso/egraph/engine.h"
 #include "taso/egraph/join_pieces.h"
-#include "taso/search.h"
+#include "taso/rewrite/search.h"
 #include "test_util.h"
 
 namespace taso {

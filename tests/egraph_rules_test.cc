@@ -10,7 +10,7 @@
 #include "taso/egraph/engine.h"
 #include "taso/egraph/join_pieces.h"
 #include "taso/egraph/rule_selection.h"
-#include "taso/search.h"
+#include "taso/rewrite/search.h"
 #include "test_util.h"
 
 namespace taso {

@@ -9,9 +9,9 @@
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/engine.h"
 #include "taso/egraph/extract.h"
-#include "taso/fold.h"
-#include "taso/pipeline.h"
-#include "taso/search.h"
+#include "taso/passes/fold.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/search.h"
 #include "test_util.h"
 
 namespace taso {

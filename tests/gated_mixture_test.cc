@@ -1,4 +1,4 @@
-// Dense mixtures of experts merged (taso/rewrite_gated_mixtures.h): the merged graph
+// Dense mixtures of experts merged (taso/passes/rewrite_gated_mixtures.h): the merged graph
 // computes what the input does, mixtures that are not whole are left alone, and the
 // pipeline writes the merge only where the runtime times it faster.
 #include <catch2/catch.hpp>
@@ -7,9 +7,9 @@
 
 #include "rule_lookup.h"
 #include "taso/backends/runtime_timer.h"
-#include "taso/fold.h"
-#include "taso/pipeline.h"
-#include "taso/rewrite_gated_mixtures.h"
+#include "taso/passes/fold.h"
+#include "taso/passes/rewrite_gated_mixtures.h"
+#include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
 namespace taso {

@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "rule_lookup.h"
-#include "taso/executor.h"
-#include "taso/fold.h"
-#include "taso/rules.h"
+#include "taso/ir/executor.h"
+#include "taso/passes/fold.h"
+#include "taso/rules/rules.h"
 #include "test_util.h"
 
 using namespace taso;

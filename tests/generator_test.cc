@@ -14,7 +14,7 @@
 #include "left_out_rules.h"
 #include "replay.h"
 #include "rule_lookup.h"
-#include "taso/executor.h"
+#include "taso/ir/executor.h"
 #include "test_util.h"
 
 using namespace taso;

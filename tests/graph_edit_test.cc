@@ -2,8 +2,8 @@
 // time (weight-only).
 #include <catch2/catch.hpp>
 
-#include "graph_copy.h"
-#include "taso/cost.h"
+#include "taso/ir/graph_copy.h"
+#include "taso/rewrite/cost.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -2,8 +2,8 @@
 // to it, as two graphs that compute what the differing parts compute.
 #include <catch2/catch.hpp>
 
-#include "taso/executor.h"
-#include "taso/graph_regions.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/graph_regions.h"
 #include "test_util.h"
 
 namespace taso {

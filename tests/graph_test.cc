@@ -1,7 +1,7 @@
 // Graph IR and the reference executor.
 #include <catch2/catch.hpp>
 
-#include "taso/executor.h"
+#include "taso/ir/executor.h"
 #include "test_util.h"
 
 using namespace taso;

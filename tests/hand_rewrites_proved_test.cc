@@ -7,9 +7,9 @@
 
 #include "prover.h"
 #include "rule_builders.h"
-#include "taso/executor.h"
-#include "taso/inference_fusion.h"
-#include "taso/join_pieces.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/join_pieces.h"
+#include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -84,7 +84,7 @@ Params Conv(const std::string& activation) {
 }  // namespace
 
 TEST_CASE("Nested concatenations joined into one: concatenation is associative") {
-  // JoinNestedPieces (src/join_pieces.cc) and the e-graph's JoinConcats
+  // JoinNestedPieces (src/ir/join_pieces.cc) and the e-graph's JoinConcats
   // (src/egraph/join_pieces.cc) make Concat(Concat(A, B), C) and Concat(A, Concat(B, C))
   // one Concat(A, B, C): the two nestings compute one value.
   for (int64_t axis : {0, 1}) {
@@ -145,7 +145,7 @@ TEST_CASE("A concatenation of a split's pieces in order is the split's input") {
 }
 
 TEST_CASE("An activation fused into a convolution, also through a split of its channels") {
-  // FuseIntoConvolutions (src/inference_fusion.cc) makes Relu(Conv(X, W)) one
+  // FuseIntoConvolutions (src/passes/inference_fusion.cc) makes Relu(Conv(X, W)) one
   // convolution with activation relu (the axiom conv_relu states just this), and where
   // a Split along the channels comes first and each piece has its Relu, the relu
   // convolution then the Split. SeparateConvolutionBias undoes the activation likewise.

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "models/models.h"
-#include "taso/executor.h"
-#include "taso/inference_fusion.h"
+#include "taso/ir/executor.h"
+#include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
 using namespace taso;

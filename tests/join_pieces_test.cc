@@ -2,8 +2,8 @@
 // split's pieces its input, and the outputs stay what and where they were.
 #include <catch2/catch.hpp>
 
-#include "taso/executor.h"
-#include "taso/join_pieces.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/join_pieces.h"
 #include "test_util.h"
 
 namespace taso {

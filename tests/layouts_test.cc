@@ -5,7 +5,7 @@
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/layouts.h"
-#include "taso/inference_fusion.h"
+#include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
 using namespace taso;

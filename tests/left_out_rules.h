@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "prover.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::testing {
 

@@ -4,13 +4,13 @@
 
 #include "models/models.h"
 #include "rule_lookup.h"
-#include "taso/cost.h"
-#include "taso/executor.h"
-#include "taso/fold.h"
-#include "taso/inference_fusion.h"
-#include "taso/match.h"
-#include "taso/onnx_io.h"
-#include "taso/search.h"
+#include "taso/ir/executor.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/passes/fold.h"
+#include "taso/passes/inference_fusion.h"
+#include "taso/rewrite/cost.h"
+#include "taso/rewrite/match.h"
+#include "taso/rewrite/search.h"
 #include "test_util.h"
 
 using namespace taso;

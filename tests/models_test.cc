@@ -7,7 +7,7 @@
 #include "absl/types/span.h"
 
 #include "models/models.h"
-#include "taso/executor.h"
+#include "taso/ir/executor.h"
 #include "test_util.h"
 
 using namespace taso;

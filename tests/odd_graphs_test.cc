@@ -3,15 +3,15 @@
 // be folded, fused, packed or propagated as constants.
 #include <catch2/catch.hpp>
 
-#include "graph_copy.h"
 #include "pipeline/output_checks.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/layouts.h"
-#include "taso/cost.h"
-#include "taso/executor.h"
-#include "taso/fold.h"
-#include "taso/inference_fusion.h"
-#include "taso/pipeline.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/graph_copy.h"
+#include "taso/passes/fold.h"
+#include "taso/passes/inference_fusion.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/cost.h"
 #include "test_util.h"
 
 using namespace taso;

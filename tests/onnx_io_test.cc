@@ -3,9 +3,9 @@
 // through opaque.
 #include <catch2/catch.hpp>
 
-#include "graph_copy.h"
-#include "onnx_isolated_inference.h"
-#include "taso/onnx_fold.h"
+#include "taso/ir/graph_copy.h"
+#include "taso/ir/onnx_fold.h"
+#include "taso/onnx/onnx_isolated_inference.h"
 #include "test_util.h"
 
 using namespace taso;

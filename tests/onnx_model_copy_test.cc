@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "onnx/shape_inference/implementation.h"
-#include "onnx_model_copy.h"
-#include "onnx_tensor.h"
-#include "taso/onnx_io.h"
+#include "taso/ir/onnx_tensor.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/onnx/onnx_model_copy.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -10,9 +10,9 @@
 #include <limits>
 #include <set>
 
-#include "taso/executor.h"
-#include "taso/rng.h"
-#include "taso/scalar_domain.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/rng.h"
+#include "taso/ir/scalar_domain.h"
 #include "test_util.h"
 
 using namespace taso;

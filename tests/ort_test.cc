@@ -14,7 +14,7 @@
 #include "taso/backends/ort_cost.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/backends/ort_worker.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
 using namespace taso;

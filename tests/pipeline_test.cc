@@ -1,4 +1,4 @@
-// The optimizer as a library call (taso/pipeline.h): what OptimizeModel returns, what it
+// The optimizer as a library call (taso/pipeline/pipeline.h): what OptimizeModel returns, what it
 // refuses, and why the search stops.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include "pipeline/change_summary.h"
 #include "rule_lookup.h"
 #include "taso/backends/backends.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -1,11 +1,11 @@
-// The progress line (taso/progress.h): what it writes to a terminal, and that it is silent
+// The progress line (taso/ir/progress.h): what it writes to a terminal, and that it is silent
 // off one.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 #include <string>
 
-#include "taso/progress.h"
+#include "taso/ir/progress.h"
 
 using taso::ProgressLine;
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "pipeline/region_estimate.h"
-#include "taso/cost.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/cost.h"
 #include "test_util.h"
 
 namespace taso {

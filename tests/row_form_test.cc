@@ -1,4 +1,4 @@
-// Products at any rank (taso/row_form.h): linear layers on activations of rank 3, as
+// Products at any rank (taso/passes/row_form.h): linear layers on activations of rank 3, as
 // exporters write them, are computed on their rows for the search and get their rank
 // back after it, computing the same throughout.
 #include <catch2/catch.hpp>
@@ -7,9 +7,9 @@
 #include <set>
 
 #include "rule_lookup.h"
-#include "taso/executor.h"
-#include "taso/pipeline.h"
-#include "taso/row_form.h"
+#include "taso/ir/executor.h"
+#include "taso/passes/row_form.h"
+#include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
 namespace taso {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::testing {
 

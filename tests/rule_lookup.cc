@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "taso/match.h"
+#include "taso/rewrite/match.h"
 
 namespace taso::testing {
 

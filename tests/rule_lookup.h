@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "taso/graph.h"
-#include "taso/rules.h"
+#include "taso/ir/graph.h"
+#include "taso/rules/rules.h"
 
 namespace taso::testing {
 

@@ -11,9 +11,9 @@
 #include "pipeline/speed_check.h"
 #include "rule_lookup.h"
 #include "taso/backends/executor_timer.h"
-#include "taso/pipeline.h"
-#include "taso/search.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/search.h"
 #include "test_util.h"
 
 using namespace taso;

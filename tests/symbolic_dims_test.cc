@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "rule_lookup.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -11,7 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "taso/rng.h"
+#include "taso/ir/rng.h"
 
 namespace taso::testing {
 

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "onnx/onnx_pb.h"
-#include "taso/cost.h"
-#include "taso/executor.h"
-#include "taso/graph.h"
-#include "taso/onnx_io.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/graph.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso::testing {
 

@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "onnx_tensor.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/layouts.h"
-#include "taso/executor.h"
-#include "taso/inference_fusion.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/onnx_tensor.h"
+#include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <functional>
 
-#include "taso/output_agreement.h"
-#include "taso/written_model.h"
+#include "taso/ir/output_agreement.h"
+#include "taso/pipeline/written_model.h"
 #include "test_util.h"
 
 using namespace taso;

@@ -4,7 +4,7 @@
 
 #include <z3++.h>
 
-#include "taso/parallel.h"
+#include "taso/ir/parallel.h"
 #include "watchdog.h"
 
 namespace taso::verify {

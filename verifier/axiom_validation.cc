@@ -15,9 +15,9 @@
 #include "absl/strings/str_join.h"
 #include "encode.h"
 #include "sym_to_z3.h"
-#include "taso/op_variants.h"
-#include "taso/parallel.h"
-#include "taso/status_macros.h"
+#include "taso/ir/op_variants.h"
+#include "taso/ir/parallel.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::verify {
 namespace {

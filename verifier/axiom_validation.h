@@ -1,7 +1,7 @@
 // Validation of the axioms against the reference kernels (TASO 2.4): every axiom is
 // instantiated at every combination of parameter values and tensor shapes up to a small
 // bound, both sides are computed by the operators' own kernels in the symbolic domain
-// (taso/symbolic.h), and Z3 decides in real arithmetic whether they are equal for all
+// (taso/ir/symbolic.h), and Z3 decides in real arithmetic whether they are equal for all
 // input values. Relu is max(0, x); the other non-linear functions are uninterpreted.
 #pragma once
 
@@ -40,7 +40,7 @@ struct AxiomValidation {
 };
 
 // One result per axiom, in the set's order. Fails when an axiom uses a function no
-// operator variant (taso/op_variants.h) stands for.
+// operator variant (taso/ir/op_variants.h) stands for.
 absl::StatusOr<std::vector<AxiomValidation>> ValidateAxioms(const AxiomSet& axioms, const ValidationOptions& options);
 
 }  // namespace taso::verify

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::verify {
 namespace {}  // namespace

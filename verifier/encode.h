@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::verify {
 

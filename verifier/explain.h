@@ -10,7 +10,7 @@
 #include "axioms.h"
 #include "encode.h"
 #include "prover.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::verify {
 

@@ -6,8 +6,8 @@
 #include <z3++.h>
 
 #include "absl/strings/str_cat.h"
-#include "taso/parallel.h"
-#include "taso/status_macros.h"
+#include "taso/ir/parallel.h"
+#include "taso/ir/status_macros.h"
 #include "watchdog.h"
 
 namespace taso::verify {

@@ -4,7 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "taso/symbolic.h"
+#include "taso/ir/symbolic.h"
 
 namespace taso::verify {
 

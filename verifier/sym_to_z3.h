@@ -1,4 +1,4 @@
-// Symbolic kernel results (taso/symbolic.h) as Z3 real terms, and whether two symbolic
+// Symbolic kernel results (taso/ir/symbolic.h) as Z3 real terms, and whether two symbolic
 // tensors are equal for every value of their variables.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <z3++.h>
 
 #include "axiom_checks.h"
-#include "taso/symbolic.h"
-#include "taso/tensor.h"
+#include "taso/ir/symbolic.h"
+#include "taso/ir/tensor.h"
 #include "watchdog.h"
 
 namespace taso::verify {

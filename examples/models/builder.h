@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "taso/graph.h"
-#include "taso/onnx_io.h"
-#include "taso/rng.h"
+#include "taso/ir/graph.h"
+#include "taso/ir/rng.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso::models {
 

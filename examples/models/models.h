@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "taso/onnx_io.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso::models {
 

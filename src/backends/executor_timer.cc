@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "taso/backends/cpu_preparation.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso {
 

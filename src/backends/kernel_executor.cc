@@ -10,7 +10,7 @@
 #include "backends/timing.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/cuda_executor.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso {
 

@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "taso/op.h"
+#include "taso/ir/op.h"
 
 namespace taso {
 

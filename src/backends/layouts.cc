@@ -5,12 +5,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "backends/cpu_kernel.h"
-#include "graph_copy.h"
-#include "taso/status_macros.h"
+#include "backends/cpu/cpu_kernel.h"
+#include "taso/ir/graph_copy.h"
+#include "taso/ir/status_macros.h"
 
 // The conversion operator, through its accessors in ops/.
-#include "layout_convert.h"
+#include "taso/ir/ops/layout_convert.h"
 
 namespace taso {
 namespace {

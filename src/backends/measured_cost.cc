@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 
 #include "backends/timing.h"
-#include "matmul.h"  // ops/
-#include "taso/status_macros.h"
+#include "taso/ir/ops/matmul.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso {
 

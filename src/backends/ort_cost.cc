@@ -10,13 +10,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "add.h"  // ops/
-#include "backends/cpu_kernel.h"
-#include "concat.h"  // ops/
-#include "conv2d.h"  // ops/
-#include "matmul.h"  // ops/
-#include "taso/onnx_io.h"
-#include "taso/status_macros.h"
+#include "backends/cpu/cpu_kernel.h"
+#include "taso/ir/ops/add.h"
+#include "taso/ir/ops/concat.h"
+#include "taso/ir/ops/conv2d.h"
+#include "taso/ir/ops/matmul.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso {
 

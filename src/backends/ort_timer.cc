@@ -7,7 +7,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso {
 

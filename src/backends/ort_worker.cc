@@ -22,7 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 extern char** environ;
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso {
 

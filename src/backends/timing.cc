@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::timing {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "absl/hash/hash.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::egraph {
 

@@ -8,8 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "taso/egraph/extract.h"
 #include "taso/egraph/join_pieces.h"
-#include "taso/fold.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
+#include "taso/passes/fold.h"
 
 namespace taso::egraph {
 

@@ -9,7 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "taso/egraph/extract.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::egraph {
 

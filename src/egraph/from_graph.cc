@@ -1,6 +1,6 @@
 // BuildEGraph: a graph's nodes as e-nodes, in dependency order.
 #include "taso/egraph/egraph.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::egraph {
 

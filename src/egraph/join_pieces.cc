@@ -3,9 +3,9 @@
 #include <optional>
 #include <vector>
 
-#include "concat.h"  // ops/
-#include "split.h"   // ops/
 #include "taso/egraph/derivation.h"
+#include "taso/ir/ops/concat.h"
+#include "taso/ir/ops/split.h"
 
 namespace taso::egraph {
 

@@ -1,9 +1,9 @@
 // ExtractedGraph: the chosen e-nodes written out as a graph, in the order they were chosen.
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "graph_copy.h"
 #include "taso/egraph/extract.h"
-#include "taso/status_macros.h"
+#include "taso/ir/graph_copy.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::egraph {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "concat.h"  // ops/
-#include "taso/executor.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/ops/concat.h"
 
 namespace taso::egraph {
 

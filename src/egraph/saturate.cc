@@ -7,12 +7,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
-#include "concat.h"  // ops/
 #include "taso/egraph/derivation.h"
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/independence.h"
 #include "taso/egraph/join_pieces.h"
 #include "taso/egraph/rule_selection.h"
+#include "taso/ir/ops/concat.h"
 
 namespace taso::egraph {
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "onnx/onnx_pb.h"
 #include "taso/egraph/engine.h"
-#include "taso/rewrite_gated_mixtures.h"
+#include "taso/passes/rewrite_gated_mixtures.h"
 
 namespace taso::pipeline {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "taso/graph.h"
 #include "absl/strings/string_view.h"
-#include "taso/rules.h"
+#include "taso/ir/graph.h"
+#include "taso/rules/rules.h"
 
 namespace taso::pipeline {
 

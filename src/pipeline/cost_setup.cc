@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
 #include "taso/backends/ort_cost.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 

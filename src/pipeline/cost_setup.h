@@ -11,8 +11,8 @@
 #include "taso/backends/layouts.h"
 #include "taso/backends/measured_cost.h"
 #include "taso/backends/ort_worker.h"
-#include "taso/cost.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso::pipeline {
 

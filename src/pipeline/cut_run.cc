@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "onnx/onnx_pb.h"
-#include "taso/rng.h"
-#include "taso/status_macros.h"
+#include "taso/ir/rng.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "taso/executor.h"
-#include "taso/graph.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/graph.h"
 
 namespace taso::pipeline {
 

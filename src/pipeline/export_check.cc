@@ -13,9 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "taso/executor.h"
-#include "taso/pipeline.h"
-#include "taso/status_macros.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/status_macros.h"
+#include "taso/pipeline/pipeline.h"
 
 extern char** environ;
 

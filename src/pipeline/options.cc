@@ -1,7 +1,7 @@
 // The pipeline's options: the names of backends and search kinds, and the options' own
 // consistency.
 #include "absl/status/status.h"
-#include "taso/pipeline.h"
+#include "taso/pipeline/pipeline.h"
 
 namespace taso {
 

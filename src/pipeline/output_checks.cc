@@ -10,9 +10,9 @@
 #include "onnx/onnx_pb.h"
 #include "pipeline/cut_run.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/executor.h"
-#include "taso/output_agreement.h"
-#include "taso/status_macros.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/output_agreement.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "pipeline/cut_run.h"
-#include "taso/graph.h"
-#include "taso/pipeline.h"
+#include "taso/ir/graph.h"
+#include "taso/pipeline/pipeline.h"
 
 namespace taso::pipeline {
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "taso/graph_regions.h"
-#include "taso/status_macros.h"
+#include "taso/ir/graph_regions.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 

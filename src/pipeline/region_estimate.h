@@ -8,10 +8,10 @@
 #pragma once
 
 #include "taso/backends/runtime_timer.h"
-#include "taso/cost.h"
-#include "taso/graph.h"
-#include "taso/onnx_io.h"
-#include "taso/pipeline.h"
+#include "taso/ir/graph.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso::pipeline {
 

@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "pipeline/change_summary.h"
 #include "taso/backends/ort_worker.h"
-#include "taso/output_agreement.h"
-#include "taso/pipeline.h"
+#include "taso/ir/output_agreement.h"
+#include "taso/pipeline/pipeline.h"
 
 namespace taso {
 

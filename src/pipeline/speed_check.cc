@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 

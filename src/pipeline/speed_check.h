@@ -13,8 +13,8 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/runtime_timer.h"
-#include "taso/onnx_io.h"
-#include "taso/pipeline.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/pipeline/pipeline.h"
 
 namespace taso::pipeline {
 

@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "onnx_input_shapes.h"
 #include "pipeline/output_checks.h"
-#include "taso/status_macros.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_input_shapes.h"
 
 namespace taso::pipeline {
 

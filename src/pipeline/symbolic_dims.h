@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "taso/onnx_io.h"
-#include "taso/pipeline.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/pipeline/pipeline.h"
 
 namespace taso::pipeline {
 

@@ -1,4 +1,4 @@
-#include "taso/written_model.h"
+#include "taso/pipeline/written_model.h"
 
 #include <stdlib.h>
 
@@ -13,9 +13,9 @@
 #include "pipeline/output_checks.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/backends/ort_worker.h"
-#include "taso/onnx_io.h"
-#include "taso/output_agreement.h"
-#include "taso/status_macros.h"
+#include "taso/ir/output_agreement.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso {
 

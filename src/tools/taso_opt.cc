@@ -4,7 +4,7 @@
 // equality saturation (or cost-based backtracking search), folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check) and, on the ort
 // target, runs measurably faster there. The work is
-// taso::OptimizeModel's (taso/pipeline.h); this file reads flags and files and writes.
+// taso::OptimizeModel's (taso/pipeline/pipeline.h); this file reads flags and files and writes.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -18,13 +18,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
-#include "taso/file_limits.h"
-#include "taso/onnx_io.h"
-#include "taso/pipeline.h"
-#include "taso/progress.h"
-#include "taso/rules.h"
-#include "taso/status_macros.h"
-#include "taso/written_model.h"
+#include "taso/ir/file_limits.h"
+#include "taso/ir/progress.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/pipeline/written_model.h"
+#include "taso/rules/rules.h"
 
 #ifndef TASO_SOURCE_DIR
 #define TASO_SOURCE_DIR "."

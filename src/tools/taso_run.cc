@@ -8,18 +8,18 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "cli.h"
-#include "absl/container/flat_hash_map.h"
 #include "taso/backends/backends.h"
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_cost.h"
 #include "taso/backends/cpu_preparation.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/cost.h"
-#include "taso/executor.h"
-#include "taso/onnx_io.h"
-#include "taso/output_agreement.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/output_agreement.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/rewrite/cost.h"
 
 ABSL_FLAG(uint64_t, seed, 7, "seed of the random inputs");
 ABSL_FLAG(bool, roundtrip, false, "also export, re-import and compare");

@@ -14,8 +14,8 @@
 #include "cli.h"
 #include "explain.h"
 #include "prover.h"
-#include "taso/file_limits.h"
-#include "taso/rules.h"
+#include "taso/ir/file_limits.h"
+#include "taso/rules/rules.h"
 
 #ifndef TASO_SOURCE_DIR
 #define TASO_SOURCE_DIR "."

@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz_check.h"
 #include "fuzz_entries.h"
-#include "taso/executor.h"
-#include "taso/onnx_io.h"
+#include "taso/ir/executor.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso::fuzz {
 namespace {

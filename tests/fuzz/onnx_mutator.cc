@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "fuzz_entries.h"
 #include "onnx/onnx_pb.h"
-#include "taso/rng.h"
+#include "taso/ir/rng.h"
 
 namespace taso::fuzz {
 namespace {

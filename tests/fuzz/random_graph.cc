@@ -5,10 +5,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "fuzz_check.h"
-#include "taso/op_variants.h"
-#include "taso/rng.h"
-#include "taso/rules.h"
-#include "taso/search.h"
+#include "taso/ir/op_variants.h"
+#include "taso/ir/rng.h"
+#include "taso/rewrite/search.h"
+#include "taso/rules/rules.h"
 
 namespace taso::fuzz {
 namespace {

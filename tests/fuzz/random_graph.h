@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "fuzz_input.h"
-#include "taso/graph.h"
-#include "taso/match.h"
+#include "taso/ir/graph.h"
+#include "taso/rewrite/match.h"
 
 namespace taso::fuzz {
 

@@ -6,7 +6,7 @@
 #include "fuzz_check.h"
 #include "fuzz_entries.h"
 #include "random_graph.h"
-#include "taso/executor.h"
+#include "taso/ir/executor.h"
 
 namespace taso::fuzz {
 namespace {

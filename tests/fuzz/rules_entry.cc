@@ -5,8 +5,8 @@
 #include "google/protobuf/text_format.h"
 #include "rules.pb.h"
 #include "scratch.h"
-#include "taso/match.h"
-#include "taso/rules.h"
+#include "taso/rewrite/match.h"
+#include "taso/rules/rules.h"
 
 namespace taso::fuzz {
 namespace {

@@ -11,8 +11,8 @@
 #include <variant>
 
 #include "absl/types/span.h"
-#include "taso/op.h"
-#include "taso/params.h"
+#include "taso/ir/op.h"
+#include "taso/ir/params.h"
 
 namespace taso {
 

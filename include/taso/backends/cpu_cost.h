@@ -1,4 +1,4 @@
-// The cpu backend's measured costs: oneDNN kernel times (ops/cpu/), each kernel run as
+// The cpu backend's measured costs: oneDNN kernel times (src/backends/cpu/kernels/), each kernel run as
 // the cpu executor runs it.
 #pragma once
 
@@ -10,8 +10,8 @@
 #include "absl/types/span.h"
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/measured_cost.h"
-#include "taso/op.h"
-#include "taso/params.h"
+#include "taso/ir/op.h"
+#include "taso/ir/params.h"
 
 namespace taso {
 

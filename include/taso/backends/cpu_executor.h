@@ -1,5 +1,5 @@
 // The cpu executor: runs a whole graph on oneDNN, each operator with the same kernel the
-// cpu cost model measures (ops/cpu/), and an operator without one with its reference
+// cpu cost model measures (src/backends/cpu/kernels/), and an operator without one with its reference
 // kernel. Weight-only subgraphs are computed once when the graph is prepared, as the cost
 // model counts them free.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/graph.h"
+#include "taso/ir/graph.h"
 
 namespace taso {
 

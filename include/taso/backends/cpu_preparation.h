@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/cpu_cost.h"
-#include "taso/graph.h"
+#include "taso/ir/graph.h"
 
 namespace taso {
 

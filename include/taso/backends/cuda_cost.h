@@ -1,5 +1,5 @@
 // The cuda backend's measured costs: cuDNN, cuBLAS and our CUDA kernels' times
-// (ops/cuda/), taken with CUDA events.
+// (src/backends/cuda/kernels/), taken with CUDA events.
 #pragma once
 
 #include <memory>

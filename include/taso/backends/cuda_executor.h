@@ -1,5 +1,5 @@
 // The cuda executor: runs a whole graph on the GPU, each operator with the kernel the
-// cuda cost model measures (ops/cuda/: cuDNN, cuBLAS, our own), an operator without one
+// cuda cost model measures (src/backends/cuda/kernels/: cuDNN, cuBLAS, our own), an operator without one
 // with its reference kernel on the host (its inputs copied out and its outputs back).
 // Weight-only subgraphs are computed once when the graph is prepared.
 #pragma once
@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/kernel_executor.h"
-#include "taso/graph.h"
+#include "taso/ir/graph.h"
 
 namespace taso {
 

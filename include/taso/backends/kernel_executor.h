@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "taso/executor.h"
-#include "taso/graph.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/graph.h"
 
 namespace taso {
 

@@ -10,8 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/cpu_cost.h"
-#include "taso/cost.h"
-#include "taso/graph.h"
+#include "taso/ir/graph.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso {
 

@@ -20,10 +20,10 @@
 #include "absl/types/span.h"
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cost_key.h"
-#include "taso/cost.h"
-#include "taso/graph.h"
-#include "taso/op.h"
-#include "taso/params.h"
+#include "taso/ir/graph.h"
+#include "taso/ir/op.h"
+#include "taso/ir/params.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso {
 

@@ -20,8 +20,8 @@
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/measured_cost.h"
 #include "taso/backends/ort_worker.h"
-#include "taso/op.h"
-#include "taso/params.h"
+#include "taso/ir/op.h"
+#include "taso/ir/params.h"
 
 namespace taso {
 

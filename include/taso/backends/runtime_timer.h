@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "taso/onnx_io.h"
+#include "taso/onnx/onnx_io.h"
 
 namespace taso {
 

@@ -13,7 +13,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "taso/graph.h"
+#include "taso/ir/graph.h"
 
 namespace taso::egraph {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "taso/egraph/egraph.h"
-#include "taso/match.h"
+#include "taso/rewrite/match.h"
 
 namespace taso::egraph {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "taso/cost.h"
 #include "taso/egraph/saturate.h"
-#include "taso/search.h"
+#include "taso/rewrite/cost.h"
+#include "taso/rewrite/search.h"
 
 namespace taso::egraph {
 

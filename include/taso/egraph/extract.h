@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "taso/cost.h"
 #include "taso/egraph/egraph.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso::egraph {
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "taso/egraph/ematch.h"
-#include "taso/rules.h"
+#include "taso/rules/rules.h"
 
 namespace taso::egraph {
 

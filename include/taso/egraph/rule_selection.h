@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "taso/match.h"
+#include "taso/rewrite/match.h"
 
 namespace taso::egraph {
 

@@ -9,7 +9,7 @@
 
 #include "absl/strings/string_view.h"
 #include "taso/egraph/egraph.h"
-#include "taso/match.h"
+#include "taso/rewrite/match.h"
 
 namespace taso::egraph {
 

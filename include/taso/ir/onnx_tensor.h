@@ -1,0 +1,29 @@
+// Conversion between ONNX TensorProto and TensorData.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "onnx/onnx_pb.h"
+#include "taso/ir/tensor.h"
+
+namespace taso {
+
+// A tensor stored as external data is read from its file in `external_data_dir`: the
+// location must be a relative path inside that directory, and offset and length within
+// the file. Without a directory such a tensor is refused.
+absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto,
+                                              const std::string& external_data_dir = "");
+void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto);
+
+// Whether `data` holds exactly the values of `proto`, a float tensor stored inline, so
+// that a weight already read can stand for it.
+bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto);
+
+// Moves the tensor's raw data to the end of the open file `data` (written as `location`,
+// relative to the model) and records where it is.
+absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
+                                const std::string& location);
+
+}  // namespace taso

@@ -1,0 +1,104 @@
+// ONNX import and export (opsets 11 to 21).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "onnx/onnx_pb.h"
+#include "taso/ir/graph.h"
+#include "taso/ir/memory_limit.h"
+#include "taso/ir/onnx_node.h"
+
+namespace taso {
+
+// A symbolic dimension of a graph input (ONNX dim_param, or a dimension with neither a
+// value nor a name), and the size the imported graph has for it.
+struct SymbolicDim {
+  std::string param;  // the dim_param; empty for an unnamed dimension
+  std::string input;  // the graph input it belongs to
+  int axis = 0;
+  int64_t value = 1;   // the size the graph is built at
+  bool given = false;  // by ImportOptions::input_shapes, else 1
+  // Dimensions sharing a key are one variable: the param, or input[axis] when unnamed.
+  std::string Key() const;
+};
+
+// How each dimension of a value is written: nullopt at the graph's size, "" as a dynamic
+// dimension without a name, otherwise as that dim_param.
+using DimNames = std::vector<std::optional<std::string>>;
+
+// A model: the graph plus everything of the ONNX file that is not the graph's computation
+// (IR version, opset imports, producer, metadata, functions, ...), kept to be written back.
+struct OnnxModel {
+  Graph graph;
+  std::shared_ptr<const onnx::ModelProto> shell;  // the model without nodes and tensors
+  int opset = kMaxOpset;                          // of the default ONNX domain
+  // The inputs' symbolic dimensions, each built at a concrete size; empty for a model of
+  // static shapes. `source` is then the model as read, to build it at other sizes.
+  std::vector<SymbolicDim> symbolic_dims;
+  std::shared_ptr<const onnx::ModelProto> source;
+  // Values (inputs, outputs, intermediates) written with symbolic dimensions, by name;
+  // every other value is written at its size in the graph. Import leaves it empty (a model
+  // is written at the sizes it was built at); the pipeline sets what it has checked.
+  absl::flat_hash_map<std::string, DimNames> symbolic_shapes;
+  // The weights were read from external data files in this directory; ExportOnnxFile
+  // writes them so too.
+  bool external_data = false;
+  std::string external_data_dir;
+  // The file's opset where import converted it to kMinOpset first (an older one); else 0.
+  int converted_from_opset = 0;
+};
+
+struct ImportOptions {
+  // Shape arithmetic on static shapes (Shape -> Gather -> Div -> ..., as PyTorch exports
+  // compute slice bounds) becomes Constant nodes, so what reads it is a library operator
+  // rather than opaque. Off by default: an import then writes back exactly what it read.
+  bool fold_shape_arithmetic = false;
+  // The most memory the model's declared tensors (inputs, initializers, and what the
+  // nodes compute from them) may need together; a model needing more is refused before
+  // its tensors are read.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  // Sizes for inputs with symbolic dimensions, by input name (the whole shape; its fixed
+  // dimensions must agree). Symbolic dimensions of inputs not named here are taken as 1.
+  absl::flat_hash_map<std::string, Shape> input_shapes;
+  // Where tensors stored as external data are read from (relative paths, inside this
+  // directory only); ImportOnnxFile sets the model's directory.
+  std::string external_data_dir;
+  // A graph whose weights an initializer of the same name and values shares rather than
+  // being read again (a model imported again at other sizes); may be null. The values are
+  // compared, so a name that holds another tensor there is read as usual.
+  const Graph* shared_weights = nullptr;
+};
+
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options = {});
+absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
+
+// Builds the ModelProto; fails if it does not pass the ONNX checker and strict shape
+// inference. At opsets the installed checker does not know (OnnxCheckerCovers false)
+// only the graph's own consistency is checked: validating such a model is the caller's.
+absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
+
+// How many nodes ExportOnnx writes for the model's graph (a convolution with its relu
+// fused is two), without its weights; the graph's own count where it cannot be exported.
+int OnnxNodeCount(const OnnxModel& model);
+bool OnnxCheckerCovers(int opset);
+// A fresh model shell at the given opset, for graphs built in code.
+OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_name = "taso");
+// Another graph in `model`'s shell and opset, written at the sizes it has (no symbolic
+// dimensions, weights inline): what the pipeline times and estimates.
+OnnxModel InShellOf(const OnnxModel& model, Graph graph);
+// Writes the file atomically: on any error nothing is left at `path`. With
+// model.external_data, the weights go to one file beside it, ExternalDataPath(path).
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path);
+absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
+std::string ExternalDataPath(const std::string& model_path);
+absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);
+
+}  // namespace taso

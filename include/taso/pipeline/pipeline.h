@@ -1,0 +1,274 @@
+// The optimizer as one call: an imported model goes through the named stages of
+// OptimizeModel (fusions around convolutions, the search, the keep-input rule, weight
+// folding, layouts, the self-check, optional measurement) and comes back optimized, with
+// the figures that describe the run. Writing the model and its report is the caller's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "taso/backends/measured_cost.h"
+#include "taso/backends/runtime_timer.h"
+#include "taso/egraph/engine.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/rewrite/search.h"
+#include "taso/rules/rules.h"
+
+namespace taso {
+
+// What prices the graphs: kernels measured on the cpu (oneDNN) or the GPU (cuDNN and
+// cuBLAS), operators measured in ONNX Runtime, or the roofline estimate.
+enum class Backend { kCpu, kCuda, kAnalytic, kOrt };
+// The runtime the written model is optimized for: ONNX Runtime (CPU execution provider),
+// or our own cpu or cuda executor. Its cost model prices the graphs unless another
+// backend is named.
+enum class Target { kOrt, kCpu, kCuda };
+// What the search chooses: substitutions, data layouts (cpu only), or both jointly.
+enum class SearchKind { kSubstitutions, kLayouts, kBoth };
+
+// Names as the command line and the report spell them: cpu, cuda, analytic;
+// substitutions, layouts, both.
+absl::string_view BackendName(Backend backend);
+std::optional<Backend> ParseBackend(absl::string_view name);
+// ort, cpu, cuda.
+absl::string_view TargetName(Target target);
+std::optional<Target> ParseTarget(absl::string_view name);
+// The backend whose costs price the graphs for `target`.
+Backend TargetBackend(Target target);
+// OK where the target's runtime can run here; else a message naming what is missing
+// (for ort: Node.js, the worker script, onnxruntime-node) and the target to use instead.
+absl::Status CheckTargetAvailable(Target target);
+absl::string_view SearchKindName(SearchKind search);
+std::optional<SearchKind> ParseSearchKind(absl::string_view name);
+// Both on the cpu backend; substitutions on the others, which have no layout choices.
+SearchKind DefaultSearchKind(Backend backend);
+
+// How substitutions are searched: TASO's backtracking (Algorithm 2), or equality
+// saturation and extraction (taso::egraph). Spelled backtracking, egraph.
+enum class SearchEngine { kBacktracking, kEGraph };
+absl::string_view SearchEngineName(SearchEngine engine);
+std::optional<SearchEngine> ParseSearchEngine(absl::string_view name);
+
+// The least estimated gain of the search for which its graph replaces the input's (about
+// the spread of repeated kernel measurements).
+inline constexpr double kMinSearchGain = 0.005;
+// Executor pairs a measurement makes (taso::CompareGraphs says why more than one).
+inline constexpr int kMeasurePairs = 4;
+
+struct PipelineOptions {
+  Target target = Target::kCpu;
+  Backend backend = Backend::kCpu;
+  SearchKind search = SearchKind::kBoth;  // layouts only on Backend::kCpu
+  // The measured-cost cache file: empty, DefaultCostCachePath(); "none", no cache.
+  std::string cost_cache;
+  // Alpha, budget, time limit, queue bound and progress callback of the search; the
+  // budget is taken as 0 when only layouts are searched.
+  SearchOptions search_options;
+  SearchEngine engine = SearchEngine::kBacktracking;
+  // The e-graph engine's limits (its search_options are unused but for the layouts-only
+  // search, which both engines run as backtracking with no expansion).
+  egraph::SaturationLimits egraph;
+  // Run both graphs with the reference kernels and fail if they differ: their outputs and,
+  // where the graph holds operators outside the library, what reaches those (whose outputs
+  // are fed the same random values in both). Off only for models too large to run.
+  bool self_check = true;
+  uint64_t seed = 1;     // of the self-check's random inputs
+  int measure_runs = 0;  // > 0: time both graphs on the backend's executor
+  // Told as each stage starts ("fusions", "search", "layouts", "self-check", "measuring"),
+  // with what it works on; may be empty. The search's own progress is search_options'.
+  std::function<void(absl::string_view stage, absl::string_view detail)> on_stage;
+  // ONNX Runtime's intra-op threads, for its costs and timing; 0: as its default session
+  // does (what a user's InferenceSession gets unless told otherwise).
+  int ort_threads = 0;
+  // Before the model is returned, time it against the input end to end in the target's
+  // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a
+  // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
+  bool verify_speed = false;
+  double verify_speed_seconds = 20;  // for ONNX Runtime's comparisons (OrtTimer::Options)
+  // Not owned; overrides the target runtime's: for the speed check, and without it
+  // (verify_speed false) for timing the regions where the written graph differs.
+  RuntimeTimer* timer = nullptr;
+  // Not owned: prices operators instead of the analytic model, on Backend::kAnalytic only
+  // (a stand-in whose prices a caller sets; the measured backends make their own).
+  CostModel* cost_model = nullptr;
+  // The most memory the graph's tensors may need together (CheckGraphMemory): a graph
+  // needing more is refused before any work.
+  int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+};
+
+// The options' own consistency (the command line checks its flags before): alpha at
+// least 1, budget and time limit not negative, a queue of at least one graph, layouts
+// only on the cpu backend, the e-graph's limits positive.
+absl::Status ValidateOptions(const PipelineOptions& options);
+
+// What the self-check compared (pipeline/output_checks.h says how).
+struct SelfCheckCoverage {
+  int random_inputs = 0;  // run-time inputs fed random values
+  int outputs = 0;        // graph outputs compared as tensors
+  int opaque_inputs = 0;  // inputs of opaque nodes compared as tensors
+  int by_source = 0;      // integer, boolean and other values compared by where they come from
+  int library_nodes = 0;  // of the optimized graph, every one run
+  // Opaque nodes whose float outputs were fed random values, by ONNX operator type.
+  std::map<std::string, int> fed_opaque;
+  double max_difference = 0;         // of the compared tensors
+  std::vector<double> input_scales;  // random values were drawn in [-s, s] for each s
+  std::string mismatch;              // where the graphs disagree; empty when they agree
+};
+
+// The file written run against the input file in the target's runtime on the same random
+// inputs, output by output (WriteCheckedModel in written_model.h).
+struct EndToEndCheck {
+  std::string runtime;               // what ran both files
+  std::vector<double> input_scales;  // float inputs drawn in [-s, s], for each s
+  // The symbolic dimensions kept, run at another size too ("seq=5"); empty when none.
+  std::string other_sizes;
+  int outputs = 0;            // compared at each scale (and size)
+  double max_difference = 0;  // the largest |difference| of any output
+  // The output whose difference is largest relative to its own size, that ratio, and
+  // the inputs' range where it was.
+  std::string worst;
+  double worst_relative = 0, worst_input_scale = 1;
+  // Why the files could not be compared (the runtime cannot run the input file); empty
+  // when they were.
+  std::string not_run;
+};
+
+struct PipelineResult {
+  OnnxModel model;                        // the optimized model, ready to export
+  int nodes_before = 0, nodes_after = 0;  // ONNX nodes of the imported graph and of `model`
+  int rule_instances = 0;                 // rule matchers: both directions of every instance
+  int rule_instances_unusable = 0;        // directed instances left out: the matcher cannot use them
+  // The search's figures and best graph; its rules_applied emptied when the input was kept.
+  SearchResult search;
+  // The e-graph engine's figures, when it ran.
+  std::optional<egraph::EGraphStats> egraph;
+  // Rules applied by the search were dropped: their gain was below kMinSearchGain.
+  bool substitutions_dropped = false;
+  // Without the speed check, the search's rewrites were priced above the input as read
+  // (the search starts from its cleaned-up form), so they were dropped and the input
+  // written; the prices are kept here.
+  struct EstimatedSlower {
+    double rewritten_seconds = 0, input_seconds = 0;
+  };
+  std::optional<EstimatedSlower> estimated_slower;
+  // Estimated by the backend's cost model: the imported graph as it is (all plain; on the
+  // ort backend as ONNX Runtime runs it, folded and fused as by our clean-up), and the
+  // optimized one (at its layouts when they are searched).
+  double cost_before = 0, cost_after = 0;
+  // On the ort backend, where the written graph differs from the input's: the nodes that
+  // differ, with their neighbours, timed as two models (src/pipeline/region_estimate.h);
+  // cost_after is then cost_before less the part of it the written graph's region saves.
+  struct RegionEstimate {
+    int nodes_before = 0, nodes_after = 0;                // that differ
+    int region_nodes_before = 0, region_nodes_after = 0;  // timed: with their neighbours
+    PairTiming timing;                                    // the input's region (a) against the written one's
+    PairTiming share;                                     // the whole input (a) against its region (b)
+    double cost_before_by_operators = 0, cost_after_by_operators = 0;  // every node priced alone
+    // Whether cost_before is the input's time as the speed check measured it (else as
+    // `share` timed it against its region).
+    bool input_timed = false;
+    // The written graph computes as the input's (no region differs): both are priced at the
+    // input's time as the speed check timed it (`timing` is then empty).
+    bool alike = false;
+    // Without the speed check: the search's region ran measurably slower than the input's,
+    // so the input was written instead (as read); the costs are then its own.
+    bool input_written = false;
+  };
+  std::optional<RegionEstimate> region_estimate;
+  struct Layouts {
+    int blocked_nodes = 0, conversions = 0;
+  };
+  std::optional<Layouts> layouts;               // set when layouts are searched
+  std::optional<SelfCheckCoverage> self_check;  // when checked; of the graph returned
+  // Rules the search applied whose graph the self-check found different from the input's
+  // (the graph without them was checked and returned instead), and what differed.
+  std::map<std::string, int> rejected_rules;
+  std::string rejection;
+  struct Measurement {
+    Backend executor = Backend::kCpu;  // the backend's executor: cpu, or cuda
+    int runs = 0;
+    // One run of each graph: the geometric mean over executor pairs of the medians.
+    double before_seconds = 0, after_seconds = 0;
+    double seconds = 0;  // what measuring took, making the executors included
+  };
+  std::optional<Measurement> measured;
+  struct CostSources {
+    std::string device;
+    MeasuredCost::Counts counts;
+  };
+  std::optional<CostSources> cost_sources;  // set on a measured backend
+  // The optimized graph's opaque nodes by why they were left alone, then by ONNX
+  // operator type, with counts.
+  std::map<std::string, std::map<std::string, int>> left_alone;
+  std::map<std::string, std::string> rule_forms;  // of the rules applied: "Conv2D, Relu -> Conv2D"
+  // No node of the input computes with the library's operators (a model all of float16,
+  // say): it is returned as it is, with no search and nothing to check.
+  bool nothing_to_optimize = false;
+  struct SpeedCheck {
+    std::string runtime;      // RuntimeTimer::name()
+    PairTiming timing;        // the input (a) against the model returned (b)
+    int rewrites = 0;         // applied by the search
+    int rewrites_kept = 0;    // of those, in the model returned
+    int comparisons = 0;      // pairs of models timed
+    bool kept_input = false;  // no rewrite made it faster: the input, as read
+    // When the model returned is another graph than the search's (egraph::Alternative):
+    // its `pricing`, the cost model whose extraction it is ("analytic"), or
+    // kGatedMixturesMerged for the input with its mixtures of experts merged.
+    std::string extraction;
+    bool beat_search = false;         // that graph ran measurably faster than the search's too
+    int other_extractions_timed = 0;  // the other graphs timed, kept or not
+    // Once the timer's time was spent (RuntimeTimer::OutOfTime): rewrite groups dropped
+    // without timing them, the e-graph's alternatives not timed, and whether the input's
+    // graph is written without having been timed (`timing` is then the last model timed
+    // against the input, not written).
+    int groups_dropped_untimed = 0;
+    int other_extractions_untimed = 0;
+    bool written_untimed = false;
+  };
+  std::optional<SpeedCheck> speed_check;  // set when the speed was verified
+  // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):
+  // the size the search ran at, and whether the written model keeps the dimension.
+  struct SymbolicDimension {
+    std::string name;  // the dim_param, or input[axis] for an unnamed dimension
+    int64_t built_at = 1;
+    bool given = false;               // by --input-shape
+    bool kept = false;                // written symbolic
+    std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
+    std::string why_fixed;            // when not kept
+  };
+  std::vector<SymbolicDimension> symbolic_dims;
+  std::optional<double> symbolic_check_difference;  // max over the checks at other sizes
+  // Set by the caller that writes the model (WriteCheckedModel), for the report.
+  std::optional<EndToEndCheck> end_to_end;
+};
+
+// Optimizes the model's graph with `rules` (applied as given: whether they are trusted,
+// proved for example, is the caller's decision). Fails before any work when the
+// options are inconsistent, the graph's tensors exceed the memory limit, the self-check
+// cannot cover the graph or the backend cannot be used; after it, when a stage fails or
+// the self-check finds the graphs differ even without the search's rewrites (which it
+// drops when they make the difference).
+absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
+                                             const PipelineOptions& options);
+
+// Validates the model written at `path`: by the ONNX checker where it knows the opset
+// (ExportOnnx ran it), else in ONNX Runtime through `ort_runner` (tools/ort/ort_run.js),
+// which must load and run it and, where the reference executor can run the graph, give
+// its outputs. Returns how it was checked (saying so plainly where nothing could check
+// it: ONNX Runtime not installed); fails when ONNX Runtime refuses the model.
+absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const std::string& path,
+                                                 const std::string& ort_runner);
+
+// The lines taso-opt prints about a run (the "wrote" line aside); `model_name` names the
+// input model.
+std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name);
+// The run as JSON (taso-opt --report).
+std::string JsonReport(const PipelineOptions& options, const PipelineResult& result);
+
+}  // namespace taso

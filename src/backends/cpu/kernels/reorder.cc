@@ -1,0 +1,90 @@
+// Split and Transpose on oneDNN, as reorders: a split copies sub-tensors (views of the
+// input at offsets along the axis) into dense outputs; a transpose reads the input
+// through permuted strides.
+#include "backends/cpu/cpu_kernel.h"
+#include "op_util.h"
+
+namespace taso::ops {
+namespace {
+
+using dnnl::memory;
+
+class SplitKernel : public cpu::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType> out) const override {
+    const Shape& x = in[0].shape;
+    ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), static_cast<int>(x.size())));
+    const memory::desc whole = cpu::Plain(x);
+    memory src = cpu::PrimitiveRun::Buffer(whole);
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    run->AddInputPort(0, src);
+    memory::dims offsets(x.size(), 0);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Shape& o = out[i].shape;
+      const memory::desc part = whole.submemory_desc(cpu::Dims(o), offsets);
+      memory view(part, cpu::Engine(), src.get_data_handle());
+      run->AddInputPort(0, view);  // rebound with the whole input
+      dnnl::reorder::primitive_desc pd(cpu::Engine(), part, cpu::Engine(), cpu::Plain(o));
+      run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, run->Output(i, o, cpu::Plain(o))}});
+      offsets[axis] += o[axis];
+    }
+    return run;
+  }
+};
+
+class TransposeKernel : public cpu::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType> out) const override {
+    const Shape& x = in[0].shape;
+    std::vector<int64_t> perm = p.Ints("perm");
+    if (perm.empty())
+      for (int i = static_cast<int>(x.size()) - 1; i >= 0; --i) perm.push_back(i);
+    if (perm.size() != x.size() || x.empty()) return Bad("transpose: a permutation of the input's dimensions");
+    // The output's dimension i is input dimension perm[i]: read the input with its strides permuted.
+    const Shape in_strides = RowMajorStrides(x);
+    memory::dims dims, strides;
+    for (int64_t d : perm) {
+      dims.push_back(x[d]);
+      strides.push_back(in_strides[d]);
+    }
+    const memory::desc src(dims, memory::data_type::f32, strides), dst = cpu::Plain(out[0].shape);
+    dnnl::reorder::primitive_desc pd(cpu::Engine(), src, cpu::Engine(), dst);
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    // The input port is the plain input; the reorder reads it through permuted strides.
+    memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
+    run->AddInputPort(0, port);
+    memory permuted(src, cpu::Engine(), port.get_data_handle());
+    run->AddInputPort(0, permuted);
+    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, permuted}, {DNNL_ARG_TO, run->Output(0, out[0].shape, dst)}});
+    return run;
+  }
+};
+
+// LayoutConvert: a reorder from the other layout into the one the node names.
+class LayoutConvertKernel : public cpu::Kernel {
+ public:
+  // It reads the layout it does not write.
+  bool ReadsBlocked(const Params& p, absl::Span<const InputInfo> in, size_t) const override {
+    return !cpu::IsBlocked(p) && cpu::Blockable(in[0].shape);
+  }
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType>) const override {
+    const Shape& x = in[0].shape;
+    if (!cpu::Blockable(x)) return Bad("only 4-D tensors with whole channel blocks have a blocked layout");
+    const memory::desc to = cpu::Layout(x, p);
+    const memory::desc from = cpu::IsBlocked(p) ? cpu::Plain(x) : cpu::Layout(x, Params().Set("layout", "blocked"));
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    dnnl::reorder::primitive_desc pd(cpu::Engine(), from, cpu::Engine(), to);
+    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, run->Input(0, from, from)}, {DNNL_ARG_TO, run->Output(0, to, to)}});
+    return run;
+  }
+};
+
+TASO_REGISTER_CPU_KERNEL("Split", SplitKernel);
+TASO_REGISTER_CPU_KERNEL("LayoutConvert", LayoutConvertKernel);
+TASO_REGISTER_CPU_KERNEL("Transpose", TransposeKernel);
+
+}  // namespace
+}  // namespace taso::ops

@@ -1,0 +1,108 @@
+// The cuda backend's measured costs: each kernel prepared on buffers of its own and timed
+// with CUDA events (warm-up, then the median of repeated runs).
+#include "taso/backends/cuda_cost.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/cpu/cpu_kernel.h"
+#include "backends/cuda/cuda_kernel.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso {
+namespace {
+
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { cudaEventCreate(&e); }
+  ~Event() {
+    if (e) cudaEventDestroy(e);
+  }
+};
+
+// Seconds of one run of a kernel, between CUDA events around it.
+absl::StatusOr<double> TimedKernel(cuda::Context& ctx, cuda::Prepared& p, Event& start, Event& stop) {
+  RETURN_IF_ERROR(cuda::Check(cudaEventRecord(start.e, ctx.stream), "recording an event"));
+  RETURN_IF_ERROR(p.Enqueue(ctx));
+  RETURN_IF_ERROR(cuda::Check(cudaEventRecord(stop.e, ctx.stream), "recording an event"));
+  RETURN_IF_ERROR(cuda::Check(cudaEventSynchronize(stop.e), "timing a kernel"));
+  float ms = 0;
+  RETURN_IF_ERROR(cuda::Check(cudaEventElapsedTime(&ms, start.e, stop.e), "reading an event"));
+  return ms * 1e-3;
+}
+
+class CudaCost : public MeasuredCost {
+ public:
+  CudaCost(std::unique_ptr<CostCache> cache, cuda::Context& ctx, std::string device)
+      : MeasuredCost(std::move(cache), std::move(device)), ctx_(ctx) {}
+  std::string name() const override { return "cuda"; }
+
+ protected:
+  bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+              absl::Span<const OutputType> outputs) const override {
+    const cpu::View* view = cpu::FindView(op.name());
+    return view && !cuda::HasLayout(params) && view->Offsets(params, inputs, outputs);
+  }
+
+  std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                                      absl::Span<const OutputType> outputs) override {
+    const cuda::Kernel* kernel = cuda::FindKernel(op.name());
+    if (!kernel || cuda::HasLayout(params)) return std::nullopt;  // the cuda kernels run plain layouts
+    for (const InputInfo& i : inputs)
+      if (i.present && i.dtype != DataType::kFloat32) return std::nullopt;
+    auto prepared = kernel->Prepare(ctx_, params, inputs, outputs);
+    if (!prepared.ok()) return std::nullopt;
+    struct Timed {
+      std::unique_ptr<cuda::Prepared> prepared;
+      std::vector<cuda::DeviceBuffer> buffers;
+      Event start, stop;
+    };
+    auto timed = std::make_shared<Timed>();
+    timed->prepared = *std::move(prepared);
+    // Buffers of small values (no NaNs or denormals to slow a kernel down).
+    auto buffer = [&](const Shape& shape) -> absl::StatusOr<float*> {
+      const size_t n = std::max<int64_t>(1, NumElements(shape));
+      ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::Allocate(n * sizeof(float)));
+      std::vector<float> values(n);
+      for (size_t k = 0; k < n; ++k) values[k] = 0.25f + 0.001f * static_cast<float>(k % 97);
+      RETURN_IF_ERROR(cuda::Check(cudaMemcpy(b.data(), values.data(), n * sizeof(float), cudaMemcpyHostToDevice),
+                                  "filling a buffer"));
+      timed->buffers.push_back(std::move(b));
+      return timed->buffers.back().floats();
+    };
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].present) continue;
+      auto p = buffer(inputs[i].shape);
+      if (!p.ok()) return std::nullopt;
+      timed->prepared->BindInput(i, *p);
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      auto p = buffer(outputs[i].shape);
+      if (!p.ok()) return std::nullopt;
+      timed->prepared->BindOutput(i, *p);
+    }
+    cuda::Context& ctx = ctx_;
+    return [timed, &ctx] { return TimedKernel(ctx, *timed->prepared, timed->start, timed->stop); };
+  }
+
+ private:
+  cuda::Context& ctx_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostCache> cache) {
+  ASSIGN_OR_RETURN(cuda::Context * ctx, cuda::GetContext());
+  cudaDeviceProp prop{};
+  RETURN_IF_ERROR(cuda::Check(cudaGetDeviceProperties(&prop, 0), "reading the GPU's properties"));
+  // Bump the kernel version whenever what a kernel's run includes or how its time is kept
+  // changes, so that old measurements are not reused.
+  const std::string device = absl::StrCat("cuda kernels v2/", prop.name, "/cuDNN ", cudnnGetVersion());
+  return std::unique_ptr<MeasuredCost>(new CudaCost(std::move(cache), *ctx, device));
+}
+
+}  // namespace taso

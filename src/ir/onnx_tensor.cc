@@ -1,0 +1,182 @@
+#include "taso/ir/onnx_tensor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso {
+
+namespace {
+template <typename T>
+bool FromRaw(const std::string& raw, int64_t n, std::vector<T>& out) {
+  if (raw.size() % sizeof(T) != 0 || raw.size() / sizeof(T) != static_cast<size_t>(n)) return false;
+  out.resize(n);
+  // ONNX raw data is little-endian, as is x86-64; an empty vector's data() may be null.
+  if (!raw.empty()) std::memcpy(out.data(), raw.data(), raw.size());
+  return true;
+}
+absl::Status BadExternal(const onnx::TensorProto& proto, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' (external data): ", why));
+}
+
+// Where the tensor's data is: file (relative to the model), offset and length (-1: to
+// the end of the file).
+struct ExternalLocation {
+  std::string location;
+  int64_t offset = 0, length = -1;
+};
+
+absl::StatusOr<ExternalLocation> LocationOf(const onnx::TensorProto& proto) {
+  ExternalLocation where;
+  for (const auto& entry : proto.external_data()) {
+    if (entry.key() == "location") where.location = entry.value();
+    int64_t* number = entry.key() == "offset" ? &where.offset : entry.key() == "length" ? &where.length : nullptr;
+    if (number && (!absl::SimpleAtoi(entry.value(), number) || *number < 0))
+      return BadExternal(proto, absl::StrCat(entry.key(), " '", entry.value(), "' is not a whole number"));
+  }
+  if (where.location.empty()) return BadExternal(proto, "no location given");
+  return where;
+}
+
+// The data file's path: relative, and inside the model's directory after normalization.
+absl::StatusOr<std::filesystem::path> DataFilePath(const onnx::TensorProto& proto, const std::string& location,
+                                                   const std::string& dir) {
+  const std::filesystem::path relative = std::filesystem::path(location).lexically_normal();
+  if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory())
+    return BadExternal(proto, absl::StrCat("location '", location, "' is an absolute path; it must be relative"));
+  if (relative.empty() || *relative.begin() == "..")
+    return BadExternal(proto, absl::StrCat("location '", location, "' leaves the model's directory"));
+  return std::filesystem::path(dir) / relative;
+}
+
+// The tensor with its external bytes read into raw_data.
+absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
+  if (dir.empty()) return BadExternal(proto, "the model was not read from a file, so its data files cannot be found");
+  ASSIGN_OR_RETURN(const ExternalLocation where, LocationOf(proto));
+  ASSIGN_OR_RETURN(const std::filesystem::path path, DataFilePath(proto, where.location, dir));
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || !std::filesystem::is_regular_file(path, ec))
+    return BadExternal(proto, absl::StrCat("cannot read data file '", path.string(), "'"));
+  const int64_t file_size = static_cast<int64_t>(size);
+  const int64_t length = where.length < 0 ? file_size - where.offset : where.length;
+  if (where.offset > file_size || length < 0 || where.offset + length > file_size)
+    return BadExternal(proto, absl::StrCat("offset ", where.offset, " and length ", length, " lie beyond the end of '",
+                                           path.string(), "' (", file_size, " bytes)"));
+  std::string bytes(static_cast<size_t>(length), '\0');
+  std::ifstream f(path, std::ios::binary);
+  if (!f.seekg(where.offset) || !f.read(bytes.data(), length))
+    return BadExternal(proto, absl::StrCat("cannot read data file '", path.string(), "'"));
+  onnx::TensorProto copy = proto;
+  copy.clear_external_data();
+  copy.set_data_location(onnx::TensorProto::DEFAULT);
+  copy.set_raw_data(std::move(bytes));
+  return copy;
+}
+
+}  // namespace
+
+bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto) {
+  if (proto.data_type() != onnx::TensorProto::FLOAT || data.dtype() != DataType::kFloat32 ||
+      proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return false;
+  if (!std::equal(data.shape().begin(), data.shape().end(), proto.dims().begin(), proto.dims().end())) return false;
+  const absl::Span<const float> values = data.floats();
+  const size_t bytes = values.size() * sizeof(float);
+  // Bit patterns, not floats, are compared: a NaN equals itself and -0 differs from 0.
+  if (proto.has_raw_data())
+    return proto.raw_data().size() == bytes &&
+           (bytes == 0 || std::memcmp(proto.raw_data().data(), values.data(), bytes) == 0);
+  return proto.float_data_size() == static_cast<int>(values.size()) &&
+         (bytes == 0 || std::memcmp(proto.float_data().data(), values.data(), bytes) == 0);
+}
+
+absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, const std::string& external_data_dir) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    ASSIGN_OR_RETURN(onnx::TensorProto inline_copy, WithExternalDataRead(proto, external_data_dir));
+    return TensorFromProto(inline_copy);
+  }
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' has a negative dimension"));
+  const std::optional<int64_t> count = CheckedNumElements(shape);
+  if (!count)
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' of shape ", ShapeToString(shape),
+                                                   " has more elements than a 64-bit count holds"));
+  const int64_t n = *count;
+  auto size_error = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));
+  };
+  switch (proto.data_type()) {
+    case onnx::TensorProto::FLOAT: {
+      std::vector<float> v;
+      if (proto.has_raw_data()) {
+        if (!FromRaw(proto.raw_data(), n, v)) return size_error();
+      } else {
+        if (proto.float_data_size() != n) return size_error();
+        v.assign(proto.float_data().begin(), proto.float_data().end());
+      }
+      return TensorData::Float(std::move(shape), std::move(v));
+    }
+    case onnx::TensorProto::INT64: {
+      std::vector<int64_t> v;
+      if (proto.has_raw_data()) {
+        if (!FromRaw(proto.raw_data(), n, v)) return size_error();
+      } else {
+        if (proto.int64_data_size() != n) return size_error();
+        v.assign(proto.int64_data().begin(), proto.int64_data().end());
+      }
+      return TensorData::Int64(std::move(shape), std::move(v));
+    }
+    default: {
+      onnx::TensorProto copy = proto;
+      copy.clear_name();
+      return TensorData::Raw(static_cast<DataType>(proto.data_type()), std::move(shape), copy.SerializeAsString());
+    }
+  }
+}
+
+void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto) {
+  proto->Clear();
+  if (!data.raw_proto().empty()) proto->ParseFromString(data.raw_proto());
+  proto->set_name(name);
+  if (!data.raw_proto().empty()) return;
+  proto->set_data_type(static_cast<int32_t>(data.dtype()));
+  for (int64_t d : data.shape()) proto->add_dims(d);
+  if (data.dtype() == DataType::kFloat32)
+    proto->set_raw_data(
+        std::string(reinterpret_cast<const char*>(data.floats().data()), data.floats().size() * sizeof(float)));
+  else if (data.dtype() == DataType::kInt64)
+    proto->set_raw_data(
+        std::string(reinterpret_cast<const char*>(data.ints().data()), data.ints().size() * sizeof(int64_t)));
+}
+
+absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
+                                const std::string& location) {
+  if (!proto.has_raw_data()) return absl::OkStatus();  // typed fields stay inline
+  const std::string& raw = proto.raw_data();
+  if (!data.write(raw.data(), static_cast<std::streamsize>(raw.size())))
+    return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+  proto.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&proto](const std::string& key, const std::string& value) {
+    auto* entry = proto.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  };
+  add("location", location);
+  add("offset", std::to_string(offset));
+  add("length", std::to_string(raw.size()));
+  offset += static_cast<int64_t>(raw.size());
+  proto.clear_raw_data();
+  return absl::OkStatus();
+}
+
+}  // namespace taso

@@ -1,0 +1,263 @@
+// ONNX export: Graph -> ModelProto, checked by the ONNX checker before it is returned.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "onnx/checker.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+#include "taso/ir/onnx_tensor.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_io.h"
+
+namespace taso {
+namespace {
+
+// The value's type; its dimensions as `names` says where given (see DimNames).
+void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* names = nullptr) {
+  vi->set_name(v.name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int32_t>(v.dtype));
+  if (!v.shape_known) return tt->clear_shape();  // no shape is "unknown", an empty one a scalar
+  auto* shape = tt->mutable_shape();
+  shape->clear_dim();
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    auto* dim = shape->add_dim();
+    const bool named = names && i < names->size() && (*names)[i].has_value();
+    if (!named)
+      dim->set_dim_value(v.shape[i]);
+    else if (!(*names)[i]->empty())
+      dim->set_dim_param(*(*names)[i]);
+  }
+}
+
+// The ValueInfoProto the original model had for this name (with the symbolic dimensions
+// kept, if any; as it was where the value's shape is unknown here), or a fresh one.
+void WriteValueInfo(const OnnxModel& model, const Value& v,
+                    const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& original,
+                    onnx::ValueInfoProto* out) {
+  const auto symbolic = model.symbolic_shapes.find(v.name);
+  for (const auto& vi : original)
+    if (vi.name() == v.name) {
+      *out = vi;
+      if (!v.shape_known) return;  // the file's declaration is all that is known
+      if (symbolic != model.symbolic_shapes.end()) return FillValueInfo(v, out, &symbolic->second);
+      if (auto t = vi.type(); t.has_tensor_type() && t.tensor_type().has_shape()) {
+        bool same = t.tensor_type().shape().dim_size() == static_cast<int>(v.shape.size());
+        for (int i = 0; same && i < t.tensor_type().shape().dim_size(); ++i)
+          same = t.tensor_type().shape().dim(i).dim_value() == v.shape[i];
+        if (same) return;
+      }
+      break;
+    }
+  FillValueInfo(v, out, symbolic == model.symbolic_shapes.end() ? nullptr : &symbolic->second);
+}
+
+// The names of the graph's values and nodes: a name made up during the export must be
+// none of them.
+absl::flat_hash_set<std::string> UsedNames(const Graph& graph) {
+  absl::flat_hash_set<std::string> used;
+  for (ValueId v = 0; v < graph.num_values(); ++v) used.insert(graph.value(v).name);
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) used.insert(graph.node(n).name);
+  return used;
+}
+
+// Node names made unique: ONNX Runtime refuses two nodes of one name (rewrites can make
+// such names), so a repeated name gets a suffix no value or node has.
+class UniqueNodeNames {
+ public:
+  explicit UniqueNodeNames(absl::flat_hash_set<std::string>& used) : used_(used) {}
+  std::string Of(const std::string& name) {
+    if (name.empty() || written_.insert(name).second) return name;
+    std::string fresh;
+    for (int i = 2; used_.contains(fresh = absl::StrCat(name, "_", i)); ++i) {
+    }
+    used_.insert(fresh);
+    return fresh;
+  }
+
+ private:
+  absl::flat_hash_set<std::string>& used_;
+  absl::flat_hash_set<std::string> written_;
+};
+
+// Writes one node: an opaque node's NodeProto as it was, reading the values its inputs
+// are now (a rewrite may have given one another name: the e-graph makes two equal
+// Constant nodes one), a library node through its operator's ToOnnx.
+absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames& names,
+                       absl::flat_hash_set<std::string>& used, onnx::GraphProto* g) {
+  const Graph& graph = model.graph;
+  if (node.onnx_node) {
+    onnx::NodeProto* copy = g->add_node();
+    *copy = *node.onnx_node;
+    copy->set_name(names.Of(copy->name()));
+    // The NodeProto's inputs come first in node.inputs (values its subgraphs capture follow).
+    for (int i = 0; i < copy->input_size() && i < static_cast<int>(node.inputs.size()); ++i)
+      if (node.inputs[i] != kNoValue) copy->set_input(i, graph.value(node.inputs[i]).name);
+    return absl::OkStatus();
+  }
+  std::vector<std::string> ins, outs;
+  for (ValueId v : node.inputs) ins.push_back(v == kNoValue ? "" : graph.value(v).name);
+  for (ValueId v : node.outputs) outs.push_back(graph.value(v).name);
+  OnnxExportNode e(*g, names.Of(node.name), ins, outs, graph.InputInfos(node), graph.OutputTypes(node), model.opset,
+                   used);
+  absl::Status s = node.op->onnx().ToOnnx(node.params, e);
+  if (!s.ok())
+    return absl::Status(s.code(),
+                        absl::StrCat("exporting node '", node.name, "' (", node.op->name(), "): ", s.message()));
+  return absl::OkStatus();
+}
+
+// Value infos for what the nodes produce, other than the graph's inputs and outputs,
+// where the shape is known.
+void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeId>& order, onnx::GraphProto* g) {
+  const Graph& graph = model.graph;
+  absl::flat_hash_set<ValueId> listed(graph.inputs().begin(), graph.inputs().end());
+  listed.insert(graph.outputs().begin(), graph.outputs().end());
+  for (NodeId id : order)
+    for (ValueId v : graph.node(id).outputs) {
+      if (listed.contains(v) || !graph.value(v).shape_known) continue;
+      const auto names = model.symbolic_shapes.find(graph.value(v).name);
+      FillValueInfo(graph.value(v), g->add_value_info(),
+                    names == model.symbolic_shapes.end() ? nullptr : &names->second);
+    }
+}
+
+// The ONNX checker and strict shape inference (every type ONNX infers must agree with
+// what was written) must accept the model; the inference adds the value infos it finds.
+absl::Status CheckAndInferShapes(onnx::ModelProto* model) {
+  try {
+    onnx::checker::check_model(*model);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
+  }
+  try {
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 1, false));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+// Initializers at least this large are written to the data file (as the ONNX library's
+// convert_model_to_external_data does by default); smaller ones stay in the model.
+constexpr size_t kExternalDataThreshold = 1024;
+
+// Moves the large initializers' data into `data_path` (written atomically), named in the
+// model relative to its directory.
+absl::Status WriteExternalData(onnx::ModelProto& model, const std::string& data_path) {
+  const std::string tmp = data_path + ".tmp";
+  const std::string location = std::filesystem::path(data_path).filename().string();
+  std::ofstream data(tmp, std::ios::binary | std::ios::trunc);
+  if (!data) return absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
+  int64_t offset = 0;
+  absl::Status status;
+  for (auto& init : *model.mutable_graph()->mutable_initializer())
+    if (status.ok() && init.raw_data().size() >= kExternalDataThreshold)
+      status = MoveToExternalData(init, data, offset, location);
+  if (status.ok() && !data.flush()) status = absl::InternalError(absl::StrCat("failed writing '", data_path, "'"));
+  data.close();
+  if (status.ok() && std::rename(tmp.c_str(), data_path.c_str()) != 0)
+    status = absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
+  if (!status.ok()) std::remove(tmp.c_str());
+  return status;
+}
+
+}  // namespace
+
+OnnxModel NewOnnxModel(Graph graph, int opset, std::string graph_name) {
+  auto shell = std::make_shared<onnx::ModelProto>();
+  shell->set_ir_version(onnx::IR_VERSION);
+  shell->set_producer_name("taso");
+  shell->set_producer_version("0.1");
+  auto* op = shell->add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  shell->mutable_graph()->set_name(std::move(graph_name));
+  OnnxModel m;
+  m.graph = std::move(graph);
+  m.shell = std::move(shell);
+  m.opset = opset;
+  return m;
+}
+
+OnnxModel InShellOf(const OnnxModel& model, Graph graph) {
+  OnnxModel m;
+  m.graph = std::move(graph);
+  m.shell = model.shell;
+  m.opset = model.opset;
+  return m;
+}
+
+absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
+  const Graph& graph = model.graph;
+  RETURN_IF_ERROR(graph.Validate());
+  onnx::ModelProto out = model.shell ? *model.shell : *NewOnnxModel(Graph(), model.opset).shell;
+  onnx::GraphProto* g = out.mutable_graph();
+  const auto original_inputs = g->input();
+  const auto original_outputs = g->output();
+  g->clear_input();
+  g->clear_output();
+  g->clear_node();
+  g->clear_initializer();
+  g->clear_value_info();
+
+  absl::flat_hash_set<std::string> used = UsedNames(graph);
+  for (ValueId v : graph.inputs()) WriteValueInfo(model, graph.value(v), original_inputs, g->add_input());
+  for (ValueId v : graph.weights()) TensorToProto(*graph.value(v).data, graph.value(v).name, g->add_initializer());
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
+  UniqueNodeNames names(used);
+  for (NodeId id : order) RETURN_IF_ERROR(WriteNode(model, graph.node(id), names, used, g));
+  for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original_outputs, g->add_output());
+  WriteIntermediateValueInfos(model, order, g);
+  if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(&out));
+  return out;
+}
+
+int OnnxNodeCount(const OnnxModel& model) {
+  const Graph& graph = model.graph;
+  onnx::GraphProto nodes;
+  absl::flat_hash_set<std::string> used = UsedNames(graph);
+  UniqueNodeNames names(used);
+  for (NodeId id = 0; id < graph.num_nodes(); ++id)
+    if (!WriteNode(model, graph.node(id), names, used, &nodes).ok()) return graph.num_nodes();
+  return nodes.node_size();
+}
+
+bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
+
+std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
+
+absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
+    if (!model.SerializeToOstream(&f) || !f.flush()) {
+      f.close();
+      std::remove(tmp.c_str());
+      return absl::InternalError(absl::StrCat("failed writing '", path, "' (model too large or disk full?)"));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path) {
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(model));
+  if (!model.external_data) return WriteModelFile(proto, path);
+  const std::string data_path = ExternalDataPath(path);
+  RETURN_IF_ERROR(WriteExternalData(proto, data_path));
+  absl::Status written = WriteModelFile(proto, path);
+  if (!written.ok()) std::remove(data_path.c_str());
+  return written;
+}
+
+}  // namespace taso

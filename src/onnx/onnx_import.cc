@@ -1,0 +1,461 @@
+// ONNX import: ModelProto -> Graph. Every node is imported: as a library operator where
+// one represents it exactly, otherwise as an opaque node that keeps its NodeProto.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx_structure.h"
+#include "taso/ir/onnx_fold.h"
+#include "taso/ir/onnx_tensor.h"
+#include "taso/ir/ops/constant.h"
+#include "taso/ir/ops/onnx_schema_changes.h"
+#include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_input_shapes.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/onnx/onnx_isolated_inference.h"
+#include "taso/onnx/onnx_model_copy.h"
+
+namespace taso {
+namespace {
+
+using InputShapes = absl::flat_hash_map<std::string, Shape>;
+
+absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
+
+// The default ONNX domain, where the library's operators live.
+bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+// Element type and static shape of an ONNX value type; nullopt if not a static tensor.
+std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
+  OutputType out;
+  out.dtype = static_cast<DataType>(t.tensor_type().elem_type());
+  for (const auto& d : t.tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    out.shape.push_back(d.dim_value());
+  }
+  return out;
+}
+
+// Tries the library operators that claim this node's type; nullptr op means opaque.
+struct Chosen {
+  const OpDef* op = nullptr;
+  Params params;
+};
+
+absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, const std::vector<InputInfo>& inputs,
+                                      int num_outputs) {
+  if (!IsDefaultDomain(node.domain())) return Chosen{};
+  // Library operators compute on float32 data of known shape; integer shape arithmetic,
+  // and whatever reads a tensor of unknown shape, stays opaque.
+  if (!inputs.empty() && inputs[0].present && inputs[0].dtype != DataType::kFloat32) return Chosen{};
+  for (const InputInfo& in : inputs)
+    if (in.present && !in.shape_known) return Chosen{};
+  for (const OpDef* op : OpRegistry::Global().ForOnnxType(node.op_type())) {
+    OnnxImportNode view(node, opset, inputs);
+    auto params = op->onnx().Import(view);
+    if (!params.ok())
+      return absl::Status(params.status().code(), absl::StrCat(DescribeNode(node), ": ", params.status().message()));
+    if (!params->has_value() || !view.AllAttributesRead()) continue;
+    auto types = op->InferTypes(**params, inputs);
+    if (!types.ok())
+      return absl::Status(types.status().code(), absl::StrCat(DescribeNode(node), ": ", types.status().message()));
+    if (static_cast<int>(types->size()) != num_outputs) continue;  // e.g. MaxPool asked for indices
+    return Chosen{op, std::move(**params)};
+  }
+  return Chosen{};
+}
+
+// The version of the default ONNX opset the model imports: below kMinOpset, converted
+// to it first; above kMaxOpset, refused.
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const auto& o : model.opset_import())
+    if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
+  if (opset < 1) return Invalid("the model does not import the default ONNX opset");
+  if (opset > kMaxOpset)
+    return Invalid(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ", kMaxOpset,
+                                "; older ones are converted)"));
+  return opset;
+}
+
+// The model at kMinOpset, by ONNX's version converter (PyTorch and older exporters write
+// opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...). The model
+// has passed CheckStructure; the converter runs isolated, after CheckConvertible.
+absl::StatusOr<onnx::ModelProto> ConvertedToMinOpset(const onnx::ModelProto& model, int opset) {
+  const absl::Status checked = CheckConvertible(model, opset);
+  const absl::StatusOr<onnx::ModelProto> converted =
+      checked.ok() ? ConvertVersionIsolated(model, kMinOpset) : absl::StatusOr<onnx::ModelProto>(checked);
+  if (converted.ok()) return converted;
+  return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
+                              " (the oldest supported): ", converted.status().message()));
+}
+
+// The types ONNX knows for a model's values, by name.
+struct KnownTypes {
+  absl::flat_hash_map<std::string, OutputType> inferred;  // by ONNX's own shape inference
+  absl::flat_hash_map<std::string, OutputType> declared;  // by the file (value_info, outputs)
+  absl::flat_hash_map<std::string, DataType> elem_types;  // inferred, also for tensors of unknown shape
+  // Values whose shape, or whose value as shape arithmetic, depends on a symbolic input
+  // dimension: never folded into constants.
+  absl::flat_hash_set<std::string> dynamic;
+};
+
+// Whether ONNX's shape inference can run on the graph. It assumes valid nodes: on a node
+// its schema refuses (a Constant given an input) it may read past what is there, and it
+// divides by every "strides" attribute unchecked (a stride of 0 stops the process with
+// SIGFPE). So every node of the default domain, in the graph and its subgraphs, must pass
+// its schema's checks and have positive strides; otherwise the importer's own checks,
+// which name what is wrong, decide.
+bool SafeForInference(const onnx::GraphProto& g, int opset) {
+  for (const auto& n : g.node()) {
+    if (const onnx::OpSchema* schema =
+            IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr) {
+      try {
+        schema->Verify(n);
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "strides" && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t s) { return s <= 0; }))
+        return false;
+      if (a.has_g() && !SafeForInference(a.g(), opset)) return false;
+      for (const auto& sg : a.graphs())
+        if (!SafeForInference(sg, opset)) return false;
+    }
+  }
+  return true;
+}
+
+// The model as ONNX's shape inference sees it. At an opset the installed library does not
+// know, nodes whose shape rule changed since are left out (what they produce, and what
+// depends on it, stays unknown to ONNX) rather than inferred with the old rule.
+// `shapes`: the inputs' shapes to infer from, where they are not the declared ones.
+onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
+  onnx::ModelProto copy = CopyForShapeInference(model);
+  SetInputShapes(shapes, copy);
+  if (opset > kMaxCheckedOpset) {
+    auto* nodes = copy.mutable_graph()->mutable_node();
+    for (int i = nodes->size() - 1; i >= 0; --i)
+      if (IsDefaultDomain(nodes->Get(i).domain()) &&
+          ops::OnnxShapeRuleChanged(nodes->Get(i).op_type(), kMaxCheckedOpset, opset))
+        nodes->DeleteSubrange(i, 1);
+  }
+  // Best effort: nodes whose types stay unknown are reported by the caller.
+  if (SafeForInference(model.graph(), opset)) InferShapesIsolated(&copy);
+  return copy;
+}
+
+// ONNX's own shape inference gives the types of what opaque nodes produce.
+KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
+  KnownTypes known;
+  const onnx::ModelProto copy = InferredCopy(model, opset, shapes);
+  for (const auto& vi : copy.graph().value_info()) {
+    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
+    if (vi.type().has_tensor_type())
+      known.elem_types[vi.name()] = static_cast<DataType>(vi.type().tensor_type().elem_type());
+  }
+  for (const auto& vi : copy.graph().output())
+    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
+  for (const auto& vi : model.graph().value_info())
+    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
+  for (const auto& vi : model.graph().output())
+    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
+  return known;
+}
+
+// The values of a model with symbolic input dimensions whose shapes ONNX's inference (with
+// data propagation, through shape arithmetic) cannot tell statically, and everything
+// computed from them. A Shape node's output has a static shape but a value that depends
+// on its input's shape, hence "computed from".
+absl::flat_hash_set<std::string> DynamicValues(const onnx::ModelProto& model, int opset) {
+  const onnx::ModelProto copy = InferredCopy(model, opset);
+  absl::flat_hash_set<std::string> dynamic;
+  for (const auto& vi : copy.graph().input())
+    if (!StaticType(vi.type())) dynamic.insert(vi.name());
+  for (const auto& vi : copy.graph().value_info())
+    if (!StaticType(vi.type())) dynamic.insert(vi.name());
+  for (const auto& node : copy.graph().node()) {  // in the file's order, which is usually topological
+    bool reads_dynamic = false;
+    for (const auto& in : node.input()) reads_dynamic |= dynamic.contains(in);
+    if (reads_dynamic)
+      for (const auto& out : node.output()) dynamic.insert(out);
+  }
+  return dynamic;
+}
+
+// A graph input's shape, which must be static.
+absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
+  if (!in.type().has_tensor_type()) return Invalid(absl::StrCat("input '", in.name(), "' is not a tensor"));
+  const auto& tt = in.type().tensor_type();
+  if (!tt.has_shape()) return Invalid(absl::StrCat("input '", in.name(), "' has no shape"));
+  Shape shape;
+  for (const auto& d : tt.shape().dim()) {
+    if (!d.has_dim_value())
+      return Invalid(absl::StrCat("input '", in.name(), "' has a dynamic dimension '", d.dim_param(),
+                                  "'; taso needs static input shapes"));
+    shape.push_back(d.dim_value());
+  }
+  return shape;
+}
+
+// The memory the initializers and the inputs of static shape declare, against the limit,
+// before any is read.
+absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& shapes, int64_t limit_bytes) {
+  MemoryBudget budget(limit_bytes);
+  absl::flat_hash_set<absl::string_view> initializers;
+  for (const auto& init : g.initializer()) {
+    budget.Add(init.name(), init.data_type(), init.dims());
+    initializers.insert(init.name());
+  }
+  for (const auto& in : g.input()) {
+    if (initializers.contains(in.name())) continue;
+    const auto bound = shapes.find(in.name());
+    if (bound != shapes.end())
+      budget.Add(in.name(), in.type().tensor_type().elem_type(), bound->second);
+    else if (auto t = StaticType(in.type()))
+      budget.Add(in.name(), static_cast<int32_t>(t->dtype), t->shape);
+  }
+  return budget.Check();
+}
+
+// The initializers as weights, then the graph inputs (an input that is also an initializer
+// is a weight marked as an input). Their names go into `outer`.
+// `init`'s values: `shared`'s weight of that name where it holds them, else read.
+absl::StatusOr<TensorDataPtr> WeightData(const onnx::TensorProto& init, const ImportOptions& options) {
+  if (const Graph* shared = options.shared_weights) {
+    const ValueId v = shared->FindValue(init.name());
+    if (v != kNoValue && shared->value(v).is_constant() && HoldsValuesOf(*shared->value(v).data, init))
+      return shared->value(v).data;
+  }
+  return TensorFromProto(init, options.external_data_dir);
+}
+
+absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const ImportOptions& options, const InputShapes& shapes,
+                                 Graph& graph, absl::flat_hash_set<std::string>& outer) {
+  for (const auto& init : g.initializer()) {
+    ASSIGN_OR_RETURN(TensorDataPtr data, WeightData(init, options));
+    RETURN_IF_ERROR(graph.AddWeight(init.name(), std::move(data)).status());
+    outer.insert(init.name());
+  }
+  for (const auto& in : g.input()) {
+    if (ValueId existing = graph.FindValue(in.name()); existing != kNoValue) {
+      RETURN_IF_ERROR(graph.MarkWeightAsInput(existing));
+      continue;
+    }
+    const auto bound = shapes.find(in.name());
+    ASSIGN_OR_RETURN(Shape shape, bound != shapes.end() ? bound->second : StaticInputShape(in));
+    const auto elem_type = static_cast<DataType>(in.type().tensor_type().elem_type());
+    RETURN_IF_ERROR(graph.AddInput(in.name(), elem_type, std::move(shape)).status());
+    outer.insert(in.name());
+  }
+  return absl::OkStatus();
+}
+
+// Adds nodes to the graph, each as a Constant where it is shape arithmetic that folds, else
+// as the library operator that represents it, else as an opaque node.
+class NodeImporter {
+ public:
+  NodeImporter(int opset, const ImportOptions& options, KnownTypes known, Graph& graph)
+      : opset_(opset), options_(options), known_(std::move(known)), graph_(graph) {}
+
+  // The node's inputs must be in the graph already.
+  absl::Status Add(const onnx::NodeProto& node) {
+    std::vector<ValueId> inputs;
+    for (const auto& in : node.input()) inputs.push_back(in.empty() ? kNoValue : graph_.FindValue(in));
+    int num_outputs = node.output_size();  // trailing optional outputs left out
+    while (num_outputs > 0 && node.output(num_outputs - 1).empty()) --num_outputs;
+    const std::vector<std::string> out_names(node.output().begin(), node.output().begin() + num_outputs);
+    Node probe;
+    probe.inputs = inputs;
+    const std::vector<InputInfo> infos = graph_.InputInfos(probe);
+    ASSIGN_OR_RETURN(const bool folded, TryFold(node, infos, out_names));
+    if (folded) return absl::OkStatus();
+    // A library operator has all of its outputs: one with an output omitted in the
+    // middle stays opaque.
+    const bool omits_output = std::find(out_names.begin(), out_names.end(), "") != out_names.end();
+    Chosen chosen;
+    if (!omits_output) {
+      ASSIGN_OR_RETURN(chosen, ChooseOperator(node, opset_, infos, num_outputs));
+    }
+    if (chosen.op != nullptr) return AddLibraryNode(node, std::move(chosen), inputs, out_names);
+    return AddOpaqueNode(node, std::move(inputs), out_names);
+  }
+
+ private:
+  // Adds a Constant for a single-output node that folds on these inputs; false where the
+  // options ask for no folding or the node does not fold.
+  absl::StatusOr<bool> TryFold(const onnx::NodeProto& node, const std::vector<InputInfo>& infos,
+                               const std::vector<std::string>& out_names) {
+    const OnnxFolder fold = IsDefaultDomain(node.domain()) ? FindOnnxFolder(node.op_type()) : nullptr;
+    if (!options_.fold_shape_arithmetic || !fold || out_names.size() != 1) return false;
+    for (const auto& in : node.input())
+      if (known_.dynamic.contains(in)) return false;
+    std::optional<TensorDataPtr> value = fold(node, opset_, infos);
+    if (!value) return false;
+    RETURN_IF_ERROR(
+        graph_.AddNode(ops::ConstantOp(), ops::ConstantParams(*value), {}, node.name(), out_names).status());
+    return true;
+  }
+
+  // What the file declares for the outputs must agree with what the inputs give.
+  absl::Status AddLibraryNode(const onnx::NodeProto& node, Chosen chosen, const std::vector<ValueId>& inputs,
+                              const std::vector<std::string>& out_names) {
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs,
+                     graph_.AddNode(chosen.op, std::move(chosen.params), inputs, node.name(), out_names));
+    for (ValueId v : outs) {
+      auto it = known_.declared.find(graph_.value(v).name);
+      if (it != known_.declared.end() && it->second.shape != graph_.value(v).shape)
+        return Invalid(absl::StrCat(DescribeNode(node), ": the model declares '", it->first, "' with shape ",
+                                    ShapeToString(it->second.shape), " but its inputs give ",
+                                    ShapeToString(graph_.value(v).shape)));
+    }
+    return absl::OkStatus();
+  }
+
+  // Outer values a subgraph reads are the node's dependencies too. Omitted outputs get no
+  // value (the NodeProto keeps their places).
+  absl::Status AddOpaqueNode(const onnx::NodeProto& node, std::vector<ValueId> inputs,
+                             const std::vector<std::string>& all_names) {
+    std::vector<std::string> out_names;
+    std::vector<OutputType> types;
+    for (const std::string& name : all_names) {
+      if (name.empty()) continue;
+      out_names.push_back(name);
+      types.push_back(OpaqueOutputType(name));
+    }
+    for (const auto& c : SubgraphCaptures(node))
+      if (ValueId v = graph_.FindValue(c); v != kNoValue) inputs.push_back(v);
+    return graph_.AddOpaqueNode(std::make_shared<onnx::NodeProto>(node), inputs, out_names, types).status();
+  }
+
+  // An opaque node's output type: as ONNX inferred it, else as the file declares it, else
+  // unknown (kept, but nothing computes on it).
+  OutputType OpaqueOutputType(const std::string& name) const {
+    if (auto it = known_.inferred.find(name); it != known_.inferred.end()) return it->second;
+    if (auto it = known_.declared.find(name); it != known_.declared.end()) return it->second;
+    auto et = known_.elem_types.find(name);
+    return OutputType{et == known_.elem_types.end() ? DataType::kUndefined : et->second, Shape(),
+                      /*shape_known=*/false};
+  }
+
+  const int opset_;
+  const ImportOptions& options_;
+  const KnownTypes known_;
+  Graph& graph_;
+};
+
+// CheckStructure has found each graph output produced, and one at least.
+absl::Status AddGraphOutputs(const onnx::GraphProto& g, Graph& graph) {
+  for (const auto& out : g.output()) {
+    ValueId v = graph.FindValue(out.name());
+    if (v == kNoValue) return absl::InternalError(absl::StrCat("graph output '", out.name(), "' has no value"));
+    RETURN_IF_ERROR(graph.AddOutput(v));
+  }
+  return absl::OkStatus();
+}
+
+// The model without its nodes, weights and value infos, for the export to write into.
+// Inputs and outputs stay: their ValueInfoProtos are written back as they were.
+std::shared_ptr<const onnx::ModelProto> ShellOf(const onnx::ModelProto& model) {
+  return std::make_shared<onnx::ModelProto>(ShellCopy(model));
+}
+
+bool HasExternalData(const onnx::GraphProto& g) {
+  for (const auto& init : g.initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
+
+// The model's graph, its inputs at `shapes` where named there, else at their static
+// declared shapes; `known` says what ONNX knows of its types.
+absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, const ImportOptions& options,
+                                      KnownTypes known, const InputShapes& shapes = {}) {
+  const onnx::GraphProto& g = model.graph();
+  if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
+  RETURN_IF_ERROR(CheckDeclaredMemory(g, shapes, options.max_memory_bytes));
+  OnnxModel result;
+  result.opset = opset;
+  NodeImporter nodes(opset, options, std::move(known), result.graph);
+  absl::flat_hash_set<std::string> outer;  // the names defined outside the nodes
+  RETURN_IF_ERROR(AddWeightsAndInputs(g, options, shapes, result.graph, outer));
+  ASSIGN_OR_RETURN(std::vector<int> order, SortNodes(g, outer));
+  for (int index : order) RETURN_IF_ERROR(nodes.Add(g.node(index)));
+  RETURN_IF_ERROR(AddGraphOutputs(g, result.graph));
+  RETURN_IF_ERROR(CheckGraphMemory(result.graph, options.max_memory_bytes));
+  result.shell = ShellOf(model);
+  result.external_data = HasExternalData(g);
+  if (result.external_data) result.external_data_dir = options.external_data_dir;
+  return result;
+}
+
+}  // namespace
+
+// The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
+// sizes bound to them; what depends on them is not folded, and the model as read is kept to build it at others.
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
+  if (!model.has_graph()) return Invalid("the model has no graph");
+  ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
+  RETURN_IF_ERROR(CheckStructure(model, opset));  // before any of ONNX's code sees the model
+  if (opset < kMinOpset) {
+    ASSIGN_OR_RETURN(const onnx::ModelProto converted, ConvertedToMinOpset(model, opset));
+    ASSIGN_OR_RETURN(OnnxModel result, ImportOnnx(converted, options));
+    result.converted_from_opset = opset;
+    return result;
+  }
+  ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
+  if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
+  KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
+  known.dynamic = DynamicValues(model, opset);
+  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, options, std::move(known), bound.shapes));
+  result.source = std::make_shared<onnx::ModelProto>(model);
+  result.symbolic_dims = bound.dims;
+  return result;
+}
+
+absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Invalid(absl::StrCat("'", path, "' is a directory, not an ONNX file"));
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': no such readable file"));
+  // Read at its size in one piece: a stream grown as it is read copied a 340 MB model
+  // several times over, a third of its import.
+  // (A pipe, which has no size, is read as a stream.)
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  std::string bytes(ec ? 0 : size, '\0');
+  if (ec) {
+    std::stringstream buffer;
+    buffer << f.rdbuf();
+    bytes = buffer.str();
+  } else {
+    f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  if (f.bad() || (!ec && f.gcount() != static_cast<std::streamsize>(bytes.size())))
+    return absl::NotFoundError(absl::StrCat("cannot read '", path, "' (is it a directory?)"));
+  if (bytes.empty()) return Invalid(absl::StrCat("'", path, "' is empty, not an ONNX model"));
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    return Invalid(absl::StrCat("'", path, "' is not an ONNX model (it does not parse; truncated or another format?)"));
+  if (!model.has_graph() || model.opset_import_size() == 0 || model.ir_version() <= 0)
+    return Invalid(
+        absl::StrCat("'", path, "' is not a complete ONNX model (no graph, IR version or opset import; truncated?)"));
+  return model;
+}
+
+absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModelFile(path));
+  ImportOptions with_dir = options;
+  if (with_dir.external_data_dir.empty())
+    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
+  if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  return ImportOnnx(model, with_dir);
+}
+
+}  // namespace taso

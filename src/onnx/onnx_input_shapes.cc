@@ -1,0 +1,101 @@
+#include "taso/onnx/onnx_input_shapes.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso {
+
+namespace {
+
+absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
+
+// The graph inputs that are not also initializers (those are weights).
+std::vector<const onnx::ValueInfoProto*> RunTimeInputs(const onnx::GraphProto& graph) {
+  absl::flat_hash_set<std::string> weights;
+  for (const auto& init : graph.initializer()) weights.insert(init.name());
+  std::vector<const onnx::ValueInfoProto*> inputs;
+  for (const auto& in : graph.input())
+    if (!weights.contains(in.name())) inputs.push_back(&in);
+  return inputs;
+}
+
+absl::Status CheckGivenNames(const std::vector<const onnx::ValueInfoProto*>& inputs,
+                             const absl::flat_hash_map<std::string, Shape>& given) {
+  absl::flat_hash_set<std::string> names;
+  for (const auto* in : inputs) names.insert(in->name());
+  for (const auto& [name, shape] : given)
+    if (!names.contains(name)) {
+      std::vector<std::string> listed;
+      for (const auto* in : inputs) listed.push_back(in->name());
+      return Invalid(absl::StrCat("--input-shape names '", name,
+                                  "', which is not an input of the model (inputs: ", absl::StrJoin(listed, ", "), ")"));
+    }
+  return absl::OkStatus();
+}
+
+// One input's shape: its static dimensions, the given sizes, 1 for the other symbolic ones.
+absl::Status BindInput(const onnx::ValueInfoProto& in, const Shape* given, BoundInputs& bound) {
+  if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
+    return Invalid(absl::StrCat("input '", in.name(), "' has no tensor shape"));
+  const auto& dims = in.type().tensor_type().shape().dim();
+  if (given && static_cast<int>(given->size()) != dims.size())
+    return Invalid(absl::StrCat("--input-shape gives ", given->size(), " dimensions for input '", in.name(),
+                                "', which has ", dims.size()));
+  Shape shape;
+  for (int axis = 0; axis < dims.size(); ++axis) {
+    const int64_t size = given ? (*given)[axis] : 1;
+    if (dims[axis].has_dim_value()) {
+      if (given && size != dims[axis].dim_value())
+        return Invalid(absl::StrCat("--input-shape gives ", size, " for dimension ", axis, " of input '", in.name(),
+                                    "', which is fixed at ", dims[axis].dim_value()));
+      shape.push_back(dims[axis].dim_value());
+      continue;
+    }
+    bound.dims.push_back(SymbolicDim{dims[axis].dim_param(), in.name(), axis, size, given != nullptr});
+    shape.push_back(size);
+  }
+  bound.shapes[in.name()] = std::move(shape);
+  return absl::OkStatus();
+}
+
+// A dim_param names one size wherever it appears.
+absl::Status CheckOneSizePerParam(const std::vector<SymbolicDim>& dims) {
+  absl::flat_hash_map<std::string, const SymbolicDim*> first;
+  for (const SymbolicDim& d : dims) {
+    auto [it, added] = first.emplace(d.Key(), &d);
+    if (!added && it->second->value != d.value)
+      return Invalid(absl::StrCat("dimension '", d.param, "' is ", it->second->value, " in input '", it->second->input,
+                                  "' but ", d.value, " in input '", d.input, "': give one size for it"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string SymbolicDim::Key() const { return param.empty() ? absl::StrCat(input, "[", axis, "]") : param; }
+
+absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
+                                            const absl::flat_hash_map<std::string, Shape>& given) {
+  const std::vector<const onnx::ValueInfoProto*> inputs = RunTimeInputs(graph);
+  RETURN_IF_ERROR(CheckGivenNames(inputs, given));
+  BoundInputs bound;
+  for (const auto* in : inputs) {
+    auto it = given.find(in->name());
+    RETURN_IF_ERROR(BindInput(*in, it == given.end() ? nullptr : &it->second, bound));
+  }
+  RETURN_IF_ERROR(CheckOneSizePerParam(bound.dims));
+  return bound;
+}
+
+void SetInputShapes(const absl::flat_hash_map<std::string, Shape>& shapes, onnx::ModelProto& model) {
+  for (auto& in : *model.mutable_graph()->mutable_input()) {
+    auto it = shapes.find(in.name());
+    if (it == shapes.end()) continue;
+    auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : it->second) shape->add_dim()->set_dim_value(d);
+  }
+}
+
+}  // namespace taso
