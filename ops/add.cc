@@ -1,5 +1,6 @@
 // Add: Element-wise addition with ONNX broadcasting.
 #include "taso/ir/ops/add.h"
+#include "taso/ir/ops/names.h"
 
 #include "int64_fold.h"
 #include "op_util.h"
@@ -8,7 +9,7 @@ namespace taso::ops {
 namespace {
 
 struct AddFn {
-  static constexpr const char* kName = "Add";
+  static constexpr const char* kName = op_names::kAdd;
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Add";
   static constexpr const char* kSmt = "ewadd";

@@ -1,13 +1,14 @@
 // AveragePool: 2-D average pooling; count_include_pad chooses whether padded positions
 // count in the divisor (TASO's pooling-as-convolution identity needs them counted).
 #include "pool_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class AveragePool : public PoolOp<AveragePool> {
  public:
-  absl::string_view name() const override { return "AveragePool"; }
+  absl::string_view name() const override { return op_names::kAveragePool; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     if (p.Ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1}) return Bad("average pooling has no dilations");
     return PoolOp::InferTypes(p, in);

@@ -1,13 +1,14 @@
 // BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * scale + bias,
 // per channel (dimension 1).
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class BatchNorm : public KernelOp<BatchNorm> {
  public:
-  absl::string_view name() const override { return "BatchNormalization"; }
+  absl::string_view name() const override { return op_names::kBatchNormalization; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 5, 5));

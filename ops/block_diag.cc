@@ -3,13 +3,14 @@
 // on different inputs merged into one product of the concatenated inputs (task heads);
 // on weights it is folded into a constant before export.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class BlockDiag : public KernelOp<BlockDiag> {
  public:
-  absl::string_view name() const override { return "BlockDiag"; }
+  absl::string_view name() const override { return op_names::kBlockDiag; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));

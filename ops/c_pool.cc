@@ -1,12 +1,13 @@
 // C_pool: the kernel that turns a depth-wise convolution into average pooling, shape
 // [C, 1, kh, kw] with every entry 1/(kh*kw); C is the channel count of its source input.
 #include "constant_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct CPool {
-  static constexpr const char* kName = "C_pool";
+  static constexpr const char* kName = op_names::kC_pool;
   static constexpr const char* kSmt = "cpool";
   static constexpr bool kSmtTakesKernel = true;
   static absl::StatusOr<Shape> FromSource(const Params& p, const Shape& src) {

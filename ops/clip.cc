@@ -1,13 +1,14 @@
 // Clip: limits values to [min, max] (ReLU6 in MobileNet). The bounds are optional
 // one-element inputs (ONNX opset 11+); an absent bound does not limit.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Clip : public KernelOp<Clip> {
  public:
-  absl::string_view name() const override { return "Clip"; }
+  absl::string_view name() const override { return op_names::kClip; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 3));
     RETURN_IF_ERROR(ExpectFloat(in[0], "input"));

@@ -1,5 +1,6 @@
 // Concat: joins tensors along an axis.
 #include "taso/ir/ops/concat.h"
+#include "taso/ir/ops/names.h"
 
 #include "int64_fold.h"
 #include "op_util.h"
@@ -9,7 +10,7 @@ namespace {
 
 class Concat : public KernelOp<Concat> {
  public:
-  absl::string_view name() const override { return "Concat"; }
+  absl::string_view name() const override { return op_names::kConcat; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     if (in.empty()) return Bad("expects at least one input");

@@ -1,13 +1,14 @@
 // Constant: a node that produces the tensor held in its "value" parameter. Its value is
 // known ahead of time, so shape inference can read it (e.g. as Reshape's shape).
 #include "taso/ir/ops/constant.h"
+#include "taso/ir/ops/names.h"
 
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
 
-constexpr absl::string_view kName = "Constant";
+constexpr absl::string_view kName = op_names::kConstant;
 constexpr absl::string_view kValue = "value";  // the parameter holding the tensor
 
 class Constant : public KernelOp<Constant> {

@@ -1,6 +1,7 @@
 // Conv2D: grouped 2-D convolution with strides, explicit pads, dilations, an optional
 // bias and a fused activation (none or relu). Kernel size comes from the weight input.
 #include "taso/ir/ops/conv2d.h"
+#include "taso/ir/ops/names.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "op_util.h"
@@ -72,7 +73,7 @@ absl::StatusOr<ConvGeometry> Geometry(const Params& p, const Shape& x, const Sha
 
 class Conv2D : public KernelOp<Conv2D> {
  public:
-  absl::string_view name() const override { return "Conv2D"; }
+  absl::string_view name() const override { return op_names::kConv2D; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 3));

@@ -1,12 +1,13 @@
 // Div: Element-wise division with ONNX broadcasting.
 #include "int64_fold.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct DivFn {
-  static constexpr const char* kName = "Div";
+  static constexpr const char* kName = op_names::kDiv;
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Div";
   template <typename S>

@@ -1,13 +1,14 @@
 // Dropout at inference: the identity. Only the inference form is represented: a node
 // that asks for its mask or may run in training mode stays opaque.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Dropout : public KernelOp<Dropout> {
  public:
-  absl::string_view name() const override { return "Dropout"; }
+  absl::string_view name() const override { return op_names::kDropout; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 2));  // data and, from opset 12, an optional ratio
     RETURN_IF_ERROR(ExpectFloat(in[0], "data"));

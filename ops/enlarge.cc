@@ -2,6 +2,7 @@
 // kernel size: that of a second (reference) kernel input, or the "kernel" parameter
 // (TASO's enlarge). Exported as an ONNX Pad.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -18,7 +19,7 @@ absl::StatusOr<std::vector<int64_t>> TargetKernel(const Params& p, absl::Span<co
 
 class Enlarge : public KernelOp<Enlarge> {
  public:
-  absl::string_view name() const override { return "Enlarge"; }
+  absl::string_view name() const override { return op_names::kEnlarge; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 2));

@@ -1,12 +1,13 @@
 // Flatten: [d0..dn] -> [d0*..*d(axis-1), d(axis)*..*dn].
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Flatten : public KernelOp<Flatten> {
  public:
-  absl::string_view name() const override { return "Flatten"; }
+  absl::string_view name() const override { return op_names::kFlatten; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
     RETURN_IF_ERROR(ExpectFloat(in[0], "input"));

@@ -3,6 +3,7 @@
 // cannot take that form apart (moving its 0.5 into the next product's weights left ONNX
 // Runtime four element-wise kernels in its place).
 #include "taso/ir/ops/gelu.h"
+#include "taso/ir/ops/names.h"
 
 #include <cmath>
 
@@ -12,7 +13,7 @@ namespace taso::ops {
 namespace {
 
 struct GeluFn {
-  static constexpr const char* kName = "Gelu";
+  static constexpr const char* kName = op_names::kGelu;
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Gelu";
   static constexpr double kFlopsPerElement = 8;

@@ -6,13 +6,14 @@
 #include "op_util.h"
 #include "taso/ir/ops/add.h"
 #include "taso/ir/ops/matmul.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Gemm : public KernelOp<Gemm> {
  public:
-  absl::string_view name() const override { return "Gemm"; }
+  absl::string_view name() const override { return op_names::kGemm; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 3));

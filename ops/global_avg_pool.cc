@@ -1,12 +1,13 @@
 // GlobalAveragePool: [N, C, H, W] -> [N, C, 1, 1], the mean over each plane.
 #include "pool_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class GlobalAveragePool : public KernelOp<GlobalAveragePool> {
  public:
-  absl::string_view name() const override { return "GlobalAveragePool"; }
+  absl::string_view name() const override { return op_names::kGlobalAveragePool; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
     RETURN_IF_ERROR(ExpectFloat(in[0], "X"));

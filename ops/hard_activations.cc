@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -47,7 +48,7 @@ class HardActivation : public KernelOp<HardActivation<Fn>> {
 };
 
 struct HardSigmoidFn {
-  static constexpr const char* kName = "HardSigmoid";
+  static constexpr const char* kName = op_names::kHardSigmoid;
   explicit HardSigmoidFn(const Params& p)
       : alpha(static_cast<float>(p.Float("alpha", 0.2))), beta(static_cast<float>(p.Float("beta", 0.5))) {}
   float operator()(float x) const { return std::clamp(alpha * x + beta, 0.0f, 1.0f); }
@@ -62,7 +63,7 @@ struct HardSigmoidFn {
 };
 
 struct HardSwishFn {
-  static constexpr const char* kName = "HardSwish";
+  static constexpr const char* kName = op_names::kHardSwish;
   explicit HardSwishFn(const Params&) {}
   float operator()(float x) const { return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f); }
   static Params Import(OnnxImportNode&) { return Params(); }

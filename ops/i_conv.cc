@@ -1,12 +1,13 @@
 // I_conv: the identity convolution kernel, shape [C, C, kh, kw] (odd kh, kw), one at the
 // centre of the diagonal channel pairs and zero elsewhere; C from its source input.
 #include "constant_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct IConv {
-  static constexpr const char* kName = "I_conv";
+  static constexpr const char* kName = op_names::kI_conv;
   static constexpr const char* kSmt = "iconv";
   static constexpr bool kSmtTakesKernel = true;
   static absl::StatusOr<Shape> FromSource(const Params& p, const Shape& src) {

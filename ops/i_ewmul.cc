@@ -1,12 +1,13 @@
 // I_ewmul: a tensor of ones (the identity of element-wise multiplication), shaped like its
 // source input.
 #include "constant_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct IEwmul {
-  static constexpr const char* kName = "I_ewmul";
+  static constexpr const char* kName = op_names::kI_ewmul;
   static constexpr const char* kSmt = "iewmul";
   static absl::StatusOr<Shape> FromSource(const Params&, const Shape& src) { return src; }
   static absl::Status CheckShape(const Shape&) { return absl::OkStatus(); }

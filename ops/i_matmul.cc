@@ -1,11 +1,12 @@
 // I_matmul: the identity matrix [n, n], n the last dimension of its source input.
 #include "constant_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct IMatmul {
-  static constexpr const char* kName = "I_matmul";
+  static constexpr const char* kName = op_names::kI_matmul;
   static constexpr const char* kSmt = "imatmul";
   static absl::StatusOr<Shape> FromSource(const Params&, const Shape& src) {
     if (src.size() < 2) return Bad("I_matmul's source must have rank 2 or more");

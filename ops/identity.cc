@@ -1,12 +1,13 @@
 // Identity: passes its input on unchanged.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Identity : public KernelOp<Identity> {
  public:
-  absl::string_view name() const override { return "Identity"; }
+  absl::string_view name() const override { return op_names::kIdentity; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     return LikeOneFloatInput(in, "input");
   }

@@ -2,13 +2,14 @@
 // normalized to mean 0 and variance 1, then scaled and shifted. Only the output Y is
 // represented; a node that also asks for Mean or InvStdDev stays opaque.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class LayerNormalization : public KernelOp<LayerNormalization> {
  public:
-  absl::string_view name() const override { return "LayerNormalization"; }
+  absl::string_view name() const override { return op_names::kLayerNormalization; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 3));

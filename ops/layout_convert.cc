@@ -4,6 +4,7 @@
 // reorders memory. It appears only in graphs a layout assignment made (never in ONNX
 // files, where it would be an Identity).
 #include "taso/ir/ops/layout_convert.h"
+#include "taso/ir/ops/names.h"
 
 #include "op_util.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 class LayoutConvert : public KernelOp<LayoutConvert> {
  public:
-  static constexpr absl::string_view kName = "LayoutConvert";
+  static constexpr absl::string_view kName = op_names::kLayoutConvert;
   absl::string_view name() const override { return kName; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));

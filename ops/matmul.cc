@@ -1,6 +1,7 @@
 // MatMul: batched matrix multiplication, [..., M, K] x [..., K, N] -> [..., M, N], with
 // the batch dimensions broadcast as ONNX (numpy) does.
 #include "taso/ir/ops/matmul.h"
+#include "taso/ir/ops/names.h"
 
 #include "dense_product.h"
 #include "op_util.h"
@@ -39,7 +40,7 @@ int64_t BatchOffset(int64_t b, const Shape& out, const Shape& operand) {
 
 class MatMul : public KernelOp<MatMul> {
  public:
-  absl::string_view name() const override { return "MatMul"; }
+  absl::string_view name() const override { return op_names::kMatMul; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));

@@ -1,12 +1,13 @@
 // MaxPool: 2-D max pooling with kernel, strides, explicit pads, dilations and ceil mode.
 #include "pool_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class MaxPool : public PoolOp<MaxPool> {
  public:
-  absl::string_view name() const override { return "MaxPool"; }
+  absl::string_view name() const override { return op_names::kMaxPool; }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
     auto k = p.Ints("kernel");

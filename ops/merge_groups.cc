@@ -4,6 +4,7 @@
 // the convolution's input X [N, C, H, W], read for its channel count C only (g = C/(C/g)).
 // Output [O, factor*C/g, kh, kw]. Weight-only: folded into a constant before export.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -27,7 +28,7 @@ absl::StatusOr<Merge> ReadMerge(const Params& p, const Shape& w, const Shape& x)
 
 class MergeGroups : public KernelOp<MergeGroups> {
  public:
-  absl::string_view name() const override { return "MergeGroups"; }
+  absl::string_view name() const override { return op_names::kMergeGroups; }
   bool reads_only_shape_of(int input) const override { return input == 1; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {

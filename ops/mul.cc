@@ -1,12 +1,13 @@
 // Mul: Element-wise multiplication with ONNX broadcasting.
 #include "int64_fold.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct MulFn {
-  static constexpr const char* kName = "Mul";
+  static constexpr const char* kName = op_names::kMul;
   static constexpr bool kInGenerator = true;
   static constexpr const char* kOnnx = "Mul";
   static constexpr const char* kSmt = "ewmul";

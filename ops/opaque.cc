@@ -1,13 +1,14 @@
 // Opaque: an ONNX node the library does not model. It keeps its NodeProto whole and
 // passes through import and export unchanged; the reference executor cannot run it.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Opaque : public OpDef {
  public:
-  absl::string_view name() const override { return "Opaque"; }
+  absl::string_view name() const override { return op_names::kOpaque; }
   bool is_opaque() const override { return true; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo>) const override {
     return absl::FailedPreconditionError("an opaque node's output types come from the ONNX model");

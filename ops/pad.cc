@@ -1,6 +1,7 @@
 // Pad (constant mode): pads each dimension with a constant, pads from a constant int64
 // input [begin_0.., end_0..] and an optional one-element constant_value input.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -10,7 +11,7 @@ constexpr int64_t kMaxPad = int64_t{1} << 60;
 
 class Pad : public KernelOp<Pad> {
  public:
-  absl::string_view name() const override { return "Pad"; }
+  absl::string_view name() const override { return op_names::kPad; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 3));
     RETURN_IF_ERROR(ExpectFloat(in[0], "data"));

@@ -1,11 +1,12 @@
 // Pow: Element-wise power with ONNX broadcasting.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct PowFn {
-  static constexpr const char* kName = "Pow";
+  static constexpr const char* kName = op_names::kPow;
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Pow";
   template <typename S>

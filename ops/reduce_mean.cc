@@ -3,6 +3,7 @@
 // attribute before ONNX opset 18 and from the constant second input from 18 on (the input
 // stays the node's second input, read by nothing but the export).
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -19,7 +20,7 @@ absl::StatusOr<std::vector<bool>> ReducedAxes(const Params& p, int rank) {
 
 class ReduceMean : public KernelOp<ReduceMean> {
  public:
-  absl::string_view name() const override { return "ReduceMean"; }
+  absl::string_view name() const override { return op_names::kReduceMean; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 2));
     RETURN_IF_ERROR(ExpectFloat(in[0], "data"));

@@ -1,6 +1,7 @@
 // Reshape: a new shape from a constant int64 shape input (0 copies the input dimension
 // unless allowzero, -1 is inferred), as ONNX defines it.
 #include "taso/ir/ops/reshape.h"
+#include "taso/ir/ops/names.h"
 
 #include <limits>
 
@@ -11,7 +12,7 @@ namespace {
 
 class Reshape : public KernelOp<Reshape> {
  public:
-  absl::string_view name() const override { return "Reshape"; }
+  absl::string_view name() const override { return op_names::kReshape; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));

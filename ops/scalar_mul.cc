@@ -1,13 +1,14 @@
 // ScalarMul: multiplies a tensor by a one-element tensor (TASO's smul). Imported from an
 // ONNX Mul whose second operand has one element and no higher rank than the first.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class ScalarMul : public KernelOp<ScalarMul> {
  public:
-  absl::string_view name() const override { return "ScalarMul"; }
+  absl::string_view name() const override { return op_names::kScalarMul; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -64,7 +65,7 @@ absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
 
 class Slice : public KernelOp<Slice> {
  public:
-  absl::string_view name() const override { return "Slice"; }
+  absl::string_view name() const override { return op_names::kSlice; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
     ASSIGN_OR_RETURN(Window w, ReadWindow(in));

@@ -1,13 +1,14 @@
 // Softmax along one axis (opset 13 semantics). A Softmax from an older opset is taken
 // only where both definitions agree (the last axis); otherwise it stays opaque.
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 class Softmax : public KernelOp<Softmax> {
  public:
-  absl::string_view name() const override { return "Softmax"; }
+  absl::string_view name() const override { return op_names::kSoftmax; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));
     RETURN_IF_ERROR(ExpectFloat(in[0], "input"));

@@ -2,6 +2,7 @@
 // parameter, or (ONNX opset 13+) a constant second input; they are always explicit, so a
 // rule can state them in terms of its inputs' dimensions.
 #include "taso/ir/ops/split.h"
+#include "taso/ir/ops/names.h"
 
 #include "op_util.h"
 
@@ -16,7 +17,7 @@ absl::StatusOr<std::vector<int64_t>> Sizes(const Params& p, absl::Span<const Inp
 
 class Split : public KernelOp<Split> {
  public:
-  absl::string_view name() const override { return "Split"; }
+  absl::string_view name() const override { return op_names::kSplit; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 2));

@@ -1,12 +1,13 @@
 // Sub: Element-wise subtraction with ONNX broadcasting.
 #include "int64_fold.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct SubFn {
-  static constexpr const char* kName = "Sub";
+  static constexpr const char* kName = op_names::kSub;
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Sub";
   template <typename S>

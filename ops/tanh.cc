@@ -1,11 +1,12 @@
 // Tanh: hyperbolic tangent element-wise. The scalar function is defined per domain (scalar_domain.h).
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
 
 struct TanhFn {
-  static constexpr const char* kName = "Tanh";
+  static constexpr const char* kName = op_names::kTanh;
   static constexpr bool kInGenerator = false;
   static constexpr const char* kOnnx = "Tanh";
   static constexpr double kFlopsPerElement = 4;

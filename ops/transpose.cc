@@ -1,5 +1,6 @@
 // Transpose: permutes dimensions (default: reverses them).
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -20,7 +21,7 @@ absl::StatusOr<std::vector<int64_t>> Perm(const Params& p, int rank) {
 
 class Transpose : public KernelOp<Transpose> {
  public:
-  absl::string_view name() const override { return "Transpose"; }
+  absl::string_view name() const override { return op_names::kTranspose; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));

@@ -237,6 +237,22 @@ TEST_CASE("Rule names are qualified by their database's file stem, and the prefi
   CHECK(taso::RuleNameInFile(taso::QualifiedRuleName("/x/a:b.pb", "r0007")) == "r0007");
 }
 
+TEST_CASE("An applied rule's name reads back as its rule, its instance and its direction") {
+  taso::Rule rule;
+  rule.name = "gemm_merges_k4:r0320";
+  const taso::AppliedRuleName plain = taso::ParseAppliedRuleName(rule.name);
+  CHECK(plain.rule == rule.name);
+  CHECK(plain.concrete == rule.name);
+  CHECK_FALSE(plain.reversed);
+  const taso::AppliedRuleName reversed = taso::ParseAppliedRuleName(taso::Reversed(rule).name);
+  CHECK(reversed.rule == rule.name);
+  CHECK(reversed.reversed);
+  const taso::AppliedRuleName instance = taso::ParseAppliedRuleName("gemm_merges_k4:r0320/3~");
+  CHECK(instance.rule == "gemm_merges_k4:r0320");
+  CHECK(instance.concrete == "gemm_merges_k4:r0320/3");
+  CHECK(instance.reversed);
+}
+
 TEST_CASE("taso-opt reads several rule databases and refuses two rules of one name") {
   auto dir = taso::testing::TempDir("cli_opt_rules");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();

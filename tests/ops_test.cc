@@ -11,6 +11,7 @@
 #include <set>
 
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/ir/rng.h"
 #include "taso/ir/scalar_domain.h"
 #include "test_util.h"
@@ -541,4 +542,12 @@ TEST_CASE("Slice counts negative indices from the end, clamps, and steps either 
   for (const TensorDataPtr& d : {one, one, one, zero})
     in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
   CHECK_FALSE(Op("Slice")->InferTypes({}, in).ok());
+}
+
+TEST_CASE("The operator names code outside ops/ uses are exactly the operators registered") {
+  std::set<std::string> registered;
+  for (const OpDef* op : OpRegistry::Global().All()) registered.insert(std::string(op->name()));
+  const std::set<std::string> named(std::begin(op_names::kAll), std::end(op_names::kAll));
+  CHECK(named.size() == std::size(op_names::kAll));  // no name twice
+  CHECK(named == registered);
 }

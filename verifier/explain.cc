@@ -3,9 +3,7 @@
 #include <z3++.h>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 
 namespace taso::verify {
 namespace {
@@ -16,12 +14,12 @@ std::string TrackingName(const Axiom& axiom) { return absl::StrCat("axiom!", axi
 }  // namespace
 
 absl::StatusOr<Rule> FindRuleByName(const RuleSet& rules, const std::string& name) {
-  const absl::string_view wanted = absl::StripSuffix(name, "~");
+  const AppliedRuleName wanted = ParseAppliedRuleName(name);
   for (const Rule& rule : rules.rules) {
-    if (rule.name == wanted) return rule;
-    if (!absl::StartsWith(wanted, absl::StrCat(rule.name, "/"))) continue;
+    if (rule.name != wanted.rule) continue;
+    if (rule.name == wanted.concrete) return rule;
     for (Rule& instance : Instances(rule))
-      if (instance.name == wanted) return instance;
+      if (instance.name == wanted.concrete) return instance;
   }
   return absl::NotFoundError(absl::StrCat("no rule named '", name, "' in the rules file"));
 }

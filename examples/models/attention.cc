@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <vector>
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -9,8 +10,8 @@ namespace {
 // [tokens, d] -> [heads, tokens, d / heads] permuted by `perm` from [tokens, heads, dh].
 ValueId SplitHeads(ModelBuilder& b, ValueId x, int64_t heads, std::vector<int64_t> perm) {
   const int64_t tokens = b.shape(x)[0], model = b.shape(x)[1];
-  ValueId r = b.Op("Reshape", {}, {x, b.Int64s("shape", {tokens, heads, model / heads})});
-  return b.Op("Transpose", Params().Set("perm", std::move(perm)), {r});
+  ValueId r = b.Op(op_names::kReshape, {}, {x, b.Int64s("shape", {tokens, heads, model / heads})});
+  return b.Op(op_names::kTranspose, Params().Set("perm", std::move(perm)), {r});
 }
 
 }  // namespace
@@ -18,12 +19,13 @@ ValueId SplitHeads(ModelBuilder& b, ValueId x, int64_t heads, std::vector<int64_
 ValueId MultiHeadAttention(ModelBuilder& b, ValueId q, ValueId k, ValueId v, int64_t heads) {
   const int64_t tokens = b.shape(q)[0], model = b.shape(q)[1];
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(model / heads)));
-  ValueId scores = b.Mul(b.Op("MatMul", {}, {SplitHeads(b, q, heads, {1, 0, 2}), SplitHeads(b, k, heads, {1, 2, 0})}),
-                         b.Scalar("scale", scale));
-  ValueId probs = b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores});
-  ValueId context = b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0, 2}),
-                         {b.Op("MatMul", {}, {probs, SplitHeads(b, v, heads, {1, 0, 2})})});
-  return b.Op("Reshape", {}, {context, b.Int64s("shape", {tokens, model})});
+  ValueId scores =
+      b.Mul(b.Op(op_names::kMatMul, {}, {SplitHeads(b, q, heads, {1, 0, 2}), SplitHeads(b, k, heads, {1, 2, 0})}),
+            b.Scalar("scale", scale));
+  ValueId probs = b.Op(op_names::kSoftmax, Params().Set("axis", int64_t{-1}), {scores});
+  ValueId context = b.Op(op_names::kTranspose, Params().Set("perm", std::vector<int64_t>{1, 0, 2}),
+                         {b.Op(op_names::kMatMul, {}, {probs, SplitHeads(b, v, heads, {1, 0, 2})})});
+  return b.Op(op_names::kReshape, {}, {context, b.Int64s("shape", {tokens, model})});
 }
 
 ValueId SelfAttentionBlock(ModelBuilder& b, ValueId x, int64_t heads, const Projection& project) {

@@ -7,6 +7,7 @@
 
 #include "models/builder.h"
 #include "models/models.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -20,23 +21,24 @@ struct Bert {
     const int64_t in = b.shape(x).back();
     ValueId w = b.Weight("w", {in, out}, std::sqrt(3.0 / in));
     ValueId bias = b.Weight("b", {out}, 0.02);
-    return b.Add(b.Op("MatMul", {}, {x, w}), bias);
+    return b.Add(b.Op(op_names::kMatMul, {}, {x, w}), bias);
   }
   ValueId Heads(ValueId x, std::vector<int64_t> perm) {  // [seq, hidden] -> per-head layout
-    ValueId r = b.Op("Reshape", {}, {x, b.Int64s("shape", {kSeq, kHeads, kHidden / kHeads})});
-    return b.Op("Transpose", Params().Set("perm", perm), {r});
+    ValueId r = b.Op(op_names::kReshape, {}, {x, b.Int64s("shape", {kSeq, kHeads, kHidden / kHeads})});
+    return b.Op(op_names::kTranspose, Params().Set("perm", perm), {r});
   }
   ValueId LayerNorm(ValueId x) {
     const Params last = Params().Set("axes", std::vector<int64_t>{-1}).Set("keepdims", int64_t{1});
-    ValueId mean = b.Op("ReduceMean", last, {x});
-    ValueId d = b.Op("Sub", {}, {x, mean});
-    ValueId var = b.Op("ReduceMean", last, {b.Op("Pow", {}, {d, b.Scalar("two", 2.0f)})});
-    ValueId stddev = b.Op("Sqrt", {}, {b.Add(var, b.Scalar("eps", 1e-12f))});
-    ValueId n = b.Op("Div", {}, {d, stddev});
+    ValueId mean = b.Op(op_names::kReduceMean, last, {x});
+    ValueId d = b.Op(op_names::kSub, {}, {x, mean});
+    ValueId var = b.Op(op_names::kReduceMean, last, {b.Op(op_names::kPow, {}, {d, b.Scalar("two", 2.0f)})});
+    ValueId stddev = b.Op(op_names::kSqrt, {}, {b.Add(var, b.Scalar("eps", 1e-12f))});
+    ValueId n = b.Op(op_names::kDiv, {}, {d, stddev});
     return b.Add(b.Mul(n, b.WeightRange("gamma", {kHidden}, 0.9, 1.1)), b.Weight("beta", {kHidden}, 0.05));
   }
   ValueId Gelu(ValueId x) {
-    ValueId e = b.Op("Erf", {}, {b.Op("Div", {}, {x, b.Scalar("sqrt2", static_cast<float>(std::sqrt(2.0)))})});
+    ValueId e = b.Op(op_names::kErf, {},
+                     {b.Op(op_names::kDiv, {}, {x, b.Scalar("sqrt2", static_cast<float>(std::sqrt(2.0)))})});
     ValueId y = b.Mul(x, b.Add(e, b.Scalar("one", 1.0f)));
     return b.Mul(y, b.Scalar("half", 0.5f));
   }
@@ -44,12 +46,12 @@ struct Bert {
     ValueId q = Heads(Linear(x, kHidden), {1, 0, 2});  // [heads, seq, dk]
     ValueId k = Heads(Linear(x, kHidden), {1, 2, 0});  // [heads, dk, seq]
     ValueId v = Heads(Linear(x, kHidden), {1, 0, 2});
-    ValueId scores = b.Mul(b.Op("MatMul", {}, {q, k}),
+    ValueId scores = b.Mul(b.Op(op_names::kMatMul, {}, {q, k}),
                            b.Scalar("scale", static_cast<float>(1.0 / std::sqrt(double(kHidden / kHeads)))));
-    ValueId probs = b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores});
-    ValueId ctx =
-        b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0, 2}), {b.Op("MatMul", {}, {probs, v})});
-    ctx = b.Op("Reshape", {}, {ctx, b.Int64s("shape", {kSeq, kHidden})});
+    ValueId probs = b.Op(op_names::kSoftmax, Params().Set("axis", int64_t{-1}), {scores});
+    ValueId ctx = b.Op(op_names::kTranspose, Params().Set("perm", std::vector<int64_t>{1, 0, 2}),
+                       {b.Op(op_names::kMatMul, {}, {probs, v})});
+    ctx = b.Op(op_names::kReshape, {}, {ctx, b.Int64s("shape", {kSeq, kHidden})});
     ValueId h = LayerNorm(b.Add(x, Linear(ctx, kHidden)));
     return LayerNorm(b.Add(h, Linear(Gelu(Linear(h, kFfn)), kHidden)));
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 
@@ -81,7 +82,7 @@ ValueId ModelBuilder::Conv(ValueId x, int64_t out_channels, int64_t kh, int64_t 
   Params p;
   p.Set("strides", std::vector<int64_t>{stride, stride}).Set("pads", pads).Set("group", group);
   if (relu) p.Set("activation", "relu");
-  return Op("Conv2D", p, inputs, "conv");
+  return Op(op_names::kConv2D, p, inputs, "conv");
 }
 
 ValueId ModelBuilder::BatchNorm(ValueId x, double epsilon) {
@@ -91,24 +92,24 @@ ValueId ModelBuilder::BatchNorm(ValueId x, double epsilon) {
   ValueId bias = WeightRange("bn_bias", {c}, -0.1, 0.1);
   ValueId mean = WeightRange("bn_mean", {c}, -0.1, 0.1);
   ValueId var = WeightRange("bn_var", {c}, 0.8, 1.2);
-  return Op("BatchNormalization", Params().Set("epsilon", epsilon), {x, scale, bias, mean, var}, "bn");
+  return Op(op_names::kBatchNormalization, Params().Set("epsilon", epsilon), {x, scale, bias, mean, var}, "bn");
 }
 
 ValueId ModelBuilder::MaxPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads) {
   Params p;
   p.Set("kernel", std::vector<int64_t>{k, k}).Set("strides", std::vector<int64_t>{stride, stride}).Set("pads", pads);
-  return Op("MaxPool", p, {x}, "maxpool");
+  return Op(op_names::kMaxPool, p, {x}, "maxpool");
 }
 
 ValueId ModelBuilder::AvgPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads, bool count_include_pad) {
   Params p;
   p.Set("kernel", std::vector<int64_t>{k, k}).Set("strides", std::vector<int64_t>{stride, stride}).Set("pads", pads);
   p.Set("count_include_pad", int64_t{count_include_pad ? 1 : 0});
-  return Op("AveragePool", p, {x}, "avgpool");
+  return Op(op_names::kAveragePool, p, {x}, "avgpool");
 }
 
 ValueId ModelBuilder::Concat(std::vector<ValueId> xs, int64_t axis) {
-  return Op("Concat", Params().Set("axis", axis), std::move(xs), "concat");
+  return Op(op_names::kConcat, Params().Set("axis", axis), std::move(xs), "concat");
 }
 
 ValueId ModelBuilder::Linear(ValueId x, int64_t out) {
@@ -125,17 +126,17 @@ ModelBuilder::LinearWeights ModelBuilder::LinearLayer(int64_t in, int64_t out) {
 }
 
 ValueId ModelBuilder::Linear(ValueId x, const LinearWeights& layer) {
-  return Op("Gemm", Params().Set("transB", int64_t{1}), {x, layer.weight, layer.bias});
+  return Op(op_names::kGemm, Params().Set("transB", int64_t{1}), {x, layer.weight, layer.bias});
 }
 
 ValueId ModelBuilder::Classifier(ValueId x, int64_t classes) {
-  ValueId pooled = Op("GlobalAveragePool", {}, {x}, "gap");
-  ValueId flat = Op("Flatten", Params().Set("axis", int64_t{1}), {pooled}, "flatten");
+  ValueId pooled = Op(op_names::kGlobalAveragePool, {}, {x}, "gap");
+  ValueId flat = Op(op_names::kFlatten, Params().Set("axis", int64_t{1}), {pooled}, "flatten");
   if (!status_.ok()) return kNoValue;
   const int64_t features = shape(flat)[1];
   ValueId w = Weight("fc_w", {classes, features}, std::sqrt(3.0 / features));
   ValueId b = Weight("fc_b", {classes}, 0.05);
-  return Op("Gemm", Params().Set("transB", int64_t{1}), {flat, w, b}, "fc");
+  return Op(op_names::kGemm, Params().Set("transB", int64_t{1}), {flat, w, b}, "fc");
 }
 
 std::vector<int64_t> ModelBuilder::SamePads(ValueId x, int64_t k, int64_t stride) const {

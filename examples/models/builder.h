@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "taso/ir/graph.h"
+#include "taso/ir/ops/names.h"
 #include "taso/ir/rng.h"
 #include "taso/onnx/onnx_io.h"
 
@@ -35,9 +36,9 @@ class ModelBuilder {
                int64_t group = 1, bool relu = false, bool bias = false);
   // BatchNormalization with random statistics around the identity.
   ValueId BatchNorm(ValueId x, double epsilon = 1e-5);
-  ValueId Relu(ValueId x) { return Op("Relu", {}, {x}); }
-  ValueId Add(ValueId a, ValueId b) { return Op("Add", {}, {a, b}); }
-  ValueId Mul(ValueId a, ValueId b) { return Op("Mul", {}, {a, b}); }
+  ValueId Relu(ValueId x) { return Op(op_names::kRelu, {}, {x}); }
+  ValueId Add(ValueId a, ValueId b) { return Op(op_names::kAdd, {}, {a, b}); }
+  ValueId Mul(ValueId a, ValueId b) { return Op(op_names::kMul, {}, {a, b}); }
   ValueId MaxPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads);
   ValueId AvgPool(ValueId x, int64_t k, int64_t stride, std::vector<int64_t> pads, bool count_include_pad);
   ValueId Concat(std::vector<ValueId> xs, int64_t axis);

@@ -9,6 +9,7 @@
 
 #include "models/builder.h"
 #include "models/models.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -20,10 +21,10 @@ constexpr int64_t kHeadSize = kModel / kHeads;
 // One head: softmax(q k^T / sqrt(dh) + mask) v, [tokens, dh].
 ValueId Head(ModelBuilder& b, ValueId x, ValueId mask) {
   ValueId k = b.Linear(x, kHeadSize), q = b.Linear(x, kHeadSize), v = b.Linear(x, kHeadSize);
-  ValueId k_t = b.Op("Transpose", Params().Set("perm", std::vector<int64_t>{1, 0}), {k});
+  ValueId k_t = b.Op(op_names::kTranspose, Params().Set("perm", std::vector<int64_t>{1, 0}), {k});
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(kHeadSize)));
-  ValueId scores = b.Add(b.Mul(b.Op("MatMul", {}, {q, k_t}), b.Scalar("scale", scale)), mask);
-  return b.Op("MatMul", {}, {b.Op("Softmax", Params().Set("axis", int64_t{-1}), {scores}), v});
+  ValueId scores = b.Add(b.Mul(b.Op(op_names::kMatMul, {}, {q, k_t}), b.Scalar("scale", scale)), mask);
+  return b.Op(op_names::kMatMul, {}, {b.Op(op_names::kSoftmax, Params().Set("axis", int64_t{-1}), {scores}), v});
 }
 
 }  // namespace

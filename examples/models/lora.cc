@@ -1,6 +1,7 @@
 #include "models/lora.h"
 
 #include <cmath>
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 
@@ -10,7 +11,7 @@ ValueId LoraLinear(ModelBuilder& b, ValueId x, int64_t out) {
   ValueId base = b.Linear(x, out);
   ValueId a = b.Weight("lora_A", {in, kLoraRank}, bound);
   ValueId up = b.Weight("lora_B", {kLoraRank, out}, 0.02);
-  ValueId delta = b.Op("MatMul", {}, {b.Op("MatMul", {}, {x, a}), up});
+  ValueId delta = b.Op(op_names::kMatMul, {}, {b.Op(op_names::kMatMul, {}, {x, a}), up});
   return b.Add(base, b.Mul(delta, b.Scalar("scaling", kLoraScale)));
 }
 

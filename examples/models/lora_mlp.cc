@@ -7,6 +7,7 @@
 #include "models/builder.h"
 #include "models/lora.h"
 #include "models/models.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -16,7 +17,7 @@ constexpr int64_t kHidden = 3072;
 
 // GELU as torch.nn.functional.gelu exports it: x * 0.5 * (1 + erf(x / sqrt(2))).
 ValueId Gelu(ModelBuilder& b, ValueId x) {
-  ValueId erf = b.Op("Erf", {}, {b.Op("Div", {}, {x, b.Scalar("sqrt2", std::sqrt(2.0f))})});
+  ValueId erf = b.Op(op_names::kErf, {}, {b.Op(op_names::kDiv, {}, {x, b.Scalar("sqrt2", std::sqrt(2.0f))})});
   ValueId one_plus = b.Add(erf, b.Scalar("one", 1.0f));
   return b.Mul(b.Mul(x, one_plus), b.Scalar("half", 0.5f));
 }

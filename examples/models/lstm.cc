@@ -6,6 +6,7 @@
 
 #include "models/builder.h"
 #include "models/models.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -27,10 +28,10 @@ LstmState LstmStep(ModelBuilder& b, const LstmWeights& w, const LstmState& s, Va
   ValueId gates = b.Add(b.Linear(x, w.input), b.Linear(s.h, w.state));
   Params chunks;
   chunks.Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>(4, kHidden));
-  std::vector<ValueId> g = b.OpN("Split", chunks, {gates});
+  std::vector<ValueId> g = b.OpN(op_names::kSplit, chunks, {gates});
   if (g.size() != 4) return s;  // the builder has kept the error
-  auto sig = [&](ValueId v) { return b.Op("Sigmoid", {}, {v}); };
-  auto tanh = [&](ValueId v) { return b.Op("Tanh", {}, {v}); };
+  auto sig = [&](ValueId v) { return b.Op(op_names::kSigmoid, {}, {v}); };
+  auto tanh = [&](ValueId v) { return b.Op(op_names::kTanh, {}, {v}); };
   ValueId c = b.Add(b.Mul(sig(g[1]), s.c), b.Mul(sig(g[0]), tanh(g[2])));
   return {b.Mul(sig(g[3]), tanh(c)), c};
 }

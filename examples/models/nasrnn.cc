@@ -5,6 +5,7 @@
 
 #include "models/builder.h"
 #include "models/models.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::models {
 namespace {
@@ -15,14 +16,14 @@ ValueId Combine(ModelBuilder& b, ValueId x, ValueId h) {
   const double bound = std::sqrt(3.0 / kHidden) / 2;
   ValueId wx = b.Weight("w_x", {b.shape(x)[1], kHidden}, bound);
   ValueId wh = b.Weight("w_h", {b.shape(h)[1], kHidden}, bound);
-  return b.Add(b.Op("MatMul", {}, {x, wx}), b.Op("MatMul", {}, {h, wh}));
+  return b.Add(b.Op(op_names::kMatMul, {}, {x, wx}), b.Op(op_names::kMatMul, {}, {h, wh}));
 }
 
 ValueId NasCell(ModelBuilder& b, ValueId state, ValueId x) {
   ValueId t[8];
   for (ValueId& v : t) v = Combine(b, x, state);
-  auto sig = [&](ValueId v) { return b.Op("Sigmoid", {}, {v}); };
-  auto tanh = [&](ValueId v) { return b.Op("Tanh", {}, {v}); };
+  auto sig = [&](ValueId v) { return b.Op(op_names::kSigmoid, {}, {v}); };
+  auto tanh = [&](ValueId v) { return b.Op(op_names::kTanh, {}, {v}); };
   ValueId m0 = b.Add(b.Relu(t[0]), sig(t[3]));
   ValueId m1 = b.Add(sig(t[1]), tanh(t[2]));
   ValueId m2 = b.Mul(sig(t[4]), tanh(t[5]));

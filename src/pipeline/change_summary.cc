@@ -61,12 +61,11 @@ std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules,
                                              const std::map<std::string, int>& applied) {
   std::map<std::string, std::string> forms;
   for (const auto& [name, count] : applied) {
-    const bool reversed = !name.empty() && name.back() == '~';
-    const std::string base = name.substr(0, std::min(name.find('/'), name.size() - (reversed ? 1 : 0)));
-    auto rule = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.name == base; });
+    const AppliedRuleName applied_name = ParseAppliedRuleName(name);
+    auto rule = std::find_if(rules.begin(), rules.end(), [&](const Rule& r) { return r.name == applied_name.rule; });
     if (rule == rules.end()) continue;
-    const RuleGraph& from = reversed ? rule->target : rule->source;
-    const RuleGraph& to = reversed ? rule->source : rule->target;
+    const RuleGraph& from = applied_name.reversed ? rule->target : rule->source;
+    const RuleGraph& to = applied_name.reversed ? rule->source : rule->target;
     forms[name] = absl::StrCat(SideForm(from), " -> ", SideForm(to));
   }
   return forms;

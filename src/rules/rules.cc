@@ -7,11 +7,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "rules.pb.h"
+#include "taso/ir/file_limits.h"
 #include "taso/ir/status_macros.h"
-#include "taso/onnx/onnx_io.h"
 
 namespace taso {
 namespace {
@@ -425,6 +426,20 @@ absl::StatusOr<std::vector<Rule>> CombineRuleDatabases(std::vector<RuleDatabase>
   return all;
 }
 
+absl::StatusOr<std::vector<Rule>> ReadRuleDatabases(const std::vector<std::string>& paths,
+                                                    const RuleReadOptions& options) {
+  std::vector<RuleDatabase> databases;
+  for (const std::string& path : paths) {
+    RETURN_IF_ERROR(CheckFileSize(path, options.max_bytes, "rules file", "--max-rules-bytes"));
+    ASSIGN_OR_RETURN(RuleSet rules, ReadRuleSet(path));
+    if (rules.proved_by.empty() && !options.allow_unproved)
+      return absl::FailedPreconditionError(absl::StrCat(path, " holds rules not proved: prove them with taso-verify ",
+                                                        "--write-proved, or pass --allow-unproved"));
+    databases.push_back({path, std::move(rules.rules)});
+  }
+  return CombineRuleDatabases(std::move(databases));
+}
+
 std::string RuleNameInFile(const std::string& name) {
   const size_t colon = name.rfind(':');
   return colon == std::string::npos ? name : name.substr(colon + 1);
@@ -435,6 +450,14 @@ Rule Reversed(const Rule& rule) {
   r.name = rule.name + "~";
   std::swap(r.source, r.target);
   return r;
+}
+
+AppliedRuleName ParseAppliedRuleName(absl::string_view name) {
+  AppliedRuleName parsed;
+  parsed.reversed = absl::ConsumeSuffix(&name, "~");
+  parsed.concrete = std::string(name);
+  parsed.rule = std::string(name.substr(0, name.find('/')));
+  return parsed;
 }
 
 absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,

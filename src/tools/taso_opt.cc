@@ -203,34 +203,11 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   return options;
 }
 
-// The rules of the database at `path`; one taso-verify has not proved only when
-// --allow-unproved says so.
-absl::StatusOr<std::vector<taso::Rule>> ReadTrustedRules(const std::string& path) {
-  RETURN_IF_ERROR(taso::CheckFileSize(path, absl::GetFlag(FLAGS_max_rules_bytes), "rules file", "--max-rules-bytes"));
-  absl::StatusOr<taso::RuleSet> rules = taso::ReadRuleSet(path);
-  if (!rules.ok()) return rules.status();
-  if (rules->proved_by.empty() && !absl::GetFlag(FLAGS_allow_unproved))
-    return absl::FailedPreconditionError(absl::StrCat(path, " holds rules not proved: prove them with taso-verify ",
-                                                      "--write-proved, or pass --allow-unproved"));
-  return std::move(rules->rules);
-}
-
 // The files --rules names, or the usage error it makes.
 absl::StatusOr<std::vector<std::string>> RuleFilesFromFlag() {
   std::vector<std::string> files = absl::StrSplit(absl::GetFlag(FLAGS_rules), ',', absl::SkipEmpty());
   if (files.empty()) return absl::InvalidArgumentError("--rules names no file");
   return files;
-}
-
-// The rules of all `files`, each read as ReadTrustedRules does, combined as
-// CombineRuleDatabases does (the first file's names kept, later ones qualified).
-absl::StatusOr<std::vector<taso::Rule>> ReadAllRules(const std::vector<std::string>& files) {
-  std::vector<taso::RuleDatabase> databases;
-  for (const std::string& path : files) {
-    ASSIGN_OR_RETURN(std::vector<taso::Rule> rules, ReadTrustedRules(path));
-    databases.push_back({path, std::move(rules)});
-  }
-  return taso::CombineRuleDatabases(std::move(databases));
 }
 
 // The pipeline's stages and the search's advance, on the progress line.
@@ -309,7 +286,8 @@ int main(int argc, char** argv) {
   import_options.input_shapes = *input_shapes;
   const auto model = taso::ImportOnnxFile(args[0], import_options);
   if (!model.ok()) return fail(model.status());
-  const auto rules = ReadAllRules(*rule_files);
+  const auto rules = taso::ReadRuleDatabases(*rule_files, {.max_bytes = absl::GetFlag(FLAGS_max_rules_bytes),
+                                                           .allow_unproved = absl::GetFlag(FLAGS_allow_unproved)});
   if (!rules.ok()) return fail(rules.status());
   ShowProgress(progress, *options);
   auto result = taso::OptimizeModel(*model, *rules, *options);

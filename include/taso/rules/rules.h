@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "taso/ir/graph.h"
 
 namespace taso {
@@ -88,6 +89,17 @@ struct RuleDatabase {
 // database listed twice, or two of one file stem, are refused with the name they share.
 absl::StatusOr<std::vector<Rule>> CombineRuleDatabases(std::vector<RuleDatabase> databases);
 
+// How a tool reads the databases it is given. The errors name taso-opt's flags.
+struct RuleReadOptions {
+  int64_t max_bytes = 0;        // a larger file is refused (--max-rules-bytes)
+  bool allow_unproved = false;  // else a database taso-verify has not proved is refused
+};
+
+// The rules of all `paths`, each read and checked as `options` say, combined as
+// CombineRuleDatabases does (the first database's names kept, later ones qualified).
+absl::StatusOr<std::vector<Rule>> ReadRuleDatabases(const std::vector<std::string>& paths,
+                                                    const RuleReadOptions& options);
+
 // The name a rule has in its own file: `name` without a "<stem>:" prefix (everything up to
 // its last ':'), or `name` unchanged if it has none. Names of instances ("gemm_merges_k4:
 // r0320/1") and of reversed rules ("...~") keep their suffixes.
@@ -101,6 +113,15 @@ absl::StatusOr<Params> ResolvedParams(const Rule& rule, const RuleOp& op,
 // The rule read the other way (target to source), named "<rule>~". Rules are equations:
 // the optimizer applies them in both directions.
 Rule Reversed(const Rule& rule);
+
+// A name Instances and Reversed make, read back: "<rule>", "<rule>/<index>", either with
+// "~" after it.
+struct AppliedRuleName {
+  std::string rule;       // the name of the rule in its database
+  std::string concrete;   // the rule's or the instance's name, without "~"
+  bool reversed = false;  // applied target to source
+};
+AppliedRuleName ParseAppliedRuleName(absl::string_view name);
 
 // Builds one side of a rule as a graph on concrete input shapes, resolving the symbolic
 // parameters; fails if a shape rule does not hold for these shapes.

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/cpu_kernel.h"
 #include "taso/backends/layouts.h"
+#include "taso/ir/ops/layout_convert.h"
 #include "taso/ir/status_macros.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/inference_fusion.h"
@@ -13,7 +14,7 @@ namespace {
 
 bool CarriesLayouts(const Graph& graph) {
   for (NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (cpu::IsBlocked(graph.node(n).params) || graph.node(n).op->name() == "LayoutConvert") return true;
+    if (cpu::IsBlocked(graph.node(n).params) || graph.node(n).op == &ops::LayoutConvertOp()) return true;
   return false;
 }
 

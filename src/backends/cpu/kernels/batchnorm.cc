@@ -1,6 +1,7 @@
 // BatchNormalization (inference) on oneDNN: global statistics, scale and shift.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -32,7 +33,7 @@ class BatchNormKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("BatchNormalization", BatchNormKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kBatchNormalization, BatchNormKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,6 +1,7 @@
 // Concat on oneDNN.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -33,7 +34,7 @@ class ConcatKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("Concat", ConcatKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kConcat, ConcatKernel);
 
 }  // namespace
 }  // namespace taso::ops

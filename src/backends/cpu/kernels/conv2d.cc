@@ -6,6 +6,7 @@
 // of it part of its run (on depthwise layers that is faster than a gemm per group).
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -69,7 +70,7 @@ class ConvKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("Conv2D", ConvKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kConv2D, ConvKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -191,20 +192,20 @@ struct MulKernel : BinaryKernel {
 struct DivKernel : BinaryKernel {
   DivKernel() : BinaryKernel(dnnl::algorithm::binary_div) {}
 };
-TASO_REGISTER_CPU_KERNEL("Relu", ReluKernel);
-TASO_REGISTER_CPU_KERNEL("Tanh", TanhKernel);
-TASO_REGISTER_CPU_KERNEL("Sigmoid", SigmoidKernel);
-TASO_REGISTER_CPU_KERNEL("Sqrt", SqrtKernel);
-TASO_REGISTER_CPU_KERNEL("Gelu", GeluKernel);
-TASO_REGISTER_CPU_KERNEL("Pow", PowKernel);
-TASO_REGISTER_CPU_KERNEL("Clip", ClipKernel);
-TASO_REGISTER_CPU_KERNEL("HardSwish", HardSwishKernel);
-TASO_REGISTER_CPU_KERNEL("HardSigmoid", HardSigmoidKernel);
-TASO_REGISTER_CPU_KERNEL("Add", AddKernel);
-TASO_REGISTER_CPU_KERNEL("Sub", SubKernel);
-TASO_REGISTER_CPU_KERNEL("Mul", MulKernel);
-TASO_REGISTER_CPU_KERNEL("Div", DivKernel);
-TASO_REGISTER_CPU_KERNEL("ScalarMul", MulKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kRelu, ReluKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kTanh, TanhKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSigmoid, SigmoidKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSqrt, SqrtKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kGelu, GeluKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kPow, PowKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kClip, ClipKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kHardSwish, HardSwishKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kHardSigmoid, HardSigmoidKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kAdd, AddKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSub, SubKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kMul, MulKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kDiv, DivKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kScalarMul, MulKernel);
 
 }  // namespace
 }  // namespace taso::ops

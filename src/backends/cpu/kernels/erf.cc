@@ -9,6 +9,7 @@
 
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -77,7 +78,7 @@ class ErfKernel : public cpu::Kernel {
   }
   std::vector<size_t> LayoutInputs(const Params&, absl::Span<const InputInfo>) const override { return {0}; }
 };
-TASO_REGISTER_CPU_KERNEL("Erf", ErfKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kErf, ErfKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -2,6 +2,7 @@
 // (oneDNN normalizes over the last dimension), scale and shift over that slice.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -31,7 +32,7 @@ class LayerNormKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("LayerNormalization", LayerNormKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kLayerNormalization, LayerNormKernel);
 
 }  // namespace
 }  // namespace taso::ops

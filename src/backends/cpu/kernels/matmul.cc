@@ -1,6 +1,7 @@
 // MatMul on oneDNN (2-D, or batched with equal batch dimensions).
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -85,8 +86,8 @@ class GemmKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("MatMul", MatMulKernel);
-TASO_REGISTER_CPU_KERNEL("Gemm", GemmKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kMatMul, MatMulKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kGemm, GemmKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,6 +1,7 @@
 // MaxPool and AveragePool on oneDNN.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -31,8 +32,8 @@ class PoolKernel : public cpu::Kernel {
     return run;
   }
 };
-TASO_REGISTER_CPU_KERNEL("MaxPool", PoolKernel<true>);
-TASO_REGISTER_CPU_KERNEL("AveragePool", PoolKernel<false>);
+TASO_REGISTER_CPU_KERNEL(op_names::kMaxPool, PoolKernel<true>);
+TASO_REGISTER_CPU_KERNEL(op_names::kAveragePool, PoolKernel<false>);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,6 +1,7 @@
 // Softmax, ReduceMean and GlobalAveragePool on oneDNN (softmax and reduction primitives).
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -56,9 +57,9 @@ class GlobalAveragePoolKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("Softmax", SoftmaxKernel);
-TASO_REGISTER_CPU_KERNEL("ReduceMean", ReduceMeanKernel);
-TASO_REGISTER_CPU_KERNEL("GlobalAveragePool", GlobalAveragePoolKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSoftmax, SoftmaxKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kReduceMean, ReduceMeanKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kGlobalAveragePool, GlobalAveragePoolKernel);
 
 }  // namespace
 }  // namespace taso::ops

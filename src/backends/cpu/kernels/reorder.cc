@@ -3,6 +3,7 @@
 // through permuted strides.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -82,9 +83,9 @@ class LayoutConvertKernel : public cpu::Kernel {
   }
 };
 
-TASO_REGISTER_CPU_KERNEL("Split", SplitKernel);
-TASO_REGISTER_CPU_KERNEL("LayoutConvert", LayoutConvertKernel);
-TASO_REGISTER_CPU_KERNEL("Transpose", TransposeKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSplit, SplitKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kLayoutConvert, LayoutConvertKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kTranspose, TransposeKernel);
 
 }  // namespace
 }  // namespace taso::ops

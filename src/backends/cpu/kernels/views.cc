@@ -3,6 +3,7 @@
 // ones before it cuts the input into contiguous pieces.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -36,11 +37,11 @@ class ContiguousSplit : public cpu::View {
   }
 };
 
-TASO_REGISTER_CPU_VIEW("Reshape", SameBytes);
-TASO_REGISTER_CPU_VIEW("Flatten", SameBytes);
-TASO_REGISTER_CPU_VIEW("Identity", SameBytes);
-TASO_REGISTER_CPU_VIEW("Dropout", SameBytes);
-TASO_REGISTER_CPU_VIEW("Split", ContiguousSplit);
+TASO_REGISTER_CPU_VIEW(op_names::kReshape, SameBytes);
+TASO_REGISTER_CPU_VIEW(op_names::kFlatten, SameBytes);
+TASO_REGISTER_CPU_VIEW(op_names::kIdentity, SameBytes);
+TASO_REGISTER_CPU_VIEW(op_names::kDropout, SameBytes);
+TASO_REGISTER_CPU_VIEW(op_names::kSplit, ContiguousSplit);
 
 }  // namespace
 }  // namespace taso::ops

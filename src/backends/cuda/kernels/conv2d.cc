@@ -7,6 +7,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -177,7 +178,7 @@ class ConvKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("Conv2D", ConvKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kConv2D, ConvKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -4,6 +4,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -116,9 +117,9 @@ class TransposeKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("Concat", ConcatKernel);
-TASO_REGISTER_CUDA_KERNEL("Split", SplitKernel);
-TASO_REGISTER_CUDA_KERNEL("Transpose", TransposeKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kConcat, ConcatKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSplit, SplitKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kTranspose, TransposeKernel);
 
 }  // namespace
 }  // namespace taso::ops

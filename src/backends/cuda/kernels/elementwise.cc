@@ -3,6 +3,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/strided.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -116,20 +117,20 @@ struct PowKernel : BinaryKernel {
   PowKernel() : BinaryKernel(device::Binary::kPow) {}
 };
 
-TASO_REGISTER_CUDA_KERNEL("Relu", ReluKernel);
-TASO_REGISTER_CUDA_KERNEL("Tanh", TanhKernel);
-TASO_REGISTER_CUDA_KERNEL("Sigmoid", SigmoidKernel);
-TASO_REGISTER_CUDA_KERNEL("Sqrt", SqrtKernel);
-TASO_REGISTER_CUDA_KERNEL("Erf", ErfKernel);
-TASO_REGISTER_CUDA_KERNEL("Gelu", GeluKernel);
-TASO_REGISTER_CUDA_KERNEL("HardSwish", HardSwishKernel);
-TASO_REGISTER_CUDA_KERNEL("HardSigmoid", HardSigmoidKernel);
-TASO_REGISTER_CUDA_KERNEL("Add", AddKernel);
-TASO_REGISTER_CUDA_KERNEL("Sub", SubKernel);
-TASO_REGISTER_CUDA_KERNEL("Mul", MulKernel);
-TASO_REGISTER_CUDA_KERNEL("Div", DivKernel);
-TASO_REGISTER_CUDA_KERNEL("Pow", PowKernel);
-TASO_REGISTER_CUDA_KERNEL("ScalarMul", MulKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kRelu, ReluKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kTanh, TanhKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSigmoid, SigmoidKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSqrt, SqrtKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kErf, ErfKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kGelu, GeluKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kHardSwish, HardSwishKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kHardSigmoid, HardSigmoidKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kAdd, AddKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSub, SubKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kMul, MulKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kDiv, DivKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kPow, PowKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kScalarMul, MulKernel);
 
 }  // namespace
 }  // namespace taso::ops

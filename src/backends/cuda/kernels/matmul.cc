@@ -4,6 +4,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/strided.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -100,8 +101,8 @@ class GemmKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("MatMul", MatMulKernel);
-TASO_REGISTER_CUDA_KERNEL("Gemm", GemmKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kMatMul, MatMulKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kGemm, GemmKernel);
 
 }  // namespace
 }  // namespace taso::ops

@@ -2,6 +2,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -59,8 +60,8 @@ class BatchNormKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("Softmax", SoftmaxKernel);
-TASO_REGISTER_CUDA_KERNEL("BatchNormalization", BatchNormKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSoftmax, SoftmaxKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kBatchNormalization, BatchNormKernel);
 
 }  // namespace
 }  // namespace taso::ops

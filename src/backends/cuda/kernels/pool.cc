@@ -3,6 +3,7 @@
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
+#include "taso/ir/ops/names.h"
 
 namespace taso::ops {
 namespace {
@@ -84,10 +85,10 @@ class ReduceMeanKernel : public cuda::Kernel {
   }
 };
 
-TASO_REGISTER_CUDA_KERNEL("MaxPool", PoolKernel<true>);
-TASO_REGISTER_CUDA_KERNEL("AveragePool", PoolKernel<false>);
-TASO_REGISTER_CUDA_KERNEL("GlobalAveragePool", GlobalAveragePoolKernel);
-TASO_REGISTER_CUDA_KERNEL("ReduceMean", ReduceMeanKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kMaxPool, PoolKernel<true>);
+TASO_REGISTER_CUDA_KERNEL(op_names::kAveragePool, PoolKernel<false>);
+TASO_REGISTER_CUDA_KERNEL(op_names::kGlobalAveragePool, GlobalAveragePoolKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kReduceMean, ReduceMeanKernel);
 
 }  // namespace
 }  // namespace taso::ops
