@@ -362,6 +362,9 @@ TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends befo
   PipelineOptions no_time = AnalyticOptions(5);
   no_time.verify_speed_seconds = -1;
   CHECK(refusal(no_time).code() == absl::StatusCode::kInvalidArgument);
+  PipelineOptions short_extraction = AnalyticOptions(5);
+  short_extraction.egraph_extraction.seconds = short_extraction.egraph_extraction.alternative_seconds / 2;
+  CHECK_THAT(std::string(refusal(short_extraction).message()), Catch::Contains("extraction time"));
 
   // A cost cache whose directory is a file cannot be opened.
   const auto dir = testing::TempDir("pipeline_refusals");

@@ -17,27 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What extraction may take after saturation, so that the search ends within
-// SaturationLimits::time_limit and this: operators are measured for half of it at most
-// (those left keep their scaled analytic prices), and the local searches and integer
-// programs stop at it, a second before it where the analytic model's extraction follows
-// (which the speed check falls back on: it has that second at least).
-constexpr double kExtractionSeconds = 3;
-constexpr double kMeasuringSeconds = 1.5;
-constexpr double kAlternativeSeconds = 1;
-// What the greedy extraction by DAG costs may take at most.
-constexpr double kDagGreedySeconds = 1.5;
-// What the local search after the greedy extraction may take at most.
-constexpr double kImproveSeconds = 2;
-// The integer program: built on at most this many e-nodes, solved for at most this long.
-constexpr int64_t kMaxExactENodes = 5000;
-constexpr double kExactSeconds = 1.5;
-// Local searches at most after the first extraction that have the e-nodes it chose
-// measured, and the time they all end within (each within kImproveSeconds too), so that
-// extraction stays a few seconds whatever the rounds find.
-constexpr int kPricingRounds = 4;
-constexpr double kPricingRoundsSeconds = 2;
-
 // A point in time that stages stop at.
 class Deadline {
  public:
@@ -103,29 +82,30 @@ std::map<std::string, int> RulesApplied(const Graph& graph, const GraphEGraph& b
 // `extractor` names it. The greedy one by tree costs is made whatever the deadline.
 absl::StatusOr<Extraction> FastExtraction(const EGraph& eg, const std::vector<double>& prices,
                                           const std::vector<ClassId>& roots, const Deadline& deadline,
-                                          std::string& extractor) {
+                                          const ExtractionLimits& limits, std::string& extractor) {
   ASSIGN_OR_RETURN(Extraction ex, ExtractGreedy(eg, prices, roots));
   extractor = "greedy+local";
-  if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, deadline.Left(kDagGreedySeconds)))
+  if (std::optional<Extraction> dag = ExtractGreedyDag(eg, prices, roots, deadline.Left(limits.dag_greedy_seconds)))
     if (DagCost(eg, prices, roots, dag->choice) < DagCost(eg, prices, roots, ex.choice)) {
       ex = *std::move(dag);
       extractor = "greedy-dag+local";
     }
-  ImproveExtraction(eg, prices, roots, ex, deadline.Left(kImproveSeconds));
+  ImproveExtraction(eg, prices, roots, ex, deadline.Left(limits.improve_seconds));
   return ex;
 }
 
 // The integer program on the near-optimal e-nodes where it is small enough, in place of
 // `fast` when it does better.
 Extraction WithExact(const EGraph& eg, const std::vector<double>& prices, const std::vector<ClassId>& roots,
-                     Extraction fast, const Deadline& deadline, EGraphStats& stats, std::string& extractor) {
+                     Extraction fast, const Deadline& deadline, const ExtractionLimits& limits, EGraphStats& stats,
+                     std::string& extractor) {
   stats.greedy_cost = DagCost(eg, prices, roots, fast.choice);
   stats.exact = "not run (no time left)";
   stats.exact_cost = stats.greedy_cost;
-  const double seconds = deadline.Left(kExactSeconds);
+  const double seconds = deadline.Left(limits.exact_seconds);
   if (seconds <= 0) return fast;
   ExactExtraction exact =
-      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), fast, kMaxExactENodes, seconds);
+      ExtractExact(eg, prices, roots, NearOptimalENodes(eg, prices, roots), fast, limits.max_exact_enodes, seconds);
   stats.exact = std::string(ExactStatusName(exact.status));
   stats.exact_cost = exact.cost;
   if (exact.extraction.choice.empty()) return fast;
@@ -135,9 +115,10 @@ Extraction WithExact(const EGraph& eg, const std::vector<double>& prices, const 
 
 absl::StatusOr<Extraction> ChooseExtraction(const EGraph& eg, const std::vector<double>& prices,
                                             const std::vector<ClassId>& roots, const Deadline& deadline,
-                                            EGraphStats& stats, std::string& extractor) {
-  ASSIGN_OR_RETURN(Extraction fast, FastExtraction(eg, prices, roots, deadline, extractor));
-  return WithExact(eg, prices, roots, std::move(fast), deadline, stats, extractor);
+                                            const ExtractionLimits& limits, EGraphStats& stats,
+                                            std::string& extractor) {
+  ASSIGN_OR_RETURN(Extraction fast, FastExtraction(eg, prices, roots, deadline, limits, extractor));
+  return WithExact(eg, prices, roots, std::move(fast), deadline, limits, stats, extractor);
 }
 
 // The e-nodes an extraction chose.
@@ -151,27 +132,28 @@ std::vector<ENodeId> Chosen(const Extraction& ex) {
 // analytic model finds near-optimal (PrunedPricing), among each class's neighbours in
 // `graph` (PricingContext); e-nodes a fast extraction then chooses that were priced by
 // scaling are measured and the local search goes on from its choice at the new prices,
-// until it chooses measured ones only (or kPricingRounds pass, or kPricingRoundsSeconds,
+// until it chooses measured ones only (or limits.pricing_rounds pass, or its seconds,
 // within which they end). The integer program comes last, at the final prices.
 absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg, CostModel& node_cost,
                                            const std::vector<ClassId>& roots, const Deadline& deadline,
-                                           EGraphStats& stats, std::string& extractor) {
+                                           const ExtractionLimits& limits, EGraphStats& stats, std::string& extractor) {
   AnalyticCost analytic;
   if (node_cost.name() == analytic.name())
-    return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, deadline, stats, extractor);
+    return ChooseExtraction(eg, PriceENodes(eg, node_cost), roots, deadline, limits, stats, extractor);
   const UseIndex uses(graph);
   const PricingContext context{&graph, &uses};
-  PrunedPricing pricing(eg, analytic, node_cost, roots, &context, Deadline(kMeasuringSeconds).end());
-  const Deadline rounds_end(kPricingRoundsSeconds);
-  absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, deadline, extractor);
+  PrunedPricing pricing(eg, analytic, node_cost, roots, &context, Deadline(limits.measuring_seconds).end());
+  const Deadline rounds_end(limits.pricing_rounds_seconds);
+  absl::StatusOr<Extraction> ex = FastExtraction(eg, pricing.prices(), roots, deadline, limits, extractor);
   for (int round = 0;
-       ex.ok() && round < kPricingRounds && rounds_end.Left(1) > 0 && pricing.MeasureToo(Chosen(*ex)) > 0; ++round)
+       ex.ok() && round < limits.pricing_rounds && rounds_end.Left(1) > 0 && pricing.MeasureToo(Chosen(*ex)) > 0;
+       ++round)
     ImproveExtraction(eg, pricing.prices(), roots, *ex,
-                      std::min(rounds_end.Left(kImproveSeconds), deadline.Left(kImproveSeconds)));
+                      std::min(rounds_end.Left(limits.improve_seconds), deadline.Left(limits.improve_seconds)));
   stats.priced_operators = pricing.stats().priced;
   stats.measured_operators = pricing.stats().measured;
   if (!ex.ok()) return ex;
-  return WithExact(eg, pricing.prices(), roots, *std::move(ex), deadline, stats, extractor);
+  return WithExact(eg, pricing.prices(), roots, *std::move(ex), deadline, limits, stats, extractor);
 }
 
 // The analytic model's extraction by `analytic`'s prices, when it chooses a graph that
@@ -180,11 +162,12 @@ absl::StatusOr<Extraction> ExtractAtPrices(const Graph& graph, const EGraph& eg,
 std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEGraph& built,
                                                const std::vector<RuleMatcher>& rules, const std::vector<ClassId>& roots,
                                                AnalyticCost& analytic, const std::string& pricing,
-                                               absl::flat_hash_set<uint64_t>& offered, const Deadline& deadline) {
+                                               absl::flat_hash_set<uint64_t>& offered, const Deadline& deadline,
+                                               const ExtractionLimits& limits) {
   const std::vector<double> prices = PriceENodes(built.egraph, analytic);
   EGraphStats unused;
   std::string extractor;
-  absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, deadline, unused, extractor);
+  absl::StatusOr<Extraction> ex = ChooseExtraction(built.egraph, prices, roots, deadline, limits, unused, extractor);
   if (!ex.ok()) return std::nullopt;
   absl::StatusOr<Graph> extracted = ExtractedGraph(graph, built, *ex);
   if (!extracted.ok() || analytic.TotalCost(*extracted) >= analytic.TotalCost(graph) ||
@@ -200,7 +183,7 @@ std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEG
 // (OperatorsAtMeanPrice), where they differ from the graphs before them.
 void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules,
                                const std::vector<ClassId>& roots, CostModel& target, const Deadline& deadline,
-                               EGraphSearchResult& result) {
+                               const ExtractionLimits& limits, EGraphSearchResult& result) {
   AnalyticCost plain;
   AnalyticCost counted(OperatorsAtMeanPrice(target, graph));
   const std::pair<AnalyticCost*, std::string> opinions[] = {{&plain, plain.name()},
@@ -208,9 +191,9 @@ void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, con
   absl::flat_hash_set<uint64_t> offered = {result.search.best.StructuralHash()};
   for (size_t i = 0; i < std::size(opinions); ++i) {
     const bool last = i + 1 == std::size(opinions);
-    const double left = deadline.Left(kExtractionSeconds);
+    const double left = deadline.Left(limits.seconds);
     auto alternative = AnalyticAlternative(graph, built, rules, roots, *opinions[i].first, opinions[i].second, offered,
-                                           Deadline(last ? left : left / 2));
+                                           Deadline(last ? left : left / 2), limits);
     if (alternative) result.alternatives.push_back(std::move(*alternative));
   }
 }
@@ -225,15 +208,15 @@ double FoldedCost(CostModel& cost, const Graph& graph) {
 
 // Extracts the cheapest graph it can and keeps it when it costs less than the input.
 void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-             CostModel& graph_cost, EGraphSearchResult& result) {
+             CostModel& graph_cost, const ExtractionLimits& limits, EGraphSearchResult& result) {
   const auto start = Clock::now();
   const bool with_alternative = node_cost.name() != AnalyticCost().name();
-  const Deadline deadline(kExtractionSeconds - (with_alternative ? kAlternativeSeconds : 0));
+  const Deadline deadline(limits.seconds - (with_alternative ? limits.alternative_seconds : 0));
   EGraphStats& stats = result.stats;
   stats.extractor = "none";
   const std::vector<ClassId> roots = Roots(graph, built);
   std::string extractor;
-  auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, deadline, stats, extractor);
+  auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, deadline, limits, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
@@ -247,14 +230,16 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   }
   if (with_alternative)
     OfferAnalyticAlternatives(graph, built, rules, roots, node_cost,
-                              Deadline(std::max(kExtractionSeconds - SecondsSince(start), kAlternativeSeconds)), result);
+                              Deadline(std::max(limits.seconds - SecondsSince(start), limits.alternative_seconds)),
+                              limits, result);
   stats.extraction_seconds = SecondsSince(start);
 }
 
 }  // namespace
 
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-                                      CostModel& graph_cost, const SaturationLimits& limits) {
+                                      CostModel& graph_cost, const SaturationLimits& limits,
+                                      const ExtractionLimits& extraction) {
   const auto start = Clock::now();
   EGraphSearchResult result;
   SearchResult& search = result.search;
@@ -279,7 +264,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     stats.enodes = built->egraph.num_enodes();
     stats.eclasses = built->egraph.num_classes();
     stats.approx_bytes = built->egraph.ApproxBytes();
-    Extract(graph, *built, rules, node_cost, graph_cost, result);
+    Extract(graph, *built, rules, node_cost, graph_cost, extraction, result);
     search.expansions = stats.saturation.iterations;
     search.graphs_seen = stats.enodes;
     search.stop_reason = AsStopReason(stats.saturation.stop);

@@ -70,8 +70,8 @@ std::vector<egraph::Alternative> SearchSubstitutions(const Graph& graph, const s
     result.search = Optimize(graph, matchers, costs.search(), search);
     return {};
   }
-  egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(), options.egraph);
+  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(),
+                                                                options.egraph, options.egraph_extraction);
   result.search = std::move(found.search);
   result.egraph = found.stats;
   return std::move(found.alternatives);

@@ -75,6 +75,9 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   const egraph::SaturationLimits& limits = options.egraph;
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError("the e-graph's iteration, e-node, memory and time limits must be positive");
+  const egraph::ExtractionLimits& extraction = options.egraph_extraction;
+  if (!(extraction.alternative_seconds >= 0 && extraction.seconds >= extraction.alternative_seconds))
+    return absl::InvalidArgumentError("the e-graph's extraction time must be at least its second opinions' time");
   if (options.max_memory_bytes <= 0) return absl::InvalidArgumentError("the memory limit must be positive");
   return absl::OkStatus();
 }

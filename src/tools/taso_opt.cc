@@ -89,10 +89,13 @@ ABSL_FLAG(int64_t, egraph_nodes, taso::egraph::SaturationLimits().max_enodes,
           "more where merges filled it; joined splits after it, as many again)");
 ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit,
           "e-graph engine: seconds for pricing the input and saturation (saturation has at least half; "
-          "extraction follows, about 3 s more)");
+          "extraction follows, --egraph-extraction-seconds more)");
+ABSL_FLAG(double, egraph_extraction_seconds, taso::egraph::ExtractionLimits().seconds,
+          "e-graph engine: seconds for extraction after saturation, the analytic second opinions included");
 ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
-ABSL_FLAG(int64_t, egraph_memory_mb, 1024, "e-graph engine: approximate memory of the e-graph at most, in MiB");
+ABSL_FLAG(int64_t, egraph_memory_mb, taso::egraph::SaturationLimits().max_bytes >> 20,
+          "e-graph engine: approximate memory of the e-graph at most, in MiB");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "NAME=D0xD1x...: the size of an input with symbolic dimensions to search at (repeatable, or "
           "comma-separated); symbolic dimensions not given take 1");
@@ -129,6 +132,10 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
   limits.time_limit = absl::GetFlag(FLAGS_egraph_time_limit);
   limits.max_bytes = absl::GetFlag(FLAGS_egraph_memory_mb) << 20;
   limits.multi_pattern_iterations = absl::GetFlag(FLAGS_egraph_multi_iterations);
+  options.egraph_extraction.seconds = absl::GetFlag(FLAGS_egraph_extraction_seconds);
+  if (!(options.egraph_extraction.seconds >= options.egraph_extraction.alternative_seconds))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--egraph-extraction-seconds must be at least ", options.egraph_extraction.alternative_seconds));
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError(
         "--egraph-iterations, --egraph-nodes, --egraph-time-limit and --egraph-memory-mb must be positive");

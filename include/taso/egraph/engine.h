@@ -68,11 +68,32 @@ struct EGraphSearchResult {
   std::vector<Alternative> alternatives;
 };
 
+// What extraction may take after saturation, so that a search ends within
+// SaturationLimits::time_limit and `seconds` more: operators are measured for part of it
+// (those left keep their scaled analytic prices), and the local searches and the integer
+// program stop at it, `alternative_seconds` before it where the analytic model's
+// extractions follow (which the speed check falls back on: they have that much at least).
+struct ExtractionLimits {
+  double seconds = 3;
+  double alternative_seconds = 1;
+  double measuring_seconds = 1.5;   // measuring operators' prices, at most
+  double dag_greedy_seconds = 1.5;  // the greedy extraction by DAG costs, at most
+  double improve_seconds = 2;       // each local search after a greedy extraction, at most
+  // The integer program: built on at most this many e-nodes, solved for at most this long.
+  int64_t max_exact_enodes = 5000;
+  double exact_seconds = 1.5;
+  // Local searches at most after the first extraction that have the e-nodes it chose
+  // measured, and the time they all end within (each within improve_seconds too).
+  int pricing_rounds = 4;
+  double pricing_rounds_seconds = 2;
+};
+
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
 // the extracted graph (at their layouts, say). The result is never costlier than the
 // input by `graph_cost`. Pricing the input and saturation take `limits.time_limit` (the
-// saturation at least half of it), extraction about 3 s more (engine.cc says how).
+// saturation at least half of it), extraction `extraction.seconds` more.
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-                                      CostModel& graph_cost, const SaturationLimits& limits);
+                                      CostModel& graph_cost, const SaturationLimits& limits,
+                                      const ExtractionLimits& extraction = {});
 
 }  // namespace taso::egraph

@@ -74,6 +74,7 @@ struct PipelineOptions {
   // The e-graph engine's limits (its search_options are unused but for the layouts-only
   // search, which both engines run as backtracking with no expansion).
   egraph::SaturationLimits egraph;
+  egraph::ExtractionLimits egraph_extraction;
   // Run both graphs with the reference kernels and fail if they differ: their outputs and,
   // where the graph holds operators outside the library, what reaches those (whose outputs
   // are fed the same random values in both). Off only for models too large to run.
@@ -104,7 +105,8 @@ struct PipelineOptions {
 
 // The options' own consistency (the command line checks its flags before): alpha at
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
-// only on the cpu backend, the e-graph's limits positive.
+// only on the cpu backend, the e-graph's limits positive and its extraction time at
+// least its second opinions'.
 absl::Status ValidateOptions(const PipelineOptions& options);
 
 // What the self-check compared (pipeline/output_checks.h says how).
