@@ -8,7 +8,7 @@
 namespace taso::ops {
 namespace {
 
-constexpr absl::string_view kName = op_names::kConstant;
+constexpr const char* kName = op_names::kConstant;
 constexpr absl::string_view kValue = "value";  // the parameter holding the tensor
 
 class Constant : public KernelOp<Constant> {

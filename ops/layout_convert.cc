@@ -13,7 +13,7 @@ namespace {
 
 class LayoutConvert : public KernelOp<LayoutConvert> {
  public:
-  static constexpr absl::string_view kName = op_names::kLayoutConvert;
+  static constexpr const char* kName = op_names::kLayoutConvert;
   absl::string_view name() const override { return kName; }
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params& p, absl::Span<const InputInfo> in) const override {
     RETURN_IF_ERROR(ExpectInputs(in, 1, 1));

@@ -24,6 +24,7 @@
 #include "taso/passes/activation_fusion.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/inference_fusion.h"
+#include "taso/passes/pass_list.h"
 #include "taso/passes/rewrite_gated_mixtures.h"
 #include "taso/passes/row_form.h"
 #include "taso/pipeline/pipeline.h"
@@ -51,12 +52,25 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
 // normalizations, biases and relus are folded into the convolutions, then each bias is
 // set apart again so that the rules (whose convolutions have none) match; products of
 // activations of rank above 2 by a matrix are computed on their rows, as the rules state
-// them. FinishGraph undoes the last two after the search.
-absl::StatusOr<Graph> PrepareFused(const Graph& activations) {
-  ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(activations));
-  ASSIGN_OR_RETURN(const Graph separated, SeparateConvolutionBias(fused));
-  return FlattenRowRegions(separated);
-}
+// them. kAfterSearch undoes the last two after the search.
+constexpr GraphPass kBeforeSearch[] = {
+    {"fuse into convolutions", FuseIntoConvolutions},
+    {"separate convolution biases", SeparateConvolutionBias},
+    {"flatten row regions", FlattenRowRegions},
+};
+
+// Rows get their rank back, weight-only subgraphs become weights, biases and activations
+// go back into the convolutions, and nested concatenations and splits (merges of merges)
+// become one.
+constexpr GraphPass kAfterSearch[] = {
+    {"restore row rank", RestoreRowRank},
+    {"fold weights", FoldWeights},
+    {"fuse into convolutions", FuseIntoConvolutions},
+    {"join nested pieces", JoinNestedPieces},
+};
+
+absl::StatusOr<Graph> PrepareFused(const Graph& activations) { return RunPasses(kBeforeSearch, activations); }
+absl::StatusOr<Graph> FinishGraph(const Graph& searched) { return RunPasses(kAfterSearch, searched); }
 
 // With the engine the options name; the e-graph prices e-nodes by the backend's cost and
 // graphs as the backtracking search does (at their layouts when they are searched).
@@ -106,16 +120,6 @@ const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
   search.rules_applied.clear();
   search.path.clear();
   return input;
-}
-
-// Rows get their rank back, weight-only subgraphs become weights, biases and activations
-// go back into the convolutions, and nested concatenations and splits (merges of merges)
-// become one.
-absl::StatusOr<Graph> FinishGraph(const Graph& searched) {
-  ASSIGN_OR_RETURN(const Graph restored, RestoreRowRank(searched));
-  ASSIGN_OR_RETURN(const Graph folded, FoldWeights(restored));
-  ASSIGN_OR_RETURN(const Graph fused, FuseIntoConvolutions(folded));
-  return JoinNestedPieces(fused);
 }
 
 // The graphs both ends of the pipeline work from: as imported, and as the search starts
