@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
+#include "taso/pipeline/pipeline.h"
 #include "taso/rules/rules.h"
 #include "test_util.h"
 
@@ -421,4 +422,31 @@ TEST_CASE("taso-opt refuses malformed models at opsets 6 to 10 in one line, by i
       CHECK(std::count(err.begin(), err.end(), '\n') == 1);
       CHECK_FALSE(std::filesystem::exists(out));
     }
+}
+
+namespace {
+
+// The default `--help` prints for `flag`, as absl spells it ("40", "\"egraph\"").
+std::string FlagDefault(const std::string& help, const std::string& flag) {
+  const size_t at = help.find("--" + flag + " (");
+  if (at == std::string::npos) return "(no flag --" + flag + ")";
+  const size_t from = help.find("default: ", at) + 9;
+  return help.substr(from, help.find(';', from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("taso-opt's flags default to the library's options") {
+  const Result help = RunTool("taso-opt --help");
+  const taso::PipelineOptions library;
+  CHECK(FlagDefault(help.output, "search_engine") == absl::StrCat("\"", taso::SearchEngineName(library.engine), "\""));
+  CHECK(FlagDefault(help.output, "time_limit") == absl::StrCat(library.search_options.time_limit));
+  CHECK(FlagDefault(help.output, "budget") == absl::StrCat(library.search_options.budget));
+  CHECK(FlagDefault(help.output, "alpha") == absl::StrCat(library.search_options.alpha));
+  CHECK(FlagDefault(help.output, "no_verify_speed") == (library.verify_speed ? "false" : "true"));
+  CHECK(FlagDefault(help.output, "egraph_time_limit") == absl::StrCat(library.egraph.limits.time_limit));
+  CHECK(FlagDefault(help.output, "egraph_nodes") == absl::StrCat(library.egraph.limits.max_enodes));
+  CHECK(FlagDefault(help.output, "egraph_extraction_seconds") == absl::StrCat(library.egraph.extraction.seconds));
+  CHECK(FlagDefault(help.output, "egraph_multi_iterations") ==
+        absl::StrCat(library.egraph.scheduler.multi_pattern_iterations));
 }

@@ -90,8 +90,10 @@ egraph::GraphEGraph Saturated(const Graph& g, bool join_readers) {
   REQUIRE(built.ok());
   egraph::SaturationLimits limits;
   limits.time_limit = 3600;
-  limits.join_readers = join_readers;
-  egraph::Saturate(built->egraph, PrepareRules({ColumnMerge(), ReluOfConcat(), BlockDiagonalMerge()}), limits);
+  egraph::RuleScheduler scheduler;
+  scheduler.join_readers = join_readers;
+  egraph::Saturate(built->egraph, PrepareRules({ColumnMerge(), ReluOfConcat(), BlockDiagonalMerge()}), limits,
+                   scheduler);
   return *std::move(built);
 }
 
@@ -122,21 +124,22 @@ TEST_CASE("E-graph: a merge is banned for its new joins only, not for those made
   REQUIRE(built.ok());
   egraph::SaturationLimits limits;
   limits.time_limit = 3600;
-  limits.multi_match_limit = 4000;
-  egraph::Saturate(built->egraph, PrepareRules({ColumnMerge()}), limits);
+  egraph::RuleScheduler scheduler;
+  scheduler.multi_match_limit = 4000;
+  egraph::Saturate(built->egraph, PrepareRules({ColumnMerge()}), limits, scheduler);
   CHECK(WidestProduct(built->egraph) == 8 * 16);
 }
 
 TEST_CASE("E-graph: four heads come out as one product per layer", "[egraph]") {
   const Graph g = Heads(4);
   AnalyticCost cost;
-  egraph::SaturationLimits limits;
-  limits.time_limit = 3600;
+  egraph::EGraphOptions options;
+  options.limits.time_limit = 3600;
   const egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(
-      g, PrepareRules({ColumnMerge(), ReluOfConcat(), BlockDiagonalMerge()}), cost, cost, limits);
+      g, PrepareRules({ColumnMerge(), ReluOfConcat(), BlockDiagonalMerge()}), cost, cost, options);
   INFO(found.stats.kept_input_because);
-  CHECK(testing::CountOps(found.search.best, "Gemm") == 2);
-  CHECK(testing::CountOps(found.search.best, "Relu") == 1);
+  CHECK(testing::CountOps(found.best, "Gemm") == 2);
+  CHECK(testing::CountOps(found.best, "Relu") == 1);
 }
 
 // The task_heads benchmark model (eight heads, as PyTorch exports them) with every rule
@@ -148,15 +151,15 @@ TEST_CASE("E-graph: the eight task heads, on every shipped rule, come out as one
   auto model = models::BuildModel("task_heads", {});
   REQUIRE(model.ok());
   AnalyticCost cost;
-  egraph::SaturationLimits limits;
-  limits.time_limit = 3600;  // the e-node limit stops it, as on an idle machine
+  egraph::EGraphOptions options;
+  options.limits.time_limit = 3600;  // the e-node limit stops it, as on an idle machine
   const egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), cost, cost, limits);
+      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), cost, cost, options);
   INFO(found.stats.kept_input_because);
   CHECK(found.stats.joining.stop == egraph::SaturationStop::kSaturated);
-  CHECK(testing::CountOps(found.search.best, "Gemm") == 2);
-  CHECK(testing::CountOps(found.search.best, "Relu") == 1);
-  CHECK(testing::CountOps(found.search.best, "Split") == 1);
+  CHECK(testing::CountOps(found.best, "Gemm") == 2);
+  CHECK(testing::CountOps(found.best, "Relu") == 1);
+  CHECK(testing::CountOps(found.best, "Split") == 1);
 }
 
 // Prices the whole graph as the analytic model does, after `delay` seconds: a runtime
@@ -178,10 +181,10 @@ TEST_CASE("E-graph: pricing the input counts against the saturation's time, whic
   REQUIRE(model.ok());
   AnalyticCost node_cost;
   SlowGraphCost graph_cost(2);  // the eight heads saturate for longer than the limit
-  egraph::SaturationLimits limits;
-  limits.time_limit = 2.4;
+  egraph::EGraphOptions options;
+  options.limits.time_limit = 2.4;
   const egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), node_cost, graph_cost, limits);
+      egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), node_cost, graph_cost, options);
   CHECK(found.stats.saturation.stop == egraph::SaturationStop::kTime);
   // Half of 2.4 s where pricing took 2 of them; without counting it, 2.4 s.
   CHECK(found.stats.saturation.seconds < 2.0);

@@ -63,10 +63,11 @@ Saturated SaturateWith(const Graph& g, const std::vector<Rule>& rules, int multi
   auto built = egraph::BuildEGraph(g);
   REQUIRE(built.ok());
   egraph::SaturationLimits limits;
-  limits.multi_pattern_iterations = multi_pattern_iterations;
   limits.time_limit = 3600;
+  egraph::RuleScheduler scheduler;
+  scheduler.multi_pattern_iterations = multi_pattern_iterations;
   const std::vector<RuleMatcher> matchers = PrepareRules(rules);
-  egraph::Saturate(built->egraph, matchers, limits);
+  egraph::Saturate(built->egraph, matchers, limits, scheduler);
   return Saturated{*std::move(built)};
 }
 
@@ -186,14 +187,13 @@ TEST_CASE("E-graph: nested splits and concatenations are joined into one", "[egr
 TEST_CASE("E-graph: the engine joins all five steps into one product", "[egraph]") {
   const Graph g = FiveSteps();
   AnalyticCost cost;
-  egraph::SaturationLimits limits;
-  limits.time_limit = 3600;
+  egraph::EGraphOptions options;
+  options.limits.time_limit = 3600;
   const egraph::EGraphSearchResult found =
-      egraph::OptimizeWithEGraph(g, PrepareRules({RowMerge()}), cost, cost, limits);
+      egraph::OptimizeWithEGraph(g, PrepareRules({RowMerge()}), cost, cost, options);
   INFO(found.stats.kept_input_because);
   int products = 0;
-  for (NodeId n = 0; n < found.search.best.num_nodes(); ++n)
-    products += found.search.best.node(n).op == testing::Op("Gemm");
+  for (NodeId n = 0; n < found.best.num_nodes(); ++n) products += found.best.node(n).op == testing::Op("Gemm");
   CHECK(products == 1);
 }
 

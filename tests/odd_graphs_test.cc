@@ -198,6 +198,8 @@ TEST_CASE("OptimizeModel keeps an omitted output and an overridable weight as th
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
   options.search = SearchKind::kSubstitutions;
+  options.engine = SearchEngine::kBacktracking;
+  options.verify_speed = false;
   options.search_options.budget = 10;
   options.self_check = false;  // the LSTM is outside the library
   auto lstm = OptimizeModel(NewOnnxModel(LstmOmittingY()), {}, options);
@@ -226,6 +228,7 @@ TEST_CASE("OptimizeModel refuses a graph whose tensors exceed the memory limit b
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
   options.search = SearchKind::kSubstitutions;
+  options.verify_speed = false;
   options.max_memory_bytes = 100;
   auto r = OptimizeModel(NewOnnxModel(MatMulOverridable()), {}, options);
   REQUIRE_FALSE(r.ok());

@@ -63,6 +63,7 @@ PipelineOptions StandInOptions(RuntimeTimer* timer) {
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
   options.search = SearchKind::kSubstitutions;
+  options.engine = SearchEngine::kBacktracking;
   options.search_options.budget = 10;
   options.verify_speed = true;
   options.timer = timer;

@@ -16,6 +16,8 @@ PipelineOptions AnalyticOptions() {
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
   options.search = DefaultSearchKind(Backend::kAnalytic);
+  options.engine = SearchEngine::kBacktracking;
+  options.verify_speed = false;
   options.search_options.budget = 20;
   return options;
 }

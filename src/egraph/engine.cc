@@ -48,17 +48,6 @@ constexpr absl::string_view ExactStatusName(ExactStatus status) {
   return "?";
 }
 
-StopReason AsStopReason(SaturationStop stop) {
-  switch (stop) {
-    case SaturationStop::kSaturated:
-      return StopReason::kQueueEmpty;
-    case SaturationStop::kTime:
-      return StopReason::kTimeLimit;
-    default:
-      return StopReason::kBudget;
-  }
-}
-
 // The graph's computed outputs: what extraction must not answer with a leaf.
 std::vector<ClassId> Roots(const Graph& graph, const GraphEGraph& built) {
   std::vector<ClassId> roots;
@@ -176,7 +165,7 @@ std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEG
   return Alternative{std::move(*extracted), RulesApplied(graph, built, *ex, rules), pricing};
 }
 
-// The second opinions on `result.search.best` (the extraction at `target`'s prices),
+// The second opinions on `result.best` (the extraction at `target`'s prices),
 // added to `result.alternatives` in the order the speed check times them, each made in
 // half of what is left before `deadline` and the last in all of it: the analytic model's
 // extraction, then the analytic model's with each operator at `target`'s mean price
@@ -188,7 +177,7 @@ void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, con
   AnalyticCost counted(OperatorsAtMeanPrice(target, graph));
   const std::pair<AnalyticCost*, std::string> opinions[] = {{&plain, plain.name()},
                                                             {&counted, std::string(kOperatorsCountedPricing)}};
-  absl::flat_hash_set<uint64_t> offered = {result.search.best.StructuralHash()};
+  absl::flat_hash_set<uint64_t> offered = {result.best.StructuralHash()};
   for (size_t i = 0; i < std::size(opinions); ++i) {
     const bool last = i + 1 == std::size(opinions);
     const double left = deadline.Left(limits.seconds);
@@ -220,13 +209,13 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
-  } else if (const double cost = FoldedCost(graph_cost, *extracted); cost >= result.search.initial_cost) {
+  } else if (const double cost = FoldedCost(graph_cost, *extracted); cost >= result.initial_cost) {
     stats.kept_input_because = "the extracted graph costs no less than the input";
   } else {
     stats.extractor = extractor;
-    result.search.best = std::move(*extracted);
-    result.search.best_cost = cost;
-    result.search.rules_applied = RulesApplied(graph, built, *ex, rules);
+    result.best = std::move(*extracted);
+    result.best_cost = cost;
+    result.rules_applied = RulesApplied(graph, built, *ex, rules);
   }
   if (with_alternative)
     OfferAnalyticAlternatives(graph, built, rules, roots, node_cost,
@@ -238,23 +227,23 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
 }  // namespace
 
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-                                      CostModel& graph_cost, const SaturationLimits& limits,
-                                      const ExtractionLimits& extraction) {
+                                      CostModel& graph_cost, const EGraphOptions& options) {
+  const SaturationLimits& limits = options.limits;
   const auto start = Clock::now();
   EGraphSearchResult result;
-  SearchResult& search = result.search;
-  search.best = graph;
-  search.initial_cost = search.best_cost = FoldedCost(graph_cost, graph);
+  result.best = graph;
+  result.initial_cost = result.best_cost = FoldedCost(graph_cost, graph);
   auto built = BuildEGraph(graph);
   if (!built.ok()) {
     result.stats.extractor = "none";
+    result.stats.saturation.stop = result.stats.joining.stop = SaturationStop::kNotBuilt;
     result.stats.kept_input_because = std::string(built.status().message());
   } else {
     EGraphStats& stats = result.stats;
     // Pricing the input counts against the saturation's time, which keeps half of it.
     SaturationLimits within = limits;
     within.time_limit = std::max(limits.time_limit / 2, limits.time_limit - SecondsSince(start));
-    std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, within);
+    std::tie(stats.joining, stats.saturation) = SaturateJoiningFirst(built->egraph, rules, within, options.scheduler);
     // The joined Splits get room of their own: saturation mostly stops at the e-node
     // limit, and without them no local move switches all eight pieces of a merge at
     // once. The joined Concats only price nested ones as one, and a wide merge makes
@@ -264,12 +253,9 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     stats.enodes = built->egraph.num_enodes();
     stats.eclasses = built->egraph.num_classes();
     stats.approx_bytes = built->egraph.ApproxBytes();
-    Extract(graph, *built, rules, node_cost, graph_cost, extraction, result);
-    search.expansions = stats.saturation.iterations;
-    search.graphs_seen = stats.enodes;
-    search.stop_reason = AsStopReason(stats.saturation.stop);
+    Extract(graph, *built, rules, node_cost, graph_cost, options.extraction, result);
   }
-  search.seconds = SecondsSince(start);
+  result.seconds = SecondsSince(start);
   return result;
 }
 

@@ -104,8 +104,8 @@ int Growth(const Rule& rule) {
   return static_cast<int>(rule.target.ops.size()) - static_cast<int>(rule.source.ops.size());
 }
 
-int MaxGrowth(const Rule& rule, const SaturationLimits& limits) {
-  return rule.source.outputs.size() > 1 ? limits.max_multi_rule_growth : limits.max_rule_growth;
+int MaxGrowth(const Rule& rule, const RuleScheduler& scheduler) {
+  return rule.source.outputs.size() > 1 ? scheduler.max_multi_rule_growth : scheduler.max_rule_growth;
 }
 
 // How many matches of a rule are looked at, per match its limit allows: most matches of
@@ -123,11 +123,14 @@ class Saturation {
   Saturation(EGraph& eg, const std::vector<RuleMatcher>& rules)
       : eg_(eg), rules_(rules), redundant_(RedundantInEGraph(rules)) {}
 
-  // Saturates within `limits` with the rules `only` marks (all where null). Phases run
+  // Saturates within `limits` with the rules `only` marks (all where null), as `scheduler`
+  // says. Phases run
   // one after another share what was applied and what each e-node derives from, so that
   // a later phase does not join again what an earlier one joined.
-  SaturationStats RunPhase(const SaturationLimits& limits, const std::vector<bool>* only) {
+  SaturationStats RunPhase(const SaturationLimits& limits, const RuleScheduler& scheduler,
+                           const std::vector<bool>* only) {
     limits_ = limits;
+    scheduler_ = scheduler;
     start_ = Clock::now();
     deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.time_limit));
     schedule_.assign(rules_.size(), Schedule{});
@@ -136,11 +139,11 @@ class Saturation {
     // ones: where a limit stops an iteration midway, the likelier gains were tried.
     order_.clear();
     for (size_t r = 0; r < rules_.size(); ++r)
-      if (Growth(rules_[r].rule()) <= MaxGrowth(rules_[r].rule(), limits) && !redundant_[r] && (!only || (*only)[r]))
+      if (Growth(rules_[r].rule()) <= MaxGrowth(rules_[r].rule(), scheduler) && !redundant_[r] && (!only || (*only)[r]))
         order_.push_back(static_cast<int>(r));
     std::stable_sort(order_.begin(), order_.end(),
                      [&](int a, int b) { return Growth(rules_[a].rule()) < Growth(rules_[b].rule()); });
-    if (limits.join_wide_groups) JoinWideGroups();
+    if (scheduler.join_wide_groups) JoinWideGroups();
     return Run();
   }
 
@@ -160,7 +163,7 @@ class Saturation {
       banned_now_ = false;
       std::optional<SaturationStop> hit = Iterate();
       eg_.Rebuild();
-      if (!hit && limits_.join_readers) AddJoinedReaders(eg_, limits_.max_enodes, &derivation_);
+      if (!hit && scheduler_.join_readers) AddJoinedReaders(eg_, limits_.max_enodes, &derivation_);
       if (hit) {
         stats_.stop = *hit;
         break;
@@ -202,7 +205,7 @@ class Saturation {
       return {};
     }
     const bool multi = rules_[r].rule().source.outputs.size() > 1;
-    const int64_t limit = (multi ? limits_.multi_match_limit : limits_.match_limit) << std::min(s.bans, 20);
+    const int64_t limit = (multi ? scheduler_.multi_match_limit : scheduler_.match_limit) << std::min(s.bans, 20);
     const int64_t most_found = limit * kMatchesFoundPerLimit;
     std::vector<EMatch> found = FindMatches(eg_, rules_[r], deadline_, most_found + 1);
     const bool all_found = static_cast<int64_t>(found.size()) <= most_found;
@@ -211,7 +214,7 @@ class Saturation {
     absl::flat_hash_set<uint64_t> joins;
     std::erase_if(found, [&](const EMatch& m) { return !IsNew(r, m, joins); });
     if (all_found && static_cast<int64_t>(found.size()) <= limit) return found;
-    s.banned_until = iteration + (limits_.ban_iterations << std::min(s.bans, 20));
+    s.banned_until = iteration + (scheduler_.ban_iterations << std::min(s.bans, 20));
     ++s.bans;
     banned_now_ = true;
     return {};
@@ -219,7 +222,7 @@ class Saturation {
 
   // One iteration: each rule matched and applied in turn; a limit may stop it midway.
   std::optional<SaturationStop> Iterate() {
-    const bool multi_allowed = stats_.iterations < limits_.multi_pattern_iterations;
+    const bool multi_allowed = stats_.iterations < scheduler_.multi_pattern_iterations;
     ++stats_.iterations;
     for (int r : order_) {
       if (rules_[r].rule().source.outputs.size() > 1 && !multi_allowed) continue;
@@ -340,6 +343,7 @@ class Saturation {
   const std::vector<RuleMatcher>& rules_;
   const std::vector<bool> redundant_;  // RedundantInEGraph
   SaturationLimits limits_;            // the phase's
+  RuleScheduler scheduler_;            // the phase's
   Clock::time_point start_, deadline_;
   std::vector<int> order_;  // the rules applied, in the order they are
   std::vector<Schedule> schedule_;
@@ -353,24 +357,27 @@ class Saturation {
 
 }  // namespace
 
-SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits) {
-  return Saturation(egraph, rules).RunPhase(limits, nullptr);
+SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits,
+                         const RuleScheduler& scheduler) {
+  return Saturation(egraph, rules).RunPhase(limits, scheduler, nullptr);
 }
 
 std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph, const std::vector<RuleMatcher>& rules,
-                                                                 const SaturationLimits& limits) {
+                                                                 const SaturationLimits& limits,
+                                                                 const RuleScheduler& scheduler) {
   const std::vector<bool> joins = JoinsWork(rules);
   SaturationLimits joining = limits;
-  joining.join_readers = true;
-  joining.join_wide_groups = true;
   joining.time_limit = limits.time_limit / 2;
-  joining.match_limit = limits.multi_match_limit;  // few rules: each may match as often as merges do
+  RuleScheduler joining_scheduler = scheduler;
+  joining_scheduler.join_readers = true;
+  joining_scheduler.join_wide_groups = true;
+  joining_scheduler.match_limit = scheduler.multi_match_limit;  // few rules: each may match as often as merges do
   Saturation saturation(egraph, rules);
-  const SaturationStats first = saturation.RunPhase(joining, &joins);
+  const SaturationStats first = saturation.RunPhase(joining, joining_scheduler, &joins);
   SaturationLimits rest = limits;
   rest.time_limit = std::max(0.0, limits.time_limit - first.seconds);
   rest.max_enodes = std::max(limits.max_enodes, egraph.num_enodes() + limits.max_enodes / 4);
-  SaturationStats both = saturation.RunPhase(rest, nullptr);
+  SaturationStats both = saturation.RunPhase(rest, scheduler, nullptr);
   both.iterations += first.iterations;
   both.matches += first.matches;
   both.merges += first.merges;

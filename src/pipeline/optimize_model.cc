@@ -12,6 +12,7 @@
 #include "pipeline/cost_setup.h"
 #include "pipeline/output_checks.h"
 #include "pipeline/region_estimate.h"
+#include "pipeline/search_engines.h"
 #include "pipeline/speed_check.h"
 #include "pipeline/symbolic_dims.h"
 #include "taso/backends/cpu_preparation.h"
@@ -72,23 +73,15 @@ constexpr GraphPass kAfterSearch[] = {
 absl::StatusOr<Graph> PrepareFused(const Graph& activations) { return RunPasses(kBeforeSearch, activations); }
 absl::StatusOr<Graph> FinishGraph(const Graph& searched) { return RunPasses(kAfterSearch, searched); }
 
-// With the engine the options name; the e-graph prices e-nodes by the backend's cost and
-// graphs as the backtracking search does (at their layouts when they are searched).
-// Returns the e-graph's other extractions, for the speed check.
+// With the engine the options name; returns its other graphs worth timing, for the speed
+// check.
 std::vector<egraph::Alternative> SearchSubstitutions(const Graph& graph, const std::vector<RuleMatcher>& matchers,
                                                      CostModels& costs, const PipelineOptions& options,
                                                      PipelineResult& result) {
-  SearchOptions search = options.search_options;
-  if (options.search == SearchKind::kLayouts) search.budget = 0;  // the input graph, priced at its layouts
-  if (options.engine == SearchEngine::kBacktracking || options.search == SearchKind::kLayouts) {
-    result.search = Optimize(graph, matchers, costs.search(), search);
-    return {};
-  }
-  egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(graph, matchers, *costs.backend, costs.search(),
-                                                                options.egraph, options.egraph_extraction);
-  result.search = std::move(found.search);
-  result.egraph = found.stats;
-  return std::move(found.alternatives);
+  pipeline::EngineRun run = pipeline::MakeSearchEngine(options, costs)->Search(graph, matchers);
+  result.search = std::move(run.found);
+  result.engine = std::move(run.stats);
+  return std::move(run.alternatives);
 }
 
 // Mixtures of experts merged (rewrite_gated_mixtures.h), a rewrite no rule states, offered
@@ -113,7 +106,7 @@ void OfferMergedMixtures(const Graph& activations, const PipelineOptions& option
 // A gain within the measurements' noise is no reason to rewrite the user's graph: then
 // the search's input is kept and no rule counts as applied. Returns the graph kept.
 const Graph& KeepInputUnlessGain(const Graph& input, PipelineResult& result) {
-  SearchResult& search = result.search;
+  SearchFound& search = result.search;
   const bool keep_input = search.best_cost > search.initial_cost * (1 - kMinSearchGain);
   if (!keep_input) return search.best;
   result.substitutions_dropped = !search.rules_applied.empty();
@@ -257,7 +250,7 @@ absl::StatusOr<Output> VerifyRewrites(const OnnxModel& model, const Inputs& in,
                                       CostModels& costs, const PipelineOptions& options, PipelineResult& result) {
   if (timer == nullptr || result.search.rules_applied.empty()) return out;
   Announce(options, "speed check", absl::StrCat("in ", timer->name()));
-  const SearchResult& search = result.search;
+  const SearchFound& search = result.search;
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
     if (std::find(keep.begin(), keep.end(), false) == keep.end()) return InShellOf(model, out.graph);
     ASSIGN_OR_RETURN(const Graph replayed, ReplayRewrites(in.separated, matchers, search.path, keep));

@@ -72,10 +72,12 @@ absl::Status ValidateOptions(const PipelineOptions& options) {
   if (search.max_queue < 1) return absl::InvalidArgumentError("the search's queue must hold at least one graph");
   if (options.cost_model != nullptr && options.backend != Backend::kAnalytic)
     return absl::InvalidArgumentError("a stand-in cost model replaces the analytic backend's only");
-  const egraph::SaturationLimits& limits = options.egraph;
+  const egraph::SaturationLimits& limits = options.egraph.limits;
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError("the e-graph's iteration, e-node, memory and time limits must be positive");
-  const egraph::ExtractionLimits& extraction = options.egraph_extraction;
+  if (options.egraph.scheduler.multi_pattern_iterations < 0)
+    return absl::InvalidArgumentError("the e-graph's iterations for rules with several outputs must not be negative");
+  const egraph::ExtractionLimits& extraction = options.egraph.extraction;
   if (!(extraction.alternative_seconds >= 0 && extraction.seconds >= extraction.alternative_seconds))
     return absl::InvalidArgumentError("the e-graph's extraction time must be at least its second opinions' time");
   if (options.max_memory_bytes <= 0) return absl::InvalidArgumentError("the memory limit must be positive");

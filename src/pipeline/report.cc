@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,7 +18,23 @@ namespace taso {
 
 namespace {
 
-bool StoppedByLimit(const SearchResult& search) { return search.stop_reason != StopReason::kQueueEmpty; }
+// Why the search ended, in its engine's words, and whether a limit ended it (not the
+// search running out of work, nor an e-graph that could not be built); "none" where no
+// search ran.
+struct SearchStop {
+  absl::string_view reason = "none";
+  bool by_limit = false;
+};
+SearchStop StopOf(const PipelineResult& r) {
+  if (const auto* b = std::get_if<BacktrackingStats>(&r.engine))
+    return {StopReasonName(b->stop_reason), b->stop_reason != StopReason::kQueueEmpty};
+  if (const auto* e = std::get_if<egraph::EGraphStats>(&r.engine)) {
+    const egraph::SaturationStop stop = e->saturation.stop;
+    return {egraph::SaturationStopName(stop),
+            stop != egraph::SaturationStop::kSaturated && stop != egraph::SaturationStop::kNotBuilt};
+  }
+  return {};
+}
 
 // How a comparison was made: its spread and session pairs.
 std::string HowTimed(const PairTiming& t) {
@@ -53,7 +70,7 @@ std::string RegionLine(const PipelineResult& r) {
 
 // The first two lines: what became of the graph and what it is estimated to cost.
 std::string GraphLines(const PipelineOptions& options, const PipelineResult& r, absl::string_view model_name) {
-  const SearchResult& search = r.search;
+  const SearchFound& search = r.search;
   return absl::StrFormat(
              "%s: %d nodes -> %d nodes; %d rule instances (both directions)\n"
              "estimated cost (%s): %.4f ms -> %.4f ms (%.2fx); the search itself: %.4f ms -> %.4f ms\n",
@@ -81,8 +98,9 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
 }
 
 std::string JsonEGraph(const PipelineResult& r) {
-  if (!r.egraph) return "null";
-  const egraph::EGraphStats& e = *r.egraph;
+  const auto* stats = std::get_if<egraph::EGraphStats>(&r.engine);
+  if (stats == nullptr) return "null";
+  const egraph::EGraphStats& e = *stats;
   return absl::StrCat(
       "{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes, ", \"eclasses\": ", e.eclasses,
       ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"", egraph::SaturationStopName(e.saturation.stop),
@@ -92,9 +110,28 @@ std::string JsonEGraph(const PipelineResult& r) {
       ", \"measured_operators\": ", e.measured_operators, ", \"priced_operators\": ", e.priced_operators, "}");
 }
 
+// What the summary adds to the backtracking search's line when a limit stopped it.
+absl::string_view BacktrackingStopText(StopReason reason) {
+  switch (reason) {
+    case StopReason::kBudget:
+      return " (stopped by --budget)";
+    case StopReason::kTimeLimit:
+      return " (stopped by --time-limit)";
+    case StopReason::kQueueEmpty:
+      return "";
+  }
+  return "";
+}
+
+// The backtracking search's figures as JSON, null where it did not run.
+std::string JsonCount(const PipelineResult& r, int64_t BacktrackingStats::*count) {
+  const auto* b = std::get_if<BacktrackingStats>(&r.engine);
+  return b ? absl::StrCat(b->*count) : "null";
+}
+
 // The layouts, the search and where the costs came from.
 std::string SearchLines(const PipelineOptions& options, const PipelineResult& r) {
-  const SearchResult& search = r.search;
+  const SearchFound& search = r.search;
   std::string out;
   if (r.rule_instances_unusable > 0)
     absl::StrAppendFormat(&out,
@@ -104,13 +141,12 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
   if (r.layouts)
     absl::StrAppendFormat(&out, "layouts: %d nodes blocked, %d layout conversions\n", r.layouts->blocked_nodes,
                           r.layouts->conversions);
-  if (r.egraph) {  // its line says what stopped saturation
+  if (const auto* e = std::get_if<egraph::EGraphStats>(&r.engine)) {  // its line says what stopped saturation
     absl::StrAppendFormat(&out, "search (%s, e-graph): %.2f s\n", SearchKindName(options.search), search.seconds);
-    out += EGraphLine(*r.egraph);
-  } else {
+    out += EGraphLine(*e);
+  } else if (const auto* b = std::get_if<BacktrackingStats>(&r.engine)) {
     absl::StrAppendFormat(&out, "search (%s): %.2f s, %d graphs expanded, %d seen%s\n", SearchKindName(options.search),
-                          search.seconds, search.expansions, search.graphs_seen,
-                          StoppedByLimit(search) ? " (stopped by --budget or --time-limit)" : "");
+                          search.seconds, b->expansions, b->graphs_seen, BacktrackingStopText(b->stop_reason));
   }
   if (r.cost_sources)
     absl::StrAppendFormat(&out, "costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
@@ -407,7 +443,7 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
 }
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
-  const SearchResult& search = r.search;
+  const SearchFound& search = r.search;
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
@@ -419,10 +455,10 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"region_estimate\": ", JsonRegionEstimate(r),
       ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
-      ",\n  \"expansions\": ", search.expansions, ",\n  \"graphs_seen\": ", search.graphs_seen,
-      ",\n  \"stopped_by_limit\": ", StoppedByLimit(search) ? "true" : "false", ",\n  \"stop_reason\": \"",
-      r.egraph ? egraph::SaturationStopName(r.egraph->saturation.stop) : StopReasonName(search.stop_reason),
-      "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
+      ",\n  \"expansions\": ", JsonCount(r, &BacktrackingStats::expansions),
+      ",\n  \"graphs_seen\": ", JsonCount(r, &BacktrackingStats::graphs_seen),
+      ",\n  \"stopped_by_limit\": ", StopOf(r).by_limit ? "true" : "false", ",\n  \"stop_reason\": \"",
+      StopOf(r).reason, "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
       ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
       ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),

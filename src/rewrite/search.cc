@@ -128,12 +128,12 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
   int64_t found = 1;
   auto out_of_time = [&] { return std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit; };
   while (!queue.empty()) {
-    if (result.expansions >= options.budget) {
-      result.stop_reason = StopReason::kBudget;
+    if (result.stats.expansions >= options.budget) {
+      result.stats.stop_reason = StopReason::kBudget;
       break;
     }
     if (out_of_time()) {
-      result.stop_reason = StopReason::kTimeLimit;
+      result.stats.stop_reason = StopReason::kTimeLimit;
       break;
     }
     const Candidate c = *queue.begin();
@@ -142,7 +142,7 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
     const Graph& current = node.mapped().graph;
     const std::map<std::string, int>& applied = node.mapped().applied;
     const std::vector<AppliedRewrite>& path = node.mapped().path;
-    ++result.expansions;
+    ++result.stats.expansions;
     const GraphIndex index(current);
     const WeightOnly weight_only = FindWeightOnly(current);
     std::vector<double> node_costs(current.num_nodes(), 0.0);
@@ -180,9 +180,9 @@ SearchResult Optimize(const Graph& graph, const std::vector<RuleMatcher>& rules,
         }
       }
     }
-    if (options.progress) options.progress(result.expansions, result.best_cost);
+    if (options.progress) options.progress(result.stats.expansions, result.best_cost);
   }
-  result.graphs_seen = static_cast<int64_t>(seen.size());
+  result.stats.graphs_seen = static_cast<int64_t>(seen.size());
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

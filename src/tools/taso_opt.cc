@@ -44,20 +44,23 @@ ABSL_FLAG(std::string, target, "",
 ABSL_FLAG(std::string, backend, "",
           "cost model (default: the target's): ort (operators measured in ONNX Runtime), cpu (oneDNN kernel times, "
           "measured), cuda (cuDNN/cuBLAS kernel times on the GPU, measured), analytic (roofline)");
-ABSL_FLAG(int, ort_threads, 0, "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
-ABSL_FLAG(bool, no_verify_speed, false,
+ABSL_FLAG(int, ort_threads, taso::PipelineOptions().ort_threads,
+          "ONNX Runtime's intra-op threads for the ort target (0: as its default session)");
+ABSL_FLAG(bool, no_verify_speed, !taso::PipelineOptions().verify_speed,
           "do not time the optimized model against the input in the target runtime before writing it (ONNX Runtime "
           "on the ort target, our executor on cpu and cuda where it runs every node; on those backends the regions "
           "where it differs are still timed, and where they run measurably slower the input is written)");
-ABSL_FLAG(double, verify_speed_seconds, 20,
+ABSL_FLAG(double, verify_speed_seconds, taso::PipelineOptions().verify_speed_seconds,
           "time for the speed check's comparisons in the target runtime (ort target); once spent, the choices left "
           "are made towards the input without timing");
 ABSL_FLAG(std::string, cost_cache, "",
           "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
-ABSL_FLAG(double, alpha, 1.05, "keep graphs costing less than alpha times the best");
-ABSL_FLAG(int64_t, budget, 1000, "graphs expanded at most");
-ABSL_FLAG(double, time_limit, 40, "search time limit in seconds (the self-check and export come after it)");
-ABSL_FLAG(int64_t, max_queue, 1000, "graphs waiting in the search queue at most (bounds memory)");
+ABSL_FLAG(double, alpha, taso::SearchOptions().alpha, "keep graphs costing less than alpha times the best");
+ABSL_FLAG(int64_t, budget, taso::SearchOptions().budget, "graphs expanded at most");
+ABSL_FLAG(double, time_limit, taso::SearchOptions().time_limit,
+          "search time limit in seconds (the self-check and export come after it)");
+ABSL_FLAG(int64_t, max_queue, taso::SearchOptions().max_queue,
+          "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
           "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
@@ -67,7 +70,7 @@ ABSL_FLAG(bool, progress_log, false,
 ABSL_FLAG(bool, skip_self_check, false,
           "do not run both graphs, nor the input and written files, to compare them (for very large models)");
 ABSL_FLAG(bool, allow_unproved, false, "use a rules file that taso-verify has not proved (--write-proved)");
-ABSL_FLAG(uint64_t, seed, 1, "seed of the self-check's random inputs");
+ABSL_FLAG(uint64_t, seed, taso::PipelineOptions().seed, "seed of the self-check's random inputs");
 ABSL_FLAG(std::string, search, "",
           "what to search: substitutions, layouts or both (default: both on the cpu backend, substitutions on "
           "cuda and analytic, which have no layout choices)");
@@ -79,7 +82,7 @@ ABSL_FLAG(int, measure, 0,
           "time this many runs of the original and of the optimized graph with the backend's executor (cpu, or cuda "
           "with --backend cuda), in turn, on four pairs of executors made in both orders, and report the "
           "medians' geometric means");
-ABSL_FLAG(std::string, search_engine, "egraph",
+ABSL_FLAG(std::string, search_engine, std::string(taso::SearchEngineName(taso::PipelineOptions().engine)),
           "how substitutions are searched: egraph (equality saturation then extraction, --egraph-*) or "
           "backtracking (TASO's cost-ordered search, --alpha, --budget, --time-limit)");
 ABSL_FLAG(int, egraph_iterations, taso::egraph::SaturationLimits().max_iterations,
@@ -92,7 +95,7 @@ ABSL_FLAG(double, egraph_time_limit, taso::egraph::SaturationLimits().time_limit
           "extraction follows, --egraph-extraction-seconds more)");
 ABSL_FLAG(double, egraph_extraction_seconds, taso::egraph::ExtractionLimits().seconds,
           "e-graph engine: seconds for extraction after saturation, the analytic second opinions included");
-ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::SaturationLimits().multi_pattern_iterations,
+ABSL_FLAG(int, egraph_multi_iterations, taso::egraph::RuleScheduler().multi_pattern_iterations,
           "e-graph engine: how many first iterations apply rules with several outputs (merges; 0: none)");
 ABSL_FLAG(int64_t, egraph_memory_mb, taso::egraph::SaturationLimits().max_bytes >> 20,
           "e-graph engine: approximate memory of the e-graph at most, in MiB");
@@ -126,20 +129,21 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
   if (!parsed)
     return absl::InvalidArgumentError(absl::StrCat("unknown --search-engine '", engine, "' (backtracking, egraph)"));
   options.engine = *parsed;
-  taso::egraph::SaturationLimits& limits = options.egraph;
+  taso::egraph::SaturationLimits& limits = options.egraph.limits;
   limits.max_iterations = absl::GetFlag(FLAGS_egraph_iterations);
   limits.max_enodes = absl::GetFlag(FLAGS_egraph_nodes);
   limits.time_limit = absl::GetFlag(FLAGS_egraph_time_limit);
   limits.max_bytes = absl::GetFlag(FLAGS_egraph_memory_mb) << 20;
-  limits.multi_pattern_iterations = absl::GetFlag(FLAGS_egraph_multi_iterations);
-  options.egraph_extraction.seconds = absl::GetFlag(FLAGS_egraph_extraction_seconds);
-  if (!(options.egraph_extraction.seconds >= options.egraph_extraction.alternative_seconds))
+  options.egraph.scheduler.multi_pattern_iterations = absl::GetFlag(FLAGS_egraph_multi_iterations);
+  taso::egraph::ExtractionLimits& extraction = options.egraph.extraction;
+  extraction.seconds = absl::GetFlag(FLAGS_egraph_extraction_seconds);
+  if (!(extraction.seconds >= extraction.alternative_seconds))
     return absl::InvalidArgumentError(
-        absl::StrCat("--egraph-extraction-seconds must be at least ", options.egraph_extraction.alternative_seconds));
+        absl::StrCat("--egraph-extraction-seconds must be at least ", extraction.alternative_seconds));
   if (limits.max_iterations < 1 || limits.max_enodes < 1 || limits.max_bytes < 1 || !(limits.time_limit > 0))
     return absl::InvalidArgumentError(
         "--egraph-iterations, --egraph-nodes, --egraph-time-limit and --egraph-memory-mb must be positive");
-  if (limits.multi_pattern_iterations < 0)
+  if (options.egraph.scheduler.multi_pattern_iterations < 0)
     return absl::InvalidArgumentError("--egraph-multi-iterations must not be negative");
   return absl::OkStatus();
 }

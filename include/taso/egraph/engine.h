@@ -1,7 +1,6 @@
 // The equality-saturation search engine (Tensat): the graph's e-graph saturated with
-// the rules, then the cheapest acyclic graph extracted from it. Its result has the
-// shape of the backtracking search's (taso::SearchResult), so that the pipeline treats
-// both engines alike.
+// the rules, then the cheapest acyclic graph extracted from it. Its result is what every
+// engine finds (taso::SearchFound) with the e-graph's own figures.
 #pragma once
 
 #include <cstdint>
@@ -54,17 +53,14 @@ struct Alternative {
 // the search's cost model gives the input's operators (OperatorsAtMeanPrice in cost.h).
 inline constexpr absl::string_view kOperatorsCountedPricing = "analytic, operators at their mean price";
 
-struct EGraphSearchResult {
-  // best: the extracted graph (or the input); expansions: iterations; graphs_seen:
-  // e-nodes; rules_applied: the rules that made the chosen e-nodes; stop_reason:
-  // kQueueEmpty when saturated, kTimeLimit when stopped by time, else kBudget.
-  SearchResult search;
+struct EGraphSearchResult : SearchFound {
+  // best: the extracted graph (or the input); rules_applied: the rules that made the
+  // chosen e-nodes; path: empty (the extraction is one rewrite).
   EGraphStats stats;
   // Where `node_cost` is not the analytic model, in the order the speed check tries them:
   // the analytic model's extraction, and the analytic model's with each operator at
   // `node_cost`'s mean price of the input's operators, each where it differs from
-  // `search.best` and the one before it and costs less than the input by the model that
-  // chose it.
+  // `best` and the one before it and costs less than the input by the model that chose it.
   std::vector<Alternative> alternatives;
 };
 
@@ -88,12 +84,19 @@ struct ExtractionLimits {
   double pricing_rounds_seconds = 2;
 };
 
+// The engine's options: when saturation stops, which rules apply when, and what
+// extraction may take.
+struct EGraphOptions {
+  SaturationLimits limits;
+  RuleScheduler scheduler;
+  ExtractionLimits extraction;
+};
+
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
 // the extracted graph (at their layouts, say). The result is never costlier than the
-// input by `graph_cost`. Pricing the input and saturation take `limits.time_limit` (the
-// saturation at least half of it), extraction `extraction.seconds` more.
+// input by `graph_cost`. Pricing the input and saturation take `options.limits.time_limit`
+// (the saturation at least half of it), extraction `options.extraction.seconds` more.
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-                                      CostModel& graph_cost, const SaturationLimits& limits,
-                                      const ExtractionLimits& extraction = {});
+                                      CostModel& graph_cost, const EGraphOptions& options = {});
 
 }  // namespace taso::egraph

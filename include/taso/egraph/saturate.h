@@ -13,11 +13,16 @@
 
 namespace taso::egraph {
 
+// When saturation stops: the first limit reached ends it (SaturationStop says which).
 struct SaturationLimits {
   int max_iterations = 15;
   int64_t max_enodes = 20000;            // SaturateJoiningFirst's second phase may exceed it (see there)
   double time_limit = 6;                 // seconds: with extraction (3 s more), under 10
   int64_t max_bytes = int64_t{1} << 30;  // approximate (EGraph::ApproxBytes)
+};
+
+// Which rules apply, when and how often.
+struct RuleScheduler {
   // Rules with several outputs (multi-patterns, such as merging two products of one
   // input) are applied in the first iterations only: each application makes new pairs
   // to merge, so they alone would fill the e-graph (Tensat does the same). Three let
@@ -58,9 +63,10 @@ struct SaturationLimits {
   int ban_iterations = 2;
 };
 
-enum class SaturationStop { kSaturated, kIterations, kNodes, kTime, kMemory };
+// kNotBuilt: the graph could not be made an e-graph (OptimizeWithEGraph keeps the input).
+enum class SaturationStop { kSaturated, kIterations, kNodes, kTime, kMemory, kNotBuilt };
 
-// As reports spell it: saturated, iterations, nodes, time, memory.
+// As reports spell it: saturated, iterations, nodes, time, memory, not_built.
 constexpr absl::string_view SaturationStopName(SaturationStop stop) {
   switch (stop) {
     case SaturationStop::kSaturated:
@@ -73,6 +79,8 @@ constexpr absl::string_view SaturationStopName(SaturationStop stop) {
       return "time";
     case SaturationStop::kMemory:
       return "memory";
+    case SaturationStop::kNotBuilt:
+      return "not_built";
   }
   return "?";
 }
@@ -88,7 +96,8 @@ struct SaturationStats {
 // A match adds the target only where every target operator's shape rule holds at the
 // matched classes' shapes and each target output has the type of the source output it
 // is merged with. Deterministic: rules in order, matches in the order found.
-SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits);
+SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, const SaturationLimits& limits,
+                         const RuleScheduler& scheduler = {});
 
 // Saturation in two phases: first the rules that join work (JoinsWork: merges of
 // products, and the rules that join what reads a merge's pieces, with the readers joined
@@ -102,6 +111,7 @@ SaturationStats Saturate(EGraph& egraph, const std::vector<RuleMatcher>& rules, 
 // (after rewrites that make them match) but never joins what the first one joined.
 // Returns the first phase's statistics and both phases'.
 std::pair<SaturationStats, SaturationStats> SaturateJoiningFirst(EGraph& egraph, const std::vector<RuleMatcher>& rules,
-                                                                 const SaturationLimits& limits);
+                                                                 const SaturationLimits& limits,
+                                                                 const RuleScheduler& scheduler = {});
 
 }  // namespace taso::egraph

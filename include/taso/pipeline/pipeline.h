@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -61,6 +62,13 @@ inline constexpr double kMinSearchGain = 0.005;
 // Executor pairs a measurement makes (taso::CompareGraphs says why more than one).
 inline constexpr int kMeasurePairs = 4;
 
+// A search engine's own figures: the backtracking search's (graphs expanded and seen) or
+// the e-graph's (iterations, e-nodes, extraction); monostate where no search ran.
+using EngineStats = std::variant<std::monostate, BacktrackingStats, egraph::EGraphStats>;
+
+// The defaults are taso-opt's (its flags take them from here), but for the target, which
+// the command picks where it runs (ort where ONNX Runtime is installed), and the backend,
+// which is the target's unless named.
 struct PipelineOptions {
   Target target = Target::kCpu;
   Backend backend = Backend::kCpu;
@@ -70,11 +78,11 @@ struct PipelineOptions {
   // Alpha, budget, time limit, queue bound and progress callback of the search; the
   // budget is taken as 0 when only layouts are searched.
   SearchOptions search_options;
-  SearchEngine engine = SearchEngine::kBacktracking;
-  // The e-graph engine's limits (its search_options are unused but for the layouts-only
-  // search, which both engines run as backtracking with no expansion).
-  egraph::SaturationLimits egraph;
-  egraph::ExtractionLimits egraph_extraction;
+  SearchEngine engine = SearchEngine::kEGraph;
+  // The e-graph engine's limits, rule scheduler and extraction limits (search_options
+  // are unused by it but for the layouts-only search, which both engines run as
+  // backtracking with no expansion).
+  egraph::EGraphOptions egraph;
   // Run both graphs with the reference kernels and fail if they differ: their outputs and,
   // where the graph holds operators outside the library, what reaches those (whose outputs
   // are fed the same random values in both). Off only for models too large to run.
@@ -89,8 +97,9 @@ struct PipelineOptions {
   int ort_threads = 0;
   // Before the model is returned, time it against the input end to end in the target's
   // runtime and drop the rewrites that do not make it faster (speed_check.h). Needs a
-  // timer: `timer`, else ONNX Runtime's on the ort target (none on cpu and cuda).
-  bool verify_speed = false;
+  // timer: `timer`, else the target's runtime (ONNX Runtime; our executor on cpu and cuda
+  // where it runs every node of the input).
+  bool verify_speed = true;
   double verify_speed_seconds = 20;  // for ONNX Runtime's comparisons (OrtTimer::Options)
   // Not owned; overrides the target runtime's: for the speed check, and without it
   // (verify_speed false) for timing the regions where the written graph differs.
@@ -146,10 +155,11 @@ struct PipelineResult {
   int nodes_before = 0, nodes_after = 0;  // ONNX nodes of the imported graph and of `model`
   int rule_instances = 0;                 // rule matchers: both directions of every instance
   int rule_instances_unusable = 0;        // directed instances left out: the matcher cannot use them
-  // The search's figures and best graph; its rules_applied emptied when the input was kept.
-  SearchResult search;
-  // The e-graph engine's figures, when it ran.
-  std::optional<egraph::EGraphStats> egraph;
+  // What the search found, whichever engine ran; its rules_applied emptied when the input
+  // was kept.
+  SearchFound search;
+  // The engine's own figures, with the stop reason it really had; none where no search ran.
+  EngineStats engine;
   // Rules applied by the search were dropped: their gain was below kMinSearchGain.
   bool substitutions_dropped = false;
   // Without the speed check, the search's rewrites were priced above the input as read

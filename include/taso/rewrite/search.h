@@ -19,7 +19,7 @@ namespace taso {
 struct SearchOptions {
   double alpha = 1.05;
   int64_t budget = 1000;     // graphs expanded at most
-  double time_limit = 60;    // seconds
+  double time_limit = 40;    // seconds
   int64_t max_queue = 1000;  // graphs waiting at most (the costliest are dropped)
   // Memory the waiting graphs may take (Graph::ApproxBytes of the input each): on a large
   // graph this holds the queue below max_queue, to at least one graph.
@@ -56,14 +56,26 @@ struct AppliedRewrite {
   std::vector<std::string> tensors;  // per Match::tensors, the value's name
 };
 
-struct SearchResult {
+// What a substitution search found, whichever engine ran it: the best graph, its cost
+// and the input's by the search's cost model, and the rules on the way to it.
+struct SearchFound {
   Graph best;
   double initial_cost = 0, best_cost = 0;
-  int64_t expansions = 0, graphs_seen = 0;
   double seconds = 0;
-  StopReason stop_reason = StopReason::kQueueEmpty;
   std::map<std::string, int> rules_applied;  // on the path to the best graph
-  std::vector<AppliedRewrite> path;          // the same rewrites, in the order applied
+  // The same rewrites, in the order applied; empty where the engine records none (the
+  // e-graph's extraction: its rewrites can be undone only as a whole).
+  std::vector<AppliedRewrite> path;
+};
+
+// The backtracking search's own figures.
+struct BacktrackingStats {
+  int64_t expansions = 0, graphs_seen = 0;
+  StopReason stop_reason = StopReason::kQueueEmpty;
+};
+
+struct SearchResult : SearchFound {
+  BacktrackingStats stats;
 };
 
 // Both directions of every instance of every rule, as matchers; directed instances the
