@@ -127,40 +127,53 @@ struct Inputs {
 // The input as the backend runs it: ONNX Runtime folds and fuses into its convolutions
 // what our lossless clean-up does (`cleaned`), the cpu runtime prepares a graph read from
 // a file (cpu_preparation.h), the cuda executor runs the graph as it is.
-absl::Status EstimateCosts(const Inputs& in, const Graph& optimized, CostModels& costs, const PipelineOptions& options,
-                           PipelineResult& result) {
+struct CostEstimate {
+  double before = 0, after = 0;  // seconds, by the backend's cost model
+};
+absl::StatusOr<CostEstimate> EstimateCosts(const Inputs& in, const Graph& optimized, CostModels& costs,
+                                           const PipelineOptions& options) {
   CostModel& backend = *costs.backend;
-  result.cost_after = backend.TotalCost(optimized);
+  CostEstimate estimate;
+  estimate.after = backend.TotalCost(optimized);
   if (options.backend == Backend::kCpu && costs.cpu != nullptr) {
     ASSIGN_OR_RETURN(const CpuPreparation prepared, PrepareForCpu(in.imported, *costs.cpu));
-    result.cost_before = prepared.estimate_seconds;
-    return absl::OkStatus();
+    estimate.before = prepared.estimate_seconds;
+    return estimate;
   }
-  result.cost_before = backend.TotalCost(options.backend == Backend::kOrt ? in.cleaned : in.imported);
-  return absl::OkStatus();
+  estimate.before = backend.TotalCost(options.backend == Backend::kOrt ? in.cleaned : in.imported);
+  return estimate;
+}
+
+void Record(const CostEstimate& estimate, PipelineResult& result) {
+  result.cost_before = estimate.before;
+  result.cost_after = estimate.after;
 }
 
 // What the backend's executor runs: the optimized graph at its layouts, when they are
-// searched (their cost is then the graph's cost after), else as it is.
-absl::StatusOr<Graph> ApplyLayouts(const Graph& optimized, CostModels& costs, const PipelineOptions& options,
-                                   PipelineResult& result) {
-  if (options.search == SearchKind::kSubstitutions) return optimized;
+// searched (with the layouts' record, and their cost, which is then the graph's cost
+// after), else as it is.
+struct LaidOut {
+  Graph graph;
+  std::optional<PipelineResult::Layouts> layouts;
+  double seconds = 0;
+};
+absl::StatusOr<LaidOut> ApplyLayouts(const Graph& optimized, CostModels& costs, const PipelineOptions& options) {
+  if (options.search == SearchKind::kSubstitutions) return LaidOut{optimized, std::nullopt, 0};
   Announce(options, "layouts", absl::StrCat(optimized.num_nodes(), " nodes"));
   CpuLayouts layouts(*costs.cpu);
   const CpuLayouts::Plan plan = layouts.Choose(optimized);
   ASSIGN_OR_RETURN(Graph laid_out, layouts.Apply(optimized, plan));
-  result.cost_after = plan.seconds;
-  result.layouts.emplace().conversions = plan.conversions;
-  for (bool blocked : plan.blocked) result.layouts->blocked_nodes += blocked;
-  return laid_out;
+  PipelineResult::Layouts record{.conversions = plan.conversions};
+  for (bool blocked : plan.blocked) record.blocked_nodes += blocked;
+  return LaidOut{std::move(laid_out), record, plan.seconds};
 }
 
-absl::Status RunSelfCheck(const Inputs& in, const Graph& optimized, const PipelineOptions& options,
-                          PipelineResult& result) {
-  if (!options.self_check) return absl::OkStatus();
+// What the self-check found; nothing where it is off.
+absl::StatusOr<std::optional<SelfCheckCoverage>> RunSelfCheck(const Inputs& in, const Graph& optimized,
+                                                              const PipelineOptions& options) {
+  if (!options.self_check) return std::nullopt;
   Announce(options, "self-check", "both graphs on the reference kernels");
-  ASSIGN_OR_RETURN(result.self_check, in.checker.Check(optimized));
-  return absl::OkStatus();
+  return in.checker.Check(optimized);
 }
 
 // The graph to write, and what the backend's executor runs (it at its layouts).
@@ -173,10 +186,15 @@ struct Output {
 absl::StatusOr<Output> FinishAndCheck(const Inputs& in, const Graph& searched, CostModels& costs,
                                       const PipelineOptions& options, PipelineResult& result) {
   ASSIGN_OR_RETURN(Graph optimized, FinishGraph(searched));
-  RETURN_IF_ERROR(EstimateCosts(in, optimized, costs, options, result));
-  ASSIGN_OR_RETURN(Graph run_graph, ApplyLayouts(optimized, costs, options, result));
-  RETURN_IF_ERROR(RunSelfCheck(in, optimized, options, result));
-  return Output{std::move(optimized), std::move(run_graph)};
+  ASSIGN_OR_RETURN(const CostEstimate estimate, EstimateCosts(in, optimized, costs, options));
+  Record(estimate, result);
+  ASSIGN_OR_RETURN(LaidOut laid_out, ApplyLayouts(optimized, costs, options));
+  if (laid_out.layouts) {
+    result.layouts = laid_out.layouts;
+    result.cost_after = laid_out.seconds;
+  }
+  ASSIGN_OR_RETURN(result.self_check, RunSelfCheck(in, optimized, options));
+  return Output{std::move(optimized), std::move(laid_out.graph)};
 }
 
 std::string Mismatch(const PipelineResult& result) {
@@ -193,15 +211,15 @@ std::string Mismatch(const PipelineResult& result) {
 absl::StatusOr<Output> AsReadOutput(const Inputs& in, CostModels& costs, const PipelineOptions& options,
                                     PipelineResult& result) {
   ASSIGN_OR_RETURN(Graph as_read, FoldWeights(in.imported));
-  RETURN_IF_ERROR(EstimateCosts(in, as_read, costs, options, result));
-  result.cost_after = result.cost_before;
+  ASSIGN_OR_RETURN(const CostEstimate estimate, EstimateCosts(in, as_read, costs, options));
+  Record(CostEstimate{estimate.before, estimate.before}, result);
   Graph run_graph = as_read;
   if (options.search != SearchKind::kSubstitutions && costs.cpu != nullptr) {  // as the cpu runtime lays it out
     ASSIGN_OR_RETURN(CpuPreparation prepared, PrepareForCpu(in.imported, *costs.cpu));
     run_graph = std::move(prepared.graph);
     result.layouts = PipelineResult::Layouts{prepared.blocked_nodes, prepared.conversions};
   }
-  RETURN_IF_ERROR(RunSelfCheck(in, as_read, options, result));
+  ASSIGN_OR_RETURN(result.self_check, RunSelfCheck(in, as_read, options));
   if (!Mismatch(result).empty())
     return absl::InternalError(absl::StrCat("self-check failed: ", Mismatch(result), "; nothing written"));
   return Output{std::move(as_read), std::move(run_graph)};
@@ -449,18 +467,16 @@ absl::StatusOr<Output> InputAsReadUnlessRewritesPay(const Inputs& in, Output out
 // On the backend's executor: cuda's on the cuda backend, the cpu's otherwise, where the
 // input runs as the cpu runtime prepares it (cpu_preparation.h) when a cpu cost model
 // can choose its layouts.
-absl::Status Measure(const Graph& imported, const Graph& run_graph, CostModels& costs, const PipelineOptions& options,
-                     PipelineResult& result) {
-  if (options.measure_runs <= 0) return absl::OkStatus();
+absl::StatusOr<std::optional<PipelineResult::Measurement>> Measure(const Graph& imported, const Graph& run_graph,
+                                                                   CostModels& costs, const PipelineOptions& options) {
+  if (options.measure_runs <= 0) return std::nullopt;
   const Backend executor = options.backend == Backend::kCuda ? Backend::kCuda : Backend::kCpu;
   Announce(options, "measuring", absl::StrCat(options.measure_runs, " runs of each graph"));
   std::optional<CpuPreparation> prepared;
   if (executor == Backend::kCpu && costs.cpu != nullptr) {
     ASSIGN_OR_RETURN(prepared, PrepareForCpu(imported, *costs.cpu));
   }
-  ASSIGN_OR_RETURN(result.measured, pipeline::MeasureBoth(executor, prepared ? prepared->graph : imported, run_graph,
-                                                          options.measure_runs));
-  return absl::OkStatus();
+  return pipeline::MeasureBoth(executor, prepared ? prepared->graph : imported, run_graph, options.measure_runs);
 }
 
 // A model none of whose nodes the library computes (one all of float16, say) is returned
@@ -512,7 +528,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   EstimateWritten(model, in, out, costs, options, result);
   ASSIGN_OR_RETURN(out, InputWhereRegionSlower(in, std::move(out), costs, options, result));
   ASSIGN_OR_RETURN(out, InputAsReadUnlessRewritesPay(in, std::move(out), costs, options, result));
-  RETURN_IF_ERROR(Measure(model.graph, out.run_graph, costs, options, result));
+  ASSIGN_OR_RETURN(result.measured, Measure(model.graph, out.run_graph, costs, options));
 
   result.cost_sources = costs.Sources();
   result.model = InShellOf(model, std::move(out.graph));
