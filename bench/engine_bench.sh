@@ -32,16 +32,18 @@ for m in "${models[@]}"; do
       continue
     fi
     field() { sed -n "s/^ *\"$1\": \"*\([^,\"]*\)\"*,*$/\1/p" "$out/$m.$engine.json" | head -1; }
+    expanded=$(field expansions)
     seen=$(field graphs_seen)
     stop=$(field stop_reason)
-    if [ "$engine" = egraph ]; then
-      stop=$(sed -n 's/.*"stop": "\([a-z]*\)".*/\1/p' "$out/$m.$engine.json")
+    if [ "$engine" = egraph ]; then  # its own figures: saturation iterations and e-nodes
+      expanded=$(sed -n 's/.*"egraph": {"iterations": \([0-9]*\).*/\1/p' "$out/$m.$engine.json")
+      seen=$(sed -n 's/.*"enodes": \([0-9]*\).*/\1/p' "$out/$m.$engine.json")
       # extractor, integer program status and DAG costs, operators measured / priced
       sed -n 's/.*"extractor": "\([^"]*\)".*"exact": "\([^"]*\)", "greedy_cost_ms": \([^,]*\), "exact_cost_ms": \([^,]*\), "measured_operators": \([0-9]*\), "priced_operators": \([0-9]*\).*/  extractor \1; program: \2 (greedy+local \3 ms, program \4 ms); measured \5 of \6 operators/p' \
         "$out/$m.$engine.json" > "$out/$m.extra"
     fi
     printf "%-13s %-12s %8.2f %7s %8s %-10s %12.4f %12.4f %12.4f %s\n" "$m" "$engine" "$(field search_seconds)" \
-      "$(field expansions)" "$seen" "$stop" "$(field search_cost_before_ms)" "$(field search_cost_after_ms)" \
+      "$expanded" "$seen" "$stop" "$(field search_cost_before_ms)" "$(field search_cost_after_ms)" \
       "$(field cost_after_ms)" "$(grep -o 'max |difference| of outputs [^ ]*' "$out/$m.$engine.log" | awk '{print "diff " $5}')"
     [ "$engine" = egraph ] && cat "$out/$m.extra"
   done
