@@ -232,12 +232,7 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
 }
 
 TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
-  Graph g;
-  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
-  REQUIRE(x.ok());
-  const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
-  const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
+  const Graph g = testing::ConcatenatedWeightLayer();
   CHECK(FindWeightOnly(g).nodes == std::vector<bool>{true, false});
   AnalyticCost cost;
   CHECK(cost.TotalCost(g) == cost.NodeCost(g, 1));

@@ -5,28 +5,15 @@
 #include "test_util.h"
 
 using namespace taso;
-using testing::AddOp;
-using testing::AddWeight;
 
 namespace {
-
-// A linear layer whose weight is two weights concatenated: one weight-only node.
-Graph ConcatenatedWeightLayer() {
-  Graph g;
-  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
-  REQUIRE(x.ok());
-  const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
-  const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
-  return g;
-}
 
 absl::StatusOr<Graph> Refuse(const Graph&) { return absl::FailedPreconditionError("refused"); }
 
 }  // namespace
 
 TEST_CASE("A pass list runs its passes in order, records each, and stops at the first failure") {
-  const Graph g = ConcatenatedWeightLayer();
+  const Graph g = testing::ConcatenatedWeightLayer();
   constexpr GraphPass kFoldTwice[] = {{"fold", FoldWeights}, {"fold again", FoldWeights}};
   std::vector<PassRecord> records;
   absl::StatusOr<Graph> folded = RunPasses(kFoldTwice, g, &records);

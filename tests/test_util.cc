@@ -136,6 +136,16 @@ ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed)
   return *v;
 }
 
+Graph ConcatenatedWeightLayer() {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
+  REQUIRE(x.ok());
+  const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
+  const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
+  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
+  return g;
+}
+
 ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p) {
   auto v = g.AddNode(Op(op), std::move(p), std::move(inputs), out, {out});
   REQUIRE(v.ok());

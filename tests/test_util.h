@@ -51,6 +51,9 @@ Tensor<float> RandomTensor(Shape shape, uint64_t seed);
 ValueId AddWeight(Graph& g, const std::string& name, Shape shape, uint64_t seed);
 // A one-output library operator whose output is named `out`.
 ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, const std::string& out, Params p = {});
+// x [8, 16] times the concatenation of two weights (w1 [16, 32], w2 [16, 24]) along
+// columns, named "both": one weight-only node, then the product "y".
+Graph ConcatenatedWeightLayer();
 // How many nodes of `g` run library operator `op`.
 int CountOps(const Graph& g, const std::string& op);
 // The largest difference between the outputs of `a` and `b` on the same random inputs

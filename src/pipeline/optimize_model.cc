@@ -124,12 +124,13 @@ struct Inputs {
   pipeline::SelfChecker& checker;  // of graphs against `imported`
 };
 
-// The input as the backend runs it: ONNX Runtime folds and fuses into its convolutions
-// what our lossless clean-up does (`cleaned`), the cpu runtime prepares a graph read from
-// a file (cpu_preparation.h), the cuda executor runs the graph as it is.
 struct CostEstimate {
   double before = 0, after = 0;  // seconds, by the backend's cost model
 };
+
+// `optimized`, and the input as the backend runs it: ONNX Runtime folds and fuses into its
+// convolutions what our lossless clean-up does (`cleaned`), the cpu runtime prepares a
+// graph read from a file (cpu_preparation.h), the cuda executor runs the graph as it is.
 absl::StatusOr<CostEstimate> EstimateCosts(const Inputs& in, const Graph& optimized, CostModels& costs,
                                            const PipelineOptions& options) {
   CostModel& backend = *costs.backend;

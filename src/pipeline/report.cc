@@ -444,6 +444,7 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
 
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
   const SearchFound& search = r.search;
+  const SearchStop stop = StopOf(r);
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
       "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
@@ -457,8 +458,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", JsonCount(r, &BacktrackingStats::expansions),
       ",\n  \"graphs_seen\": ", JsonCount(r, &BacktrackingStats::graphs_seen),
-      ",\n  \"stopped_by_limit\": ", StopOf(r).by_limit ? "true" : "false", ",\n  \"stop_reason\": \"",
-      StopOf(r).reason, "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
+      ",\n  \"stopped_by_limit\": ", stop.by_limit ? "true" : "false", ",\n  \"stop_reason\": \"", stop.reason,
+      "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
       ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
       ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),

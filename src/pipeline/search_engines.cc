@@ -6,9 +6,9 @@ namespace taso::pipeline {
 
 namespace {
 
-class Backtracking : public SubstitutionEngine {
+class BacktrackingEngine : public SubstitutionEngine {
  public:
-  Backtracking(CostModel& cost, SearchOptions options) : cost_(cost), options_(std::move(options)) {}
+  BacktrackingEngine(CostModel& cost, SearchOptions options) : cost_(cost), options_(std::move(options)) {}
   EngineRun Search(const Graph& graph, const std::vector<RuleMatcher>& rules) override {
     SearchResult result = Optimize(graph, rules, cost_, options_);
     const BacktrackingStats stats = result.stats;
@@ -20,9 +20,9 @@ class Backtracking : public SubstitutionEngine {
   const SearchOptions options_;
 };
 
-class EGraph : public SubstitutionEngine {
+class EGraphEngine : public SubstitutionEngine {
  public:
-  EGraph(CostModel& node_cost, CostModel& graph_cost, const PipelineOptions& options)
+  EGraphEngine(CostModel& node_cost, CostModel& graph_cost, const PipelineOptions& options)
       : node_cost_(node_cost), graph_cost_(graph_cost), options_(options.egraph) {}
   EngineRun Search(const Graph& graph, const std::vector<RuleMatcher>& rules) override {
     egraph::EGraphSearchResult result = egraph::OptimizeWithEGraph(graph, rules, node_cost_, graph_cost_, options_);
@@ -43,11 +43,11 @@ std::unique_ptr<SubstitutionEngine> MakeSearchEngine(const PipelineOptions& opti
   if (options.search == SearchKind::kLayouts) {
     SearchOptions no_expansion = options.search_options;
     no_expansion.budget = 0;
-    return std::make_unique<Backtracking>(costs.search(), std::move(no_expansion));
+    return std::make_unique<BacktrackingEngine>(costs.search(), std::move(no_expansion));
   }
   if (options.engine == SearchEngine::kBacktracking)
-    return std::make_unique<Backtracking>(costs.search(), options.search_options);
-  return std::make_unique<EGraph>(*costs.backend, costs.search(), options);
+    return std::make_unique<BacktrackingEngine>(costs.search(), options.search_options);
+  return std::make_unique<EGraphEngine>(*costs.backend, costs.search(), options);
 }
 
 }  // namespace taso::pipeline
