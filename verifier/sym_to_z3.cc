@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "sym_polynomial.h"
 #include "taso/ir/symbolic.h"
 
 namespace taso::verify {
@@ -57,6 +58,7 @@ Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<
                            Z3Watchdog& watchdog, int slot) {
   if (a.shape != b.shape)
     return {Finding::kNo, absl::StrCat("shapes differ: ", ShapeToString(a.shape), " and ", ShapeToString(b.shape))};
+  PolynomialForms forms;
   SymToZ3 to_z3(ctx);
   z3::params normal_form(ctx);
   normal_form.set("som", true);  // polynomials as sums of monomials: equal ones cancel
@@ -65,6 +67,7 @@ Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<
   std::vector<int64_t> indices;
   for (int64_t i = 0; i < a.numel(); ++i) {
     if (a.data[i].id == b.data[i].id) continue;
+    if (forms.SameForm(a.data[i], b.data[i])) continue;
     z3::expr x = to_z3.Translate(a.data[i]), y = to_z3.Translate(b.data[i]);
     z3::expr d = (x - y).simplify(normal_form);
     if (d.is_numeral() && std::string(Z3_get_numeral_string(ctx, d)) == "0") continue;

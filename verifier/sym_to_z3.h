@@ -33,8 +33,9 @@ struct Equality {
   uint64_t max_resources = 0;  // Z3's resource count of the costliest element's query
 };
 
-// Elements whose difference simplifies to zero are equal outright; each other distinct
-// pair of elements is one query within `budget`, checked under `watchdog` from its `slot`.
+// Elements of the same polynomial form (sym_polynomial.h), or whose difference Z3 simplifies
+// to zero, are equal outright; each other distinct pair of elements is one query within `budget`, checked under
+// `watchdog` from its `slot`.
 Equality EqualForAllValues(z3::context& ctx, const Tensor<Sym>& a, const Tensor<Sym>& b, const QueryBudget& budget,
                            Z3Watchdog& watchdog, int slot);
 
