@@ -18,10 +18,12 @@ fail() {  # name, message
   failures=$((failures + 1))
 }
 
-# Runs taso-opt on case $1; sets status and leaves stderr in $work/$1.err.
+# Runs taso-opt on case $1; sets status and leaves stderr in $work/$1.err. Without the
+# speed check the rewritten graph is what is written, so its answers are what is compared
+# (the speed check may keep the input, which would compare the input with itself).
 optimize() {
   status=0
-  "$build/taso-opt" "$work/$1.onnx" -o "$work/$1.opt.onnx" --budget 20 --time-limit 20 \
+  "$build/taso-opt" "$work/$1.onnx" -o "$work/$1.opt.onnx" --budget 20 --time-limit 20 --no-verify-speed \
     --cost-cache "$work/costs.sqlite" > "$work/$1.out" 2> "$work/$1.err" || status=$?
 }
 
