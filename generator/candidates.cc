@@ -33,7 +33,7 @@ bool Match(const Decoded& a, const Decoded& b, Candidate* c) {
   return c->b_outputs.size() == a.outputs.size();
 }
 
-constexpr size_t kMemoBytes = 32 << 20;  // per thread
+constexpr size_t kCandidateMemoBytes = 32 << 20;  // per thread
 
 // The [begin, end) ranges of `groups` that share a fingerprint, two graphs or more.
 std::vector<std::pair<size_t, size_t>> SharedRanges(absl::Span<const Fingerprinted> groups) {
@@ -125,7 +125,8 @@ void SortCandidates(std::vector<Candidate>& all) {
 }  // namespace
 
 Pairer::Pairer(const Enumerator& e, int threads) : e_(e), threads_(std::max(1, threads)) {
-  for (int t = 0; t < threads_; ++t) memos_.push_back(std::make_unique<KernelMemo<uint32_t>>(e.inputs(), kMemoBytes));
+  for (int t = 0; t < threads_; ++t)
+    memos_.push_back(std::make_unique<KernelMemo<uint32_t>>(e.inputs(), kCandidateMemoBytes));
 }
 
 Pairer::~Pairer() = default;

@@ -44,7 +44,7 @@ void Fill(Tensor<float>& t, Rng& rng, int pattern, bool negative) {
   for (float& v : t.data) v = static_cast<float>(rng.Uniform(lo, hi));
 }
 
-constexpr size_t kMemoBytes = 8 << 20;  // per trial and thread
+constexpr size_t kTrialMemoBytes = 8 << 20;  // per trial and thread
 
 }  // namespace
 
@@ -101,7 +101,7 @@ FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
   memos_.resize(std::max(1, threads));
   for (auto& per_trial : memos_)
     for (const Trial& trial : trials_)
-      per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kMemoBytes));
+      per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kTrialMemoBytes));
 }
 
 bool FloatChecker::Holds(const Check& c, int thread) const {

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON \
   ${TASO_WARNINGS_AS_ERRORS:+-DTASO_WARNINGS_AS_ERRORS=$TASO_WARNINGS_AS_ERRORS} >/dev/null
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 TASO_SANITIZE_SKIP='round-trips through ONNX with identical outputs|Every shipped rule rewrites the small benchmark models|CNN models at their chosen layouts|taso-verify-shipped-rules|ort-equivalence|Regenerating the K=3 database|The rules taso-gen finds that the shipped database leaves out|The cpu executor computes what the reference executor computes on every benchmark model|PyTorch exports import, round-trip|real-models|dynamic-models'
 
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DTASO_SANITIZE=ON \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DTASO_SANITIZE=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON >/dev/null
 scope="${1:-all}"
 case "$scope" in

@@ -117,23 +117,13 @@ TEST_CASE("Benchmark models are deterministic and have the evaluated sizes") {
   CHECK_FALSE(models::BuildModel("alexnet").ok());
 }
 
-namespace {
-
-int CountOps(const Graph& g, const std::string& op) {
-  int count = 0;
-  for (NodeId n = 0; n < g.num_nodes(); ++n) count += g.node(n).op->name() == op;
-  return count;
-}
-
-}  // namespace
-
 TEST_CASE("The LoRA attention block has an adapter on each of its four projections") {
   auto model = models::BuildModel("lora_attention", {.batch = 32});
   REQUIRE(model.ok());
   const Graph& g = model->graph;
   CHECK(g.value(g.inputs()[0]).shape == Shape{32, 768});
-  CHECK(CountOps(g, "Gemm") == 4);
-  CHECK(CountOps(g, "MatMul") == 4 * 2 + 2);  // x A and (x A) B per adapter; scores and context
+  CHECK(testing::CountOps(g, "Gemm") == 4);
+  CHECK(testing::CountOps(g, "MatMul") == 4 * 2 + 2);  // x A and (x A) B per adapter; scores and context
   int rank_16 = 0;
   for (ValueId w : g.weights()) rank_16 += g.value(w).shape == Shape{768, 16};
   CHECK(rank_16 == 4);

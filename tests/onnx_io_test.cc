@@ -13,11 +13,6 @@ using namespace taso::testing;
 
 namespace {
 
-std::string ImportError(const onnx::ModelProto& m) {
-  auto r = ImportOnnx(m);
-  return r.ok() ? "" : std::string(r.status().message());
-}
-
 // x[1,3,8,8] -> Conv(w) -> Relu -> y
 onnx::ModelProto ConvReluModel(int opset = 13) {
   auto m = NewModel(opset);

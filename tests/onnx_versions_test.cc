@@ -47,11 +47,6 @@ TensorMap Run(const Graph& g) {
   return *out;
 }
 
-std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options = {}) {
-  auto r = ImportOnnx(m, options);
-  return r.ok() ? "" : std::string(r.status().message());
-}
-
 // x[batch,3,8,8] -> Relu -> y[batch,3,8,8]
 onnx::ModelProto SymbolicReluModel() {
   auto m = NewModel(13);

@@ -158,6 +158,11 @@ int CountOps(const Graph& g, const std::string& op) {
   return n;
 }
 
+std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options) {
+  auto r = ImportOnnx(m, options);
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
 double OutputDifference(const Graph& a, const Graph& b, uint64_t seed) {
   const TensorMap inputs = RandomInputs(a, seed);
   auto x = RunReference(a, inputs);

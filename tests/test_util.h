@@ -56,6 +56,9 @@ ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, cons
 Graph ConcatenatedWeightLayer();
 // How many nodes of `g` run library operator `op`.
 int CountOps(const Graph& g, const std::string& op);
+
+// Why ImportOnnx refuses `m`; empty where it imports.
+std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options = {});
 // The largest difference between the outputs of `a` and `b` on the same random inputs
 // (drawn from `seed`), both run by the reference executor.
 double OutputDifference(const Graph& a, const Graph& b, uint64_t seed = 7);

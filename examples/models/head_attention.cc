@@ -14,9 +14,9 @@
 namespace taso::models {
 namespace {
 
-constexpr int64_t kModel = 768;
-constexpr int64_t kHeads = 12;
-constexpr int64_t kHeadSize = kModel / kHeads;
+constexpr int64_t kHeadsModel = 768;
+constexpr int64_t kHeadCount = 12;
+constexpr int64_t kHeadSize = kHeadsModel / kHeadCount;
 
 // One head: softmax(q k^T / sqrt(dh) + mask) v, [tokens, dh].
 ValueId Head(ModelBuilder& b, ValueId x, ValueId mask) {
@@ -31,7 +31,7 @@ ValueId Head(ModelBuilder& b, ValueId x, ValueId mask) {
 
 absl::StatusOr<OnnxModel> BuildHeadAttention(const ModelOptions& o) {
   ModelBuilder b(o.seed);
-  ValueId x = b.Input("x", {o.batch, kModel});
+  ValueId x = b.Input("x", {o.batch, kHeadsModel});
   // 0 on and below the diagonal, -10000 above (as transformers' extended attention
   // masks are written): a token attends to itself and those before it.
   std::vector<float> masked(o.batch * o.batch, 0.0f);
@@ -39,9 +39,9 @@ absl::StatusOr<OnnxModel> BuildHeadAttention(const ModelOptions& o) {
     for (int64_t j = i + 1; j < o.batch; ++j) masked[i * o.batch + j] = -10000.0f;
   ValueId mask = b.Floats("causal_mask", {o.batch, o.batch}, std::move(masked));
   std::vector<ValueId> heads;
-  for (int64_t h = 0; h < kHeads; ++h) heads.push_back(Head(b, x, mask));
+  for (int64_t h = 0; h < kHeadCount; ++h) heads.push_back(Head(b, x, mask));
   ValueId context = b.Concat(heads, 1);
-  return b.Finish({b.Add(x, b.Linear(context, kModel))}, "head_attention");
+  return b.Finish({b.Add(x, b.Linear(context, kHeadsModel))}, "head_attention");
 }
 
 }  // namespace taso::models

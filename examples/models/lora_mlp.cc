@@ -12,8 +12,8 @@
 namespace taso::models {
 namespace {
 
-constexpr int64_t kModel = 768;
-constexpr int64_t kHidden = 3072;
+constexpr int64_t kLoraModel = 768;
+constexpr int64_t kLoraHidden = 3072;
 
 // GELU as torch.nn.functional.gelu exports it: x * 0.5 * (1 + erf(x / sqrt(2))).
 ValueId Gelu(ModelBuilder& b, ValueId x) {
@@ -26,9 +26,9 @@ ValueId Gelu(ModelBuilder& b, ValueId x) {
 
 absl::StatusOr<OnnxModel> BuildLoraMlp(const ModelOptions& o) {
   ModelBuilder b(o.seed);
-  ValueId x = b.Input("x", {o.batch, kModel});
-  ValueId h = Gelu(b, LoraLinear(b, x, kHidden));
-  return b.Finish({LoraLinear(b, h, kModel)}, "lora_mlp");
+  ValueId x = b.Input("x", {o.batch, kLoraModel});
+  ValueId h = Gelu(b, LoraLinear(b, x, kLoraHidden));
+  return b.Finish({LoraLinear(b, h, kLoraModel)}, "lora_mlp");
 }
 
 }  // namespace taso::models

@@ -11,7 +11,7 @@
 namespace taso::models {
 namespace {
 
-constexpr int64_t kHidden = 512;
+constexpr int64_t kLstmHidden = 512;
 
 struct LstmWeights {
   ModelBuilder::LinearWeights input;  // [4 * hidden, input]
@@ -27,7 +27,7 @@ struct LstmState {
 LstmState LstmStep(ModelBuilder& b, const LstmWeights& w, const LstmState& s, ValueId x) {
   ValueId gates = b.Add(b.Linear(x, w.input), b.Linear(s.h, w.state));
   Params chunks;
-  chunks.Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>(4, kHidden));
+  chunks.Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>(4, kLstmHidden));
   std::vector<ValueId> g = b.OpN(op_names::kSplit, chunks, {gates});
   if (g.size() != 4) return s;  // the builder has kept the error
   auto sig = [&](ValueId v) { return b.Op(op_names::kSigmoid, {}, {v}); };
@@ -42,9 +42,9 @@ absl::StatusOr<OnnxModel> BuildLstm(const ModelOptions& o) {
   ModelBuilder b(o.seed);
   const int64_t steps = o.layers ? o.layers : 5;
   std::vector<ValueId> xs;
-  for (int64_t i = 0; i < steps; ++i) xs.push_back(b.Input("x" + std::to_string(i), {o.batch, kHidden}));
-  LstmState state{b.Input("h0", {o.batch, kHidden}), b.Input("c0", {o.batch, kHidden})};
-  const LstmWeights weights{b.LinearLayer(kHidden, 4 * kHidden), b.LinearLayer(kHidden, 4 * kHidden)};
+  for (int64_t i = 0; i < steps; ++i) xs.push_back(b.Input("x" + std::to_string(i), {o.batch, kLstmHidden}));
+  LstmState state{b.Input("h0", {o.batch, kLstmHidden}), b.Input("c0", {o.batch, kLstmHidden})};
+  const LstmWeights weights{b.LinearLayer(kLstmHidden, 4 * kLstmHidden), b.LinearLayer(kLstmHidden, 4 * kLstmHidden)};
   for (ValueId x : xs) state = LstmStep(b, weights, state, x);
   return b.Finish({state.h, state.c}, "lstm");
 }

@@ -10,12 +10,12 @@
 namespace taso::models {
 namespace {
 
-constexpr int64_t kHidden = 512;
+constexpr int64_t kNasRnnHidden = 512;
 
 ValueId Combine(ModelBuilder& b, ValueId x, ValueId h) {
-  const double bound = std::sqrt(3.0 / kHidden) / 2;
-  ValueId wx = b.Weight("w_x", {b.shape(x)[1], kHidden}, bound);
-  ValueId wh = b.Weight("w_h", {b.shape(h)[1], kHidden}, bound);
+  const double bound = std::sqrt(3.0 / kNasRnnHidden) / 2;
+  ValueId wx = b.Weight("w_x", {b.shape(x)[1], kNasRnnHidden}, bound);
+  ValueId wh = b.Weight("w_h", {b.shape(h)[1], kNasRnnHidden}, bound);
   return b.Add(b.Op(op_names::kMatMul, {}, {x, wx}), b.Op(op_names::kMatMul, {}, {h, wh}));
 }
 
@@ -40,8 +40,8 @@ absl::StatusOr<OnnxModel> BuildNasRnn(const ModelOptions& o) {
   ModelBuilder b(o.seed);
   const int64_t steps = o.layers ? o.layers : 5;
   std::vector<ValueId> xs;
-  for (int64_t i = 0; i < steps; ++i) xs.push_back(b.Input("x" + std::to_string(i), {o.batch, kHidden}));
-  ValueId state = b.Weight("initial_state", {o.batch, kHidden}, 0.5);
+  for (int64_t i = 0; i < steps; ++i) xs.push_back(b.Input("x" + std::to_string(i), {o.batch, kNasRnnHidden}));
+  ValueId state = b.Weight("initial_state", {o.batch, kNasRnnHidden}, 0.5);
   for (ValueId x : xs) state = NasCell(b, state, x);
   return b.Finish({state}, "nasrnn");
 }

@@ -11,7 +11,6 @@ namespace taso::egraph {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 class Improver {
  public:
@@ -88,7 +87,7 @@ class Improver {
       }
       if (operators.insert(first).second) total += prices_[n] * node.num_outputs;
     });
-    return acyclic ? total : kInfinity;
+    return acyclic ? total : std::numeric_limits<double>::infinity();
   }
 
  private:

@@ -25,11 +25,6 @@ namespace {
 
 using InputShapes = absl::flat_hash_map<std::string, Shape>;
 
-absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
-
-// The default ONNX domain, where the library's operators live.
-bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 // Element type and static shape of an ONNX value type; nullopt if not a static tensor.
 std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
   if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
@@ -77,10 +72,10 @@ absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
   int opset = -1;
   for (const auto& o : model.opset_import())
     if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
-  if (opset < 1) return Invalid("the model does not import the default ONNX opset");
+  if (opset < 1) return absl::InvalidArgumentError("the model does not import the default ONNX opset");
   if (opset > kMaxOpset)
-    return Invalid(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ", kMaxOpset,
-                                "; older ones are converted)"));
+    return absl::InvalidArgumentError(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ",
+                                                   kMaxOpset, "; older ones are converted)"));
   return opset;
 }
 
@@ -92,8 +87,8 @@ absl::StatusOr<onnx::ModelProto> ConvertedToMinOpset(const onnx::ModelProto& mod
   const absl::StatusOr<onnx::ModelProto> converted =
       checked.ok() ? ConvertVersionIsolated(model, kMinOpset) : absl::StatusOr<onnx::ModelProto>(checked);
   if (converted.ok()) return converted;
-  return Invalid(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
-                              " (the oldest supported): ", converted.status().message()));
+  return absl::InvalidArgumentError(absl::StrCat("opset ", opset, " could not be converted to opset ", kMinOpset,
+                                                 " (the oldest supported): ", converted.status().message()));
 }
 
 // The types ONNX knows for a model's values, by name.
@@ -192,14 +187,15 @@ absl::flat_hash_set<std::string> DynamicValues(const onnx::ModelProto& model, in
 
 // A graph input's shape, which must be static.
 absl::StatusOr<Shape> StaticInputShape(const onnx::ValueInfoProto& in) {
-  if (!in.type().has_tensor_type()) return Invalid(absl::StrCat("input '", in.name(), "' is not a tensor"));
+  if (!in.type().has_tensor_type())
+    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' is not a tensor"));
   const auto& tt = in.type().tensor_type();
-  if (!tt.has_shape()) return Invalid(absl::StrCat("input '", in.name(), "' has no shape"));
+  if (!tt.has_shape()) return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' has no shape"));
   Shape shape;
   for (const auto& d : tt.shape().dim()) {
     if (!d.has_dim_value())
-      return Invalid(absl::StrCat("input '", in.name(), "' has a dynamic dimension '", d.dim_param(),
-                                  "'; taso needs static input shapes"));
+      return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' has a dynamic dimension '", d.dim_param(),
+                                                     "'; taso needs static input shapes"));
     shape.push_back(d.dim_value());
   }
   return shape;
@@ -312,9 +308,9 @@ class NodeImporter {
     for (ValueId v : outs) {
       auto it = known_.declared.find(graph_.value(v).name);
       if (it != known_.declared.end() && it->second.shape != graph_.value(v).shape)
-        return Invalid(absl::StrCat(DescribeNode(node), ": the model declares '", it->first, "' with shape ",
-                                    ShapeToString(it->second.shape), " but its inputs give ",
-                                    ShapeToString(graph_.value(v).shape)));
+        return absl::InvalidArgumentError(absl::StrCat(DescribeNode(node), ": the model declares '", it->first,
+                                                       "' with shape ", ShapeToString(it->second.shape),
+                                                       " but its inputs give ", ShapeToString(graph_.value(v).shape)));
     }
     return absl::OkStatus();
   }
@@ -400,7 +396,7 @@ absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, 
 // The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
 // sizes bound to them; what depends on them is not folded, and the model as read is kept to build it at others.
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
-  if (!model.has_graph()) return Invalid("the model has no graph");
+  if (!model.has_graph()) return absl::InvalidArgumentError("the model has no graph");
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   RETURN_IF_ERROR(CheckStructure(model, opset));  // before any of ONNX's code sees the model
   if (opset < kMinOpset) {
@@ -422,7 +418,7 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    return Invalid(absl::StrCat("'", path, "' is a directory, not an ONNX file"));
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is a directory, not an ONNX file"));
   std::ifstream f(path, std::ios::binary);
   if (!f) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': no such readable file"));
   // Read at its size in one piece: a stream grown as it is read copied a 340 MB model
@@ -439,12 +435,13 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   }
   if (f.bad() || (!ec && f.gcount() != static_cast<std::streamsize>(bytes.size())))
     return absl::NotFoundError(absl::StrCat("cannot read '", path, "' (is it a directory?)"));
-  if (bytes.empty()) return Invalid(absl::StrCat("'", path, "' is empty, not an ONNX model"));
+  if (bytes.empty()) return absl::InvalidArgumentError(absl::StrCat("'", path, "' is empty, not an ONNX model"));
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes))
-    return Invalid(absl::StrCat("'", path, "' is not an ONNX model (it does not parse; truncated or another format?)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' is not an ONNX model (it does not parse; truncated or another format?)"));
   if (!model.has_graph() || model.opset_import_size() == 0 || model.ir_version() <= 0)
-    return Invalid(
+    return absl::InvalidArgumentError(
         absl::StrCat("'", path, "' is not a complete ONNX model (no graph, IR version or opset import; truncated?)"));
   return model;
 }

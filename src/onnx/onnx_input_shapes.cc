@@ -8,8 +8,6 @@ namespace taso {
 
 namespace {
 
-absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
-
 // The graph inputs that are not also initializers (those are weights).
 std::vector<const onnx::ValueInfoProto*> RunTimeInputs(const onnx::GraphProto& graph) {
   absl::flat_hash_set<std::string> weights;
@@ -28,8 +26,9 @@ absl::Status CheckGivenNames(const std::vector<const onnx::ValueInfoProto*>& inp
     if (!names.contains(name)) {
       std::vector<std::string> listed;
       for (const auto* in : inputs) listed.push_back(in->name());
-      return Invalid(absl::StrCat("--input-shape names '", name,
-                                  "', which is not an input of the model (inputs: ", absl::StrJoin(listed, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape names '", name,
+                       "', which is not an input of the model (inputs: ", absl::StrJoin(listed, ", "), ")"));
     }
   return absl::OkStatus();
 }
@@ -37,18 +36,19 @@ absl::Status CheckGivenNames(const std::vector<const onnx::ValueInfoProto*>& inp
 // One input's shape: its static dimensions, the given sizes, 1 for the other symbolic ones.
 absl::Status BindInput(const onnx::ValueInfoProto& in, const Shape* given, BoundInputs& bound) {
   if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
-    return Invalid(absl::StrCat("input '", in.name(), "' has no tensor shape"));
+    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' has no tensor shape"));
   const auto& dims = in.type().tensor_type().shape().dim();
   if (given && static_cast<int>(given->size()) != dims.size())
-    return Invalid(absl::StrCat("--input-shape gives ", given->size(), " dimensions for input '", in.name(),
-                                "', which has ", dims.size()));
+    return absl::InvalidArgumentError(absl::StrCat("--input-shape gives ", given->size(), " dimensions for input '",
+                                                   in.name(), "', which has ", dims.size()));
   Shape shape;
   for (int axis = 0; axis < dims.size(); ++axis) {
     const int64_t size = given ? (*given)[axis] : 1;
     if (dims[axis].has_dim_value()) {
       if (given && size != dims[axis].dim_value())
-        return Invalid(absl::StrCat("--input-shape gives ", size, " for dimension ", axis, " of input '", in.name(),
-                                    "', which is fixed at ", dims[axis].dim_value()));
+        return absl::InvalidArgumentError(absl::StrCat("--input-shape gives ", size, " for dimension ", axis,
+                                                       " of input '", in.name(), "', which is fixed at ",
+                                                       dims[axis].dim_value()));
       shape.push_back(dims[axis].dim_value());
       continue;
     }
@@ -65,8 +65,9 @@ absl::Status CheckOneSizePerParam(const std::vector<SymbolicDim>& dims) {
   for (const SymbolicDim& d : dims) {
     auto [it, added] = first.emplace(d.Key(), &d);
     if (!added && it->second->value != d.value)
-      return Invalid(absl::StrCat("dimension '", d.param, "' is ", it->second->value, " in input '", it->second->input,
-                                  "' but ", d.value, " in input '", d.input, "': give one size for it"));
+      return absl::InvalidArgumentError(absl::StrCat("dimension '", d.param, "' is ", it->second->value, " in input '",
+                                                     it->second->input, "' but ", d.value, " in input '", d.input,
+                                                     "': give one size for it"));
   }
   return absl::OkStatus();
 }

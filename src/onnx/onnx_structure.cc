@@ -10,11 +10,10 @@
 #include "taso/ir/status_macros.h"
 
 namespace taso {
-namespace {
-
-absl::Status Invalid(absl::string_view msg) { return absl::InvalidArgumentError(msg); }
 
 bool IsDefaultDomain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+namespace {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -51,7 +50,8 @@ absl::StatusOr<absl::flat_hash_map<std::string, int>> Producers(const onnx::Grap
     for (const auto& out : g.node(i).output()) {
       if (out.empty()) continue;
       if (outer.contains(out) || !producer.emplace(out, i).second)
-        return Invalid(absl::StrCat("tensor '", out, "' is defined more than once (by ", DescribeNode(g.node(i)), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", out, "' is defined more than once (by ", DescribeNode(g.node(i)), ")"));
     }
   return producer;
 }
@@ -74,8 +74,8 @@ absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const abs
       if (in.empty() || outer.contains(in)) continue;
       auto it = producer.find(in);
       if (it == producer.end())
-        return Invalid(absl::StrCat(DescribeNode(g.node(i)), " reads '", in,
-                                    "', which no node, graph input or initializer produces"));
+        return absl::InvalidArgumentError(absl::StrCat(DescribeNode(g.node(i)), " reads '", in,
+                                                       "', which no node, graph input or initializer produces"));
       d.users[it->second].push_back(i);
       ++d.pending[i];
     }
@@ -87,21 +87,22 @@ absl::StatusOr<Dependencies> DependenciesOf(const onnx::GraphProto& g, const abs
 // of its schema at `opset` (a node without a schema may omit any); so do the nodes of
 // its subgraphs, whose outputs are named.
 absl::Status CheckNode(const onnx::NodeProto& n, int opset) {
-  if (n.op_type().empty()) return Invalid(absl::StrCat("node '", n.name(), "' has no op_type"));
+  if (n.op_type().empty()) return absl::InvalidArgumentError(absl::StrCat("node '", n.name(), "' has no op_type"));
   const onnx::OpSchema* schema =
       IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr;
   const int formal_outputs = schema ? static_cast<int>(schema->outputs().size()) : 0;
   for (int i = 0; i < std::min(n.output_size(), formal_outputs); ++i) {
     const auto& formal = schema->outputs()[i];
     if (n.output(i).empty() && formal.GetOption() == onnx::OpSchema::Single)
-      return Invalid(absl::StrCat(DescribeNode(n), ": output ", i, " ('", formal.GetName(),
-                                  "') has no name; only optional outputs may be omitted"));
+      return absl::InvalidArgumentError(absl::StrCat(DescribeNode(n), ": output ", i, " ('", formal.GetName(),
+                                                     "') has no name; only optional outputs may be omitted"));
   }
   absl::Status status;
   ForEachSubgraph(n, [&](const onnx::GraphProto& sg) {
     for (const auto& out : sg.output())
       if (status.ok() && out.name().empty())
-        status = Invalid(absl::StrCat(DescribeNode(n), ": an output of its subgraph '", sg.name(), "' has no name"));
+        status = absl::InvalidArgumentError(
+            absl::StrCat(DescribeNode(n), ": an output of its subgraph '", sg.name(), "' has no name"));
     for (const auto& inner : sg.node())
       if (status.ok()) status = CheckNode(inner, opset);
   });
@@ -113,17 +114,17 @@ absl::Status CheckNode(const onnx::NodeProto& n, int opset) {
 absl::StatusOr<absl::flat_hash_set<std::string>> OuterNames(const onnx::GraphProto& g) {
   absl::flat_hash_set<std::string> outer, inputs;
   for (const auto& init : g.initializer()) {
-    if (init.name().empty()) return Invalid("an initializer has no name");
+    if (init.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
     if (!outer.insert(init.name()).second)
-      return Invalid(absl::StrCat("initializer '", init.name(), "' is defined more than once"));
+      return absl::InvalidArgumentError(absl::StrCat("initializer '", init.name(), "' is defined more than once"));
   }
   for (const auto& in : g.input()) {
-    if (in.name().empty()) return Invalid("a graph input has no name");
+    if (in.name().empty()) return absl::InvalidArgumentError("a graph input has no name");
     if (!inputs.insert(in.name()).second)
-      return Invalid(absl::StrCat("graph input '", in.name(), "' is declared more than once"));
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", in.name(), "' is declared more than once"));
     for (const auto& d : in.type().tensor_type().shape().dim())
       if (d.has_dim_value() && d.dim_value() < 0)
-        return Invalid(absl::StrCat("input '", in.name(), "' has a negative dimension"));
+        return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' has a negative dimension"));
     outer.insert(in.name());
   }
   return outer;
@@ -131,13 +132,13 @@ absl::StatusOr<absl::flat_hash_set<std::string>> OuterNames(const onnx::GraphPro
 
 // There is a graph output, and each is named and produced by a node or is in `outer`.
 absl::Status CheckGraphOutputs(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer) {
-  if (g.output_size() == 0) return Invalid("the graph has no outputs");
+  if (g.output_size() == 0) return absl::InvalidArgumentError("the graph has no outputs");
   absl::flat_hash_set<std::string> produced;
   for (const auto& n : g.node()) produced.insert(n.output().begin(), n.output().end());
   for (const auto& out : g.output()) {
-    if (out.name().empty()) return Invalid("a graph output has no name");
+    if (out.name().empty()) return absl::InvalidArgumentError("a graph output has no name");
     if (!produced.contains(out.name()) && !outer.contains(out.name()))
-      return Invalid(absl::StrCat("graph output '", out.name(), "' is not produced by any node"));
+      return absl::InvalidArgumentError(absl::StrCat("graph output '", out.name(), "' is not produced by any node"));
   }
   return absl::OkStatus();
 }
@@ -147,14 +148,17 @@ absl::Status CheckGraphOutputs(const onnx::GraphProto& g, const absl::flat_hash_
 absl::Status CheckNodesConvertible(const onnx::GraphProto& g, int opset) {
   for (const auto& n : g.node()) {
     if (!IsDefaultDomain(n.domain()))
-      return Invalid(absl::StrCat(DescribeNode(n), " is of domain '", n.domain(),
-                                  "'; only the default ONNX domain is converted from opset ", opset));
+      return absl::InvalidArgumentError(absl::StrCat(DescribeNode(n), " is of domain '", n.domain(),
+                                                     "'; only the default ONNX domain is converted from opset ",
+                                                     opset));
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), opset);
-    if (schema == nullptr) return Invalid(absl::StrCat(DescribeNode(n), ": opset ", opset, " has no such operator"));
+    if (schema == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(DescribeNode(n), ": opset ", opset, " has no such operator"));
     try {
       schema->Verify(n);
     } catch (const std::exception& e) {
-      return Invalid(absl::StrCat(DescribeNode(n), " is not valid at opset ", opset, ": ", FirstLine(e.what())));
+      return absl::InvalidArgumentError(
+          absl::StrCat(DescribeNode(n), " is not valid at opset ", opset, ": ", FirstLine(e.what())));
     }
     absl::Status status;
     ForEachSubgraph(n, [&](const onnx::GraphProto& sg) {
@@ -172,8 +176,8 @@ absl::Status CheckDimensionsFitInt(const onnx::GraphProto& g) {
     for (const auto& vi : *infos)
       for (const auto& d : vi.type().tensor_type().shape().dim())
         if (d.has_dim_value() && (d.dim_value() > kMax || d.dim_value() < -kMax))
-          return Invalid(absl::StrCat("'", vi.name(), "' has dimension ", d.dim_value(),
-                                      ", beyond what ONNX's version converter holds (", kMax, ")"));
+          return absl::InvalidArgumentError(absl::StrCat("'", vi.name(), "' has dimension ", d.dim_value(),
+                                                         ", beyond what ONNX's version converter holds (", kMax, ")"));
   absl::Status status;
   for (const auto& n : g.node())
     ForEachSubgraph(n, [&](const onnx::GraphProto& sg) {
@@ -211,14 +215,15 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
   }
   if (order.size() != static_cast<size_t>(g.node_size()))
     for (int i = 0; i < g.node_size(); ++i)
-      if (d.pending[i] > 0) return Invalid(absl::StrCat("graph has a cycle through ", DescribeNode(g.node(i))));
+      if (d.pending[i] > 0)
+        return absl::InvalidArgumentError(absl::StrCat("graph has a cycle through ", DescribeNode(g.node(i))));
   return order;
 }
 
 absl::Status CheckStructure(const onnx::ModelProto& model, int opset) {
   int default_imports = 0;
   for (const auto& o : model.opset_import()) default_imports += IsDefaultDomain(o.domain());
-  if (default_imports > 1) return Invalid("the model imports the default ONNX opset more than once");
+  if (default_imports > 1) return absl::InvalidArgumentError("the model imports the default ONNX opset more than once");
   const onnx::GraphProto& g = model.graph();
   ASSIGN_OR_RETURN(const absl::flat_hash_set<std::string> outer, OuterNames(g));
   for (const auto& n : g.node()) RETURN_IF_ERROR(CheckNode(n, opset));

@@ -13,6 +13,9 @@
 
 namespace taso {
 
+// Whether a node or opset import of `domain` is of ONNX's default operator set.
+bool IsDefaultDomain(const std::string& domain);
+
 // "node 'name' (OpType)", as errors name a node.
 std::string DescribeNode(const onnx::NodeProto& n);
 

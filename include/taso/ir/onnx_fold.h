@@ -25,8 +25,8 @@ OnnxFolder FindOnnxFolder(absl::string_view onnx_op);
 
 }  // namespace taso
 
-#define TASO_REGISTER_ONNX_FOLDER(onnx_op, fold)                        \
-  static const bool TASO_CONCAT_REG(taso_onnx_folder_, __LINE__) = [] { \
-    ::taso::RegisterOnnxFolder(onnx_op, fold);                          \
-    return true;                                                        \
+#define TASO_REGISTER_ONNX_FOLDER(onnx_op, fold)                           \
+  static const bool TASO_CONCAT_REG(taso_onnx_folder_, __COUNTER__) = [] { \
+    ::taso::RegisterOnnxFolder(onnx_op, fold);                             \
+    return true;                                                           \
   }()

@@ -83,7 +83,7 @@ struct OpRegistrar {
 }  // namespace internal
 
 #define TASO_REGISTER_OP(Class) \
-  static const ::taso::internal::OpRegistrar TASO_CONCAT_REG(taso_registrar_, __LINE__)(std::make_unique<Class>())
+  static const ::taso::internal::OpRegistrar TASO_CONCAT_REG(taso_registrar_, __COUNTER__)(std::make_unique<Class>())
 #define TASO_CONCAT_REG_INNER(a, b) a##b
 #define TASO_CONCAT_REG(a, b) TASO_CONCAT_REG_INNER(a, b)
 

@@ -161,14 +161,14 @@ class PrimitiveRun : public Prepared {
 
 }  // namespace taso::cpu
 
-#define TASO_REGISTER_CPU_VIEW(op, Class)                            \
-  static const bool TASO_CONCAT_REG(taso_cpu_view_, __LINE__) = [] { \
-    ::taso::cpu::RegisterView(op, std::make_unique<Class>());        \
-    return true;                                                     \
+#define TASO_REGISTER_CPU_VIEW(op, Class)                               \
+  static const bool TASO_CONCAT_REG(taso_cpu_view_, __COUNTER__) = [] { \
+    ::taso::cpu::RegisterView(op, std::make_unique<Class>());           \
+    return true;                                                        \
   }()
 
-#define TASO_REGISTER_CPU_KERNEL(op, Class)                            \
-  static const bool TASO_CONCAT_REG(taso_cpu_kernel_, __LINE__) = [] { \
-    ::taso::cpu::RegisterKernel(op, std::make_unique<Class>());        \
-    return true;                                                       \
+#define TASO_REGISTER_CPU_KERNEL(op, Class)                               \
+  static const bool TASO_CONCAT_REG(taso_cpu_kernel_, __COUNTER__) = [] { \
+    ::taso::cpu::RegisterKernel(op, std::make_unique<Class>());           \
+    return true;                                                          \
   }()

@@ -94,8 +94,8 @@ bool HasLayout(const Params& params);
 
 }  // namespace taso::cuda
 
-#define TASO_REGISTER_CUDA_KERNEL(op, Class)                            \
-  static const bool TASO_CONCAT_REG(taso_cuda_kernel_, __LINE__) = [] { \
-    ::taso::cuda::RegisterKernel(op, std::make_unique<Class>());        \
-    return true;                                                        \
+#define TASO_REGISTER_CUDA_KERNEL(op, Class)                               \
+  static const bool TASO_CONCAT_REG(taso_cuda_kernel_, __COUNTER__) = [] { \
+    ::taso::cuda::RegisterKernel(op, std::make_unique<Class>());           \
+    return true;                                                           \
   }()

@@ -9,7 +9,7 @@
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
-namespace taso::ops {
+namespace taso::ops::cuda_kernels {  // apart from the cpu kernels of the same names
 namespace {
 
 using cuda::Check;
@@ -181,4 +181,4 @@ class ConvKernel : public cuda::Kernel {
 TASO_REGISTER_CUDA_KERNEL(op_names::kConv2D, ConvKernel);
 
 }  // namespace
-}  // namespace taso::ops
+}  // namespace taso::ops::cuda_kernels

@@ -5,7 +5,7 @@
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
-namespace taso::ops {
+namespace taso::ops::cuda_kernels {  // apart from the cpu kernels of the same names
 namespace {
 
 using cuda::Check;
@@ -133,4 +133,4 @@ TASO_REGISTER_CUDA_KERNEL(op_names::kPow, PowKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kScalarMul, MulKernel);
 
 }  // namespace
-}  // namespace taso::ops
+}  // namespace taso::ops::cuda_kernels

@@ -6,7 +6,7 @@
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
-namespace taso::ops {
+namespace taso::ops::cuda_kernels {  // apart from the cpu kernels of the same names
 namespace {
 
 using cuda::Check;
@@ -105,4 +105,4 @@ TASO_REGISTER_CUDA_KERNEL(op_names::kMatMul, MatMulKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kGemm, GemmKernel);
 
 }  // namespace
-}  // namespace taso::ops
+}  // namespace taso::ops::cuda_kernels

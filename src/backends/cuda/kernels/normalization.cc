@@ -4,7 +4,7 @@
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
-namespace taso::ops {
+namespace taso::ops::cuda_kernels {  // apart from the cpu kernels of the same names
 namespace {
 
 using cuda::Check;
@@ -64,4 +64,4 @@ TASO_REGISTER_CUDA_KERNEL(op_names::kSoftmax, SoftmaxKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kBatchNormalization, BatchNormKernel);
 
 }  // namespace
-}  // namespace taso::ops
+}  // namespace taso::ops::cuda_kernels
