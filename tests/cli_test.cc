@@ -19,44 +19,29 @@
 
 namespace {
 
-struct Result {
-  int code;
-  std::string output;
-};
-
-// Runs a shell command, its stderr with its stdout.
-Result RunCommand(const std::string& command) {
-  const std::string cmd = command + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+taso::testing::CommandResult RunTool(const std::string& args) {
+  return taso::testing::RunCommand(std::string(TASO_BINARY_DIR) + "/" + args);
 }
-
-Result RunTool(const std::string& args) { return RunCommand(std::string(TASO_BINARY_DIR) + "/" + args); }
 
 }  // namespace
 
 TEST_CASE("taso-models writes a model and rejects bad requests") {
   auto dir = taso::testing::TempDir("cli_models");
   const std::string out = (dir / "nasrnn.onnx").string();
-  Result ok = RunTool("taso-models nasrnn -o " + out);
+  auto ok = RunTool("taso-models nasrnn -o " + out);
   CHECK(ok.code == 0);
   CHECK(std::filesystem::exists(out));
 
-  Result unknown = RunTool("taso-models alexnet -o " + (dir / "a.onnx").string());
+  auto unknown = RunTool("taso-models alexnet -o " + (dir / "a.onnx").string());
   CHECK(unknown.code != 0);
   CHECK_THAT(unknown.output, Catch::Contains("unknown model 'alexnet'"));
   CHECK_FALSE(std::filesystem::exists(dir / "a.onnx"));
 
-  Result unwritable = RunTool("taso-models nasrnn -o " + (dir / "missing-dir" / "x.onnx").string());
+  auto unwritable = RunTool("taso-models nasrnn -o " + (dir / "missing-dir" / "x.onnx").string());
   CHECK(unwritable.code != 0);
   CHECK_THAT(unwritable.output, Catch::Contains("cannot write"));
 
-  Result no_output = RunTool("taso-models nasrnn");
+  auto no_output = RunTool("taso-models nasrnn");
   CHECK(no_output.code != 0);
   CHECK_THAT(no_output.output, Catch::Contains("no output file"));
 }
@@ -65,13 +50,13 @@ TEST_CASE("taso-run runs a model and reports bad files in one line") {
   auto dir = taso::testing::TempDir("cli_run");
   const std::string model = (dir / "nasrnn.onnx").string();
   REQUIRE(RunTool("taso-models nasrnn -o " + model).code == 0);
-  Result ok = RunTool("taso-run --roundtrip " + model);
+  auto ok = RunTool("taso-run --roundtrip " + model);
   CHECK(ok.code == 0);
   CHECK_THAT(ok.output, Catch::Contains("max |difference| of outputs = 0"));
 
   taso::testing::WriteFile(dir / "junk.onnx", "not a model at all");
   for (const std::string& bad : {(dir / "junk.onnx").string(), (dir / "absent.onnx").string(), dir.string()}) {
-    Result r = RunTool("taso-run " + bad);
+    auto r = RunTool("taso-run " + bad);
     CHECK(r.code != 0);
     CHECK_THAT(r.output, Catch::StartsWith("taso-run: error: "));
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
@@ -82,7 +67,7 @@ TEST_CASE("taso-run --profile prints each operator's nodes on the cpu executor a
   auto dir = taso::testing::TempDir("cli_profile");
   const std::string model = (dir / "nasrnn.onnx").string();
   REQUIRE(RunTool("taso-models nasrnn --layers 2 -o " + model).code == 0);
-  Result ok = RunTool("taso-run " + model + " --executor cpu --profile 2");
+  auto ok = RunTool("taso-run " + model + " --executor cpu --profile 2");
   CHECK(ok.code == 0);
   // Two steps of 16 products each, less the 8 of the first step that multiply the initial
   // state (a weight) and are folded; each cell has 8 tanh.
@@ -94,29 +79,29 @@ TEST_CASE("taso-run --profile prints each operator's nodes on the cpu executor a
 
   // A file is prepared as the cpu runtime prepares it unless --as-read asks otherwise.
   CHECK_THAT(ok.output, Catch::Contains("cpu runtime's preparation:"));
-  Result as_read = RunTool("taso-run " + model + " --executor cpu --as-read --profile 2");
+  auto as_read = RunTool("taso-run " + model + " --executor cpu --as-read --profile 2");
   CHECK(as_read.code == 0);
   CHECK_THAT(as_read.output, !Catch::Contains("cpu runtime's preparation:"));
   CHECK_THAT(as_read.output, Catch::Matches("(.|\\n)*\\n  MatMul +24 +0 (.|\\n)*"));
 
-  Result refused = RunTool("taso-run " + model + " --profile 2");
+  auto refused = RunTool("taso-run " + model + " --profile 2");
   CHECK(refused.code != 0);
   CHECK_THAT(refused.output, Catch::Contains("need --executor cpu or cuda"));
 }
 
 TEST_CASE("taso-gen rejects bad requests before doing any work") {
   auto dir = taso::testing::TempDir("cli_gen");
-  Result unknown = RunTool("taso-gen -k 2 --ops MatMul,Gelu -o " + (dir / "r.pb").string());
+  auto unknown = RunTool("taso-gen -k 2 --ops MatMul,Gelu -o " + (dir / "r.pb").string());
   CHECK(unknown.code != 0);
   CHECK_THAT(unknown.output, Catch::Contains("unknown operator 'Gelu'"));
   CHECK_FALSE(std::filesystem::exists(dir / "r.pb"));
-  Result big_k = RunTool("taso-gen -k 7 -o " + (dir / "r.pb").string());
+  auto big_k = RunTool("taso-gen -k 7 -o " + (dir / "r.pb").string());
   CHECK(big_k.code != 0);
   CHECK_THAT(big_k.output, Catch::Contains("-k 7 is not supported"));
-  Result unwritable = RunTool("taso-gen -k 2 -o " + (dir / "missing" / "r.pb").string());
+  auto unwritable = RunTool("taso-gen -k 2 -o " + (dir / "missing" / "r.pb").string());
   CHECK(unwritable.code != 0);
   CHECK_THAT(unwritable.output, Catch::Contains("cannot write"));
-  Result ok = RunTool("taso-gen -k 2 --quiet -o " + (dir / "r.pb").string());
+  auto ok = RunTool("taso-gen -k 2 --quiet -o " + (dir / "r.pb").string());
   CHECK(ok.code == 0);
   CHECK_THAT(ok.output, Catch::Contains("after common subgraph"));
   CHECK(std::filesystem::exists(dir / "r.pb"));
@@ -125,13 +110,13 @@ TEST_CASE("taso-gen rejects bad requests before doing any work") {
 TEST_CASE("taso-verify proves a rule file and refuses bad ones in one line") {
   auto dir = taso::testing::TempDir("cli_verify");
   taso::testing::WriteFile(dir / "junk.pb", "junk");
-  Result junk = RunTool("taso-verify " + (dir / "junk.pb").string());
+  auto junk = RunTool("taso-verify " + (dir / "junk.pb").string());
   CHECK(junk.code == 2);
   CHECK_THAT(junk.output, Catch::Contains("is not a taso rules file"));
-  Result no_axioms = RunTool("taso-verify --axioms " + (dir / "none").string() + " " + (dir / "junk.pb").string());
+  auto no_axioms = RunTool("taso-verify --axioms " + (dir / "none").string() + " " + (dir / "junk.pb").string());
   CHECK(no_axioms.code != 0);
   CHECK_THAT(no_axioms.output, Catch::Contains("no axioms directory"));
-  Result none = RunTool("taso-verify");
+  auto none = RunTool("taso-verify");
   CHECK(none.code == 2);
 }
 
@@ -142,7 +127,7 @@ TEST_CASE("taso-verify --check-axioms fails on an axiom the kernels contradict")
                            "(assert (! (forall ((s Int) (p Int) (x T) (y T) (z T))\n"
                            "  (= (conv s p RELU (ewadd x y) z) (ewadd (conv s p RELU x z) (conv s p RELU y z)))) "
                            ":named conv_relu_linear))\n");
-  Result r = RunTool("taso-verify --check-axioms --axioms " + dir.string());
+  auto r = RunTool("taso-verify --check-axioms --axioms " + dir.string());
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Catch::Contains("conv_relu_linear is FALSE: at s="));
   CHECK_THAT(r.output, Catch::Contains("0 of 1 hold"));
@@ -164,7 +149,7 @@ std::string ConvReluModel(const std::filesystem::path& dir) {
 TEST_CASE("taso-opt writes the optimized model, prints its summary and writes the report") {
   auto dir = taso::testing::TempDir("cli_opt");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string(), report = (dir / "r.json").string();
-  Result r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
+  auto r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::StartsWith(model + ": 2 nodes -> 2 nodes; "));
@@ -179,7 +164,7 @@ TEST_CASE("taso-opt writes the optimized model, prints its summary and writes th
   const std::string json((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(json, Catch::StartsWith("{\n  \"backend\": \"analytic\",") && Catch::EndsWith("}\n"));
   // The written model runs and gives what the original gives.
-  Result again = RunTool("taso-run " + out);
+  auto again = RunTool("taso-run " + out);
   CHECK(again.code == 0);
 }
 
@@ -187,7 +172,7 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   auto dir = taso::testing::TempDir("cli_opt_bad");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
   auto refused = [&](const std::string& args, int code, const std::string& message) {
-    Result r = RunTool("taso-opt " + args);
+    auto r = RunTool("taso-opt " + args);
     INFO(r.output);
     CHECK(r.code == code);
     CHECK_THAT(r.output, Catch::StartsWith("taso-opt: error: ") && Catch::Contains(message));
@@ -223,7 +208,7 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   const std::string unproved = (dir / "k2.pb").string();
   REQUIRE(RunTool("taso-gen -k 2 -o " + unproved).code == 0);
   refused(model + " -o " + out + " --rules " + unproved, 1, "holds rules not proved");
-  Result allowed =
+  auto allowed =
       RunTool("taso-opt " + model + " -o " + out + " --backend analytic --allow-unproved --rules " + unproved);
   CHECK(allowed.code == 0);
   CHECK(std::filesystem::exists(out));
@@ -261,18 +246,18 @@ TEST_CASE("taso-opt reads several rule databases and refuses two rules of one na
   std::filesystem::copy_file(shipped, other);
   const std::string run = "taso-opt " + model + " -o " + out + " --backend analytic --target cpu --budget 20 --rules ";
   // The copy's rules are named other:r0000, ...: no name is taken twice.
-  Result both = RunTool(run + shipped + "," + other);
+  auto both = RunTool(run + shipped + "," + other);
   INFO(both.output);
   CHECK(both.code == 0);
   CHECK(std::filesystem::exists(out));
   std::filesystem::remove(out);
   // The same file twice: its rules' qualified names (taso_k3:r0000, ...) are taken twice.
-  Result twice = RunTool(run + shipped + "," + shipped);
+  auto twice = RunTool(run + shipped + "," + shipped);
   INFO(twice.output);
   CHECK(twice.code == 2);
   CHECK(twice.output == "taso-opt: error: two rules named taso_k3:r0000 (in " + shipped + " and " + shipped + ")\n");
   CHECK_FALSE(std::filesystem::exists(out));
-  Result none = RunTool(run + ",");
+  auto none = RunTool(run + ",");
   INFO(none.output);
   CHECK(none.code == 2);
   CHECK_THAT(none.output, Catch::StartsWith("taso-opt: error: --rules names no file"));
@@ -283,12 +268,12 @@ TEST_CASE("taso-verify --explain takes a rule name qualified by its file's stem,
   auto dir = taso::testing::TempDir("cli_explain");
   const std::string other = (dir / "other.pb").string();
   std::filesystem::copy_file(std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb", other);
-  Result ok = RunTool("taso-verify " + other + " --explain other:r0023/0~");
+  auto ok = RunTool("taso-verify " + other + " --explain other:r0023/0~");
   INFO(ok.output);
   CHECK(ok.code == 0);
   CHECK_THAT(ok.output, Catch::StartsWith("rule r0023/0 ") && Catch::Contains("proved by Z3 from "));
   // Another file's rule of that number is not explained in its place.
-  Result elsewhere = RunTool("taso-verify " + other + " --explain gemm_merges_k4:r0023/0");
+  auto elsewhere = RunTool("taso-verify " + other + " --explain gemm_merges_k4:r0023/0");
   CHECK(elsewhere.code == 2);
   CHECK_THAT(elsewhere.output, Catch::Contains("is named after another file than " + other));
 }
@@ -297,12 +282,12 @@ TEST_CASE("taso-run runs a model on the cpu executor, times it and checks it aga
   auto dir = taso::testing::TempDir("cli_run_cpu");
   const std::string model = (dir / "nasrnn.onnx").string();
   REQUIRE(RunTool("taso-models nasrnn -o " + model).code == 0);
-  Result ok = RunTool("taso-run " + model + " --executor cpu --check --time 3");
+  auto ok = RunTool("taso-run " + model + " --executor cpu --check --time 3");
   INFO(ok.output);
   CHECK(ok.code == 0);
   CHECK_THAT(ok.output, Catch::Contains("median") && Catch::Contains("over 3 runs"));
   CHECK_THAT(ok.output, Catch::Contains("(same)"));
-  Result unknown = RunTool("taso-run " + model + " --executor gpu");
+  auto unknown = RunTool("taso-run " + model + " --executor gpu");
   CHECK(unknown.code != 0);
   CHECK_THAT(unknown.output, Catch::Contains("--executor is reference, cpu or cuda"));
 }
@@ -317,16 +302,16 @@ TEST_CASE("Where the cuda backend cannot run, taso-opt and taso-run say what is 
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
   // Not built: the toolkit was missing at configure time; built: no GPU (or driver) here.
   const std::string missing = cuda.compiled ? "the cuda backend needs a GPU" : "the cuda backend is not built";
-  Result opt = RunTool("taso-opt " + model + " -o " + out + " --backend cuda");
+  auto opt = RunTool("taso-opt " + model + " -o " + out + " --backend cuda");
   INFO(opt.output);
   CHECK(opt.code == 1);
   CHECK_THAT(opt.output, Catch::StartsWith("taso-opt: error: " + missing));
   CHECK(std::count(opt.output.begin(), opt.output.end(), '\n') == 1);
   CHECK_FALSE(std::filesystem::exists(out));
-  Result layouts = RunTool("taso-opt " + model + " -o " + out + " --backend cuda --search both");
+  auto layouts = RunTool("taso-opt " + model + " -o " + out + " --backend cuda --search both");
   CHECK(layouts.code == 2);
   CHECK_THAT(layouts.output, Catch::Contains("layouts are searched on the cpu backend only"));
-  Result run = RunTool("taso-run " + model + " --executor cuda");
+  auto run = RunTool("taso-run " + model + " --executor cuda");
   INFO(run.output);
   CHECK(run.code == 1);
   CHECK_THAT(run.output, Catch::Contains("taso-run: error: " + missing));
@@ -336,18 +321,18 @@ TEST_CASE("taso-opt and taso-verify refuse a file over its size limit, naming th
   auto dir = taso::testing::TempDir("cli_limits");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();
   const std::string rules = std::string(TASO_SOURCE_DIR) + "/rules/taso_k3.pb";
-  Result big_model = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --max-model-bytes 10");
+  auto big_model = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --max-model-bytes 10");
   CHECK(big_model.code == 1);
   CHECK_THAT(big_model.output, Catch::StartsWith("taso-opt: error: model '" + model + "' is ") &&
                                    Catch::EndsWith("over the limit of 10 bytes (raise it with --max-model-bytes)\n"));
-  Result big_rules = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --max-rules-bytes 10");
+  auto big_rules = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --max-rules-bytes 10");
   CHECK(big_rules.code == 1);
   CHECK_THAT(big_rules.output, Catch::Contains("over the limit of 10 bytes (raise it with --max-rules-bytes)"));
   CHECK_FALSE(std::filesystem::exists(out));
-  Result bad_limit = RunTool("taso-opt " + model + " -o " + out + " --max-model-bytes 0");
+  auto bad_limit = RunTool("taso-opt " + model + " -o " + out + " --max-model-bytes 0");
   CHECK(bad_limit.code == 2);
   CHECK_THAT(bad_limit.output, Catch::Contains("--max-model-bytes must lie between 1 and"));
-  Result verify = RunTool("taso-verify " + rules + " --max-rules-bytes 10");
+  auto verify = RunTool("taso-verify " + rules + " --max-rules-bytes 10");
   CHECK(verify.code == 1);
   CHECK_THAT(verify.output, Catch::StartsWith("taso-verify: error: rules file '" + rules + "' is ") &&
                                 Catch::Contains("(raise it with --max-rules-bytes)"));
@@ -373,8 +358,9 @@ TEST_CASE(
   taso::testing::WriteFile(model, bytes);
   // The default 8 MiB stack, whatever the test itself runs with, and 4 GB of address space
   // (before the bound, the search's queue took 4.5 GB in 8 s).
-  Result r = RunCommand("ulimit -s 8192 && ulimit -v 4000000 && " + std::string(TASO_BINARY_DIR) + "/taso-opt " +
-                        model + " -o " + out + " --backend analytic --target cpu --budget 1 --time-limit 5");
+  auto r = taso::testing::RunCommand("ulimit -s 8192 && ulimit -v 4000000 && " + std::string(TASO_BINARY_DIR) +
+                                     "/taso-opt " + model + " -o " + out +
+                                     " --backend analytic --target cpu --budget 1 --time-limit 5");
   INFO(r.output);
   CHECK((r.code == 0 || (r.code >= 1 && r.code <= 2)));
   if (r.code == 0) {
@@ -437,7 +423,7 @@ std::string FlagDefault(const std::string& help, const std::string& flag) {
 }  // namespace
 
 TEST_CASE("taso-opt's flags default to the library's options") {
-  const Result help = RunTool("taso-opt --help");
+  const auto help = RunTool("taso-opt --help");
   const taso::PipelineOptions library;
   CHECK(FlagDefault(help.output, "search_engine") == absl::StrCat("\"", taso::SearchEngineName(library.engine), "\""));
   CHECK(FlagDefault(help.output, "time_limit") == absl::StrCat(library.search_options.time_limit));

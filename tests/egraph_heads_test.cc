@@ -85,7 +85,7 @@ bool SecondLayersMerged(const EGraph& eg, ClassId head0) {
   return false;
 }
 
-egraph::GraphEGraph Saturated(const Graph& g, bool join_readers) {
+egraph::GraphEGraph SaturatedHeads(const Graph& g, bool join_readers) {
   auto built = egraph::BuildEGraph(g);
   REQUIRE(built.ok());
   egraph::SaturationLimits limits;
@@ -99,10 +99,10 @@ egraph::GraphEGraph Saturated(const Graph& g, bool join_readers) {
 
 TEST_CASE("E-graph: two heads' second layers become one product on block-diagonal weights", "[egraph]") {
   const Graph g = Heads(2);
-  const egraph::GraphEGraph joined = Saturated(g, true);
+  const egraph::GraphEGraph joined = SaturatedHeads(g, true);
   CHECK(SecondLayersMerged(joined.egraph, joined.egraph.Find(joined.value_class[g.FindValue("y0")])));
   // Without joining the readers of the merge's pieces, no rule can start.
-  const egraph::GraphEGraph apart = Saturated(g, false);
+  const egraph::GraphEGraph apart = SaturatedHeads(g, false);
   CHECK_FALSE(SecondLayersMerged(apart.egraph, apart.egraph.Find(apart.value_class[g.FindValue("y0")])));
 }
 

@@ -19,12 +19,6 @@ using testing::AddOp;
 using testing::CountOps;
 using testing::GatedMixture;
 
-std::multiset<std::string> Operators(const Graph& g) {
-  std::multiset<std::string> ops;
-  for (NodeId n = 0; n < g.num_nodes(); ++n) ops.insert(std::string(g.node(n).op->name()));
-  return ops;
-}
-
 // The merged graph with its weight-only nodes folded, as the pipeline writes it.
 Graph MergedAndFolded(const Graph& g, int mixtures) {
   absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(g);
@@ -44,7 +38,7 @@ const std::multiset<std::string> kMergedOperators{"Gemm",    "Softmax", "Gemm", 
 TEST_CASE("PyTorch's export of a dense mixture of four experts becomes one wide and one stacked layer") {
   const OnnxModel model = testing::TorchPatternExport("experts");
   const Graph merged = MergedAndFolded(model.graph, 1);
-  CHECK(Operators(merged) == kMergedOperators);
+  CHECK(testing::OperatorNames(merged) == kMergedOperators);
   CHECK(testing::OutputDifference(model.graph, merged) < 1e-5);
 }
 

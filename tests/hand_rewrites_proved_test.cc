@@ -19,10 +19,6 @@ namespace {
 
 using testing::MakeRule;
 
-RuleOp MakeOp(const std::string& name, std::vector<int> inputs, Params params = {}, int outputs = 1) {
-  return testing::MakeRuleOp(name, std::move(inputs), std::move(params), outputs);
-}
-
 // Proved from the shipped axioms within the verifier's budget (Z3's resource count, and
 // its wall-clock guard of 60 s).
 Verdict Prove(const Rule& rule) {
@@ -69,18 +65,6 @@ std::vector<std::string> Structure(const Graph& g) {
   return out;
 }
 
-Params Axis(int64_t axis) { return Params().Set("axis", axis); }
-
-Params Pieces(int64_t axis, std::vector<int64_t> sizes) { return Axis(axis).Set("sizes", sizes); }
-
-Params Conv(const std::string& activation) {
-  return Params()
-      .Set("grouping", "dense")
-      .Set("strides", std::vector<int64_t>{1, 1})
-      .Set("padding", "same")
-      .Set("activation", activation);
-}
-
 }  // namespace
 
 TEST_CASE("Nested concatenations joined into one: concatenation is associative") {
@@ -90,8 +74,12 @@ TEST_CASE("Nested concatenations joined into one: concatenation is associative")
   for (int64_t axis : {0, 1}) {
     INFO("axis " << axis);
     const Rule rule = MakeRule("concat_join", {{"A", {2, 3}}, {"B", {2, 3}}, {"C", {2, 3}}},
-                               {{MakeOp("Concat", {0, 1}, Axis(axis)), MakeOp("Concat", {3, 2}, Axis(axis))}, {4}},
-                               {{MakeOp("Concat", {1, 2}, Axis(axis)), MakeOp("Concat", {0, 3}, Axis(axis))}, {4}});
+                               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(axis)),
+                                 testing::MakeRuleOp("Concat", {3, 2}, testing::Axis(axis))},
+                                {4}},
+                               {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(axis)),
+                                 testing::MakeRuleOp("Concat", {0, 3}, testing::Axis(axis))},
+                                {4}});
     CHECK(Prove(rule) == Verdict::kProved);
     auto left = JoinNestedPieces(Side(rule, rule.source)), right = JoinNestedPieces(Side(rule, rule.target));
     REQUIRE(left.ok());
@@ -108,11 +96,15 @@ TEST_CASE("Nested splits joined into one: a piece cut again is a piece of one cu
   // Concat(A, Concat(B, C)) for the first and Concat(Concat(A, B), C) for the second:
   // both give the pieces A, B, C.
   const Rule rule = MakeRule("split_join", {{"A", {2, 3}}, {"B", {1, 3}}, {"C", {3, 3}}},
-                             {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Concat", {0, 3}, Axis(0)),
-                               MakeOp("Split", {4}, Pieces(0, {2, 4}), 2), MakeOp("Split", {6}, Pieces(0, {1, 3}), 2)},
+                             {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
+                               testing::MakeRuleOp("Concat", {0, 3}, testing::Axis(0)),
+                               testing::MakeRuleOp("Split", {4}, testing::Pieces(0, {2, 4}), 2),
+                               testing::MakeRuleOp("Split", {6}, testing::Pieces(0, {1, 3}), 2)},
                               {5, 7, 8}},
-                             {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Concat", {3, 2}, Axis(0)),
-                               MakeOp("Split", {4}, Pieces(0, {3, 3}), 2), MakeOp("Split", {5}, Pieces(0, {2, 1}), 2)},
+                             {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
+                               testing::MakeRuleOp("Concat", {3, 2}, testing::Axis(0)),
+                               testing::MakeRuleOp("Split", {4}, testing::Pieces(0, {3, 3}), 2),
+                               testing::MakeRuleOp("Split", {5}, testing::Pieces(0, {2, 1}), 2)},
                               {7, 8, 6}});
   CHECK(Prove(rule) == Verdict::kProved);
   auto left = JoinNestedPieces(Side(rule, rule.source)), right = JoinNestedPieces(Side(rule, rule.target));
@@ -128,42 +120,48 @@ TEST_CASE("A concatenation of a split's pieces in order is the split's input") {
   // Concat of a two-piece Split's pieces to the class of its input, and a Concat of two
   // readers with its Split to theirs) rest on Split undoing Concat and Concat undoing
   // Split.
-  const Rule undo = MakeRule("concat_of_split", {{"A", {2, 3}}, {"B", {1, 3}}},
-                             {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Split", {2}, Pieces(0, {2, 1}), 2),
-                               MakeOp("Concat", {3, 4}, Axis(0)), MakeOp("Relu", {5})},
-                              {6}},
-                             {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Relu", {2})}, {3}});
+  const Rule undo =
+      MakeRule("concat_of_split", {{"A", {2, 3}}, {"B", {1, 3}}},
+               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
+                 testing::MakeRuleOp("Split", {2}, testing::Pieces(0, {2, 1}), 2),
+                 testing::MakeRuleOp("Concat", {3, 4}, testing::Axis(0)), testing::MakeRuleOp("Relu", {5})},
+                {6}},
+               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)), testing::MakeRuleOp("Relu", {2})}, {3}});
   CHECK(Prove(undo) == Verdict::kProved);
   auto joined = JoinNestedPieces(Side(undo, undo.source));
   REQUIRE(joined.ok());
   CHECK(Structure(*joined) == Structure(Side(undo, undo.target)));
   // The readers' join: two tensors are the pieces of their concatenation.
-  const Rule readers =
-      MakeRule("readers_joined", {{"A", {2, 3}}, {"B", {1, 3}}}, {{}, {0, 1}},
-               {{MakeOp("Concat", {0, 1}, Axis(0)), MakeOp("Split", {2}, Pieces(0, {2, 1}), 2)}, {3, 4}});
+  const Rule readers = MakeRule("readers_joined", {{"A", {2, 3}}, {"B", {1, 3}}}, {{}, {0, 1}},
+                                {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
+                                  testing::MakeRuleOp("Split", {2}, testing::Pieces(0, {2, 1}), 2)},
+                                 {3, 4}});
   CHECK(Prove(readers) == Verdict::kProved);
 }
 
 TEST_CASE("An activation fused into a convolution, also through a split of its channels") {
-  // FuseIntoConvolutions (src/passes/inference_fusion.cc) makes Relu(Conv(X, W)) one
+  // FuseIntoConvolutions (src/passes/inference_fusion.cc) makes Relu(testing::DenseSameConv(X, W)) one
   // convolution with activation relu (the axiom conv_relu states just this), and where
   // a Split along the channels comes first and each piece has its Relu, the relu
   // convolution then the Split. SeparateConvolutionBias undoes the activation likewise.
   const Shape x = {1, 2, 4, 4}, w1 = {3, 2, 3, 3}, w2 = {2, 2, 3, 3};
-  const Rule fused =
-      MakeRule("conv_relu", {{"X", x}, {"W", w1}}, {{MakeOp("Conv2D", {0, 1}, Conv("none")), MakeOp("Relu", {2})}, {3}},
-               {{MakeOp("Conv2D", {0, 1}, Conv("relu"))}, {2}});
+  const Rule fused = MakeRule(
+      "conv_relu", {{"X", x}, {"W", w1}},
+      {{testing::MakeRuleOp("Conv2D", {0, 1}, testing::DenseSameConv("none")), testing::MakeRuleOp("Relu", {2})}, {3}},
+      {{testing::MakeRuleOp("Conv2D", {0, 1}, testing::DenseSameConv("relu"))}, {2}});
   CHECK(Prove(fused) == Verdict::kProved);
   // Over the axioms a split cuts where its input was concatenated: the kernel is two
   // kernels joined, and the convolution's channels are theirs.
-  const Rule through_split =
-      MakeRule("conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
-               {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("none")),
-                 MakeOp("Split", {4}, Pieces(1, {3, 2}), 2), MakeOp("Relu", {5}), MakeOp("Relu", {6})},
-                {7, 8}},
-               {{MakeOp("Concat", {1, 2}, Axis(0)), MakeOp("Conv2D", {0, 3}, Conv("relu")),
-                 MakeOp("Split", {4}, Pieces(1, {3, 2}), 2)},
-                {5, 6}});
+  const Rule through_split = MakeRule("conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
+                                      {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
+                                        testing::MakeRuleOp("Conv2D", {0, 3}, testing::DenseSameConv("none")),
+                                        testing::MakeRuleOp("Split", {4}, testing::Pieces(1, {3, 2}), 2),
+                                        testing::MakeRuleOp("Relu", {5}), testing::MakeRuleOp("Relu", {6})},
+                                       {7, 8}},
+                                      {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
+                                        testing::MakeRuleOp("Conv2D", {0, 3}, testing::DenseSameConv("relu")),
+                                        testing::MakeRuleOp("Split", {4}, testing::Pieces(1, {3, 2}), 2)},
+                                       {5, 6}});
   CHECK(Prove(through_split) == Verdict::kProved);
 
   // The code on those graphs, its kernel a weight (the fusion folds constants only).
@@ -172,9 +170,9 @@ TEST_CASE("An activation fused into a convolution, also through a split of its c
     Graph g;
     const ValueId in = *g.AddInput("X", DataType::kFloat32, x);
     const ValueId kernel = testing::AddWeight(g, "W", {5, 2, 3, 3}, 3);
-    const ValueId conv = testing::AddOp(g, "Conv2D", {in, kernel}, "y", Conv("none"));
+    const ValueId conv = testing::AddOp(g, "Conv2D", {in, kernel}, "y", testing::DenseSameConv("none"));
     if (split) {
-      auto pieces = g.AddNode(testing::Op("Split"), Pieces(1, {3, 2}), {conv});
+      auto pieces = g.AddNode(testing::Op("Split"), testing::Pieces(1, {3, 2}), {conv});
       REQUIRE(pieces.ok());
       for (ValueId p : *pieces) REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {p}, "")).ok());
     } else {

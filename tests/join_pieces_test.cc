@@ -24,10 +24,6 @@ Graph Joined(const Graph& g) {
   return *std::move(joined);
 }
 
-Params Axis(int64_t axis) { return Params().Set("axis", axis); }
-
-Params Pieces(int64_t axis, std::vector<int64_t> sizes) { return Axis(axis).Set("sizes", sizes); }
-
 std::vector<ValueId> SplitOf(Graph& g, ValueId x, Params params) {
   auto outs = g.AddNode(testing::Op("Split"), std::move(params), {x});
   REQUIRE(outs.ok());
@@ -38,9 +34,9 @@ TEST_CASE("Nested concatenations along one axis become one") {
   Graph g;
   std::vector<ValueId> x;
   for (const char* name : {"a", "b", "c", "d"}) x.push_back(*g.AddInput(name, DataType::kFloat32, {1, 4}));
-  const ValueId ab = AddOp(g, "Concat", {x[0], x[1]}, "ab", Axis(0));
-  const ValueId abc = AddOp(g, "Concat", {ab, x[2]}, "abc", Axis(-2));  // the same axis, counted from the end
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {AddOp(g, "Concat", {x[3], abc}, "dabc", Axis(0))}, "y")).ok());
+  const ValueId ab = AddOp(g, "Concat", {x[0], x[1]}, "ab", testing::Axis(0));
+  const ValueId abc = AddOp(g, "Concat", {ab, x[2]}, "abc", testing::Axis(-2));  // the same axis, counted from the end
+  REQUIRE(g.AddOutput(AddOp(g, "Relu", {AddOp(g, "Concat", {x[3], abc}, "dabc", testing::Axis(0))}, "y")).ok());
   const Graph joined = Joined(g);
   CHECK(CountOps(joined, "Concat") == 1);
   CHECK(joined.num_nodes() == 2);
@@ -48,9 +44,9 @@ TEST_CASE("Nested concatenations along one axis become one") {
   SECTION("not where the inner one is read elsewhere or joins along another axis") {
     Graph h;
     const ValueId a = *h.AddInput("a", DataType::kFloat32, {2, 2}), b = *h.AddInput("b", DataType::kFloat32, {2, 2});
-    const ValueId rows = AddOp(h, "Concat", {a, b}, "rows", Axis(0));
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, rows}, "wide", Axis(1))).ok());
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, a}, "tall", Axis(0))).ok());
+    const ValueId rows = AddOp(h, "Concat", {a, b}, "rows", testing::Axis(0));
+    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, rows}, "wide", testing::Axis(1))).ok());
+    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, a}, "tall", testing::Axis(0))).ok());
     CHECK(Joined(h).num_nodes() == h.num_nodes());
   }
 }
@@ -58,8 +54,8 @@ TEST_CASE("Nested concatenations along one axis become one") {
 TEST_CASE("A split of a split's piece along one axis becomes one split, its outputs named as before") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {6, 4});
-  const std::vector<ValueId> halves = SplitOf(g, x, Pieces(0, {2, 4}));
-  const std::vector<ValueId> quarters = SplitOf(g, halves[1], Pieces(0, {1, 3}));
+  const std::vector<ValueId> halves = SplitOf(g, x, testing::Pieces(0, {2, 4}));
+  const std::vector<ValueId> quarters = SplitOf(g, halves[1], testing::Pieces(0, {1, 3}));
   REQUIRE(g.AddOutput(halves[0]).ok());
   for (ValueId q : quarters) REQUIRE(g.AddOutput(AddOp(g, "Relu", {q}, "r" + g.value(q).name)).ok());
   const Graph joined = Joined(g);
@@ -70,8 +66,8 @@ TEST_CASE("A split of a split's piece along one axis becomes one split, its outp
   SECTION("not along another axis") {
     Graph h;
     const ValueId y = *h.AddInput("y", DataType::kFloat32, {4, 4});
-    const std::vector<ValueId> rows = SplitOf(h, y, Pieces(0, {2, 2}));
-    for (ValueId v : SplitOf(h, rows[0], Pieces(1, {2, 2}))) REQUIRE(h.AddOutput(v).ok());
+    const std::vector<ValueId> rows = SplitOf(h, y, testing::Pieces(0, {2, 2}));
+    for (ValueId v : SplitOf(h, rows[0], testing::Pieces(1, {2, 2}))) REQUIRE(h.AddOutput(v).ok());
     REQUIRE(h.AddOutput(rows[1]).ok());
     CHECK(CountOps(Joined(h), "Split") == 2);
   }
@@ -80,8 +76,8 @@ TEST_CASE("A split of a split's piece along one axis becomes one split, its outp
 TEST_CASE("A concatenation of all of a split's pieces in order is the split's input") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 6});
-  const std::vector<ValueId> parts = SplitOf(g, x, Pieces(1, {2, 4}));
-  const ValueId whole = AddOp(g, "Concat", {parts[0], parts[1]}, "whole", Axis(1));
+  const std::vector<ValueId> parts = SplitOf(g, x, testing::Pieces(1, {2, 4}));
+  const ValueId whole = AddOp(g, "Concat", {parts[0], parts[1]}, "whole", testing::Axis(1));
   REQUIRE(g.AddOutput(AddOp(g, "Relu", {whole}, "y")).ok());
   const Graph joined = Joined(g);
   CHECK(joined.num_nodes() == 1);
@@ -90,13 +86,13 @@ TEST_CASE("A concatenation of all of a split's pieces in order is the split's in
   SECTION("not in another order, nor where the concatenation is a graph output") {
     Graph h;
     const ValueId y = *h.AddInput("y", DataType::kFloat32, {4, 6});
-    const std::vector<ValueId> p = SplitOf(h, y, Pieces(1, {3, 3}));
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {p[1], p[0]}, "swapped", Axis(1))).ok());
+    const std::vector<ValueId> p = SplitOf(h, y, testing::Pieces(1, {3, 3}));
+    REQUIRE(h.AddOutput(AddOp(h, "Concat", {p[1], p[0]}, "swapped", testing::Axis(1))).ok());
     CHECK(Joined(h).num_nodes() == 2);
     Graph k;
     const ValueId z = *k.AddInput("z", DataType::kFloat32, {4, 6});
-    const std::vector<ValueId> q = SplitOf(k, z, Pieces(1, {3, 3}));
-    REQUIRE(k.AddOutput(AddOp(k, "Concat", {q[0], q[1]}, "out", Axis(1))).ok());
+    const std::vector<ValueId> q = SplitOf(k, z, testing::Pieces(1, {3, 3}));
+    REQUIRE(k.AddOutput(AddOp(k, "Concat", {q[0], q[1]}, "out", testing::Axis(1))).ok());
     CHECK(Joined(k).num_nodes() == 2);
   }
 }

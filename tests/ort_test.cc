@@ -44,21 +44,6 @@ std::string SmallModel(const std::filesystem::path& dir) {
   return path;
 }
 
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result RunShell(const std::string& command) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 }  // namespace
 
 TEST_CASE("ONNX Runtime's threads: a count asked for is named, 0 is its default session's", "[ort]") {
@@ -272,15 +257,16 @@ TEST_CASE("taso-opt says when ONNX Runtime cannot run and which target to use", 
   const std::string model = SmallModel(dir), out = (dir / "out.onnx").string();
   const std::string opt = std::string(TASO_BINARY_DIR) + "/taso-opt " + model + " -o " + out + " --budget 2 ";
   // Asked for explicitly: an error naming what is missing, nothing written.
-  Result no_node = RunShell("PATH=/nonexistent " + opt + "--target ort");
+  testing::CommandResult no_node = testing::RunCommand("PATH=/nonexistent " + opt + "--target ort");
   CHECK(no_node.code != 0);
   CHECK_THAT(no_node.output, Catch::Contains("Node.js") && Catch::Contains("use --target cpu"));
   CHECK_FALSE(std::filesystem::exists(out));
-  Result bad = RunShell(opt + "--target tpu");
+  testing::CommandResult bad = testing::RunCommand(opt + "--target tpu");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.output, Catch::Contains("unknown target 'tpu' (ort, cpu, cuda)"));
   // By default: cpu, saying so.
-  Result fallback = RunShell("TASO_ORT_WORKER=/nonexistent/w.js " + opt + "--backend analytic");
+  testing::CommandResult fallback =
+      testing::RunCommand("TASO_ORT_WORKER=/nonexistent/w.js " + opt + "--backend analytic");
   INFO(fallback.output);
   CHECK(fallback.code == 0);
   CHECK_THAT(fallback.output, Catch::Contains("/nonexistent/w.js does not exist") &&

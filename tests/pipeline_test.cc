@@ -16,15 +16,6 @@ using namespace taso;
 namespace {
 
 // The shipped, proved rule database.
-const std::vector<Rule>& ShippedRules() { return testing::ShippedRules().rules; }
-
-OnnxModel Import(const onnx::ModelProto& proto) {
-  ImportOptions folding;
-  folding.fold_shape_arithmetic = true;
-  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, folding);
-  REQUIRE(model.ok());
-  return *std::move(model);
-}
 
 PipelineOptions AnalyticOptions(int64_t budget) {
   PipelineOptions options;
@@ -73,15 +64,6 @@ onnx::ModelProto NotFloatModel(int elem_type) {
 }
 
 // Each node's ONNX operator where it is opaque, else its library operator.
-std::multiset<std::string> Operators(const Graph& graph) {
-  std::multiset<std::string> ops;
-  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
-    const Node& node = graph.node(n);
-    ops.insert(node.op->is_opaque() ? node.onnx_node->op_type() : std::string(node.op->name()));
-  }
-  return ops;
-}
-
 double JsonNumber(const std::string& json, const std::string& key) {
   const size_t at = json.find("\"" + key + "\": ");
   REQUIRE(at != std::string::npos);
@@ -92,15 +74,15 @@ double JsonNumber(const std::string& json, const std::string& key) {
 
 TEST_CASE("OptimizeModel writes a convolution and its relu as read where no rewrite pays, and checks it",
           "[pipeline]") {
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   const PipelineOptions options = AnalyticOptions(20);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK(r->nodes_before == 2);
   // No rule rewrites one convolution: the search's clean-up (the relu fused into the
   // convolution, cheaper by the estimate) is no rewrite, and the input is written as read.
   CHECK(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Conv2D", "Relu"});
   absl::StatusOr<onnx::ModelProto> written = ExportOnnx(r->model);
   REQUIRE(written.ok());
   CHECK(r->nodes_after == written->graph().node_size());
@@ -140,13 +122,13 @@ TEST_CASE("OptimizeModel writes a convolution and its relu as read where no rewr
 
 TEST_CASE("OptimizeModel measures kernel costs on the cpu once and takes them from the cache after", "[pipeline]") {
   const auto dir = testing::TempDir("pipeline_cache");
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   PipelineOptions options;  // the cpu backend, substitutions and layouts
   options.engine = SearchEngine::kBacktracking;
   options.verify_speed = false;
   options.cost_cache = (dir / "costs.sqlite").string();
   options.search_options.budget = 5;
-  absl::StatusOr<PipelineResult> first = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> first = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(first.ok());
   REQUIRE(first->cost_sources.has_value());
   CHECK(first->cost_sources->counts.measured > 0);
@@ -154,7 +136,7 @@ TEST_CASE("OptimizeModel measures kernel costs on the cpu once and takes them fr
   CHECK(first->layouts.has_value());
   CHECK_THAT(SummaryText(options, *first, "m"), Catch::Contains("\nlayouts: ") && Catch::Contains("\ncosts (cpu "));
 
-  absl::StatusOr<PipelineResult> second = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> second = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(second.ok());
   REQUIRE(second->cost_sources.has_value());
   CHECK(second->cost_sources->counts.measured == 0);
@@ -162,10 +144,10 @@ TEST_CASE("OptimizeModel measures kernel costs on the cpu once and takes them fr
 }
 
 TEST_CASE("OptimizeModel with measure runs times both graphs on the cpu executor", "[pipeline]") {
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   PipelineOptions options = AnalyticOptions(5);
   options.measure_runs = 3;
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   REQUIRE(r->measured.has_value());
   CHECK(r->measured->executor == Backend::kCpu);
@@ -179,13 +161,13 @@ TEST_CASE("OptimizeModel with measure runs times both graphs on the cpu executor
 }
 
 TEST_CASE("OptimizeModel optimizes around an operator outside the library and checks around it", "[pipeline]") {
-  const OnnxModel model = Import(OpaqueModel());
+  const OnnxModel model = testing::ImportFolded(OpaqueModel());
   PipelineOptions options = AnalyticOptions(20);
   // The graph around the opaque node is optimized, the node kept as it was, and the
   // check compares what reaches it and the output, the node's output fed random values.
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
-  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Conv2D", "FancyOp", "Relu", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Conv2D", "FancyOp", "Relu", "Relu"});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->random_inputs == 1);
   CHECK(r->self_check->outputs == 1);
@@ -207,7 +189,7 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
   // The executors that measure cannot run the opaque node: refused before the search.
   PipelineOptions measured = options;
   measured.measure_runs = 2;
-  absl::StatusOr<PipelineResult> refused = OptimizeModel(model, ShippedRules(), measured);
+  absl::StatusOr<PipelineResult> refused = OptimizeModel(model, testing::ShippedRules().rules, measured);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK_THAT(std::string(refused.status().message()),
@@ -216,7 +198,7 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
 
   // Without the check, the output says plainly that nothing was checked.
   options.self_check = false;
-  r = OptimizeModel(model, ShippedRules(), options);
+  r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK_FALSE(r->self_check.has_value());
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"self_check\": null"));
@@ -226,12 +208,12 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
 
 TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and says so", "[pipeline]") {
   for (int type : {onnx::TensorProto::FLOAT16, onnx::TensorProto::INT64}) {
-    const OnnxModel model = Import(NotFloatModel(type));
+    const OnnxModel model = testing::ImportFolded(NotFloatModel(type));
     const PipelineOptions options = AnalyticOptions(20);
-    absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+    absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
     REQUIRE(r.ok());
     CHECK(r->nothing_to_optimize);
-    CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+    CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
     CHECK(r->model.graph.StructuralHash() == model.graph.StructuralHash());
     CHECK(r->search.rules_applied.empty());
     const std::string summary = SummaryText(options, *r, "m");
@@ -251,12 +233,12 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
   value->set_type(onnx::AttributeProto::TENSOR);
   value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
   value->mutable_t()->add_int64_data(7);
-  const OnnxModel model = Import(with_constant);
+  const OnnxModel model = testing::ImportFolded(with_constant);
   REQUIRE(model.graph.num_nodes() == 4);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), AnalyticOptions(20));
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions(20));
   REQUIRE(r.ok());
   CHECK(r->nothing_to_optimize);
-  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
   CHECK(r->nodes_before == 4);
   CHECK(r->nodes_after == 3);
   CHECK(r->model.graph.FindValue("unread") == kNoValue);
@@ -272,12 +254,12 @@ TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and check
   testing::SetIntAttr(testing::AddNode(m, "Cast", {"y32"}, {"y"}, "to_half"), "to", onnx::TensorProto::FLOAT16);
   m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::FLOAT16);
-  const OnnxModel model = Import(m);
+  const OnnxModel model = testing::ImportFolded(m);
   const PipelineOptions options = AnalyticOptions(20);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK_FALSE(r->nothing_to_optimize);
-  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Cast", "Cast", "Conv2D", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Cast", "Cast", "Conv2D", "Relu"});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->random_inputs == 0);  // the float16 input reaches only the Cast
   CHECK(r->self_check->opaque_inputs == 1);  // y32, what the convolution computes
@@ -301,13 +283,13 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
   testing::AddNode(m, "Sigmoid", {"r"}, {"y"}, "sigmoid");
   testing::AddOutput(m, "y");
   const PipelineOptions options = AnalyticOptions(20);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(Import(m), {wrong}, options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(testing::ImportFolded(m), {wrong}, options);
   REQUIRE(r.ok());
   CHECK(r->rejected_rules == std::map<std::string, int>{{"drops_relu", 1}});
   CHECK_THAT(r->rejection, Catch::StartsWith("output 'y' differs by "));
   CHECK(r->search.rules_applied.empty());
   // The graph without the rewrite was checked and kept.
-  CHECK(Operators(r->model.graph) == std::multiset<std::string>{"Relu", "Sigmoid"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Relu", "Sigmoid"});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->mismatch.empty());
   const std::string summary = SummaryText(options, *r, "m");
@@ -318,9 +300,9 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
 }
 
 TEST_CASE("The closing table names the rules applied, with their forms", "[pipeline]") {
-  const Rule& rule = ShippedRules().front();
+  const Rule& rule = testing::ShippedRules().rules.front();
   const std::map<std::string, std::string> forms = pipeline::RuleForms(
-      ShippedRules(),
+      testing::ShippedRules().rules,
       {{rule.name, 2}, {rule.name + "/1", 1}, {rule.name + "~", 1}, {rule.name + "/1~", 1}, {"no such rule", 1}});
   REQUIRE(forms.size() == 4);
   const std::string form = forms.at(rule.name);
@@ -332,9 +314,9 @@ TEST_CASE("The closing table names the rules applied, with their forms", "[pipel
   CHECK(forms.at(rule.name + "~") == reversed);
   CHECK(forms.at(rule.name + "/1~") == reversed);
 
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   const PipelineOptions options = AnalyticOptions(20);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   r->search.rules_applied = {{rule.name, 2}};
   r->rule_forms = {{rule.name, form}};
@@ -345,9 +327,9 @@ TEST_CASE("The closing table names the rules applied, with their forms", "[pipel
 }
 
 TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends before any work", "[pipeline]") {
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   auto refusal = [&](const PipelineOptions& options) {
-    absl::StatusOr<PipelineResult> r = OptimizeModel(model, ShippedRules(), options);
+    absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
     REQUIRE_FALSE(r.ok());
     return r.status();
   };
@@ -375,7 +357,7 @@ TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends befo
   testing::WriteFile(dir / "file", "");
   PipelineOptions cache;
   cache.cost_cache = (dir / "file" / "costs.sqlite").string();
-  CHECK_FALSE(OptimizeModel(model, ShippedRules(), cache).ok());
+  CHECK_FALSE(OptimizeModel(model, testing::ShippedRules().rules, cache).ok());
 
   const BackendInfo cuda = AvailableBackends()[1];
   if (!cuda.usable) {
@@ -400,8 +382,8 @@ TEST_CASE("Backends and search kinds are named as the command line spells them",
 }
 
 TEST_CASE("The search says why it stopped", "[pipeline]") {
-  const OnnxModel model = Import(testing::SmallConvReluModel());
-  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
+  const std::vector<RuleMatcher> matchers = PrepareRules(testing::ShippedRules().rules);
   AnalyticCost cost;
   SearchOptions options;
   options.budget = 0;
@@ -424,9 +406,9 @@ TEST_CASE("The search says why it stopped", "[pipeline]") {
 }
 
 TEST_CASE("The pipeline reports why the search stopped", "[pipeline]") {
-  const OnnxModel model = Import(testing::SmallConvReluModel());
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   const PipelineOptions budget = AnalyticOptions(0);
-  absl::StatusOr<PipelineResult> stopped = OptimizeModel(model, ShippedRules(), budget);
+  absl::StatusOr<PipelineResult> stopped = OptimizeModel(model, testing::ShippedRules().rules, budget);
   REQUIRE(stopped.ok());
   CHECK_THAT(JsonReport(budget, *stopped),
              Catch::Contains("\"stopped_by_limit\": true,\n  \"stop_reason\": \"budget\","));
@@ -444,14 +426,15 @@ TEST_CASE("The pipeline reports why the search stopped", "[pipeline]") {
 
 TEST_CASE("Rule instances the matcher cannot use are counted and reported", "[pipeline]") {
   int directed = 0;
-  for (const Rule& rule : ShippedRules()) directed += 2 * static_cast<int>(Instances(rule).size());
+  for (const Rule& rule : testing::ShippedRules().rules) directed += 2 * static_cast<int>(Instances(rule).size());
   int unusable = -1;
-  const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules(), &unusable);
+  const std::vector<RuleMatcher> matchers = PrepareRules(testing::ShippedRules().rules, &unusable);
   CHECK(static_cast<int>(matchers.size()) + unusable == directed);
   REQUIRE(unusable > 0);  // the shipped database has rules whose reverse passes an input through
 
   const PipelineOptions options = AnalyticOptions(2);
-  absl::StatusOr<PipelineResult> r = OptimizeModel(Import(testing::SmallConvReluModel()), ShippedRules(), options);
+  absl::StatusOr<PipelineResult> r =
+      OptimizeModel(testing::ImportFolded(testing::SmallConvReluModel()), testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK(r->rule_instances == static_cast<int>(matchers.size()));
   CHECK(r->rule_instances_unusable == unusable);

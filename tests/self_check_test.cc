@@ -38,17 +38,9 @@ onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op 
   return m;
 }
 
-Graph Import(const onnx::ModelProto& proto) {
-  ImportOptions options;
-  options.fold_shape_arithmetic = true;
-  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, options);
-  REQUIRE(model.ok());
-  return std::move(model->graph);
-}
-
 // Where the self-check finds the graphs different.
 std::string Mismatch(const onnx::ModelProto& before, const onnx::ModelProto& after) {
-  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(Import(before), Import(after), 1);
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(ImportFolded(before).graph, ImportFolded(after).graph, 1);
   REQUIRE(c.ok());
   return c->mismatch;
 }
@@ -56,7 +48,7 @@ std::string Mismatch(const onnx::ModelProto& before, const onnx::ModelProto& aft
 }  // namespace
 
 TEST_CASE("The self-check compares what reaches an opaque node and feeds its outputs", "[self_check]") {
-  const Graph g = Import(AroundOpaque());
+  const Graph g = ImportFolded(AroundOpaque()).graph;
   absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
   REQUIRE(c.ok());
   CHECK(c->random_inputs == 1);
@@ -104,7 +96,7 @@ TEST_CASE("The self-check finds a change before, after and at an opaque node", "
 
 TEST_CASE("The self-check agrees where both graphs make a NaN from the values fed", "[self_check]") {
   // Random values fed to a square root give NaNs, in the same places in both graphs.
-  const Graph g = Import(AroundOpaque(0.25f, "Sqrt"));
+  const Graph g = ImportFolded(AroundOpaque(0.25f, "Sqrt")).graph;
   absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
   REQUIRE(c.ok());
   CHECK(c->max_difference == 0);
@@ -178,7 +170,8 @@ TEST_CASE("An error that shows only for inputs beyond [-1, 1] is found", "[self_
 }
 
 TEST_CASE("One self-checker checks several graphs against the input it ran once", "[self_check]") {
-  const Graph input = Import(ClipModel(2)), same = Import(ClipModel(2)), other = Import(ClipModel(3));
+  const Graph input = ImportFolded(ClipModel(2)).graph, same = ImportFolded(ClipModel(2)).graph,
+              other = ImportFolded(ClipModel(3)).graph;
   pipeline::SelfChecker checker(input, 1);
   for (const Graph* after : {&same, &other, &same}) {
     absl::StatusOr<SelfCheckCoverage> by_checker = checker.Check(*after), alone = pipeline::SelfCheck(input, *after, 1);
@@ -190,10 +183,10 @@ TEST_CASE("One self-checker checks several graphs against the input it ran once"
     CHECK(by_checker->mismatch.empty() == (after == &same));
   }
   // Around an opaque node too: its fed outputs are the same for every graph checked.
-  const Graph around = Import(AroundOpaque());
+  const Graph around = ImportFolded(AroundOpaque()).graph;
   pipeline::SelfChecker around_checker(around, 1);
-  CHECK(around_checker.Check(Import(AroundOpaque()))->mismatch.empty());
-  CHECK_THAT(around_checker.Check(Import(AroundOpaque(0.25f, "Sigmoid")))->mismatch,
+  CHECK(around_checker.Check(ImportFolded(AroundOpaque()).graph)->mismatch.empty());
+  CHECK_THAT(around_checker.Check(ImportFolded(AroundOpaque(0.25f, "Sigmoid")).graph)->mismatch,
              Catch::StartsWith("output 'z' differs by "));
-  CHECK(around_checker.Check(Import(AroundOpaque()))->mismatch.empty());
+  CHECK(around_checker.Check(ImportFolded(AroundOpaque()).graph)->mismatch.empty());
 }

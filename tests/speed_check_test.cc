@@ -22,12 +22,6 @@ using testing::AddWeight;
 
 namespace {
 
-std::multiset<std::string> Operators(const Graph& graph) {
-  std::multiset<std::string> ops;
-  for (NodeId n = 0; n < graph.num_nodes(); ++n) ops.insert(std::string(graph.node(n).op->name()));
-  return ops;
-}
-
 // Two products of one input, added: the search makes them one product (x w1 + x w2 as
 // x (w1 + w2)).
 OnnxModel TwoProducts() {
@@ -54,7 +48,9 @@ class StandInRuntime : public RuntimeTimer {
   int comparisons = 0;
 
  private:
-  double Seconds(const OnnxModel& m) const { return (Operators(m.graph) == input_ops_ ? 1.0 : rewritten_ms_) * 1e-3; }
+  double Seconds(const OnnxModel& m) const {
+    return (testing::OperatorNames(m.graph) == input_ops_ ? 1.0 : rewritten_ms_) * 1e-3;
+  }
   std::multiset<std::string> input_ops_;
   double rewritten_ms_;
 };
@@ -74,7 +70,7 @@ PipelineOptions StandInOptions(RuntimeTimer* timer) {
 
 TEST_CASE("A rewrite that makes the target runtime slower is dropped before writing", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(Operators(model.graph), 1.5);
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -82,7 +78,7 @@ TEST_CASE("A rewrite that makes the target runtime slower is dropped before writ
   CHECK(r->speed_check->rewrites_kept == 0);
   CHECK(r->speed_check->kept_input);
   CHECK(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) == Operators(model.graph));
+  CHECK(testing::OperatorNames(r->model.graph) == testing::OperatorNames(model.graph));
   CHECK(r->speed_check->timing.a_seconds == Approx(1e-3));
   CHECK(r->speed_check->timing.b_seconds == Approx(1e-3));
   CHECK(runtime.comparisons == r->speed_check->comparisons);
@@ -92,7 +88,7 @@ TEST_CASE("A rewrite that makes the target runtime slower is dropped before writ
 
 TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(Operators(model.graph), 0.5);
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -101,7 +97,7 @@ TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_chec
   CHECK_FALSE(r->speed_check->kept_input);
   CHECK(r->speed_check->comparisons == 1);  // faster at once: nothing to drop
   CHECK_FALSE(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) != Operators(model.graph));
+  CHECK(testing::OperatorNames(r->model.graph) != testing::OperatorNames(model.graph));
   CHECK(r->speed_check->timing.ratio() == Approx(2.0));
 }
 
@@ -130,14 +126,15 @@ TEST_CASE("Where no rewrite is written, the input is written as read, not as the
   bn_inputs[4] = AddOp(g, "Relu", {bn_inputs[4]}, "variance");  // a weight-only node, folded
   REQUIRE(g.AddOutput(AddOp(g, "Relu", {AddOp(g, "BatchNormalization", bn_inputs, "bn")}, "y")).ok());
   const OnnxModel model = NewOnnxModel(std::move(g));
-  StandInRuntime runtime(Operators(model.graph), 1.5);
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
   for (bool verify_speed : {false, true}) {
     PipelineOptions options = StandInOptions(&runtime);
     options.verify_speed = verify_speed;
     absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
     REQUIRE(r.ok());
     REQUIRE(r->search.rules_applied.empty());
-    std::multiset<std::string> written = Operators(r->model.graph), expected = Operators(model.graph);
+    std::multiset<std::string> written = testing::OperatorNames(r->model.graph),
+                               expected = testing::OperatorNames(model.graph);
     expected.erase(expected.find("Relu"));  // the variance's, folded into a weight
     CHECK(written == expected);
     CHECK(r->cost_after == Approx(r->cost_before));
@@ -182,7 +179,7 @@ TEST_CASE("Without the speed check, rewrites priced above the input as read are 
   REQUIRE(r->estimated_slower.has_value());
   CHECK(r->estimated_slower->rewritten_seconds > r->estimated_slower->input_seconds);
   CHECK(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) == Operators(model.graph));
+  CHECK(testing::OperatorNames(r->model.graph) == testing::OperatorNames(model.graph));
   CHECK(r->cost_after == Approx(r->cost_before));
   CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("none kept: priced"));
 }
@@ -190,7 +187,7 @@ TEST_CASE("Without the speed check, rewrites priced above the input as read are 
 TEST_CASE("Without the speed check, a graph whose differing region times slower gives way to the input",
           "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(Operators(model.graph), 1.5);
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
   const PipelineOptions options = UnverifiedOptions(&runtime);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
@@ -199,7 +196,7 @@ TEST_CASE("Without the speed check, a graph whose differing region times slower 
   CHECK(r->region_estimate->input_written);
   CHECK(r->region_estimate->timing.ratio() == Approx(1 / 1.5));
   CHECK(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) == Operators(model.graph));
+  CHECK(testing::OperatorNames(r->model.graph) == testing::OperatorNames(model.graph));
   CHECK(r->cost_after == Approx(r->cost_before));
   CHECK(runtime.comparisons == 2);  // the regions, and the input against its region
   const std::string text = SummaryText(options, *r, "m");
@@ -209,13 +206,13 @@ TEST_CASE("Without the speed check, a graph whose differing region times slower 
 
 TEST_CASE("Without the speed check, a graph whose differing region times faster is written", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(Operators(model.graph), 0.5);
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, UnverifiedOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->region_estimate.has_value());
   CHECK_FALSE(r->region_estimate->input_written);
   CHECK_FALSE(r->search.rules_applied.empty());
-  CHECK(Operators(r->model.graph) != Operators(model.graph));
+  CHECK(testing::OperatorNames(r->model.graph) != testing::OperatorNames(model.graph));
   // Priced as the input less the 0.5 ms its region saves.
   CHECK(r->cost_before - r->cost_after == Approx(0.5e-3));
 }

@@ -10,8 +10,6 @@ using namespace taso;
 
 namespace {
 
-const std::vector<Rule>& ShippedRules() { return testing::ShippedRules().rules; }
-
 PipelineOptions AnalyticOptions() {
   PipelineOptions options;
   options.backend = Backend::kAnalytic;
@@ -48,14 +46,6 @@ onnx::ModelProto SymbolicTwoProducts() {
   return m;
 }
 
-OnnxModel Import(const onnx::ModelProto& proto) {
-  ImportOptions folding;
-  folding.fold_shape_arithmetic = true;
-  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, folding);
-  REQUIRE(model.ok());
-  return *std::move(model);
-}
-
 std::string FirstDim(const onnx::ValueInfoProto& vi) {
   const auto& d = vi.type().tensor_type().shape().dim(0);
   return d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
@@ -64,8 +54,8 @@ std::string FirstDim(const onnx::ValueInfoProto& vi) {
 }  // namespace
 
 TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other sizes", "[symbolic]") {
-  const OnnxModel model = Import(SymbolicTwoProducts());
-  auto result = OptimizeModel(model, ShippedRules(), AnalyticOptions());
+  const OnnxModel model = testing::ImportFolded(SymbolicTwoProducts());
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 1);
   const auto& dim = result->symbolic_dims[0];
@@ -90,7 +80,7 @@ TEST_CASE("A symbolic batch given by --input-shape is searched at that size", "[
   options.input_shapes["x"] = {3, 4, 8, 8};
   auto model = ImportOnnx(SymbolicConvRelu(), options);
   REQUIRE(model.ok());
-  auto result = OptimizeModel(*model, ShippedRules(), AnalyticOptions());
+  auto result = OptimizeModel(*model, testing::ShippedRules().rules, AnalyticOptions());
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 1);
   CHECK(result->symbolic_dims[0].given);
@@ -106,7 +96,7 @@ TEST_CASE("A symbolic batch that a fixed Reshape target pins is written fixed, s
   testing::AddNode(m, "Reshape", {"x", "target"}, {"r"}, "reshape");
   testing::AddNode(m, "Relu", {"r"}, {"y"}, "relu");
   testing::AddOutput(m, "y");
-  auto result = OptimizeModel(Import(m), ShippedRules(), AnalyticOptions());
+  auto result = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, AnalyticOptions());
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 1);
   CHECK_FALSE(result->symbolic_dims[0].kept);
@@ -120,7 +110,7 @@ TEST_CASE("A symbolic batch that a fixed Reshape target pins is written fixed, s
 TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {
   PipelineOptions options = AnalyticOptions();
   options.self_check = false;
-  auto result = OptimizeModel(Import(SymbolicConvRelu()), ShippedRules(), options);
+  auto result = OptimizeModel(testing::ImportFolded(SymbolicConvRelu()), testing::ShippedRules().rules, options);
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 1);
   CHECK_FALSE(result->symbolic_dims[0].kept);

@@ -2,7 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <array>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -156,6 +160,43 @@ int CountOps(const Graph& g, const std::string& op) {
   int n = 0;
   for (NodeId i = 0; i < g.num_nodes(); ++i) n += g.node(i).op == Op(op);
   return n;
+}
+
+OnnxModel ImportFolded(const onnx::ModelProto& proto) {
+  ImportOptions folding;
+  folding.fold_shape_arithmetic = true;
+  absl::StatusOr<OnnxModel> model = ImportOnnx(proto, folding);
+  REQUIRE(model.ok());
+  return *std::move(model);
+}
+
+std::multiset<std::string> OperatorNames(const Graph& graph) {
+  std::multiset<std::string> ops;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(n);
+    ops.insert(node.op->is_opaque() ? node.onnx_node->op_type() : std::string(node.op->name()));
+  }
+  return ops;
+}
+
+CommandResult RunCommand(const std::string& command) {
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Params Axis(int64_t axis) { return Params().Set("axis", axis); }
+Params Pieces(int64_t axis, std::vector<int64_t> sizes) { return Axis(axis).Set("sizes", sizes); }
+Params DenseSameConv(const std::string& activation) {
+  return Params()
+      .Set("grouping", "dense")
+      .Set("strides", std::vector<int64_t>{1, 1})
+      .Set("padding", "same")
+      .Set("activation", activation);
 }
 
 std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options) {

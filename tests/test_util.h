@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,26 @@ ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, cons
 Graph ConcatenatedWeightLayer();
 // How many nodes of `g` run library operator `op`.
 int CountOps(const Graph& g, const std::string& op);
+
+// `proto` imported as taso-opt imports it (shape arithmetic folded); the test fails where
+// it does not import.
+OnnxModel ImportFolded(const onnx::ModelProto& proto);
+
+// The graph's operators by name (an opaque node by its ONNX op_type), with repeats.
+std::multiset<std::string> OperatorNames(const Graph& graph);
+
+// A command's exit code and its stdout and stderr together.
+struct CommandResult {
+  int code;
+  std::string output;
+};
+CommandResult RunCommand(const std::string& command);
+
+// Parameters: an axis; an axis and the sizes of the pieces it is split into; a dense
+// convolution of stride 1 and same padding with `activation`.
+Params Axis(int64_t axis);
+Params Pieces(int64_t axis, std::vector<int64_t> sizes);
+Params DenseSameConv(const std::string& activation);
 
 // Why ImportOnnx refuses `m`; empty where it imports.
 std::string ImportError(const onnx::ModelProto& m, const ImportOptions& options = {});
