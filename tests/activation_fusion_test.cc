@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/passes/activation_fusion.h"
 #include "test_util.h"
@@ -20,13 +21,16 @@ ValueId Scalar(Graph& g, const std::string& name, float v) { return *g.AddWeight
 Graph SpelledGelu(bool half_first, bool multiply_by_inverse) {
   Graph g;
   const ValueId in = *g.AddInput("in", DataType::kFloat32, {4, 8});
-  const ValueId x = AddOp(g, "MatMul", {in, testing::AddWeight(g, "W", {8, 8}, 1)}, "x");
-  const ValueId scaled = multiply_by_inverse ? AddOp(g, "ScalarMul", {x, Scalar(g, "r", 0.70710678f)}, "scaled")
-                                             : AddOp(g, "Div", {x, Scalar(g, "s", 1.41421356f)}, "scaled");
-  const ValueId one_plus = AddOp(g, "Add", {AddOp(g, "Erf", {scaled}, "e"), Scalar(g, "one", 1)}, "one_plus");
+  const ValueId x = AddOp(g, op_names::kMatMul, {in, testing::AddWeight(g, "W", {8, 8}, 1)}, "x");
+  const ValueId scaled = multiply_by_inverse
+                             ? AddOp(g, op_names::kScalarMul, {x, Scalar(g, "r", 0.70710678f)}, "scaled")
+                             : AddOp(g, op_names::kDiv, {x, Scalar(g, "s", 1.41421356f)}, "scaled");
+  const ValueId one_plus =
+      AddOp(g, op_names::kAdd, {AddOp(g, op_names::kErf, {scaled}, "e"), Scalar(g, "one", 1)}, "one_plus");
   const ValueId half = Scalar(g, "half", 0.5f);
-  const ValueId y = half_first ? AddOp(g, "Mul", {AddOp(g, "ScalarMul", {x, half}, "h"), one_plus}, "y")
-                               : AddOp(g, "ScalarMul", {AddOp(g, "Mul", {x, one_plus}, "p"), half}, "y");
+  const ValueId y = half_first
+                        ? AddOp(g, op_names::kMul, {AddOp(g, op_names::kScalarMul, {x, half}, "h"), one_plus}, "y")
+                        : AddOp(g, op_names::kScalarMul, {AddOp(g, op_names::kMul, {x, one_plus}, "p"), half}, "y");
   REQUIRE(g.AddOutput(y).ok());
   return g;
 }
@@ -38,8 +42,8 @@ TEST_CASE("GELU spelled out becomes one Gelu with the same outputs") {
       const Graph g = SpelledGelu(half_first, inverse);
       auto fused = FuseSpelledActivations(g);
       REQUIRE(fused.ok());
-      CHECK(CountOps(*fused, "Gelu") == 1);
-      CHECK(CountOps(*fused, "Erf") == 0);
+      CHECK(CountOps(*fused, op_names::kGelu) == 1);
+      CHECK(CountOps(*fused, op_names::kErf) == 0);
       CHECK(fused->num_nodes() == 2);  // the product and the Gelu
       const TensorMap inputs = RandomInputs(g, 3);
       auto before = RunReference(g, inputs);
@@ -56,16 +60,18 @@ TEST_CASE("A GELU whose parts are read elsewhere, or with other constants, stays
   REQUIRE(g.AddOutput(g.FindValue("e")).ok());  // the Erf's output is also the graph's
   auto kept = FuseSpelledActivations(g);
   REQUIRE(kept.ok());
-  CHECK(CountOps(*kept, "Gelu") == 0);
+  CHECK(CountOps(*kept, op_names::kGelu) == 0);
 
   Graph other;
   const ValueId x = *other.AddInput("x", DataType::kFloat32, {4, 8});
-  const ValueId e = AddOp(other, "Erf", {AddOp(other, "Div", {x, Scalar(other, "s", 2.0f)}, "d")}, "e");
-  const ValueId p = AddOp(other, "Mul", {x, AddOp(other, "Add", {e, Scalar(other, "one", 1)}, "a")}, "p");
-  REQUIRE(other.AddOutput(AddOp(other, "ScalarMul", {p, Scalar(other, "half", 0.5f)}, "y")).ok());
+  const ValueId e =
+      AddOp(other, op_names::kErf, {AddOp(other, op_names::kDiv, {x, Scalar(other, "s", 2.0f)}, "d")}, "e");
+  const ValueId p =
+      AddOp(other, op_names::kMul, {x, AddOp(other, op_names::kAdd, {e, Scalar(other, "one", 1)}, "a")}, "p");
+  REQUIRE(other.AddOutput(AddOp(other, op_names::kScalarMul, {p, Scalar(other, "half", 0.5f)}, "y")).ok());
   auto not_gelu = FuseSpelledActivations(other);  // erf(x / 2): another function
   REQUIRE(not_gelu.ok());
-  CHECK(CountOps(*not_gelu, "Gelu") == 0);
+  CHECK(CountOps(*not_gelu, op_names::kGelu) == 0);
 }
 
 TEST_CASE("Gelu is written as ONNX Gelu from opset 20 and spelled out below") {
@@ -77,8 +83,8 @@ TEST_CASE("Gelu is written as ONNX Gelu from opset 20 and spelled out below") {
     REQUIRE(proto.ok());
     int gelu = 0, erf = 0;
     for (const auto& node : proto->graph().node()) {
-      gelu += node.op_type() == "Gelu";
-      erf += node.op_type() == "Erf";
+      gelu += node.op_type() == op_names::kGelu;
+      erf += node.op_type() == op_names::kErf;
     }
     CHECK(gelu == (opset >= 20 ? 1 : 0));
     CHECK(erf == (opset >= 20 ? 0 : 1));
@@ -101,7 +107,7 @@ TEST_CASE("ONNX Gelu imports as Gelu; its tanh approximation stays opaque") {
     onnx::GraphProto* g = m.mutable_graph();
     g->set_name("g");
     onnx::NodeProto* n = g->add_node();
-    n->set_op_type("Gelu");
+    n->set_op_type(op_names::kGelu);
     n->add_input("x");
     n->add_output("y");
     OnnxExportNode::SetStr(n, "approximate", approximate);

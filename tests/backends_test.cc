@@ -23,6 +23,7 @@
 #include "taso/backends/cost_key.h"
 #include "taso/backends/cpu_cost.h"
 #include "taso/backends/measured_cost.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 TEST_CASE("Backends report what is built and what can run") {
@@ -64,18 +65,22 @@ TEST_CASE("Every cpu kernel prepares and runs for the operators rules produce") 
   auto mw = g.AddWeight("mw", taso::TensorData::Float({8, 4}, std::vector<float>(32, 0.1f)));
   REQUIRE((w.ok() && dw.ok() && mw.ok()));
   const Params window = Params().Set("strides", std::vector<int64_t>{2, 2}).Set("padding", "same");
-  const auto conv = AddOp(g, "Conv2D", {*x, *w}, Params(window).Set("grouping", "dense").Set("activation", "relu"));
-  const auto dconv =
-      AddOp(g, "Conv2D", {*x, *dw}, Params(window).Set("grouping", "depthwise").Set("activation", "none"));
-  const auto pool = AddOp(g, "MaxPool", {*x}, Params(window).Set("kernel", std::vector<int64_t>{3, 3}));
-  const auto avg = AddOp(g, "AveragePool", {*x},
+  const auto conv =
+      AddOp(g, taso::op_names::kConv2D, {*x, *w}, Params(window).Set("grouping", "dense").Set("activation", "relu"));
+  const auto dconv = AddOp(g, taso::op_names::kConv2D, {*x, *dw},
+                           Params(window).Set("grouping", "depthwise").Set("activation", "none"));
+  const auto pool = AddOp(g, taso::op_names::kMaxPool, {*x}, Params(window).Set("kernel", std::vector<int64_t>{3, 3}));
+  const auto avg = AddOp(g, taso::op_names::kAveragePool, {*x},
                          Params(window).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
-  const auto sum = AddOp(g, "Add", {AddOp(g, "Mul", {conv, dconv}), AddOp(g, "ScalarMul", {pool, *s})});
-  const auto cat = AddOp(g, "Concat", {sum, AddOp(g, "Relu", {avg})}, Params().Set("axis", int64_t{1}));
-  const auto mm = AddOp(g, "MatMul", {*m, *mw});
-  const auto tr = AddOp(g, "Transpose", {*m}, Params().Set("perm", std::vector<int64_t>{1, 0}));
+  const auto sum =
+      AddOp(g, taso::op_names::kAdd,
+            {AddOp(g, taso::op_names::kMul, {conv, dconv}), AddOp(g, taso::op_names::kScalarMul, {pool, *s})});
+  const auto cat = AddOp(g, taso::op_names::kConcat, {sum, AddOp(g, taso::op_names::kRelu, {avg})},
+                         Params().Set("axis", int64_t{1}));
+  const auto mm = AddOp(g, taso::op_names::kMatMul, {*m, *mw});
+  const auto tr = AddOp(g, taso::op_names::kTranspose, {*m}, Params().Set("perm", std::vector<int64_t>{1, 0}));
   // Along the rows (not a view: each piece is strided in the input).
-  auto parts = g.AddNode(taso::testing::Op("Split"),
+  auto parts = g.AddNode(taso::testing::Op(taso::op_names::kSplit),
                          Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{3, 7}), {*x});
   REQUIRE(parts.ok());
   for (taso::ValueId v : {cat, mm, tr, (*parts)[0], (*parts)[1]}) REQUIRE(g.AddOutput(v).ok());
@@ -94,11 +99,11 @@ TEST_CASE("Reshapes and splits into contiguous pieces cost nothing on the cpu") 
   taso::Graph g;
   auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 8, 10, 10});
   REQUIRE(x.ok());
-  auto channels = g.AddNode(taso::testing::Op("Split"),
+  auto channels = g.AddNode(taso::testing::Op(taso::op_names::kSplit),
                             Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {*x});
-  auto rows = g.AddNode(taso::testing::Op("Split"),
+  auto rows = g.AddNode(taso::testing::Op(taso::op_names::kSplit),
                         Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{3, 7}), {*x});
-  auto flat = g.AddNode(taso::testing::Op("Flatten"), Params(), {*x});
+  auto flat = g.AddNode(taso::testing::Op(taso::op_names::kFlatten), Params(), {*x});
   REQUIRE((channels.ok() && rows.ok() && flat.ok()));
   taso::CpuCost cost(nullptr);
   CHECK(cost.NodeCost(g, 0) == 0);
@@ -131,8 +136,8 @@ TEST_CASE("Cost measurements read weights from memory, as a whole model's run do
     i.shape = std::move(s);
     return i;
   };
-  const taso::cpu::Kernel* matmul = taso::cpu::FindKernel("MatMul");
-  const taso::cpu::Kernel* conv = taso::cpu::FindKernel("Conv2D");
+  const taso::cpu::Kernel* matmul = taso::cpu::FindKernel(taso::op_names::kMatMul);
+  const taso::cpu::Kernel* conv = taso::cpu::FindKernel(taso::op_names::kConv2D);
   REQUIRE((matmul && conv));
   const std::vector<taso::InputInfo> layer = {info({1, 512}), info({512, 512})};
   const std::vector<taso::InputInfo> attention = {info({16, 128, 64}), info({16, 64, 128})};
@@ -203,8 +208,8 @@ TEST_CASE("A node's other layout is measured in turn with it, so the layout choi
                           .Set("padding", "same")
                           .Set("grouping", "dense")
                           .Set("activation", "none");
-  AddOp(g, "Conv2D", {*x, *w}, conv);
-  AddOp(g, "Relu", {*x});
+  AddOp(g, taso::op_names::kConv2D, {*x, *w}, conv);
+  AddOp(g, taso::op_names::kRelu, {*x});
   auto path = std::filesystem::temp_directory_path() / "taso_alternatives_test.sqlite";
   std::filesystem::remove(path);
   {
@@ -241,7 +246,7 @@ namespace {
 
 // A dense 3x3 convolution's parts, for cost keys.
 struct ConvParts {
-  const taso::OpDef* op = taso::testing::Op("Conv2D");
+  const taso::OpDef* op = taso::testing::Op(taso::op_names::kConv2D);
   taso::Params params = taso::Params()
                             .Set("strides", std::vector<int64_t>{2, 2})
                             .Set("padding", "same")
@@ -319,7 +324,7 @@ TEST_CASE("Cost keys differ in each thing they hold, in memo and in text alike")
   other("strides").params.Set("strides", std::vector<int64_t>{1, 1});
   other("layout").params = taso::cpu::WithLayout(base.params, true);
   other("a tensor parameter").params.Set("table", taso::TensorData::Float({3}, {1, 2, 3}));
-  other("operator").op = taso::testing::Op("Relu");
+  other("operator").op = taso::testing::Op(taso::op_names::kRelu);
   other("input shape").inputs[0].shape = {1, 16, 12, 13};
   other("output shape").outputs[0].shape = {1, 32, 6, 7};
   other("an absent input").inputs.push_back(ConvParts::Absent());
@@ -366,7 +371,8 @@ TEST_CASE("A cost key's text is the one cost cache files hold") {
         "strides=[2,2]}[1,16,12,12]c[32,16,3,3]->[1,32,6,6]");
   const std::vector<taso::InputInfo> scalar = {taso::InputInfo{}};
   const std::vector<taso::OutputType> scalar_out = {taso::OutputType{}};
-  CHECK(taso::CostKey(*taso::testing::Op("Relu"), taso::Params(), scalar, scalar_out).ToString() == "Relu{}[]->[]");
+  CHECK(taso::CostKey(*taso::testing::Op(taso::op_names::kRelu), taso::Params(), scalar, scalar_out).ToString() ==
+        "Relu{}[]->[]");
 }
 
 // Kernels of fixed times (a microsecond per output element) and a reference that runs a
@@ -381,7 +387,8 @@ class DriftingReferenceCost : public taso::MeasuredCost {
   std::optional<KernelRun> PrepareRun(const taso::OpDef& op, const taso::Params&,
                                       absl::Span<const taso::InputInfo> inputs,
                                       absl::Span<const taso::OutputType> outputs) override {
-    if (op.name() == "MatMul") return KernelRun([this]() -> absl::StatusOr<double> { return 1e-3 * (1 + prepared_); });
+    if (op.name() == taso::op_names::kMatMul)
+      return KernelRun([this]() -> absl::StatusOr<double> { return 1e-3 * (1 + prepared_); });
     ++prepared_;
     const double seconds = 1e-6 * static_cast<double>(taso::NumElements(outputs[0].shape));
     return KernelRun([seconds]() -> absl::StatusOr<double> { return seconds; });
@@ -400,8 +407,8 @@ TEST_CASE("Nodes measured together compare as timed at one moment; one by one, t
   auto x = g.AddInput("x", taso::DataType::kFloat32, {1, 1000});
   auto y = g.AddInput("y", taso::DataType::kFloat32, {1, 3000});
   REQUIRE((x.ok() && y.ok()));
-  AddOp(g, "Relu", {*x});
-  AddOp(g, "Relu", {*y});
+  AddOp(g, taso::op_names::kRelu, {*x});
+  AddOp(g, taso::op_names::kRelu, {*y});
   const std::vector<taso::CostModel::NodeOf> both = {{&g, 0}, {&g, 1}};
   const auto far = std::chrono::steady_clock::now() + std::chrono::hours(1);
 
@@ -442,16 +449,17 @@ TEST_CASE("One kernel is measured once, however its parameters are spelled") {
                                .Set("dilations", std::vector<int64_t>{1, 1})
                                .Set("group", int64_t{1})
                                .Set("activation", "relu");
-  AddOp(g, "Conv2D", {*x, *w}, rule_form);
-  AddOp(g, "Conv2D", {*x, *w}, onnx_form);
-  AddOp(g, "Conv2D", {*x, *w, *b}, rule_form);
-  AddOp(g, "Conv2D", {*x, *w, *b}, onnx_form);
+  AddOp(g, taso::op_names::kConv2D, {*x, *w}, rule_form);
+  AddOp(g, taso::op_names::kConv2D, {*x, *w}, onnx_form);
+  AddOp(g, taso::op_names::kConv2D, {*x, *w, *b}, rule_form);
+  AddOp(g, taso::op_names::kConv2D, {*x, *w, *b}, onnx_form);
   // A pooling window too (rules: a padding mode; ONNX: pads and ceil_mode).
   const Params pool = Params().Set("kernel", std::vector<int64_t>{3, 3}).Set("strides", std::vector<int64_t>{2, 2});
-  AddOp(g, "MaxPool", {*x}, Params(pool).Set("padding", "valid"));
-  AddOp(g, "MaxPool", {*x}, Params(pool).Set("pads", std::vector<int64_t>{0, 0, 0, 0}).Set("ceil_mode", int64_t{0}));
+  AddOp(g, taso::op_names::kMaxPool, {*x}, Params(pool).Set("padding", "valid"));
+  AddOp(g, taso::op_names::kMaxPool, {*x},
+        Params(pool).Set("pads", std::vector<int64_t>{0, 0, 0, 0}).Set("ceil_mode", int64_t{0}));
   // Another kernel: other pads.
-  AddOp(g, "Conv2D", {*x, *w}, Params(onnx_form).Set("pads", std::vector<int64_t>{0, 0, 0, 0}));
+  AddOp(g, taso::op_names::kConv2D, {*x, *w}, Params(onnx_form).Set("pads", std::vector<int64_t>{0, 0, 0, 0}));
 
   taso::CpuCost cost(nullptr);
   for (int pair : {0, 2, 4}) {
@@ -486,7 +494,7 @@ class DriftingBackend : public taso::MeasuredCost {
  protected:
   std::optional<KernelRun> PrepareRun(const taso::OpDef& op, const taso::Params&, absl::Span<const taso::InputInfo>,
                                       absl::Span<const taso::OutputType> outputs) override {
-    const bool reference = op.name() == "MatMul";
+    const bool reference = op.name() == taso::op_names::kMatMul;
     const double work = reference ? 1e-4 : 1e-9 * static_cast<double>(taso::NumElements(outputs[0].shape));
     return KernelRun([this, work, reference]() -> absl::StatusOr<double> {
       if (reference && reference_fails) return absl::InternalError("the device is gone");
@@ -503,7 +511,7 @@ double ReluCost(taso::MeasuredCost& cost, taso::Shape shape) {
   taso::InputInfo x;
   x.dtype = taso::DataType::kFloat32;
   x.shape = shape;
-  return cost.Cost(*taso::testing::Op("Relu"), taso::Params(), std::vector<taso::InputInfo>{x},
+  return cost.Cost(*taso::testing::Op(taso::op_names::kRelu), taso::Params(), std::vector<taso::InputInfo>{x},
                    std::vector<taso::OutputType>{{taso::DataType::kFloat32, shape}});
 }
 

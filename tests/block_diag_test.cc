@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
@@ -14,7 +15,7 @@ using testing::AddOp;
 absl::StatusOr<std::vector<OutputType>> Types(std::vector<Shape> shapes) {
   std::vector<InputInfo> in;
   for (Shape& s : shapes) in.push_back(InputInfo{true, DataType::kFloat32, std::move(s)});
-  return testing::Op("BlockDiag")->InferTypes(Params(), in);
+  return testing::Op(op_names::kBlockDiag)->InferTypes(Params(), in);
 }
 
 // b [2, 3] and d [1, 2] fed at run time, y = BlockDiag(b, d).
@@ -22,7 +23,7 @@ Graph BlockDiagOfInputs() {
   Graph g;
   const ValueId b = *g.AddInput("b", DataType::kFloat32, {2, 3});
   const ValueId d = *g.AddInput("d", DataType::kFloat32, {1, 2});
-  REQUIRE(g.AddOutput(AddOp(g, "BlockDiag", {b, d}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kBlockDiag, {b, d}, "y")).ok());
   return g;
 }
 
@@ -54,7 +55,7 @@ TEST_CASE("BlockDiag of tensors computed at run time is written as Pad and Conca
     auto proto = ExportOnnx(NewOnnxModel(g, opset));
     REQUIRE(proto.ok());
     int pads = 0;
-    for (const auto& node : proto->graph().node()) pads += node.op_type() == "Pad";
+    for (const auto& node : proto->graph().node()) pads += node.op_type() == op_names::kPad;
     CHECK(pads == 2);
     auto back = ImportOnnx(*proto);
     INFO(back.status().message());

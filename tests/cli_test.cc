@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
+#include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/rules/rules.h"
 #include "test_util.h"
@@ -349,8 +350,8 @@ TEST_CASE(
   taso::testing::AddInput(m, "v0", {1, 4});
   constexpr int kNodes = 200000;
   for (int i = 0; i < kNodes; ++i)
-    taso::testing::AddNode(m, i % 2 ? "Identity" : "Relu", {absl::StrCat("v", i)}, {absl::StrCat("v", i + 1)},
-                           absl::StrCat("n", i));
+    taso::testing::AddNode(m, i % 2 ? taso::op_names::kIdentity : taso::op_names::kRelu, {absl::StrCat("v", i)},
+                           {absl::StrCat("v", i + 1)}, absl::StrCat("n", i));
   taso::testing::AddOutput(m, absl::StrCat("v", kNodes));
   std::string bytes;
   REQUIRE(m.SerializeToString(&bytes));
@@ -382,11 +383,13 @@ TEST_CASE("taso-opt refuses malformed models at opsets 6 to 10 in one line, by i
     std::vector<int64_t> x_shape;
   };
   const std::vector<Case> cases = {
-      {"Relu", {"x"}, {""}, "y", {2147483648, 3}},  // issue 43: SIGSEGV in ONNX's converter
-      {"Relu", {"x"}, {""}, "x", {2, 3}},           {"Relu", {"x"}, {"z"}, "y", {2, 3}},
-      {"Add", {"x", "w"}, {"y"}, "y", {2, 3}},      {"", {"x"}, {"y"}, "y", {2, 3}},
+      {taso::op_names::kRelu, {"x"}, {""}, "y", {2147483648, 3}},  // issue 43: SIGSEGV in ONNX's converter
+      {taso::op_names::kRelu, {"x"}, {""}, "x", {2, 3}},
+      {taso::op_names::kRelu, {"x"}, {"z"}, "y", {2, 3}},
+      {taso::op_names::kAdd, {"x", "w"}, {"y"}, "y", {2, 3}},
+      {"", {"x"}, {"y"}, "y", {2, 3}},
       {"ConstantFill", {"x"}, {"y"}, "y", {2, 3}},  // the converter loops forever on it
-      {"Relu", {"x"}, {"y"}, "y", {2, 4294967296}},
+      {taso::op_names::kRelu, {"x"}, {"y"}, "y", {2, 4294967296}},
   };
   for (int opset = 6; opset <= 10; ++opset)
     for (size_t i = 0; i < cases.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/kernel_executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
@@ -57,12 +58,13 @@ TEST_CASE("The cpu executor runs grouped and depthwise convolutions, and splits 
   Params conv;
   conv.Set("pads", std::vector<int64_t>{1, 1, 1, 1}).Set("activation", "relu");
   const ValueId grouped = testing::AddOp(
-      g, "Conv2D", {*x, testing::AddWeight(g, "wg", {8, 2, 3, 3}, 1), testing::AddWeight(g, "bg", {8}, 2)}, "grouped",
-      conv);
+      g, op_names::kConv2D, {*x, testing::AddWeight(g, "wg", {8, 2, 3, 3}, 1), testing::AddWeight(g, "bg", {8}, 2)},
+      "grouped", conv);
   const ValueId depthwise =
-      testing::AddOp(g, "Conv2D", {grouped, testing::AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", conv);
-  auto pieces = g.AddNode(testing::Op("Split"), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{3, 5}),
-                          {depthwise}, "split", {"a", "b"});
+      testing::AddOp(g, op_names::kConv2D, {grouped, testing::AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", conv);
+  auto pieces =
+      g.AddNode(testing::Op(op_names::kSplit), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{3, 5}),
+                {depthwise}, "split", {"a", "b"});
   REQUIRE(pieces.ok());
   REQUIRE(g.AddOutput((*pieces)[0]).ok());
   REQUIRE(g.AddOutput((*pieces)[1]).ok());
@@ -83,13 +85,13 @@ TEST_CASE("The cpu executor multiplies by a weight matrix (packed once), a merge
   auto y = g.AddInput("y", DataType::kFloat32, {5, 7});
   REQUIRE((x.ok() && y.ok()));
   const ValueId w = testing::AddWeight(g, "w", {5, 7}, 1);
-  const ValueId by_weight = testing::AddOp(g, "MatMul", {*x, w}, "by_weight");
+  const ValueId by_weight = testing::AddOp(g, op_names::kMatMul, {*x, w}, "by_weight");
   // Two weights concatenated, as a merge of matrix products writes it: folded to one.
-  const ValueId merged = testing::AddOp(g, "Concat", {w, testing::AddWeight(g, "v", {5, 4}, 2)}, "merged",
+  const ValueId merged = testing::AddOp(g, op_names::kConcat, {w, testing::AddWeight(g, "v", {5, 4}, 2)}, "merged",
                                         Params().Set("axis", int64_t{1}));
-  const ValueId by_u = testing::AddOp(g, "MatMul", {by_weight, testing::AddWeight(g, "u", {7, 5}, 3)}, "by_u");
-  const ValueId by_both = testing::AddOp(g, "MatMul", {by_u, merged}, "by_both");
-  const ValueId by_input = testing::AddOp(g, "MatMul", {*x, *y}, "by_input");
+  const ValueId by_u = testing::AddOp(g, op_names::kMatMul, {by_weight, testing::AddWeight(g, "u", {7, 5}, 3)}, "by_u");
+  const ValueId by_both = testing::AddOp(g, op_names::kMatMul, {by_u, merged}, "by_both");
+  const ValueId by_input = testing::AddOp(g, op_names::kMatMul, {*x, *y}, "by_input");
   REQUIRE(g.AddOutput(by_both).ok());
   REQUIRE(g.AddOutput(by_input).ok());
   auto executor = CpuExecutor::Create(g);
@@ -114,11 +116,11 @@ TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the 
   Params conv;
   conv.Set("strides", std::vector<int64_t>{2, 2}).Set("activation", "relu");
   const ValueId biased = testing::AddOp(
-      g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1), testing::AddWeight(g, "b1", {16}, 2)}, "biased",
-      conv);
+      g, op_names::kConv2D, {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1), testing::AddWeight(g, "b1", {16}, 2)},
+      "biased", conv);
   conv.Set("strides", std::vector<int64_t>{1, 1}).Set("pads", std::vector<int64_t>{1, 1, 1, 1});
   const ValueId plain =
-      testing::AddOp(g, "Conv2D", {biased, testing::AddWeight(g, "w2", {8, 16, 3, 3}, 3)}, "plain", conv);
+      testing::AddOp(g, op_names::kConv2D, {biased, testing::AddWeight(g, "w2", {8, 16, 3, 3}, 3)}, "plain", conv);
   REQUIRE(g.AddOutput(biased).ok());
   REQUIRE(g.AddOutput(plain).ok());
   auto executor = CpuExecutor::Create(g);
@@ -141,11 +143,11 @@ TEST_CASE("Erf and Clip run on cpu kernels: erf to 5e-7 (relatively near 0), NaN
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 12007});
   REQUIRE(x.ok());
-  const ValueId erf = testing::AddOp(g, "Erf", {*x}, "erf");
+  const ValueId erf = testing::AddOp(g, op_names::kErf, {*x}, "erf");
   auto lo = g.AddWeight("lo", TensorData::Float({1}, {-0.5f}));
   auto hi = g.AddWeight("hi", TensorData::Float({1}, {0.75f}));
   REQUIRE((lo.ok() && hi.ok()));
-  const ValueId clip = testing::AddOp(g, "Clip", {*x, *lo, *hi}, "clip");
+  const ValueId clip = testing::AddOp(g, op_names::kClip, {*x, *lo, *hi}, "clip");
   REQUIRE(g.AddOutput(erf).ok());
   REQUIRE(g.AddOutput(clip).ok());
   auto executor = CpuExecutor::Create(g);
@@ -185,8 +187,9 @@ TEST_CASE("HardSwish and HardSigmoid run on cpu kernels and compute their piecew
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 1601});
   REQUIRE(x.ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "HardSwish", {*x}, "swish")).ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "HardSigmoid", {*x}, "sigmoid", Params().Set("alpha", 0.25).Set("beta", 0.4)))
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kHardSwish, {*x}, "swish")).ok());
+  REQUIRE(g.AddOutput(
+               testing::AddOp(g, op_names::kHardSigmoid, {*x}, "sigmoid", Params().Set("alpha", 0.25).Set("beta", 0.4)))
               .ok());
   auto executor = CpuExecutor::Create(g);
   REQUIRE(executor.ok());
@@ -214,9 +217,9 @@ TEST_CASE("Binary operators whose first operand broadcasts run on oneDNN's fast 
   auto s = g.AddInput("s", DataType::kFloat32, scale_shape);
   auto x = g.AddInput("x", DataType::kFloat32, map_shape);
   REQUIRE((s.ok() && x.ok()));
-  const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+  const char* ops[] = {op_names::kAdd, op_names::kSub, op_names::kMul, op_names::kDiv};
   for (const char* op : ops) REQUIRE(g.AddOutput(testing::AddOp(g, op, {*s, *x}, op)).ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Sub", {*x, *s}, "x_minus_s")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kSub, {*x, *s}, "x_minus_s")).ok());
   auto executor = CpuExecutor::Create(g);
   REQUIRE(executor.ok());
   CHECK((*executor)->num_reference() == 0);
@@ -226,14 +229,14 @@ TEST_CASE("Binary operators whose first operand broadcasts run on oneDNN's fast 
   const std::vector<float>&sv = inputs.at("s").data, &xv = inputs.at("x").data;
   for (size_t i = 0; i < xv.size(); ++i) {
     const float a = sv[i / 25], b = xv[i];
-    CHECK(got->at("Add").data[i] == a + b);
-    CHECK(got->at("Sub").data[i] == a - b);
-    CHECK(got->at("Mul").data[i] == a * b);
-    CHECK(got->at("Div").data[i] == Approx(a / b).epsilon(1e-6));
+    CHECK(got->at(op_names::kAdd).data[i] == a + b);
+    CHECK(got->at(op_names::kSub).data[i] == a - b);
+    CHECK(got->at(op_names::kMul).data[i] == a * b);
+    CHECK(got->at(op_names::kDiv).data[i] == Approx(a / b).epsilon(1e-6));
     CHECK(got->at("x_minus_s").data[i] == b - a);
   }
   // Division cannot swap its operands: it alone may take oneDNN's reference loop.
-  for (const char* op : {"Add", "Sub", "Mul"}) {
+  for (const char* op : {op_names::kAdd, op_names::kSub, op_names::kMul}) {
     InputInfo first, second;
     first.present = second.present = true;
     first.shape = scale_shape;
@@ -273,12 +276,12 @@ TEST_CASE("The cpu executor's profile counts each operator's nodes and the refer
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {64, 256});
   REQUIRE(x.ok());
-  const ValueId a = testing::AddOp(g, "MatMul", {*x, testing::AddWeight(g, "w1", {256, 256}, 1)}, "a");
-  const ValueId b = testing::AddOp(g, "MatMul", {a, testing::AddWeight(g, "w2", {256, 256}, 2)}, "b");
-  const ValueId e = testing::AddOp(g, "Erf", {b}, "e");
+  const ValueId a = testing::AddOp(g, op_names::kMatMul, {*x, testing::AddWeight(g, "w1", {256, 256}, 1)}, "a");
+  const ValueId b = testing::AddOp(g, op_names::kMatMul, {a, testing::AddWeight(g, "w2", {256, 256}, 2)}, "b");
+  const ValueId e = testing::AddOp(g, op_names::kErf, {b}, "e");
   auto pads = g.AddWeight("pads", TensorData::Int64({4}, {0, 1, 0, 1}));
   REQUIRE(pads.ok());
-  const ValueId padded = testing::AddOp(g, "Pad", {e, *pads}, "padded");  // no cpu kernel: the reference one
+  const ValueId padded = testing::AddOp(g, op_names::kPad, {e, *pads}, "padded");  // no cpu kernel: the reference one
   REQUIRE(g.AddOutput(padded).ok());
   auto executor = CpuExecutor::Create(g);
   REQUIRE(executor.ok());
@@ -288,12 +291,12 @@ TEST_CASE("The cpu executor's profile counts each operator's nodes and the refer
   std::map<std::string, KernelExecutor::OperatorTime> by_op;
   for (const auto& t : *profile) by_op[t.op] = t;
   REQUIRE(by_op.size() == 3);
-  CHECK(by_op["MatMul"].nodes == 2);
-  CHECK(by_op["MatMul"].reference == 0);
-  CHECK(by_op["Erf"].nodes == 1);
-  CHECK(by_op["Erf"].reference == 0);
-  CHECK(by_op["Pad"].nodes == 1);
-  CHECK(by_op["Pad"].reference == 1);
+  CHECK(by_op[op_names::kMatMul].nodes == 2);
+  CHECK(by_op[op_names::kMatMul].reference == 0);
+  CHECK(by_op[op_names::kErf].nodes == 1);
+  CHECK(by_op[op_names::kErf].reference == 0);
+  CHECK(by_op[op_names::kPad].nodes == 1);
+  CHECK(by_op[op_names::kPad].reference == 1);
   for (size_t i = 0; i < profile->size(); ++i) {
     CHECK((*profile)[i].seconds > 0);
     if (i > 0) CHECK((*profile)[i - 1].seconds >= (*profile)[i].seconds);
@@ -348,7 +351,7 @@ TEST_CASE("Two graphs compared on executor pairs: each graph's outputs, positive
   const std::string y = b.value(b.outputs()[0]).name;
   auto two = b.AddWeight("two", TensorData::Float({1}, {2.0f}));
   REQUIRE(two.ok());
-  REQUIRE(b.AddOutput(testing::AddOp(b, "ScalarMul", {b.outputs()[0], *two}, "doubled")).ok());
+  REQUIRE(b.AddOutput(testing::AddOp(b, op_names::kScalarMul, {b.outputs()[0], *two}, "doubled")).ok());
   const TensorMap inputs = RandomInputs(a->graph, 7);
   auto c = CompareGraphs("cpu", a->graph, b, inputs, 4, 3);  // 3 pairs asked: 4 made, in both orders
   REQUIRE(c.ok());
@@ -374,10 +377,10 @@ TEST_CASE("LayerNormalization normalizes each slice from its axis on, on oneDNN 
   const ValueId scale_row = testing::AddWeight(g, "scale_row", {40}, 1),
                 shift_row = testing::AddWeight(g, "shift_row", {40}, 2);
   const ValueId scale_block = testing::AddWeight(g, "scale_block", {3, 40}, 3);
-  REQUIRE(g.AddOutput(testing::AddOp(g, "LayerNormalization", {*x, scale_row, shift_row}, "rows",
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kLayerNormalization, {*x, scale_row, shift_row}, "rows",
                                      Params().Set("axis", int64_t{-1}).Set("epsilon", 1e-5)))
               .ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "LayerNormalization", {*x, scale_block}, "blocks",
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kLayerNormalization, {*x, scale_block}, "blocks",
                                      Params().Set("axis", int64_t{1}).Set("epsilon", 1e-3)))
               .ok());
   auto executor = CpuExecutor::Create(g);
@@ -411,7 +414,8 @@ TEST_CASE("LayerNormalization normalizes each slice from its axis on, on oneDNN 
   expect("blocks", 120, scale_block, kNoValue, 1e-3);
 
   // A scale that is not the slice's shape is refused.
-  auto bad = g.AddNode(testing::Op("LayerNormalization"), Params().Set("axis", int64_t{-1}), {*x, scale_block});
+  auto bad =
+      g.AddNode(testing::Op(op_names::kLayerNormalization), Params().Set("axis", int64_t{-1}), {*x, scale_block});
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("normalized slice's shape"));
 }

@@ -5,6 +5,7 @@
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/cpu_preparation.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "test_util.h"
 
@@ -24,7 +25,7 @@ TEST_CASE("A CNN read from its file is prepared for the cpu runtime: folded, lai
   CHECK(prepared->estimate_seconds > 0);
   auto relus = [](const Graph& g) {
     int count = 0;
-    for (NodeId n = 0; n < g.num_nodes(); ++n) count += g.node(n).op->name() == "Relu";
+    for (NodeId n = 0; n < g.num_nodes(); ++n) count += g.node(n).op->name() == op_names::kRelu;
     return count;
   };
   // The relus after a convolution's batch norm are folded; those after a residual Add stay.

@@ -11,6 +11,7 @@
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/cuda_cost.h"
 #include "taso/backends/cuda_executor.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -71,62 +72,70 @@ Graph EveryKernelGraph() {
   const Params same = Params().Set("padding", "same");
   // Convolutions: grouped with bias and relu, depthwise, dense without either, and at
   // stride 2 with unequal "same" pads on an odd size.
-  const ValueId grouped = AddOp(g, "Conv2D", {*x, AddWeight(g, "wg", {8, 2, 3, 3}, 1), AddWeight(g, "bg", {8}, 2)},
-                                "grouped", Params(relu).Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
-  const ValueId depthwise = AddOp(g, "Conv2D", {grouped, AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", same);
-  const ValueId dense = AddOp(g, "Conv2D", {depthwise, AddWeight(g, "w1", {6, 8, 1, 1}, 4), AddWeight(g, "b1", {6}, 5)},
-                              "dense", Params());
+  const ValueId grouped =
+      AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "wg", {8, 2, 3, 3}, 1), AddWeight(g, "bg", {8}, 2)}, "grouped",
+            Params(relu).Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  const ValueId depthwise =
+      AddOp(g, op_names::kConv2D, {grouped, AddWeight(g, "wd", {8, 1, 3, 3}, 3)}, "depthwise", same);
+  const ValueId dense =
+      AddOp(g, op_names::kConv2D, {depthwise, AddWeight(g, "w1", {6, 8, 1, 1}, 4), AddWeight(g, "b1", {6}, 5)}, "dense",
+            Params());
   const ValueId strided =
-      AddOp(g, "Conv2D", {*x, AddWeight(g, "ws", {4, 8, 4, 4}, 6)}, "strided",
+      AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "ws", {4, 8, 4, 4}, 6)}, "strided",
             Params(relu).Set("strides", std::vector<int64_t>{2, 2}).Set("pads", std::vector<int64_t>{1, 1, 2, 2}));
   // Pooling: ceil mode, padding counted and not, global.
-  const ValueId max = AddOp(g, "MaxPool", {dense}, "max",
+  const ValueId max = AddOp(g, op_names::kMaxPool, {dense}, "max",
                             Params()
                                 .Set("kernel", std::vector<int64_t>{3, 3})
                                 .Set("strides", std::vector<int64_t>{2, 2})
                                 .Set("ceil_mode", int64_t{1}));
   const ValueId avg_in =
-      AddOp(g, "AveragePool", {dense}, "avg_in",
+      AddOp(g, op_names::kAveragePool, {dense}, "avg_in",
             Params(same).Set("kernel", std::vector<int64_t>{3, 3}).Set("count_include_pad", int64_t{1}));
   const ValueId avg_ex =
-      AddOp(g, "AveragePool", {dense}, "avg_ex", Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
-  const ValueId global = AddOp(g, "GlobalAveragePool", {strided}, "global");
+      AddOp(g, op_names::kAveragePool, {dense}, "avg_ex", Params(same).Set("kernel", std::vector<int64_t>{3, 3}));
+  const ValueId global = AddOp(g, op_names::kGlobalAveragePool, {strided}, "global");
   // Means over trailing dimensions, the axes a parameter, and an input as well (opset 18).
-  const ValueId mean_hw = AddOp(g, "ReduceMean", {dense}, "mean_hw",
+  const ValueId mean_hw = AddOp(g, op_names::kReduceMean, {dense}, "mean_hw",
                                 Params().Set("axes", std::vector<int64_t>{2, 3}).Set("keepdims", int64_t{1}));
   auto mean_axes = g.AddWeight("mean_axes", TensorData::Int64({1}, {-1}));
   REQUIRE(mean_axes.ok());
-  const ValueId mean_last = AddOp(g, "ReduceMean", {*m, *mean_axes}, "mean_last",
+  const ValueId mean_last = AddOp(g, op_names::kReduceMean, {*m, *mean_axes}, "mean_last",
                                   Params().Set("axes", std::vector<int64_t>{-1}).Set("keepdims", int64_t{0}));
   // Element-wise, with broadcasting.
   const ValueId scale = AddWeight(g, "scale", {6, 1, 1}, 7);
-  const ValueId sum = AddOp(g, "Add", {AddOp(g, "Mul", {avg_in, scale}, "scaled"), avg_ex}, "sum");
+  const ValueId sum = AddOp(g, op_names::kAdd, {AddOp(g, op_names::kMul, {avg_in, scale}, "scaled"), avg_ex}, "sum");
   const ValueId mixed =
-      AddOp(g, "Div",
-            {AddOp(g, "Sub", {sum, AddOp(g, "Tanh", {avg_ex}, "tanh")}, "diff"),
-             AddOp(g, "Add", {AddOp(g, "Sigmoid", {sum}, "sig"), AddOp(g, "Relu", {scale}, "scale+")}, "pos")},
+      AddOp(g, op_names::kDiv,
+            {AddOp(g, op_names::kSub, {sum, AddOp(g, op_names::kTanh, {avg_ex}, "tanh")}, "diff"),
+             AddOp(g, op_names::kAdd,
+                   {AddOp(g, op_names::kSigmoid, {sum}, "sig"), AddOp(g, op_names::kRelu, {scale}, "scale+")}, "pos")},
             "mixed");
-  const ValueId erf = AddOp(g, "Erf", {AddOp(g, "Sqrt", {AddOp(g, "Relu", {mixed}, "r")}, "sqrt")}, "erf");
-  const ValueId hard = AddOp(g, "HardSigmoid", {AddOp(g, "HardSwish", {AddOp(g, "Gelu", {mixed}, "gelu")}, "hswish")},
+  const ValueId erf =
+      AddOp(g, op_names::kErf, {AddOp(g, op_names::kSqrt, {AddOp(g, op_names::kRelu, {mixed}, "r")}, "sqrt")}, "erf");
+  const ValueId hard = AddOp(g, op_names::kHardSigmoid,
+                             {AddOp(g, op_names::kHardSwish, {AddOp(g, op_names::kGelu, {mixed}, "gelu")}, "hswish")},
                              "hsig", Params().Set("alpha", 0.3).Set("beta", 0.4));
   // Data movement and normalization.
-  const ValueId cat = AddOp(g, "Concat", {erf, sum}, "cat", Params().Set("axis", int64_t{1}));
-  auto rows = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{4, 7}),
-                        {cat}, "rows", {"top", "bottom"});
+  const ValueId cat = AddOp(g, op_names::kConcat, {erf, sum}, "cat", Params().Set("axis", int64_t{1}));
+  auto rows = g.AddNode(testing::Op(op_names::kSplit),
+                        Params().Set("axis", int64_t{2}).Set("sizes", std::vector<int64_t>{4, 7}), {cat}, "rows",
+                        {"top", "bottom"});
   REQUIRE(rows.ok());
   const ValueId bn =
-      AddOp(g, "BatchNormalization",
+      AddOp(g, op_names::kBatchNormalization,
             {(*rows)[1], AddWeight(g, "bn_s", {12}, 8), AddWeight(g, "bn_b", {12}, 9), AddWeight(g, "bn_m", {12}, 10),
-             AddOp(g, "Relu", {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
+             AddOp(g, op_names::kRelu, {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
             "bn", Params().Set("epsilon", 1e-3));
-  const ValueId soft = AddOp(g, "Softmax", {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
-  const ValueId tr = AddOp(g, "Transpose", {soft}, "tr", Params().Set("perm", std::vector<int64_t>{0, 2, 3, 1}));
+  const ValueId soft = AddOp(g, op_names::kSoftmax, {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
+  const ValueId tr =
+      AddOp(g, op_names::kTranspose, {soft}, "tr", Params().Set("perm", std::vector<int64_t>{0, 2, 3, 1}));
   // Matrix products: batched, a shared matrix, Gemm with transposes and a bias (on a
   // run-time input: weight-only nodes are folded before the run).
-  const ValueId batched = AddOp(g, "MatMul", {*m, AddWeight(g, "mb", {3, 6, 4}, 12)}, "batched");
-  const ValueId shared = AddOp(g, "MatMul", {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
-  const ValueId gemm = AddOp(g, "Gemm", {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)}, "gemm",
-                             Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
+  const ValueId batched = AddOp(g, op_names::kMatMul, {*m, AddWeight(g, "mb", {3, 6, 4}, 12)}, "batched");
+  const ValueId shared = AddOp(g, op_names::kMatMul, {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
+  const ValueId gemm = AddOp(g, op_names::kGemm, {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)},
+                             "gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
   for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, hard})
     REQUIRE(g.AddOutput(v).ok());
   return g;
@@ -161,9 +170,9 @@ TEST_CASE("The cuda backend measures kernel costs once and takes them from the c
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 28, 28});
   REQUIRE(x.ok());
-  const ValueId conv = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
+  const ValueId conv = testing::AddOp(g, op_names::kConv2D, {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
                                       Params().Set("padding", "same").Set("activation", "relu"));
-  testing::AddOp(g, "MaxPool", {conv}, "pool",
+  testing::AddOp(g, op_names::kMaxPool, {conv}, "pool",
                  Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
   for (int round = 0; round < 2; ++round) {
     auto cache = CostCache::Open(path);

@@ -14,6 +14,7 @@
 #include "rule_lookup.h"
 #include "taso/egraph/engine.h"
 #include "taso/egraph/join_pieces.h"
+#include "taso/ir/ops/names.h"
 #include "taso/rewrite/search.h"
 #include "test_util.h"
 
@@ -60,8 +61,8 @@ Graph Heads(int heads) {
     const std::string n = std::to_string(h);
     const ValueId w1 = AddWeight(g, "w1_" + n, {32, 16}, 10 * h + 1), b1 = AddWeight(g, "b1_" + n, {16}, 10 * h + 2);
     const ValueId w2 = AddWeight(g, "w2_" + n, {16, 4}, 10 * h + 3), b2 = AddWeight(g, "b2_" + n, {4}, 10 * h + 4);
-    const ValueId hidden = AddOp(g, "Relu", {AddOp(g, "Gemm", {x, w1, b1}, "h" + n)}, "r" + n);
-    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {hidden, w2, b2}, "y" + n)).ok());
+    const ValueId hidden = AddOp(g, op_names::kRelu, {AddOp(g, op_names::kGemm, {x, w1, b1}, "h" + n)}, "r" + n);
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {hidden, w2, b2}, "y" + n)).ok());
   }
   return g;
 }
@@ -75,12 +76,13 @@ bool ClassHas(const EGraph& eg, ClassId c, const std::string& op) {
 // Whether some Gemm reads a Relu and a BlockDiag of weights, and head 0's output is a
 // piece of it.
 bool SecondLayersMerged(const EGraph& eg, ClassId head0) {
-  for (ENodeId n : eg.NodesOf(testing::Op("Gemm"))) {
+  for (ENodeId n : eg.NodesOf(testing::Op(op_names::kGemm))) {
     const egraph::ENode& gemm = eg.node(n);
-    if (!eg.alive(n) || !ClassHas(eg, gemm.children[0], "Relu") || !ClassHas(eg, gemm.children[1], "BlockDiag"))
+    if (!eg.alive(n) || !ClassHas(eg, gemm.children[0], op_names::kRelu) ||
+        !ClassHas(eg, gemm.children[1], op_names::kBlockDiag))
       continue;
     for (ENodeId s : eg.Parents(eg.ClassOf(n)))
-      if (eg.alive(s) && eg.node(s).op == testing::Op("Split") && eg.ClassOf(s) == head0) return true;
+      if (eg.alive(s) && eg.node(s).op == testing::Op(op_names::kSplit) && eg.ClassOf(s) == head0) return true;
   }
   return false;
 }
@@ -109,7 +111,7 @@ TEST_CASE("E-graph: two heads' second layers become one product on block-diagona
 // The widest product of x the e-graph holds: its output columns.
 int64_t WidestProduct(const EGraph& eg) {
   int64_t widest = 0;
-  for (ENodeId n : eg.NodesOf(testing::Op("Gemm")))
+  for (ENodeId n : eg.NodesOf(testing::Op(op_names::kGemm)))
     if (eg.alive(n)) widest = std::max(widest, eg.eclass(eg.ClassOf(n)).type.shape[1]);
   return widest;
 }
@@ -138,8 +140,8 @@ TEST_CASE("E-graph: four heads come out as one product per layer", "[egraph]") {
   const egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(
       g, PrepareRules({ColumnMerge(), ReluOfConcat(), BlockDiagonalMerge()}), cost, cost, options);
   INFO(found.stats.kept_input_because);
-  CHECK(testing::CountOps(found.best, "Gemm") == 2);
-  CHECK(testing::CountOps(found.best, "Relu") == 1);
+  CHECK(testing::CountOps(found.best, op_names::kGemm) == 2);
+  CHECK(testing::CountOps(found.best, op_names::kRelu) == 1);
 }
 
 // The task_heads benchmark model (eight heads, as PyTorch exports them) with every rule
@@ -157,9 +159,9 @@ TEST_CASE("E-graph: the eight task heads, on every shipped rule, come out as one
       egraph::OptimizeWithEGraph(model->graph, PrepareRules(EveryShippedRule()), cost, cost, options);
   INFO(found.stats.kept_input_because);
   CHECK(found.stats.joining.stop == egraph::SaturationStop::kSaturated);
-  CHECK(testing::CountOps(found.best, "Gemm") == 2);
-  CHECK(testing::CountOps(found.best, "Relu") == 1);
-  CHECK(testing::CountOps(found.best, "Split") == 1);
+  CHECK(testing::CountOps(found.best, op_names::kGemm) == 2);
+  CHECK(testing::CountOps(found.best, op_names::kRelu) == 1);
+  CHECK(testing::CountOps(found.best, op_names::kSplit) == 1);
 }
 
 // Prices the whole graph as the analytic model does, after `delay` seconds: a runtime

@@ -10,6 +10,7 @@
 #include "taso/egraph/engine.h"
 #include "taso/egraph/join_pieces.h"
 #include "taso/egraph/rule_selection.h"
+#include "taso/ir/ops/names.h"
 #include "taso/rewrite/search.h"
 #include "test_util.h"
 
@@ -91,24 +92,24 @@ TEST_CASE("E-graph: merges join independent products once, never a step and the 
   const ValueId x1 = *g.AddInput("x1", DataType::kFloat32, {1, 8});
   const ValueId w = AddWeight(g, "W", {8, 8}, 1), bias = AddWeight(g, "b", {8}, 2);
   const Params transposed = Params().Set("transB", int64_t{1});
-  const ValueId y0 = AddOp(g, "Gemm", {x0, w, bias}, "y0", transposed);
-  REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x1, w, bias}, "y1", transposed)).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "Gemm", {y0, w, bias}, "z", transposed)).ok());
+  const ValueId y0 = AddOp(g, op_names::kGemm, {x0, w, bias}, "y0", transposed);
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {x1, w, bias}, "y1", transposed)).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {y0, w, bias}, "z", transposed)).ok());
   const Saturated s = SaturateWith(g, {RowMerge()}, 2);
   const EGraph& eg = s.built.egraph;
   const ClassId in0 = s.Of(g, "x0"), in1 = s.Of(g, "x1"), step = s.Of(g, "y0");
   // x0 and x1 merged one way round only.
-  CHECK(CountReading(eg, "Concat", {in0, in1}) + CountReading(eg, "Concat", {in1, in0}) == 1);
+  CHECK(CountReading(eg, op_names::kConcat, {in0, in1}) + CountReading(eg, op_names::kConcat, {in1, in0}) == 1);
   // y0 and z: z's input is y0, so their merge would read its own output.
-  CHECK(CountReading(eg, "Concat", {in0, step}) + CountReading(eg, "Concat", {step, in0}) == 0);
+  CHECK(CountReading(eg, op_names::kConcat, {in0, step}) + CountReading(eg, op_names::kConcat, {step, in0}) == 0);
   // y1 and z read independent inputs: merged.
-  CHECK(CountReading(eg, "Concat", {in1, step}) + CountReading(eg, "Concat", {step, in1}) == 1);
+  CHECK(CountReading(eg, op_names::kConcat, {in1, step}) + CountReading(eg, op_names::kConcat, {step, in1}) == 1);
   // No merge of a merge with one of its own parts (x0's rows twice).
   for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
-    if (!eg.alive(n) || eg.node(n).op != testing::Op("Concat")) continue;
+    if (!eg.alive(n) || eg.node(n).op != testing::Op(op_names::kConcat)) continue;
     const ClassId a = eg.Find(eg.node(n).children[0]), b = eg.Find(eg.node(n).children[1]);
     CHECK(a != b);
-    for (ClassId part : {in0, in1, step}) CHECK((CountReading(eg, "Concat", {a, part}) == 0 || a != part));
+    for (ClassId part : {in0, in1, step}) CHECK((CountReading(eg, op_names::kConcat, {a, part}) == 0 || a != part));
   }
 }
 
@@ -118,7 +119,8 @@ Graph FiveSteps() {
   const ValueId w = AddWeight(g, "W", {64, 64}, 1), bias = AddWeight(g, "b", {64}, 2);
   for (int t = 0; t < 5; ++t) {
     const ValueId x = *g.AddInput("x" + std::to_string(t), DataType::kFloat32, {1, 64});
-    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, "y" + std::to_string(t), Params().Set("transB", int64_t{1})))
+    REQUIRE(g.AddOutput(
+                 AddOp(g, op_names::kGemm, {x, w, bias}, "y" + std::to_string(t), Params().Set("transB", int64_t{1})))
                 .ok());
   }
   return g;
@@ -141,14 +143,14 @@ TEST_CASE("E-graph: merges of merges join each set of steps once, whatever the o
   const Saturated s = SaturateWith(g, {RowMerge()}, 3);
   // Every pair, triple and quadruple of the five steps (10, 10, 5) and all five, each
   // joined by one product: the other orders and nestings of the same steps are not made.
-  CHECK(RowsOf(s.built.egraph, "Gemm") == std::map<int64_t, int>{{1, 5}, {2, 10}, {3, 10}, {4, 5}, {5, 1}});
+  CHECK(RowsOf(s.built.egraph, op_names::kGemm) == std::map<int64_t, int>{{1, 5}, {2, 10}, {3, 10}, {4, 5}, {5, 1}});
 }
 
 TEST_CASE("E-graph: nested splits and concatenations are joined into one", "[egraph]") {
   const Graph g = FiveSteps();
   Saturated s = SaturateWith(g, {RowMerge()}, 3);
   EGraph& eg = s.built.egraph;
-  CHECK(RowsOf(eg, "Split", true)[5] == 1);  // the merge of all five cuts 4 + 1 or 3 + 2 rows
+  CHECK(RowsOf(eg, op_names::kSplit, true)[5] == 1);  // the merge of all five cuts 4 + 1 or 3 + 2 rows
   REQUIRE(egraph::AddJoinedPieces(eg, 100000, 100000) > 0);
   // One Split cuts the five steps' rows at once, each piece the class of its step.
   std::vector<ClassId> steps, inputs;
@@ -159,7 +161,7 @@ TEST_CASE("E-graph: nested splits and concatenations are joined into one", "[egr
   int five_way_splits = 0;
   for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
     const egraph::ENode& node = eg.node(n);
-    if (!eg.alive(n) || node.op != testing::Op("Split") || node.num_outputs != 5) continue;
+    if (!eg.alive(n) || node.op != testing::Op(op_names::kSplit) || node.num_outputs != 5) continue;
     std::vector<ClassId> pieces;
     egraph::ENode probe = node;
     for (probe.output = 0; probe.output < 5; ++probe.output) pieces.push_back(eg.ClassOf(eg.Lookup(probe)));
@@ -173,7 +175,7 @@ TEST_CASE("E-graph: nested splits and concatenations are joined into one", "[egr
   // And one Concat of the five inputs reads each directly.
   int flat_concats = 0;
   for (ENodeId n = 0; n < eg.num_node_ids(); ++n)
-    if (eg.alive(n) && eg.node(n).op == testing::Op("Concat") && eg.node(n).children.size() == 5) {
+    if (eg.alive(n) && eg.node(n).op == testing::Op(op_names::kConcat) && eg.node(n).children.size() == 5) {
       std::vector<ClassId> read;
       for (ClassId c : eg.node(n).children) read.push_back(eg.Find(c));
       std::sort(read.begin(), read.end());
@@ -193,7 +195,7 @@ TEST_CASE("E-graph: the engine joins all five steps into one product", "[egraph]
       egraph::OptimizeWithEGraph(g, PrepareRules({RowMerge()}), cost, cost, options);
   INFO(found.stats.kept_input_because);
   int products = 0;
-  for (NodeId n = 0; n < found.best.num_nodes(); ++n) products += found.best.node(n).op == testing::Op("Gemm");
+  for (NodeId n = 0; n < found.best.num_nodes(); ++n) products += found.best.node(n).op == testing::Op(op_names::kGemm);
   CHECK(products == 1);
 }
 
@@ -207,9 +209,10 @@ TEST_CASE("E-graph: weights are not rewritten, tensors fed at run time are", "[e
     const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 4});
     const ValueId a = weights ? AddWeight(g, "a", {4, 4}, 1) : *g.AddInput("a", DataType::kFloat32, {4, 4});
     const ValueId c = weights ? AddWeight(g, "c", {4, 4}, 2) : *g.AddInput("c", DataType::kFloat32, {4, 4});
-    const ValueId t = AddOp(g, "Transpose", {AddOp(g, "Concat", {a, c}, "ac", Params().Set("axis", int64_t{0}))}, "t",
-                            Params().Set("perm", std::vector<int64_t>{1, 0}));
-    REQUIRE(g.AddOutput(AddOp(g, "MatMul", {t, x}, "y")).ok());
+    const ValueId t =
+        AddOp(g, op_names::kTranspose, {AddOp(g, op_names::kConcat, {a, c}, "ac", Params().Set("axis", int64_t{0}))},
+              "t", Params().Set("perm", std::vector<int64_t>{1, 0}));
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {t, x}, "y")).ok());
     const Saturated s = SaturateWith(g, {transpose_concat});
     INFO("weights: " << weights);
     CHECK(s.built.egraph.NodesIn(s.Of(g, "t")).size() == (weights ? 1 : 2));

@@ -10,6 +10,7 @@
 #include "taso/egraph/ematch.h"
 #include "taso/egraph/engine.h"
 #include "taso/egraph/extract.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/rewrite/search.h"
@@ -35,7 +36,7 @@ const std::vector<RuleMatcher>& AllMatchers() {
 class ViewSplitCost : public AnalyticCost {
  public:
   double NodeCost(const Graph& graph, NodeId n) override {
-    return graph.node(n).op == testing::Op("Split") ? 0 : AnalyticCost::NodeCost(graph, n);
+    return graph.node(n).op == testing::Op(op_names::kSplit) ? 0 : AnalyticCost::NodeCost(graph, n);
   }
 };
 
@@ -55,9 +56,9 @@ Graph AdapterLayer() {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 64});
   const ValueId w = AddWeight(g, "W", {64, 64}, 1), a = AddWeight(g, "A", {64, 4}, 2),
                 b = AddWeight(g, "B", {4, 64}, 3);
-  const ValueId base = AddOp(g, "MatMul", {x, w}, "base");
-  const ValueId low = AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, a}, "xa"), b}, "xab");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {base, low}, "y")).ok());
+  const ValueId base = AddOp(g, op_names::kMatMul, {x, w}, "base");
+  const ValueId low = AddOp(g, op_names::kMatMul, {AddOp(g, op_names::kMatMul, {x, a}, "xa"), b}, "xab");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {base, low}, "y")).ok());
   return g;
 }
 
@@ -84,7 +85,7 @@ TEST_CASE("The e-graph engine merges a low-rank adapter that backtracking keeps"
   const Graph g = AdapterLayer();
   egraph::EGraphSearchResult found;
   const Graph folded = FoldedEngineResult(g, found);
-  CHECK(CountOps(folded, "MatMul") == 1);
+  CHECK(CountOps(folded, op_names::kMatMul) == 1);
   CHECK(folded.num_nodes() == 1);
   CHECK(found.best_cost < found.initial_cost);
   ExpectSameOutputs(g, folded);
@@ -92,7 +93,7 @@ TEST_CASE("The e-graph engine merges a low-rank adapter that backtracking keeps"
   AnalyticCost cost;
   SearchOptions options;  // alpha 1.05
   const SearchResult backtracking = Optimize(g, AllMatchers(), cost, options);
-  CHECK(CountOps(backtracking.best, "MatMul") == 3);
+  CHECK(CountOps(backtracking.best, op_names::kMatMul) == 3);
 }
 
 // A linear layer as exporters write it (Gemm, B transposed, a bias) with a scaled rank-4
@@ -102,9 +103,9 @@ Graph GemmAdapterLayer() {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 64});
   const ValueId w = AddWeight(g, "W", {64, 64}, 1), bias = AddWeight(g, "bias", {64}, 4),
                 a = AddWeight(g, "A", {64, 4}, 2), b = AddWeight(g, "B", {4, 64}, 3), s = AddWeight(g, "s", {}, 5);
-  const ValueId base = AddOp(g, "Gemm", {x, w, bias}, "base", Params().Set("transB", int64_t{1}));
-  const ValueId low = AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, a}, "xa"), b}, "xab");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {base, AddOp(g, "ScalarMul", {low, s}, "scaled")}, "y")).ok());
+  const ValueId base = AddOp(g, op_names::kGemm, {x, w, bias}, "base", Params().Set("transB", int64_t{1}));
+  const ValueId low = AddOp(g, op_names::kMatMul, {AddOp(g, op_names::kMatMul, {x, a}, "xa"), b}, "xab");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {base, AddOp(g, op_names::kScalarMul, {low, s}, "scaled")}, "y")).ok());
   return g;
 }
 
@@ -113,7 +114,7 @@ TEST_CASE("The e-graph engine folds a scaled adapter into a Gemm layer's weight"
   egraph::EGraphSearchResult found;
   const Graph folded = FoldedEngineResult(g, found);
   CHECK(folded.num_nodes() == 1);
-  CHECK(CountOps(folded, "Gemm") == 1);
+  CHECK(CountOps(folded, op_names::kGemm) == 1);
   ExpectSameOutputs(g, folded);
 }
 
@@ -127,7 +128,7 @@ void ExpectMergedIntoOne(const Graph& g, const std::vector<RuleMatcher>& matcher
   auto folded = FoldWeights(found.best);
   REQUIRE(folded.ok());
   CHECK(CountOps(*folded, op) == 1);
-  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(CountOps(*folded, op_names::kSplit) == 1);
   CHECK(folded->value(folded->outputs()[0]).name == "y1");
   CHECK(folded->value(folded->outputs()[1]).name == "y2");
   ExpectSameOutputs(g, *folded);
@@ -137,9 +138,9 @@ TEST_CASE("The e-graph engine merges two products of one input", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 64});
   const ValueId w1 = AddWeight(g, "W1", {64, 64}, 1), w2 = AddWeight(g, "W2", {64, 64}, 2);
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w1}, "y1")).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w2}, "y2")).ok());
-  ExpectMergedIntoOne(g, AllMatchers(), "MatMul");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, w1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, w2}, "y2")).ok());
+  ExpectMergedIntoOne(g, AllMatchers(), op_names::kMatMul);
 }
 
 // Both shipped databases, as taso-opt reads them by default.
@@ -160,9 +161,9 @@ TEST_CASE("The e-graph engine merges two linear layers of one input, each with i
   for (int k : {1, 2}) {
     const ValueId w = AddWeight(g, absl::StrCat("W", k), {64, 64}, k);
     const ValueId bias = AddWeight(g, absl::StrCat("b", k), {64}, 10 + k);
-    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
   }
-  ExpectMergedIntoOne(g, MatchersWithMerges(), "Gemm");
+  ExpectMergedIntoOne(g, MatchersWithMerges(), op_names::kGemm);
 }
 
 // Twelve products of one input (as per-head projections are written): saturation alone
@@ -176,7 +177,7 @@ TEST_CASE("The e-graph engine merges twelve linear layers of one input into one"
   for (int k = 0; k < kLayers; ++k) {
     const ValueId w = AddWeight(g, absl::StrCat("W", k), {16, 64}, k);
     const ValueId bias = AddWeight(g, absl::StrCat("b", k), {16}, 100 + k);
-    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
   }
   ViewSplitCost cost;
   egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, {});
@@ -184,8 +185,8 @@ TEST_CASE("The e-graph engine merges twelve linear layers of one input into one"
   REQUIRE(found.stats.extractor != "none");
   auto folded = FoldWeights(found.best);
   REQUIRE(folded.ok());
-  CHECK(CountOps(*folded, "Gemm") == 1);
-  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(CountOps(*folded, op_names::kGemm) == 1);
+  CHECK(CountOps(*folded, op_names::kSplit) == 1);
   for (int k = 0; k < kLayers; ++k) CHECK(folded->value(folded->outputs()[k]).name == absl::StrCat("y", k));
   // Twelve layers are one after eleven merges of two: the report counts applications, not
   // the e-nodes each adds (a Gemm and two concatenations).
@@ -201,7 +202,7 @@ TEST_CASE("The e-graph engine re-associates a chain of products to the cheaper o
   INFO(found.stats.kept_input_because);
   REQUIRE(found.stats.extractor != "none");
   const Graph& best = found.best;
-  REQUIRE(CountOps(best, "MatMul") == 2);
+  REQUIRE(CountOps(best, op_names::kMatMul) == 2);
   // x . (y . z): the inner product reads y and z, a [4, 4] result.
   bool inner_small = false;
   for (NodeId n = 0; n < best.num_nodes(); ++n) inner_small |= best.value(best.node(n).outputs[0]).shape == Shape{4, 4};
@@ -236,7 +237,7 @@ class CostlySplitRuntime : public CostModel {
  public:
   std::string name() const override { return "costly-split"; }
   double NodeCost(const Graph& graph, NodeId n) override {
-    return graph.node(n).op == testing::Op("Split") ? 1e-4 : 1e-5;
+    return graph.node(n).op == testing::Op(op_names::kSplit) ? 1e-4 : 1e-5;
   }
 };
 
@@ -250,7 +251,7 @@ TEST_CASE("E-graph: the extraction that counts operators at their mean price is 
   for (int k : {1, 2, 3}) {
     const ValueId w = AddWeight(g, absl::StrCat("W", k), {64, 64}, k);
     const ValueId bias = AddWeight(g, absl::StrCat("b", k), {64}, 10 + k);
-    REQUIRE(g.AddOutput(AddOp(g, "Gemm", {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kGemm, {x, w, bias}, absl::StrCat("y", k), transposed)).ok());
   }
   CostlySplitRuntime runtime;
   CHECK(OperatorsAtMeanPrice(runtime, g).launch_seconds == Approx(1e-5));
@@ -261,8 +262,8 @@ TEST_CASE("E-graph: the extraction that counts operators at their mean price is 
   CHECK(alternative.pricing == egraph::kOperatorsCountedPricing);
   auto folded = FoldWeights(alternative.graph);
   REQUIRE(folded.ok());
-  CHECK(CountOps(*folded, "Gemm") == 1);
-  CHECK(CountOps(*folded, "Split") == 1);
+  CHECK(CountOps(*folded, op_names::kGemm) == 1);
+  CHECK(CountOps(*folded, op_names::kSplit) == 1);
   ExpectSameOutputs(g, *folded);
 }
 
@@ -271,17 +272,17 @@ TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egr
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});
   const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 4});
   const ValueId w = AddWeight(g, "w", {4, 4}, 1);
-  const ValueId rx = AddOp(g, "Relu", {x}, "rx");
-  const ValueId ry = AddOp(g, "Relu", {y}, "ry");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {rx, ry}, "out")).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {w}, "rw")).ok());
+  const ValueId rx = AddOp(g, op_names::kRelu, {x}, "rx");
+  const ValueId ry = AddOp(g, op_names::kRelu, {y}, "ry");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {rx, ry}, "out")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {w}, "rw")).ok());
   auto built = egraph::BuildEGraph(g);
   REQUIRE(built.ok());
   EGraph& eg = built->egraph;
   const std::vector<ClassId>& cls = built->value_class;
   const int64_t nodes = eg.num_enodes();
   // Adding an e-node again finds it.
-  auto again = eg.AddOp(testing::Op("Relu"), {}, {cls[x]});
+  auto again = eg.AddOp(testing::Op(op_names::kRelu), {}, {cls[x]});
   REQUIRE(again.ok());
   CHECK((*again)[0] == eg.Find(cls[rx]));
   CHECK(eg.num_enodes() == nodes);
@@ -290,7 +291,7 @@ TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egr
   CHECK(eg.eclass(cls[built->value_class[g.FindValue("rw")]]).weight_only);
   CHECK_FALSE(eg.eclass(cls[rx]).weight_only);
   // Classes of other types are never merged.
-  auto wide = eg.AddOp(testing::Op("Concat"), Params().Set("axis", int64_t{0}), {cls[x], cls[y]});
+  auto wide = eg.AddOp(testing::Op(op_names::kConcat), Params().Set("axis", int64_t{0}), {cls[x], cls[y]});
   REQUIRE(wide.ok());
   CHECK_FALSE(eg.Merge((*wide)[0], cls[x]));
   // x = y makes Relu(x) = Relu(y) after rebuilding, and Add(rx, ry) reads one class twice.
@@ -311,11 +312,11 @@ TEST_CASE("E-graph: hash-consing, merging and rebuilding keep congruence", "[egr
 TEST_CASE("E-graph: a Split whose sizes a Constant node gives, as PyTorch exports chunk()", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 6});
-  auto sizes = g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({2}, {2, 4})), {});
+  auto sizes = g.AddNode(testing::Op(op_names::kConstant), Params().Set("value", TensorData::Int64({2}, {2, 4})), {});
   REQUIRE(sizes.ok());
-  auto parts = g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{1}), {x, (*sizes)[0]});
+  auto parts = g.AddNode(testing::Op(op_names::kSplit), Params().Set("axis", int64_t{1}), {x, (*sizes)[0]});
   REQUIRE(parts.ok());
-  for (ValueId v : *parts) REQUIRE(g.AddOutput(AddOp(g, "Relu", {v}, "r" + g.value(v).name)).ok());
+  for (ValueId v : *parts) REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {v}, "r" + g.value(v).name)).ok());
   auto built = egraph::BuildEGraph(g);
   INFO(built.status().message());
   REQUIRE(built.ok());  // the Split's shape rule reads the sizes from the Constant's class
@@ -355,7 +356,7 @@ TEST_CASE("E-graph: a small rule set saturates", "[egraph]") {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
   const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
   const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {AddOp(g, op_names::kMatMul, {x, y}, "xy"), z}, "out")).ok());
   egraph::EGraphSearchResult found = RunEngine(g, PrepareRules({assoc}));
   CHECK(found.stats.saturation.stop == egraph::SaturationStop::kSaturated);
   CHECK(found.stats.enodes == 3 + 4);  // three leaves, two products each way
@@ -390,7 +391,7 @@ TEST_CASE("E-graph: the pipeline runs the engine and refuses bad limits", "[egra
   REQUIRE(result.ok());
   const auto* stats = std::get_if<egraph::EGraphStats>(&result->engine);
   REQUIRE(stats != nullptr);
-  CHECK(CountOps(result->model.graph, "MatMul") == 1);
+  CHECK(CountOps(result->model.graph, op_names::kMatMul) == 1);
   CHECK(result->self_check.has_value());
   CHECK(JsonReport(options, *result).find("\"search_engine\": \"egraph\"") != std::string::npos);
   const std::string summary = SummaryText(options, *result, "adapter");
@@ -424,9 +425,9 @@ struct SharedProduct {
 
   SharedProduct() {
     x = eg.AddLeaf(g, *g.AddInput("x", DataType::kFloat32, {8, 8}));
-    s = Op("MatMul", {x, x});
-    a = Op("Relu", {s});
-    b = Op("Transpose", {s}, Params().Set("perm", std::vector<int64_t>{1, 0}));
+    s = Op(op_names::kMatMul, {x, x});
+    a = Op(op_names::kRelu, {s});
+    b = Op(op_names::kTranspose, {s}, Params().Set("perm", std::vector<int64_t>{1, 0}));
   }
   ClassId Op(const std::string& name, std::vector<ClassId> children, Params params = {}) {
     auto out = eg.AddOp(testing::Op(name), params, std::move(children));
@@ -443,14 +444,15 @@ struct SharedOrApart : SharedProduct {
   std::vector<ClassId> roots;
 
   SharedOrApart() {
-    REQUIRE(eg.Merge(a, Op("Add", {x, x})));
-    REQUIRE(eg.Merge(b, Op("Mul", {x, x})));
-    out = Op("Add", {a, b});
+    REQUIRE(eg.Merge(a, Op(op_names::kAdd, {x, x})));
+    REQUIRE(eg.Merge(b, Op(op_names::kMul, {x, x})));
+    out = Op(op_names::kAdd, {a, b});
     eg.Rebuild();
     prices.assign(eg.num_node_ids(), 0);
-    prices[NodeOf(eg, s, "MatMul")] = 10;
-    prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
-    prices[NodeOf(eg, a, "Add")] = prices[NodeOf(eg, b, "Mul")] = 7;
+    prices[NodeOf(eg, s, op_names::kMatMul)] = 10;
+    prices[NodeOf(eg, a, op_names::kRelu)] = prices[NodeOf(eg, b, op_names::kTranspose)] =
+        prices[NodeOf(eg, out, op_names::kAdd)] = 1;
+    prices[NodeOf(eg, a, op_names::kAdd)] = prices[NodeOf(eg, b, op_names::kMul)] = 7;
     roots = {out};
   }
 };
@@ -475,8 +477,8 @@ TEST_CASE("E-graph: the integer program finds a shared subexpression greedy miss
   CHECK(exact.status == egraph::ExactStatus::kOptimal);
   CHECK(exact.cost == Approx(13));
   REQUIRE_FALSE(exact.extraction.choice.empty());
-  CHECK(exact.extraction.choice[eg.Find(a)] == NodeOf(eg, a, "Relu"));
-  CHECK(exact.extraction.choice[eg.Find(b)] == NodeOf(eg, b, "Transpose"));
+  CHECK(exact.extraction.choice[eg.Find(a)] == NodeOf(eg, a, op_names::kRelu));
+  CHECK(exact.extraction.choice[eg.Find(b)] == NodeOf(eg, b, op_names::kTranspose));
   CHECK(exact.extraction.order.size() == 5);  // x, S, A, B, out
 
   // Too many e-nodes for the program: it is not built, and the incumbent stands.
@@ -497,20 +499,20 @@ TEST_CASE("E-graph: the integer program chooses no e-node whose operands it may 
   const std::vector<ClassId>& roots = h.roots;
   auto greedy = egraph::ExtractGreedy(eg, prices, roots);
   REQUIRE(greedy.ok());
-  REQUIRE(greedy->choice[eg.Find(a)] == NodeOf(eg, a, "Add"));
+  REQUIRE(greedy->choice[eg.Find(a)] == NodeOf(eg, a, op_names::kAdd));
   egraph::Extraction incumbent = *greedy;  // greedy chooses in every class; S is not used
   incumbent.choice[eg.Find(s)] = egraph::kNoENode;
   incumbent.order = egraph::TopologicalClasses(eg, roots, incumbent.choice);
 
   std::vector<bool> allowed(eg.num_node_ids(), false);
-  allowed[NodeOf(eg, a, "Relu")] = allowed[NodeOf(eg, b, "Transpose")] = true;
+  allowed[NodeOf(eg, a, op_names::kRelu)] = allowed[NodeOf(eg, b, op_names::kTranspose)] = true;
   const egraph::ExactExtraction exact = egraph::ExtractExact(eg, prices, roots, allowed, incumbent, 1000, 10);
   CHECK(exact.cost == Approx(15));
-  if (!exact.extraction.choice.empty()) CHECK(exact.extraction.choice[eg.Find(a)] == NodeOf(eg, a, "Add"));
+  if (!exact.extraction.choice.empty()) CHECK(exact.extraction.choice[eg.Find(a)] == NodeOf(eg, a, op_names::kAdd));
 
   // A choice that reads a class it chooses nothing for is priced as no extraction.
   std::vector<ENodeId> partial = incumbent.choice;
-  partial[eg.Find(a)] = NodeOf(eg, a, "Relu");
+  partial[eg.Find(a)] = NodeOf(eg, a, op_names::kRelu);
   CHECK(std::isinf(egraph::DagCost(eg, prices, roots, partial)));
 }
 
@@ -529,9 +531,9 @@ TEST_CASE("E-graph: the integer program folds no weights it does not need", "[eg
     REQUIRE(out.ok());
     return (*out)[0];
   };
-  const ClassId twice = op("Transpose", {op("Transpose", {w}, swap)}, swap);
-  const ClassId out = op("MatMul", {x, w});
-  REQUIRE(eg.Merge(out, op("MatMul", {x, twice})));
+  const ClassId twice = op(op_names::kTranspose, {op(op_names::kTranspose, {w}, swap)}, swap);
+  const ClassId out = op(op_names::kMatMul, {x, w});
+  REQUIRE(eg.Merge(out, op(op_names::kMatMul, {x, twice})));
   eg.Rebuild();
   REQUIRE(eg.eclass(eg.Find(twice)).weight_only);
   std::vector<double> prices(eg.num_node_ids(), 0);
@@ -560,20 +562,21 @@ TEST_CASE("E-graph: greedy by DAG costs counts a subexpression shared under one 
   SharedProduct h;
   EGraph& eg = h.eg;
   const ClassId x = h.x, s = h.s, a = h.a, b = h.b;
-  const ClassId out = h.Op("Add", {a, b});
-  REQUIRE(eg.Merge(out, h.Op("Mul", {x, x})));
+  const ClassId out = h.Op(op_names::kAdd, {a, b});
+  REQUIRE(eg.Merge(out, h.Op(op_names::kMul, {x, x})));
   eg.Rebuild();
   std::vector<double> prices(eg.num_node_ids(), 0);
-  prices[NodeOf(eg, s, "MatMul")] = 10;
-  prices[NodeOf(eg, a, "Relu")] = prices[NodeOf(eg, b, "Transpose")] = prices[NodeOf(eg, out, "Add")] = 1;
-  prices[NodeOf(eg, out, "Mul")] = 15;
+  prices[NodeOf(eg, s, op_names::kMatMul)] = 10;
+  prices[NodeOf(eg, a, op_names::kRelu)] = prices[NodeOf(eg, b, op_names::kTranspose)] =
+      prices[NodeOf(eg, out, op_names::kAdd)] = 1;
+  prices[NodeOf(eg, out, op_names::kMul)] = 15;
   const std::vector<ClassId> roots = {out};
   auto tree = egraph::ExtractGreedy(eg, prices, roots);
   REQUIRE(tree.ok());
-  CHECK(tree->choice[eg.Find(out)] == NodeOf(eg, out, "Mul"));
+  CHECK(tree->choice[eg.Find(out)] == NodeOf(eg, out, op_names::kMul));
   const std::optional<egraph::Extraction> dag = egraph::ExtractGreedyDag(eg, prices, roots, 10);
   REQUIRE(dag.has_value());
-  CHECK(dag->choice[eg.Find(out)] == NodeOf(eg, out, "Add"));
+  CHECK(dag->choice[eg.Find(out)] == NodeOf(eg, out, op_names::kAdd));
   CHECK(egraph::DagCost(eg, prices, roots, dag->choice) == Approx(13));
   CHECK(dag->order.size() == 5);  // x, S, both readers, out
 }
@@ -632,7 +635,7 @@ class AddDearCost : public AnalyticCost {
  public:
   std::string name() const override { return "add-dear"; }
   double NodeCost(const Graph& graph, NodeId n) override {
-    return (graph.node(n).op == testing::Op("Add") ? 10 : 2) * AnalyticCost::NodeCost(graph, n);
+    return (graph.node(n).op == testing::Op(op_names::kAdd) ? 10 : 2) * AnalyticCost::NodeCost(graph, n);
   }
 };
 
@@ -649,8 +652,8 @@ TEST_CASE("E-graph: e-nodes left unmeasured are scaled by their own operator's r
   int adds = 0;
   for (ENodeId n = 0; n < eg.num_node_ids(); ++n) {
     if (!eg.alive(n) || plain[n] <= 0) continue;
-    const bool add = eg.node(n).op == testing::Op("Add");
-    if (!add && eg.node(n).op != testing::Op("MatMul")) continue;  // operators the input has, so measured
+    const bool add = eg.node(n).op == testing::Op(op_names::kAdd);
+    if (!add && eg.node(n).op != testing::Op(op_names::kMatMul)) continue;  // operators the input has, so measured
     adds += add;
     CHECK(prices[n] == Approx((add ? 10 : 2) * plain[n]));
   }
@@ -731,7 +734,7 @@ TEST_CASE("E-graph: an operand computed from weights alone is priced as the cons
   int fed = 0, constant = 0;
   for (const auto& priced : cost.seen) {
     CHECK(priced.constant != std::vector<bool>{true, true});  // computed ahead of time: not priced
-    if (priced.op != "MatMul" || priced.shapes != std::vector<Shape>{{256, 64}, {64, 64}}) continue;
+    if (priced.op != op_names::kMatMul || priced.shapes != std::vector<Shape>{{256, 64}, {64, 64}}) continue;
     ++(priced.constant[1] ? constant : fed);
   }
   CHECK(fed == 0);
@@ -742,8 +745,8 @@ TEST_CASE("E-graph: an operand computed from weights alone is priced as the cons
 struct ReluThenSigmoid {
   ReluThenSigmoid() {
     const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
-    const ValueId a = AddOp(g, "Relu", {x}, "a");
-    REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {a}, "b")).ok());
+    const ValueId a = AddOp(g, op_names::kRelu, {x}, "a");
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kSigmoid, {a}, "b")).ok());
     auto made = egraph::BuildEGraph(g);
     REQUIRE(made.ok());
     built = *std::move(made);
@@ -779,7 +782,7 @@ TEST_CASE("E-graph: the operators priced by measurement are measured together fi
   // Its deadline already past: what MeasureTogether made known is priced all the same.
   const std::vector<double> prices = egraph::PriceENodes(eg, cost, &only, nullptr, std::chrono::steady_clock::now());
   CHECK(cost.calls == 1);
-  CHECK(cost.ops == std::vector<std::string>{"Sigmoid"});
+  CHECK(cost.ops == std::vector<std::string>{op_names::kSigmoid});
   CHECK(prices[sigmoid] > 0);
   CHECK(prices[relu] == 0);  // not marked: not priced
 }
@@ -816,11 +819,11 @@ TEST_CASE("E-graph: with the input graph as context, e-nodes pay for the layouts
 TEST_CASE("E-graph: each output of an operator pays for its own readers' layouts", "[egraph]") {
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 8, 4, 4});
-  auto parts = g.AddNode(testing::Op("Split"),
+  auto parts = g.AddNode(testing::Op(op_names::kSplit),
                          Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {x});
   REQUIRE(parts.ok());
-  REQUIRE(g.AddOutput(AddOp(g, "Sigmoid", {(*parts)[0]}, "a")).ok());
-  auto halves = g.AddNode(testing::Op("Split"),
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kSigmoid, {(*parts)[0]}, "a")).ok());
+  auto halves = g.AddNode(testing::Op(op_names::kSplit),
                           Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{2, 3}), {(*parts)[1]});
   REQUIRE(halves.ok());
   for (ValueId v : *halves) REQUIRE(g.AddOutput(v).ok());
@@ -849,7 +852,7 @@ class NarrowGroupsDearCost : public AnalyticCost {
   double NodeCost(const Graph& graph, NodeId n) override {
     const Node& node = graph.node(n);
     double factor = 1;
-    if (node.op == testing::Op("Conv2D")) {
+    if (node.op == testing::Op(op_names::kConv2D)) {
       const Value& kernel = graph.value(node.inputs[1]);
       if (kernel.shape[1] < 16 || graph.value(node.inputs[0]).shape[1] == kernel.shape[1]) factor *= 10;
       if (!kernel.is_constant()) factor *= 10;
@@ -871,9 +874,11 @@ TEST_CASE("E-graph: a grouped convolution is regrouped where the measured prices
         .Set("padding", "same")
         .Set("activation", "none");
   };
-  const ValueId first = AddOp(g, "Conv2D", {x, AddWeight(g, "w0", {64, 64, 3, 3}, 1)}, "first", conv("dense"));
-  const ValueId dense = AddOp(g, "Conv2D", {first, AddWeight(g, "w1", {64, 64, 3, 3}, 3)}, "dense", conv("dense"));
-  REQUIRE(g.AddOutput(AddOp(g, "Conv2D", {dense, AddWeight(g, "w2", {64, 8, 3, 3}, 2)}, "y", conv("grouped"))).ok());
+  const ValueId first = AddOp(g, op_names::kConv2D, {x, AddWeight(g, "w0", {64, 64, 3, 3}, 1)}, "first", conv("dense"));
+  const ValueId dense =
+      AddOp(g, op_names::kConv2D, {first, AddWeight(g, "w1", {64, 64, 3, 3}, 3)}, "dense", conv("dense"));
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kConv2D, {dense, AddWeight(g, "w2", {64, 8, 3, 3}, 2)}, "y", conv("grouped")))
+              .ok());
   NarrowGroupsDearCost measured;
   egraph::EGraphSearchResult found = egraph::OptimizeWithEGraph(g, AllMatchers(), measured, measured, {});
   INFO(found.stats.kept_input_because);
@@ -883,7 +888,7 @@ TEST_CASE("E-graph: a grouped convolution is regrouped where the measured prices
   // The grouped kernel now has 16 channels per group.
   bool regrouped = false;
   for (NodeId n = 0; n < folded->num_nodes(); ++n)
-    if (folded->node(n).op == testing::Op("Conv2D"))
+    if (folded->node(n).op == testing::Op(op_names::kConv2D))
       regrouped |= folded->value(folded->node(n).inputs[1]).shape == Shape{64, 16, 3, 3};
   CHECK(regrouped);
   ExpectSameOutputs(g, *folded);

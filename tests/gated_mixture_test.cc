@@ -7,6 +7,7 @@
 
 #include "rule_lookup.h"
 #include "taso/backends/runtime_timer.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/rewrite_gated_mixtures.h"
 #include "taso/pipeline/pipeline.h"
@@ -32,8 +33,9 @@ Graph MergedAndFolded(const Graph& g, int mixtures) {
 
 // One wide first layer, the grouped scale (three views and one Mul), one stacked second
 // layer and the gate times the stacked biases; the gate's own layer and softmax.
-const std::multiset<std::string> kMergedOperators{"Gemm",    "Softmax", "Gemm",    "Relu", "Reshape",
-                                                  "Reshape", "Mul",     "Reshape", "Gemm", "Gemm"};
+const std::multiset<std::string> kMergedOperators{
+    op_names::kGemm,    op_names::kSoftmax, op_names::kGemm,    op_names::kRelu, op_names::kReshape,
+    op_names::kReshape, op_names::kMul,     op_names::kReshape, op_names::kGemm, op_names::kGemm};
 
 TEST_CASE("PyTorch's export of a dense mixture of four experts becomes one wide and one stacked layer") {
   const OnnxModel model = testing::TorchPatternExport("experts");
@@ -45,30 +47,30 @@ TEST_CASE("PyTorch's export of a dense mixture of four experts becomes one wide 
 TEST_CASE("The same mixture at 32 tokens, as MatMul and Add at rank 3, is merged in that form") {
   const OnnxModel model = testing::TorchPatternExport("experts_t32");
   const Graph merged = MergedAndFolded(model.graph, 1);
-  CHECK(CountOps(merged, "Gemm") == 0);
-  CHECK(CountOps(merged, "MatMul") == 4);  // the gate's, the wide, the stacked, the gated biases
-  CHECK(CountOps(merged, "Reshape") == 3);
-  CHECK(CountOps(merged, "Mul") == 1);
-  CHECK(CountOps(merged, "Slice") == 0);
+  CHECK(CountOps(merged, op_names::kGemm) == 0);
+  CHECK(CountOps(merged, op_names::kMatMul) == 4);  // the gate's, the wide, the stacked, the gated biases
+  CHECK(CountOps(merged, op_names::kReshape) == 3);
+  CHECK(CountOps(merged, op_names::kMul) == 1);
+  CHECK(CountOps(merged, op_names::kSlice) == 0);
   CHECK(testing::OutputDifference(model.graph, merged) < 1e-5);
 }
 
 TEST_CASE("A mixture is merged with the sum's other terms kept, whatever the order of its terms") {
   const Graph g = GatedMixture({.experts = 3, .residual = true});
   const Graph merged = MergedAndFolded(g, 1);
-  CHECK(CountOps(merged, "Mul") == 1);
-  CHECK(CountOps(merged, "Add") == 1);  // x + the merged mixture
-  CHECK(CountOps(merged, "Slice") == 0);
-  CHECK(CountOps(merged, "Gemm") == 4);  // the gate's, the wide, the stacked, the gated biases
+  CHECK(CountOps(merged, op_names::kMul) == 1);
+  CHECK(CountOps(merged, op_names::kAdd) == 1);  // x + the merged mixture
+  CHECK(CountOps(merged, op_names::kSlice) == 0);
+  CHECK(CountOps(merged, op_names::kGemm) == 4);  // the gate's, the wide, the stacked, the gated biases
   CHECK(testing::OutputDifference(g, merged) < 1e-5);
 }
 
 TEST_CASE("Experts whose first layers read different inputs keep them, their hidden units joined") {
   const Graph g = GatedMixture({.experts = 4, .shared_input = false});
   const Graph merged = MergedAndFolded(g, 1);
-  CHECK(CountOps(merged, "Concat") == 1);
-  CHECK(CountOps(merged, "Gemm") == 1 + 4 + 2);  // the gate's, the four first layers, the stack and the biases
-  CHECK(CountOps(merged, "Mul") == 1);
+  CHECK(CountOps(merged, op_names::kConcat) == 1);
+  CHECK(CountOps(merged, op_names::kGemm) == 1 + 4 + 2);  // the gate's, the four first layers, the stack and the biases
+  CHECK(CountOps(merged, op_names::kMul) == 1);
   CHECK(testing::OutputDifference(g, merged) < 1e-5);
 }
 
@@ -96,7 +98,9 @@ class ReshapePricedRuntime : public RuntimeTimer {
   }
 
  private:
-  double Seconds(const OnnxModel& m) const { return (CountOps(m.graph, "Reshape") > 0 ? merged_ms_ : 1.0) * 1e-3; }
+  double Seconds(const OnnxModel& m) const {
+    return (CountOps(m.graph, op_names::kReshape) > 0 ? merged_ms_ : 1.0) * 1e-3;
+  }
   double merged_ms_;
 };
 
@@ -120,7 +124,7 @@ TEST_CASE("The pipeline writes the merged mixture where the runtime times it fas
   CHECK(r->self_check->mismatch.empty());
   REQUIRE(r->speed_check.has_value());
   CHECK(r->search.rules_applied.count(std::string(kGatedMixtureRewrite)) == (merged ? 1 : 0));
-  CHECK((CountOps(r->model.graph, "Reshape") == 3) == merged);
+  CHECK((CountOps(r->model.graph, op_names::kReshape) == 3) == merged);
   CHECK((r->speed_check->extraction == kGatedMixturesMerged) == merged);
   if (merged)
     CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("the graph with its gated mixtures merged is written"));

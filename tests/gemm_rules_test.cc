@@ -5,6 +5,7 @@
 
 #include "rule_lookup.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/rules/rules.h"
 #include "test_util.h"
@@ -18,7 +19,7 @@ namespace {
 std::optional<Params> GemmRuleParams(const Params& p, std::vector<Shape> shapes) {
   std::vector<InputInfo> in;
   for (auto& s : shapes) in.push_back(InputInfo{true, DataType::kFloat32, s});
-  return testing::Op("Gemm")->rule_form().RuleParams(p, in);
+  return testing::Op(op_names::kGemm)->rule_form().RuleParams(p, in);
 }
 
 // x [8,16] -> Gemm(x, W^T [12,16], b [12]) + x V [16,12]: a linear layer and an adapter
@@ -27,10 +28,10 @@ Graph LinearWithAdapter() {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
-  const ValueId linear = AddOp(g, "Gemm", {*x, AddWeight(g, "w", {12, 16}, 1), AddWeight(g, "b", {12}, 2)}, "linear",
-                               Params().Set("transB", int64_t{1}));
-  const ValueId adapter = AddOp(g, "MatMul", {*x, AddWeight(g, "v", {16, 12}, 3)}, "adapter");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {linear, adapter}, "y")).ok());
+  const ValueId linear = AddOp(g, op_names::kGemm, {*x, AddWeight(g, "w", {12, 16}, 1), AddWeight(g, "b", {12}, 2)},
+                               "linear", Params().Set("transB", int64_t{1}));
+  const ValueId adapter = AddOp(g, op_names::kMatMul, {*x, AddWeight(g, "v", {16, 12}, 3)}, "adapter");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {linear, adapter}, "y")).ok());
   return g;
 }
 
@@ -58,7 +59,7 @@ TEST_CASE("The shipped adapter-folding rule leaves one Gemm computing the same")
   auto folded = FoldWeights(*applied);
   REQUIRE(folded.ok());
   REQUIRE(folded->num_nodes() == 1);
-  CHECK(folded->node(0).op->name() == "Gemm");
+  CHECK(folded->node(0).op->name() == op_names::kGemm);
   const TensorMap inputs = RandomInputs(g, 11);
   auto before = RunReference(g, inputs);
   auto after = RunReference(*folded, inputs);

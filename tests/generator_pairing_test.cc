@@ -8,6 +8,7 @@
 
 #include "candidates.h"
 #include "enumerator.h"
+#include "taso/ir/ops/names.h"
 
 using namespace taso;
 
@@ -28,7 +29,7 @@ bool SameCandidates(const std::vector<gen::Candidate>& x, const std::vector<gen:
 
 TEST_CASE("Pairing from the walk's output summaries gives the candidates replaying every graph gives") {
   // Splits give operators two outputs, and graphs several outputs to match by value.
-  auto set = gen::MakeOpSet({"MatMul", "Concat", "Split", "Relu"});
+  auto set = gen::MakeOpSet({op_names::kMatMul, op_names::kConcat, op_names::kSplit, op_names::kRelu});
   REQUIRE(set.ok());
   gen::Enumerator e(*set, 3, 1);
   uint64_t count = 0;

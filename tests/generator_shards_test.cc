@@ -19,6 +19,7 @@
 #include "graph_store.h"
 #include "rule_writer.h"
 #include "spill.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -124,7 +125,7 @@ TEST_CASE("A graph store refuses a bad shard count and stops at its disk budget"
 TEST_CASE("Rules from sharded graphs on disk are those of the single table") {
   gen::GenerateOptions options;
   options.max_ops = 3;
-  options.ops = {"MatMul", "Concat", "Split", "Transpose", "Relu"};
+  options.ops = {op_names::kMatMul, op_names::kConcat, op_names::kSplit, op_names::kTranspose, op_names::kRelu};
   gen::GenerateReport single_report, sharded_report;
   options.shards = 1;  // one sorted table, all in memory
   options.max_memory_mb = 4096;
@@ -163,7 +164,8 @@ std::string FileBytes(const std::filesystem::path& p) {
 TEST_CASE("A rule set written a batch at a time is the file of the whole set") {
   gen::GenerateOptions options;
   options.max_ops = 2;
-  options.ops = {"MatMul", "Concat", "Split", "Transpose", "Relu", "Conv2D"};
+  options.ops = {op_names::kMatMul,    op_names::kConcat, op_names::kSplit,
+                 op_names::kTranspose, op_names::kRelu,   op_names::kConv2D};
   gen::GenerateReport report;
   auto whole = gen::Generate(options, &report);
   REQUIRE(whole.ok());

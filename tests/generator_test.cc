@@ -15,6 +15,7 @@
 #include "replay.h"
 #include "rule_lookup.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -77,7 +78,7 @@ TEST_CASE("The shipped K=3 database holds the classic substitutions") {
   REQUIRE(Shipped().rules.size() > 100);
   // Associativity of MatMul: (C B) A = C (B A).
   bool assoc = false;
-  for (const Rule* r : RulesWith({"MatMul", "MatMul"}, {"MatMul", "MatMul"})) {
+  for (const Rule* r : RulesWith({op_names::kMatMul, op_names::kMatMul}, {op_names::kMatMul, op_names::kMatMul})) {
     const auto& s = r->source.ops;
     const auto& t = r->target.ops;
     const int n = static_cast<int>(r->inputs.size());
@@ -86,22 +87,25 @@ TEST_CASE("The shipped K=3 database holds the classic substitutions") {
   }
   CHECK(assoc);
   // Two MatMuls sharing an input fused with Concat and Split; the same for convolutions.
-  CHECK_FALSE(RulesWith({"MatMul", "MatMul"}, {"Concat", "MatMul", "Split"}).empty());
-  auto conv_fusions = RulesWith({"Conv2D", "Conv2D"}, {"Concat", "Conv2D", "Split"});
+  CHECK_FALSE(
+      RulesWith({op_names::kMatMul, op_names::kMatMul}, {op_names::kConcat, op_names::kMatMul, op_names::kSplit})
+          .empty());
+  auto conv_fusions =
+      RulesWith({op_names::kConv2D, op_names::kConv2D}, {op_names::kConcat, op_names::kConv2D, op_names::kSplit});
   bool shared_input = false;
   for (const Rule* r : conv_fusions)
     shared_input |= r->source.ops[0].inputs[0] == r->source.ops[1].inputs[0];  // same data, two kernels
   CHECK(shared_input);
   // Convolution with relu is relu after convolution.
   bool conv_relu = false;
-  for (const Rule* r : RulesWith({"Conv2D"}, {"Conv2D", "Relu"})) {
+  for (const Rule* r : RulesWith({op_names::kConv2D}, {op_names::kConv2D, op_names::kRelu})) {
     const RuleGraph& fused = r->source.ops.size() == 1 ? r->source : r->target;
     conv_relu |= fused.ops[0].params.Str("activation") == "relu";
   }
   CHECK(conv_relu);
   // Average pooling as a depth-wise convolution with C_pool, and kernel enlargement.
-  CHECK_FALSE(RulesWith({"AveragePool"}, {"C_pool", "Conv2D"}).empty());
-  CHECK_FALSE(RulesWith({"Conv2D"}, {"Conv2D", "Enlarge"}).empty());
+  CHECK_FALSE(RulesWith({op_names::kAveragePool}, {op_names::kC_pool, op_names::kConv2D}).empty());
+  CHECK_FALSE(RulesWith({op_names::kConv2D}, {op_names::kConv2D, op_names::kEnlarge}).empty());
 }
 
 TEST_CASE("Every shipped rule holds at other tensor sizes") {
@@ -157,7 +161,8 @@ TEST_CASE("Parametric rules stand for one rule per combination of their values")
       texts.insert(t.substr(t.find('(')));
     }
     CHECK(texts.size() == combinations);
-    for (const RuleOp& op : r.source.ops) conv_stride |= op.op->name() == "Conv2D" && op.bound.count("strides");
+    for (const RuleOp& op : r.source.ops)
+      conv_stride |= op.op->name() == op_names::kConv2D && op.bound.count("strides");
   }
   CHECK(parametric > 100);
   CHECK(conv_stride);
@@ -221,7 +226,7 @@ TEST_CASE("Regenerating the K=3 database gives every shipped rule, unchanged") {
 }
 
 TEST_CASE("A generalized rule is checked with fresh values in place of the common operator") {
-  auto set = gen::MakeOpSet({"Relu"});
+  auto set = gen::MakeOpSet({op_names::kRelu});
   REQUIRE(set.ok());
   const int n = static_cast<int>(set->inputs.size());
   const auto id = [](int v) { return static_cast<uint8_t>(v); };
@@ -248,7 +253,7 @@ TEST_CASE("A generalized rule is checked with fresh values in place of the commo
 }
 
 TEST_CASE("Each DAG is enumerated once and never with duplicated computation") {
-  auto set = gen::MakeOpSet({"MatMul", "Transpose", "Add"});
+  auto set = gen::MakeOpSet({op_names::kMatMul, op_names::kTranspose, op_names::kAdd});
   REQUIRE(set.ok());
   gen::Enumerator e(*set, 2, 1);
   gen::EnumerationLimits limits;
@@ -272,17 +277,17 @@ TEST_CASE("Each DAG is enumerated once and never with duplicated computation") {
 TEST_CASE("Generation with a chosen operator set, and bad requests") {
   gen::GenerateOptions options;
   options.max_ops = 3;
-  options.ops = {"MatMul", "Concat", "Split"};
+  options.ops = {op_names::kMatMul, op_names::kConcat, op_names::kSplit};
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE(rules.ok());
   bool fusion = false;
   for (const Rule& r : rules->rules)
-    fusion |= OpNames(r.source) == std::multiset<std::string>{"MatMul", "MatMul"} &&
-              OpNames(r.target) == std::multiset<std::string>{"Concat", "MatMul", "Split"};
+    fusion |= OpNames(r.source) == std::multiset<std::string>{op_names::kMatMul, op_names::kMatMul} &&
+              OpNames(r.target) == std::multiset<std::string>{op_names::kConcat, op_names::kMatMul, op_names::kSplit};
   CHECK(fusion);
 
-  options.ops = {"MatMul", "Softmax"};
+  options.ops = {op_names::kMatMul, op_names::kSoftmax};
   auto unknown = gen::Generate(options, &report);
   REQUIRE_FALSE(unknown.ok());
   CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("unknown operator 'Softmax'"));
@@ -406,10 +411,10 @@ TEST_CASE("Replaying with a kernel memo gives what running every kernel gives") 
   const int n = static_cast<int>(set->inputs.size());
   for (size_t v = 0; v < set->variants.size(); ++v) {
     const std::string label = set->variants[v].label();
-    if (label.rfind("Conv2D", 0) == 0 && code.num_ops == 0) code.ops[code.num_ops++] = {uint8_t(v), {0, 2, 0}};
+    if (label.rfind(op_names::kConv2D, 0) == 0 && code.num_ops == 0) code.ops[code.num_ops++] = {uint8_t(v), {0, 2, 0}};
   }
   for (size_t v = 0; v < set->variants.size(); ++v)
-    if (set->variants[v].label() == "Relu") code.ops[code.num_ops++] = {uint8_t(v), {uint8_t(n), 0, 0}};
+    if (set->variants[v].label() == op_names::kRelu) code.ops[code.num_ops++] = {uint8_t(v), {uint8_t(n), 0, 0}};
   REQUIRE(code.num_ops == 2);
   for (uint32_t value : {7u, 9u}) {
     gen::ReplacedOp<uint32_t> fresh{0,
@@ -428,8 +433,8 @@ TEST_CASE("The shipped merges are what taso-gen --changing Gemm makes at K=4") {
   REQUIRE(shipped.ok());
   gen::GenerateOptions options;
   options.max_ops = 4;
-  options.ops = {"Gemm", "Concat", "Split"};
-  options.changing = "Gemm";
+  options.ops = {op_names::kGemm, op_names::kConcat, op_names::kSplit};
+  options.changing = op_names::kGemm;
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE(rules.ok());
@@ -453,12 +458,13 @@ TEST_CASE("The shipped merges are what taso-gen --changing Gemm makes at K=4") {
   // Every rule kept merges or splits products: their counts differ between the sides.
   for (const Rule& r : rules->rules) {
     INFO(r.name);
-    CHECK(OpNames(r.source).count("Gemm") != OpNames(r.target).count("Gemm"));
+    CHECK(OpNames(r.source).count(op_names::kGemm) != OpNames(r.target).count(op_names::kGemm));
   }
   // Among them, two layers with their own biases merged into one (the weights and the
   // biases concatenated, the product's columns split).
   const auto merges = std::count_if(shipped->rules.begin(), shipped->rules.end(), [](const Rule& r) {
-    const std::multiset<std::string> merged = {"Concat", "Concat", "Gemm", "Split"}, apart = {"Gemm", "Gemm"};
+    const std::multiset<std::string> merged = {op_names::kConcat, op_names::kConcat, op_names::kGemm, op_names::kSplit},
+                                     apart = {op_names::kGemm, op_names::kGemm};
     return (OpNames(r.source) == merged && OpNames(r.target) == apart) ||
            (OpNames(r.source) == apart && OpNames(r.target) == merged);
   });
@@ -470,8 +476,8 @@ TEST_CASE("The shipped block-diagonal merges are what taso-gen --changing BlockD
   REQUIRE(shipped.ok());
   gen::GenerateOptions options;
   options.max_ops = 4;
-  options.ops = {"Gemm", "Concat", "BlockDiag"};
-  options.changing = "BlockDiag";
+  options.ops = {op_names::kGemm, op_names::kConcat, op_names::kBlockDiag};
+  options.changing = op_names::kBlockDiag;
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE(rules.ok());
@@ -483,8 +489,9 @@ TEST_CASE("The shipped block-diagonal merges are what taso-gen --changing BlockD
   // Among them, two layers on different inputs joined: one product of the inputs
   // concatenated by columns, on the weights' block diagonal, with the biases joined.
   const auto joins = std::count_if(shipped->rules.begin(), shipped->rules.end(), [](const Rule& r) {
-    const std::multiset<std::string> apart = {"Concat", "Gemm", "Gemm"},
-                                     joined = {"BlockDiag", "Concat", "Concat", "Gemm"};
+    const std::multiset<std::string> apart = {op_names::kConcat, op_names::kGemm, op_names::kGemm},
+                                     joined = {op_names::kBlockDiag, op_names::kConcat, op_names::kConcat,
+                                               op_names::kGemm};
     return OpNames(r.source) == apart && OpNames(r.target) == joined && r.inputs.size() == 6;
   });
   CHECK(joins == 2);  // B as it is and B transposed
@@ -498,11 +505,11 @@ TEST_CASE("taso-gen's default set leaves out operators enumerated only when name
   };
   auto all = gen::MakeOpSet({});
   REQUIRE(all.ok());
-  CHECK(std::find(all->op_names.begin(), all->op_names.end(), "BlockDiag") == all->op_names.end());
+  CHECK(std::find(all->op_names.begin(), all->op_names.end(), op_names::kBlockDiag) == all->op_names.end());
   CHECK(names(all->inputs).count("D") == 0);
   // Named, it comes with the fourth matrix its rules need (two products of different
   // inputs and weights).
-  auto named = gen::MakeOpSet({"Gemm", "BlockDiag"});
+  auto named = gen::MakeOpSet({op_names::kGemm, op_names::kBlockDiag});
   REQUIRE(named.ok());
   CHECK(names(named->inputs).count("D") == 1);
   CHECK(named->inputs.size() == all->inputs.size() + 1);
@@ -511,8 +518,8 @@ TEST_CASE("taso-gen's default set leaves out operators enumerated only when name
 TEST_CASE("taso-gen --changing refuses an operator it does not enumerate") {
   gen::GenerateOptions options;
   options.max_ops = 2;
-  options.ops = {"Gemm", "Concat"};
-  options.changing = "Relu";
+  options.ops = {op_names::kGemm, op_names::kConcat};
+  options.changing = op_names::kRelu;
   gen::GenerateReport report;
   auto rules = gen::Generate(options, &report);
   REQUIRE_FALSE(rules.ok());

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "taso/ir/graph_copy.h"
+#include "taso/ir/ops/names.h"
 #include "taso/rewrite/cost.h"
 #include "test_util.h"
 
@@ -13,11 +14,11 @@ TEST_CASE("The use index lists each reader once and knows graph outputs and sole
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});
   const ValueId w = AddWeight(g, "w", {4, 4}, 1);
-  const ValueId square = AddOp(g, "Mul", {x, x}, "square");  // node 0 reads x twice
-  const ValueId r = AddOp(g, "Relu", {square}, "r");         // node 1
-  const ValueId t = AddOp(g, "Tanh", {square}, "t");         // node 2
-  const ValueId y = AddOp(g, "Add", {r, w}, "y");            // node 3
-  const ValueId s = AddOp(g, "Sigmoid", {t}, "s");           // node 4
+  const ValueId square = AddOp(g, op_names::kMul, {x, x}, "square");  // node 0 reads x twice
+  const ValueId r = AddOp(g, op_names::kRelu, {square}, "r");         // node 1
+  const ValueId t = AddOp(g, op_names::kTanh, {square}, "t");         // node 2
+  const ValueId y = AddOp(g, op_names::kAdd, {r, w}, "y");            // node 3
+  const ValueId s = AddOp(g, op_names::kSigmoid, {t}, "s");           // node 4
   REQUIRE(g.AddOutput(y).ok());
   REQUIRE(g.AddOutput(t).ok());
   REQUIRE(g.AddOutput(s).ok());
@@ -42,7 +43,7 @@ TEST_CASE("Fresh names avoid the old graph, the new one and names handed out") {
   Graph old;
   const ValueId x = *old.AddInput("x", DataType::kFloat32, {4, 4});
   AddWeight(old, "w", {4, 4}, 1);
-  REQUIRE(old.AddOutput(AddOp(old, "Relu", {x}, "x_r_0")).ok());
+  REQUIRE(old.AddOutput(AddOp(old, op_names::kRelu, {x}, "x_r_0")).ok());
   GraphCopy copy(old);
   REQUIRE(copy.CopyInputs().ok());
   AddWeight(copy.graph(), "x_r_1", {1}, 2);
@@ -66,8 +67,8 @@ TEST_CASE("Output names a graph makes up count on across nodes and skip names ta
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 4});
   AddWeight(g, "m_1", {1}, 1);
-  const ValueId r = (*g.AddNode(Op("Relu"), {}, {x}, "relu"))[0];
-  const ValueId m = (*g.AddNode(Op("Tanh"), {}, {r}, "m"))[0];
+  const ValueId r = (*g.AddNode(Op(op_names::kRelu), {}, {x}, "relu"))[0];
+  const ValueId m = (*g.AddNode(Op(op_names::kTanh), {}, {r}, "m"))[0];
   CHECK(g.value(r).name == "relu_0");
   CHECK(g.value(m).name == "m_2");
 }
@@ -78,14 +79,14 @@ TEST_CASE("Weight-only: weights not fed at run time, nodes reading only them or 
   const ValueId w = AddWeight(g, "w", {4, 4}, 1);
   const ValueId fed = AddWeight(g, "fed", {4, 4}, 2);
   REQUIRE(g.MarkWeightAsInput(fed).ok());                 // an initializer that is also a graph input
-  const ValueId ww = AddOp(g, "MatMul", {w, w}, "ww");    // node 0: weights only
-  const ValueId wf = AddOp(g, "MatMul", {w, fed}, "wf");  // node 1: reads a run-time value
-  const ValueId pool = AddOp(g, "C_pool", {x}, "pool",    // node 2: reads only x's shape
+  const ValueId ww = AddOp(g, op_names::kMatMul, {w, w}, "ww");    // node 0: weights only
+  const ValueId wf = AddOp(g, op_names::kMatMul, {w, fed}, "wf");  // node 1: reads a run-time value
+  const ValueId pool = AddOp(g, op_names::kC_pool, {x}, "pool",    // node 2: reads only x's shape
                              Params().Set("kernel", std::vector<int64_t>{3, 3}));
-  const ValueId conv = AddOp(g, "Conv2D", {x, pool}, "conv",  // node 3
+  const ValueId conv = AddOp(g, op_names::kConv2D, {x, pool}, "conv",  // node 3
                              Params().Set("grouping", "depthwise").Set("padding", "same"));
   REQUIRE(g.AddOutput(conv).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {ww, wf}, "sum")).ok());  // node 4
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {ww, wf}, "sum")).ok());  // node 4
 
   const WeightOnly found = FindWeightOnly(g);
   CHECK(found.nodes == std::vector<bool>{true, false, true, false, false});
@@ -99,7 +100,7 @@ TEST_CASE("Weight-only: weights not fed at run time, nodes reading only them or 
 
   // The rule on its own: absent inputs do not count; an opaque node is never weight-only.
   Node add;
-  add.op = Op("Add");
+  add.op = Op(op_names::kAdd);
   add.inputs = {0, kNoValue};
   CHECK(IsWeightOnlyNode(add, {true}));
   CHECK_FALSE(IsWeightOnlyNode(add, {false}));

@@ -4,6 +4,7 @@
 
 #include "taso/ir/executor.h"
 #include "taso/ir/graph_regions.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 namespace taso {
@@ -21,21 +22,22 @@ Graph Heads(bool merged, const std::string& prefix = "") {
   const ValueId a = AddWeight(g, prefix + "a", {8, 4}, 1), b = AddWeight(g, prefix + "b", {8, 4}, 2);
   ValueId pa, pb;
   if (merged) {
-    const ValueId ab = AddOp(g, "Concat", {a, b}, "ab", Params().Set("axis", int64_t{1}));
-    const ValueId m = AddOp(g, "MatMul", {x, ab}, "m");
-    auto pieces =
-        g.AddNode(testing::Op("Split"), Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{4, 4}), {m},
-                  "split", {"pa", "pb"});
+    const ValueId ab = AddOp(g, op_names::kConcat, {a, b}, "ab", Params().Set("axis", int64_t{1}));
+    const ValueId m = AddOp(g, op_names::kMatMul, {x, ab}, "m");
+    auto pieces = g.AddNode(testing::Op(op_names::kSplit),
+                            Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{4, 4}), {m}, "split",
+                            {"pa", "pb"});
     REQUIRE(pieces.ok());
     pa = (*pieces)[0];
     pb = (*pieces)[1];
   } else {
-    pa = AddOp(g, "MatMul", {x, a}, prefix + "pa");
-    pb = AddOp(g, "MatMul", {x, b}, prefix + "pb");
+    pa = AddOp(g, op_names::kMatMul, {x, a}, prefix + "pa");
+    pb = AddOp(g, op_names::kMatMul, {x, b}, prefix + "pb");
   }
-  const ValueId s =
-      AddOp(g, "Add", {AddOp(g, "Relu", {pa}, prefix + "ra"), AddOp(g, "Relu", {pb}, prefix + "rb")}, prefix + "s");
-  REQUIRE(g.AddOutput(AddOp(g, "Tanh", {s}, prefix + "t")).ok());
+  const ValueId s = AddOp(
+      g, op_names::kAdd,
+      {AddOp(g, op_names::kRelu, {pa}, prefix + "ra"), AddOp(g, op_names::kRelu, {pb}, prefix + "rb")}, prefix + "s");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kTanh, {s}, prefix + "t")).ok());
   return g;
 }
 
@@ -54,9 +56,9 @@ TEST_CASE("A merge of two products and the products it replaces are each a regio
   CHECK(regions.differing_before == 2);  // the two products
   CHECK(regions.differing_after == 3);   // the weights' concatenation, the product, the split
   // With the Relus reading them, and not the Add and Tanh further on.
-  CHECK(CountOps(regions.before, "Relu") == 2);
-  CHECK(CountOps(regions.after, "Relu") == 2);
-  CHECK(CountOps(regions.before, "Add") + CountOps(regions.after, "Add") == 0);
+  CHECK(CountOps(regions.before, op_names::kRelu) == 2);
+  CHECK(CountOps(regions.after, op_names::kRelu) == 2);
+  CHECK(CountOps(regions.before, op_names::kAdd) + CountOps(regions.after, op_names::kAdd) == 0);
   CHECK(regions.nodes_before.size() == 4);
   CHECK(regions.nodes_after.size() == 5);
   // Both read x and give what the Add reads, computed alike.
@@ -83,8 +85,8 @@ TEST_CASE("Each hop takes in the nodes next to the region so far") {
     // The products with their Relus, then the Add, then the Tanh.
     CHECK(regions.nodes_before.size() == nodes_before);
     CHECK(regions.nodes_after.size() == nodes_before + 1);  // three nodes in place of the two products
-    CHECK(CountOps(regions.before, "Add") == (hops >= 2 ? 1 : 0));
-    CHECK(CountOps(regions.after, "Tanh") == (hops >= 3 ? 1 : 0));
+    CHECK(CountOps(regions.before, op_names::kAdd) == (hops >= 2 ? 1 : 0));
+    CHECK(CountOps(regions.after, op_names::kTanh) == (hops >= 3 ? 1 : 0));
   }
 }
 

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -17,14 +18,14 @@ Graph TwoBranches(bool swap_order, const std::string& prefix, float w2_value = 0
   ValueId w2 = *g.AddWeight(prefix + "w2", TensorData::Float({8, 8}, std::vector<float>(64, w2_value)));
   ValueId a, b;
   if (!swap_order) {
-    a = (*g.AddNode(Op("MatMul"), {}, {x, w1}, prefix + "mm1"))[0];
-    b = (*g.AddNode(Op("MatMul"), {}, {x, w2}, prefix + "mm2"))[0];
+    a = (*g.AddNode(Op(op_names::kMatMul), {}, {x, w1}, prefix + "mm1"))[0];
+    b = (*g.AddNode(Op(op_names::kMatMul), {}, {x, w2}, prefix + "mm2"))[0];
   } else {
-    b = (*g.AddNode(Op("MatMul"), {}, {x, w2}, prefix + "mm2"))[0];
-    a = (*g.AddNode(Op("MatMul"), {}, {x, w1}, prefix + "mm1"))[0];
+    b = (*g.AddNode(Op(op_names::kMatMul), {}, {x, w2}, prefix + "mm2"))[0];
+    a = (*g.AddNode(Op(op_names::kMatMul), {}, {x, w1}, prefix + "mm1"))[0];
   }
-  ValueId r = (*g.AddNode(Op("Relu"), {}, {a}, prefix + "relu"))[0];
-  ValueId y = (*g.AddNode(Op("Add"), {}, {r, b}, prefix + "add"))[0];
+  ValueId r = (*g.AddNode(Op(op_names::kRelu), {}, {a}, prefix + "relu"))[0];
+  ValueId y = (*g.AddNode(Op(op_names::kAdd), {}, {r, b}, prefix + "add"))[0];
   REQUIRE(g.AddOutput(y).ok());
   return g;
 }
@@ -41,12 +42,12 @@ TEST_CASE("The structural hash ignores numbering and names but not the computati
   Graph changed;
   ValueId x = *changed.AddInput("x", DataType::kFloat32, {4, 8});
   ValueId w = *changed.AddWeight("w", TensorData::Float({8, 8}, std::vector<float>(64, 0.5f)));
-  ValueId t = (*changed.AddNode(Op("MatMul"), {}, {x, w}))[0];
-  REQUIRE(changed.AddOutput((*changed.AddNode(Op("Sigmoid"), {}, {t}))[0]).ok());
+  ValueId t = (*changed.AddNode(Op(op_names::kMatMul), {}, {x, w}))[0];
+  REQUIRE(changed.AddOutput((*changed.AddNode(Op(op_names::kSigmoid), {}, {t}))[0]).ok());
   const uint64_t before = changed.StructuralHash();
   CHECK(before != g.StructuralHash());
   // A dead-end node changes the hash too: the graph computes something more.
-  REQUIRE(changed.AddNode(Op("Tanh"), {}, {t}).ok());
+  REQUIRE(changed.AddNode(Op(op_names::kTanh), {}, {t}).ok());
   CHECK(changed.StructuralHash() != before);
 }
 
@@ -54,7 +55,7 @@ TEST_CASE("A graph's memory estimate grows with its nodes and leaves shared weig
   auto relu_chain = [](int nodes) {
     Graph g;
     ValueId v = *g.AddInput("x", DataType::kFloat32, {1, 4});
-    for (int i = 0; i < nodes; ++i) v = (*g.AddNode(Op("Relu"), {}, {v}))[0];
+    for (int i = 0; i < nodes; ++i) v = (*g.AddNode(Op(op_names::kRelu), {}, {v}))[0];
     REQUIRE(g.AddOutput(v).ok());
     return g;
   };
@@ -88,11 +89,11 @@ TEST_CASE("Adding a node checks its shapes and names") {
   Graph g;
   ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 8});
   ValueId y = *g.AddInput("y", DataType::kFloat32, {5, 8});
-  auto bad = g.AddNode(Op("MatMul"), {}, {x, y}, "mm");
+  auto bad = g.AddNode(Op(op_names::kMatMul), {}, {x, y}, "mm");
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(std::string(bad.status().message()), Catch::Contains("node 'mm' (MatMul): inner dimensions differ"));
   CHECK_FALSE(g.AddInput("x", DataType::kFloat32, {1}).ok());  // a name defined twice
-  CHECK_FALSE(g.AddNode(Op("Relu"), {}, {x}, "r", {"y"}).ok());
+  CHECK_FALSE(g.AddNode(Op(op_names::kRelu), {}, {x}, "r", {"y"}).ok());
 }
 
 TEST_CASE("The reference executor computes, and reports what it cannot") {

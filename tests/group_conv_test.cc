@@ -5,6 +5,7 @@
 
 #include "rule_lookup.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/rewrite/cost.h"
 #include "taso/rewrite/match.h"
@@ -31,7 +32,7 @@ Graph GroupedConvGraph() {
   auto x = g.AddInput("x", DataType::kFloat32, {1, 32, 6, 6});
   REQUIRE(x.ok());
   const ValueId w = AddWeight(g, "w", {32, 4, 3, 3}, 5);
-  REQUIRE(g.AddOutput(AddOp(g, "Conv2D", {*x, w}, "y", GroupedConv())).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kConv2D, {*x, w}, "y", GroupedConv())).ok());
   return g;
 }
 
@@ -53,9 +54,9 @@ TEST_CASE("A grouped convolution on merged groups' kernels computes the same") {
   auto x = merged.AddInput("x", DataType::kFloat32, {1, 32, 6, 6});
   REQUIRE(x.ok());
   const ValueId w = AddWeight(merged, "w", {32, 4, 3, 3}, 5);
-  const ValueId m = AddOp(merged, "MergeGroups", {w, *x}, "m", Params().Set("factor", int64_t{4}));
+  const ValueId m = AddOp(merged, op_names::kMergeGroups, {w, *x}, "m", Params().Set("factor", int64_t{4}));
   CHECK(merged.value(m).shape == Shape{32, 16, 3, 3});
-  REQUIRE(merged.AddOutput(AddOp(merged, "Conv2D", {*x, m}, "y", GroupedConv())).ok());
+  REQUIRE(merged.AddOutput(AddOp(merged, op_names::kConv2D, {*x, m}, "y", GroupedConv())).ok());
   ExpectSameOutputs(g, merged);
   // MergeGroups reads the input's shape only: it is folded into a constant kernel.
   CHECK(FindWeightOnly(merged).nodes == std::vector<bool>{true, false});
@@ -67,15 +68,19 @@ TEST_CASE("A grouped convolution on merged groups' kernels computes the same") {
 
 TEST_CASE("MergeGroups refuses kernels whose groups it cannot merge") {
   const Params by4 = Params().Set("factor", int64_t{4});
-  CHECK_THAT(TypeError("MergeGroups", by4, {{32, 4, 3, 3}, {1, 30, 6, 6}}), Catch::Contains("does not group input"));
-  CHECK_THAT(TypeError("MergeGroups", by4, {{32, 4, 3, 3}, {1, 24, 6, 6}}), Catch::Contains("cannot merge 6 groups"));
-  CHECK_THAT(TypeError("MergeGroups", Params(), {{32, 4, 3, 3}, {1, 32, 6, 6}}),
+  CHECK_THAT(TypeError(op_names::kMergeGroups, by4, {{32, 4, 3, 3}, {1, 30, 6, 6}}),
+             Catch::Contains("does not group input"));
+  CHECK_THAT(TypeError(op_names::kMergeGroups, by4, {{32, 4, 3, 3}, {1, 24, 6, 6}}),
+             Catch::Contains("cannot merge 6 groups"));
+  CHECK_THAT(TypeError(op_names::kMergeGroups, Params(), {{32, 4, 3, 3}, {1, 32, 6, 6}}),
              Catch::Contains("factor must be at least 2"));
-  CHECK_THAT(TypeError("MergeGroups", by4, {{32, 4, 3}, {1, 32, 6, 6}}), Catch::Contains("rank 4"));
-  CHECK_THAT(TypeError("Conv2D", GroupedConv(), {{1, 30, 6, 6}, {32, 4, 3, 3}}),
+  CHECK_THAT(TypeError(op_names::kMergeGroups, by4, {{32, 4, 3}, {1, 32, 6, 6}}), Catch::Contains("rank 4"));
+  CHECK_THAT(TypeError(op_names::kConv2D, GroupedConv(), {{1, 30, 6, 6}, {32, 4, 3, 3}}),
              Catch::Contains("does not make a grouped"));
-  CHECK_THAT(TypeError("Conv2D", GroupedConv(), {{1, 32, 6, 6}, {32, 32, 3, 3}}), Catch::Contains("neither dense"));
-  CHECK_THAT(TypeError("Conv2D", GroupedConv(), {{1, 32, 6, 6}, {32, 1, 3, 3}}), Catch::Contains("neither dense"));
+  CHECK_THAT(TypeError(op_names::kConv2D, GroupedConv(), {{1, 32, 6, 6}, {32, 32, 3, 3}}),
+             Catch::Contains("neither dense"));
+  CHECK_THAT(TypeError(op_names::kConv2D, GroupedConv(), {{1, 32, 6, 6}, {32, 1, 3, 3}}),
+             Catch::Contains("neither dense"));
 }
 
 namespace {
@@ -115,7 +120,7 @@ TEST_CASE("The shipped regrouping rule takes 4 channels per group to 16, computi
                               .Set("dilations", std::vector<int64_t>{1, 1})
                               .Set("group", int64_t{16})
                               .Set("activation", "relu");
-  REQUIRE(g.AddOutput(AddOp(g, "Conv2D", {*x, AddWeight(g, "w", {64, 4, 3, 3}, 3)}, "y", imported)).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "w", {64, 4, 3, 3}, 3)}, "y", imported)).ok());
   const Rule& rule = RegroupRule();
   const Graph twice = ApplyToConv(ApplyToConv(g, rule), rule);
   CHECK(FoldedKernelShape(twice) == Shape{64, 16, 3, 3});

@@ -9,6 +9,7 @@
 #include "rule_builders.h"
 #include "taso/ir/executor.h"
 #include "taso/ir/join_pieces.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
@@ -74,11 +75,11 @@ TEST_CASE("Nested concatenations joined into one: concatenation is associative")
   for (int64_t axis : {0, 1}) {
     INFO("axis " << axis);
     const Rule rule = MakeRule("concat_join", {{"A", {2, 3}}, {"B", {2, 3}}, {"C", {2, 3}}},
-                               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(axis)),
-                                 testing::MakeRuleOp("Concat", {3, 2}, testing::Axis(axis))},
+                               {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, testing::Axis(axis)),
+                                 testing::MakeRuleOp(op_names::kConcat, {3, 2}, testing::Axis(axis))},
                                 {4}},
-                               {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(axis)),
-                                 testing::MakeRuleOp("Concat", {0, 3}, testing::Axis(axis))},
+                               {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, testing::Axis(axis)),
+                                 testing::MakeRuleOp(op_names::kConcat, {0, 3}, testing::Axis(axis))},
                                 {4}});
     CHECK(Prove(rule) == Verdict::kProved);
     auto left = JoinNestedPieces(Side(rule, rule.source)), right = JoinNestedPieces(Side(rule, rule.target));
@@ -96,15 +97,15 @@ TEST_CASE("Nested splits joined into one: a piece cut again is a piece of one cu
   // Concat(A, Concat(B, C)) for the first and Concat(Concat(A, B), C) for the second:
   // both give the pieces A, B, C.
   const Rule rule = MakeRule("split_join", {{"A", {2, 3}}, {"B", {1, 3}}, {"C", {3, 3}}},
-                             {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
-                               testing::MakeRuleOp("Concat", {0, 3}, testing::Axis(0)),
-                               testing::MakeRuleOp("Split", {4}, testing::Pieces(0, {2, 4}), 2),
-                               testing::MakeRuleOp("Split", {6}, testing::Pieces(0, {1, 3}), 2)},
+                             {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, testing::Axis(0)),
+                               testing::MakeRuleOp(op_names::kConcat, {0, 3}, testing::Axis(0)),
+                               testing::MakeRuleOp(op_names::kSplit, {4}, testing::Pieces(0, {2, 4}), 2),
+                               testing::MakeRuleOp(op_names::kSplit, {6}, testing::Pieces(0, {1, 3}), 2)},
                               {5, 7, 8}},
-                             {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
-                               testing::MakeRuleOp("Concat", {3, 2}, testing::Axis(0)),
-                               testing::MakeRuleOp("Split", {4}, testing::Pieces(0, {3, 3}), 2),
-                               testing::MakeRuleOp("Split", {5}, testing::Pieces(0, {2, 1}), 2)},
+                             {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, testing::Axis(0)),
+                               testing::MakeRuleOp(op_names::kConcat, {3, 2}, testing::Axis(0)),
+                               testing::MakeRuleOp(op_names::kSplit, {4}, testing::Pieces(0, {3, 3}), 2),
+                               testing::MakeRuleOp(op_names::kSplit, {5}, testing::Pieces(0, {2, 1}), 2)},
                               {7, 8, 6}});
   CHECK(Prove(rule) == Verdict::kProved);
   auto left = JoinNestedPieces(Side(rule, rule.source)), right = JoinNestedPieces(Side(rule, rule.target));
@@ -120,21 +121,22 @@ TEST_CASE("A concatenation of a split's pieces in order is the split's input") {
   // Concat of a two-piece Split's pieces to the class of its input, and a Concat of two
   // readers with its Split to theirs) rest on Split undoing Concat and Concat undoing
   // Split.
-  const Rule undo =
-      MakeRule("concat_of_split", {{"A", {2, 3}}, {"B", {1, 3}}},
-               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
-                 testing::MakeRuleOp("Split", {2}, testing::Pieces(0, {2, 1}), 2),
-                 testing::MakeRuleOp("Concat", {3, 4}, testing::Axis(0)), testing::MakeRuleOp("Relu", {5})},
-                {6}},
-               {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)), testing::MakeRuleOp("Relu", {2})}, {3}});
+  const Rule undo = MakeRule(
+      "concat_of_split", {{"A", {2, 3}}, {"B", {1, 3}}},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, testing::Axis(0)),
+        testing::MakeRuleOp(op_names::kSplit, {2}, testing::Pieces(0, {2, 1}), 2),
+        testing::MakeRuleOp(op_names::kConcat, {3, 4}, testing::Axis(0)), testing::MakeRuleOp(op_names::kRelu, {5})},
+       {6}},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, testing::Axis(0)), testing::MakeRuleOp(op_names::kRelu, {2})},
+       {3}});
   CHECK(Prove(undo) == Verdict::kProved);
   auto joined = JoinNestedPieces(Side(undo, undo.source));
   REQUIRE(joined.ok());
   CHECK(Structure(*joined) == Structure(Side(undo, undo.target)));
   // The readers' join: two tensors are the pieces of their concatenation.
   const Rule readers = MakeRule("readers_joined", {{"A", {2, 3}}, {"B", {1, 3}}}, {{}, {0, 1}},
-                                {{testing::MakeRuleOp("Concat", {0, 1}, testing::Axis(0)),
-                                  testing::MakeRuleOp("Split", {2}, testing::Pieces(0, {2, 1}), 2)},
+                                {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, testing::Axis(0)),
+                                  testing::MakeRuleOp(op_names::kSplit, {2}, testing::Pieces(0, {2, 1}), 2)},
                                  {3, 4}});
   CHECK(Prove(readers) == Verdict::kProved);
 }
@@ -145,23 +147,25 @@ TEST_CASE("An activation fused into a convolution, also through a split of its c
   // a Split along the channels comes first and each piece has its Relu, the relu
   // convolution then the Split. SeparateConvolutionBias undoes the activation likewise.
   const Shape x = {1, 2, 4, 4}, w1 = {3, 2, 3, 3}, w2 = {2, 2, 3, 3};
-  const Rule fused = MakeRule(
-      "conv_relu", {{"X", x}, {"W", w1}},
-      {{testing::MakeRuleOp("Conv2D", {0, 1}, testing::DenseSameConv("none")), testing::MakeRuleOp("Relu", {2})}, {3}},
-      {{testing::MakeRuleOp("Conv2D", {0, 1}, testing::DenseSameConv("relu"))}, {2}});
+  const Rule fused = MakeRule("conv_relu", {{"X", x}, {"W", w1}},
+                              {{testing::MakeRuleOp(op_names::kConv2D, {0, 1}, testing::DenseSameConv("none")),
+                                testing::MakeRuleOp(op_names::kRelu, {2})},
+                               {3}},
+                              {{testing::MakeRuleOp(op_names::kConv2D, {0, 1}, testing::DenseSameConv("relu"))}, {2}});
   CHECK(Prove(fused) == Verdict::kProved);
   // Over the axioms a split cuts where its input was concatenated: the kernel is two
   // kernels joined, and the convolution's channels are theirs.
-  const Rule through_split = MakeRule("conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
-                                      {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
-                                        testing::MakeRuleOp("Conv2D", {0, 3}, testing::DenseSameConv("none")),
-                                        testing::MakeRuleOp("Split", {4}, testing::Pieces(1, {3, 2}), 2),
-                                        testing::MakeRuleOp("Relu", {5}), testing::MakeRuleOp("Relu", {6})},
-                                       {7, 8}},
-                                      {{testing::MakeRuleOp("Concat", {1, 2}, testing::Axis(0)),
-                                        testing::MakeRuleOp("Conv2D", {0, 3}, testing::DenseSameConv("relu")),
-                                        testing::MakeRuleOp("Split", {4}, testing::Pieces(1, {3, 2}), 2)},
-                                       {5, 6}});
+  const Rule through_split =
+      MakeRule("conv_split_relu", {{"X", x}, {"V", w1}, {"W", w2}},
+               {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, testing::Axis(0)),
+                 testing::MakeRuleOp(op_names::kConv2D, {0, 3}, testing::DenseSameConv("none")),
+                 testing::MakeRuleOp(op_names::kSplit, {4}, testing::Pieces(1, {3, 2}), 2),
+                 testing::MakeRuleOp(op_names::kRelu, {5}), testing::MakeRuleOp(op_names::kRelu, {6})},
+                {7, 8}},
+               {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, testing::Axis(0)),
+                 testing::MakeRuleOp(op_names::kConv2D, {0, 3}, testing::DenseSameConv("relu")),
+                 testing::MakeRuleOp(op_names::kSplit, {4}, testing::Pieces(1, {3, 2}), 2)},
+                {5, 6}});
   CHECK(Prove(through_split) == Verdict::kProved);
 
   // The code on those graphs, its kernel a weight (the fusion folds constants only).
@@ -170,13 +174,13 @@ TEST_CASE("An activation fused into a convolution, also through a split of its c
     Graph g;
     const ValueId in = *g.AddInput("X", DataType::kFloat32, x);
     const ValueId kernel = testing::AddWeight(g, "W", {5, 2, 3, 3}, 3);
-    const ValueId conv = testing::AddOp(g, "Conv2D", {in, kernel}, "y", testing::DenseSameConv("none"));
+    const ValueId conv = testing::AddOp(g, op_names::kConv2D, {in, kernel}, "y", testing::DenseSameConv("none"));
     if (split) {
-      auto pieces = g.AddNode(testing::Op("Split"), testing::Pieces(1, {3, 2}), {conv});
+      auto pieces = g.AddNode(testing::Op(op_names::kSplit), testing::Pieces(1, {3, 2}), {conv});
       REQUIRE(pieces.ok());
-      for (ValueId p : *pieces) REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {p}, "")).ok());
+      for (ValueId p : *pieces) REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kRelu, {p}, "")).ok());
     } else {
-      REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {conv}, "z")).ok());
+      REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kRelu, {conv}, "z")).ok());
     }
     auto made = FuseIntoConvolutions(g);
     REQUIRE(made.ok());

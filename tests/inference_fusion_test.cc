@@ -5,6 +5,7 @@
 
 #include "models/models.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
@@ -32,10 +33,10 @@ TEST_CASE("Batch normalizations and relus after convolutions are folded on the C
       auto model = models::BuildModel(name, {.image_size = name == "inception_v3" ? 75 : 32});
       REQUIRE(model.ok());
       const Graph& g = model->graph;
-      REQUIRE(Count(g, "BatchNormalization") > 0);
+      REQUIRE(Count(g, op_names::kBatchNormalization) > 0);
       auto fused = FuseIntoConvolutions(g);
       REQUIRE(fused.ok());
-      CHECK(Count(*fused, "BatchNormalization") == 0);
+      CHECK(Count(*fused, op_names::kBatchNormalization) == 0);
       CHECK(fused->num_nodes() < g.num_nodes());
       CHECK(Difference(g, *fused) < 1e-4);
 
@@ -44,7 +45,7 @@ TEST_CASE("Batch normalizations and relus after convolutions are folded on the C
       auto separated = SeparateConvolutionBias(*fused);
       REQUIRE(separated.ok());
       CHECK(Difference(g, *separated) < 1e-4);
-      CHECK(Count(*separated, "Add") > Count(*fused, "Add"));
+      CHECK(Count(*separated, op_names::kAdd) > Count(*fused, op_names::kAdd));
       auto again = FuseIntoConvolutions(*separated);
       REQUIRE(again.ok());
       CHECK(again->num_nodes() == fused->num_nodes());
@@ -57,14 +58,14 @@ TEST_CASE("Biases after a channel split are folded into the convolution before i
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(x.ok());
-  const ValueId y = AddOp(g, "Conv2D", {*x, AddWeight(g, "w", {6, 4, 3, 3}, 1)}, "y", Same3x3());
-  auto pieces = g.AddNode(testing::Op("Split"), Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{2, 4}), {y},
-                          "split", {"p", "q"});
+  const ValueId y = AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "w", {6, 4, 3, 3}, 1)}, "y", Same3x3());
+  auto pieces = g.AddNode(testing::Op(op_names::kSplit),
+                          Params().Set("axis", 1).Set("sizes", std::vector<int64_t>{2, 4}), {y}, "split", {"p", "q"});
   REQUIRE(pieces.ok());
-  const ValueId p =
-      AddOp(g, "Relu", {AddOp(g, "Add", {(*pieces)[0], AddWeight(g, "bp", {1, 2, 1, 1}, 2)}, "pb")}, "pr");
-  const ValueId q =
-      AddOp(g, "Relu", {AddOp(g, "Add", {AddWeight(g, "bq", {1, 4, 1, 1}, 3), (*pieces)[1]}, "qb")}, "qr");
+  const ValueId p = AddOp(g, op_names::kRelu,
+                          {AddOp(g, op_names::kAdd, {(*pieces)[0], AddWeight(g, "bp", {1, 2, 1, 1}, 2)}, "pb")}, "pr");
+  const ValueId q = AddOp(g, op_names::kRelu,
+                          {AddOp(g, op_names::kAdd, {AddWeight(g, "bq", {1, 4, 1, 1}, 3), (*pieces)[1]}, "qb")}, "qr");
   REQUIRE(g.AddOutput(p).ok());
   REQUIRE(g.AddOutput(q).ok());
 
@@ -72,7 +73,7 @@ TEST_CASE("Biases after a channel split are folded into the convolution before i
   REQUIRE(fused.ok());
   REQUIRE(fused->num_nodes() == 2);  // Conv2D with bias and relu, then the split
   const Node& conv = fused->node(0);
-  CHECK(conv.op->name() == "Conv2D");
+  CHECK(conv.op->name() == op_names::kConv2D);
   CHECK(conv.params.Str("activation") == "relu");
   CHECK(fused->value(conv.inputs[2]).shape == Shape{6});
   CHECK(fused->value(fused->outputs()[0]).name == "pr");
@@ -83,17 +84,17 @@ TEST_CASE("A convolution whose output is read elsewhere keeps its batch normaliz
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 5, 5});
   REQUIRE(x.ok());
-  const ValueId y = AddOp(g, "Conv2D", {*x, AddWeight(g, "w", {3, 3, 3, 3}, 1)}, "y", Same3x3());
+  const ValueId y = AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "w", {3, 3, 3, 3}, 1)}, "y", Same3x3());
   std::vector<ValueId> stats = {y};
   for (const char* s : {"scale", "shift", "mean"}) stats.push_back(AddWeight(g, s, {3}, stats.size()));
   auto var = g.AddWeight("var", TensorData::Float({3}, {0.5f, 1.0f, 2.0f}));
   REQUIRE(var.ok());
   stats.push_back(*var);
-  const ValueId bn = AddOp(g, "BatchNormalization", stats, "bn");
-  const ValueId sum = AddOp(g, "Add", {bn, y}, "sum");  // reads the convolution's output too
+  const ValueId bn = AddOp(g, op_names::kBatchNormalization, stats, "bn");
+  const ValueId sum = AddOp(g, op_names::kAdd, {bn, y}, "sum");  // reads the convolution's output too
   REQUIRE(g.AddOutput(sum).ok());
   auto fused = FuseIntoConvolutions(g);
   REQUIRE(fused.ok());
-  CHECK(Count(*fused, "BatchNormalization") == 1);
+  CHECK(Count(*fused, op_names::kBatchNormalization) == 1);
   CHECK(Difference(g, *fused) == 0);
 }

@@ -4,6 +4,7 @@
 
 #include "taso/ir/executor.h"
 #include "taso/ir/join_pieces.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 namespace taso {
@@ -25,7 +26,7 @@ Graph Joined(const Graph& g) {
 }
 
 std::vector<ValueId> SplitOf(Graph& g, ValueId x, Params params) {
-  auto outs = g.AddNode(testing::Op("Split"), std::move(params), {x});
+  auto outs = g.AddNode(testing::Op(op_names::kSplit), std::move(params), {x});
   REQUIRE(outs.ok());
   return *outs;
 }
@@ -34,19 +35,22 @@ TEST_CASE("Nested concatenations along one axis become one") {
   Graph g;
   std::vector<ValueId> x;
   for (const char* name : {"a", "b", "c", "d"}) x.push_back(*g.AddInput(name, DataType::kFloat32, {1, 4}));
-  const ValueId ab = AddOp(g, "Concat", {x[0], x[1]}, "ab", testing::Axis(0));
-  const ValueId abc = AddOp(g, "Concat", {ab, x[2]}, "abc", testing::Axis(-2));  // the same axis, counted from the end
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {AddOp(g, "Concat", {x[3], abc}, "dabc", testing::Axis(0))}, "y")).ok());
+  const ValueId ab = AddOp(g, op_names::kConcat, {x[0], x[1]}, "ab", testing::Axis(0));
+  const ValueId abc =
+      AddOp(g, op_names::kConcat, {ab, x[2]}, "abc", testing::Axis(-2));  // the same axis, counted from the end
+  REQUIRE(
+      g.AddOutput(AddOp(g, op_names::kRelu, {AddOp(g, op_names::kConcat, {x[3], abc}, "dabc", testing::Axis(0))}, "y"))
+          .ok());
   const Graph joined = Joined(g);
-  CHECK(CountOps(joined, "Concat") == 1);
+  CHECK(CountOps(joined, op_names::kConcat) == 1);
   CHECK(joined.num_nodes() == 2);
 
   SECTION("not where the inner one is read elsewhere or joins along another axis") {
     Graph h;
     const ValueId a = *h.AddInput("a", DataType::kFloat32, {2, 2}), b = *h.AddInput("b", DataType::kFloat32, {2, 2});
-    const ValueId rows = AddOp(h, "Concat", {a, b}, "rows", testing::Axis(0));
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, rows}, "wide", testing::Axis(1))).ok());
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {rows, a}, "tall", testing::Axis(0))).ok());
+    const ValueId rows = AddOp(h, op_names::kConcat, {a, b}, "rows", testing::Axis(0));
+    REQUIRE(h.AddOutput(AddOp(h, op_names::kConcat, {rows, rows}, "wide", testing::Axis(1))).ok());
+    REQUIRE(h.AddOutput(AddOp(h, op_names::kConcat, {rows, a}, "tall", testing::Axis(0))).ok());
     CHECK(Joined(h).num_nodes() == h.num_nodes());
   }
 }
@@ -57,11 +61,12 @@ TEST_CASE("A split of a split's piece along one axis becomes one split, its outp
   const std::vector<ValueId> halves = SplitOf(g, x, testing::Pieces(0, {2, 4}));
   const std::vector<ValueId> quarters = SplitOf(g, halves[1], testing::Pieces(0, {1, 3}));
   REQUIRE(g.AddOutput(halves[0]).ok());
-  for (ValueId q : quarters) REQUIRE(g.AddOutput(AddOp(g, "Relu", {q}, "r" + g.value(q).name)).ok());
+  for (ValueId q : quarters) REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {q}, "r" + g.value(q).name)).ok());
   const Graph joined = Joined(g);
-  REQUIRE(CountOps(joined, "Split") == 1);
+  REQUIRE(CountOps(joined, op_names::kSplit) == 1);
   for (NodeId n = 0; n < joined.num_nodes(); ++n)
-    if (joined.node(n).op == testing::Op("Split")) CHECK(joined.node(n).params.Ints("sizes") == std::vector<int64_t>{2, 1, 3});
+    if (joined.node(n).op == testing::Op(op_names::kSplit))
+      CHECK(joined.node(n).params.Ints("sizes") == std::vector<int64_t>{2, 1, 3});
 
   SECTION("not along another axis") {
     Graph h;
@@ -69,7 +74,7 @@ TEST_CASE("A split of a split's piece along one axis becomes one split, its outp
     const std::vector<ValueId> rows = SplitOf(h, y, testing::Pieces(0, {2, 2}));
     for (ValueId v : SplitOf(h, rows[0], testing::Pieces(1, {2, 2}))) REQUIRE(h.AddOutput(v).ok());
     REQUIRE(h.AddOutput(rows[1]).ok());
-    CHECK(CountOps(Joined(h), "Split") == 2);
+    CHECK(CountOps(Joined(h), op_names::kSplit) == 2);
   }
 }
 
@@ -77,22 +82,22 @@ TEST_CASE("A concatenation of all of a split's pieces in order is the split's in
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 6});
   const std::vector<ValueId> parts = SplitOf(g, x, testing::Pieces(1, {2, 4}));
-  const ValueId whole = AddOp(g, "Concat", {parts[0], parts[1]}, "whole", testing::Axis(1));
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {whole}, "y")).ok());
+  const ValueId whole = AddOp(g, op_names::kConcat, {parts[0], parts[1]}, "whole", testing::Axis(1));
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {whole}, "y")).ok());
   const Graph joined = Joined(g);
   CHECK(joined.num_nodes() == 1);
-  CHECK(CountOps(joined, "Relu") == 1);
+  CHECK(CountOps(joined, op_names::kRelu) == 1);
 
   SECTION("not in another order, nor where the concatenation is a graph output") {
     Graph h;
     const ValueId y = *h.AddInput("y", DataType::kFloat32, {4, 6});
     const std::vector<ValueId> p = SplitOf(h, y, testing::Pieces(1, {3, 3}));
-    REQUIRE(h.AddOutput(AddOp(h, "Concat", {p[1], p[0]}, "swapped", testing::Axis(1))).ok());
+    REQUIRE(h.AddOutput(AddOp(h, op_names::kConcat, {p[1], p[0]}, "swapped", testing::Axis(1))).ok());
     CHECK(Joined(h).num_nodes() == 2);
     Graph k;
     const ValueId z = *k.AddInput("z", DataType::kFloat32, {4, 6});
     const std::vector<ValueId> q = SplitOf(k, z, testing::Pieces(1, {3, 3}));
-    REQUIRE(k.AddOutput(AddOp(k, "Concat", {q[0], q[1]}, "out", testing::Axis(1))).ok());
+    REQUIRE(k.AddOutput(AddOp(k, op_names::kConcat, {q[0], q[1]}, "out", testing::Axis(1))).ok());
     CHECK(Joined(k).num_nodes() == 2);
   }
 }

@@ -5,6 +5,7 @@
 #include "models/models.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/layouts.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/inference_fusion.h"
 #include "test_util.h"
 
@@ -64,10 +65,12 @@ TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and c
   auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 28, 28});
   REQUIRE(x.ok());
   const Params same = Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ValueId a = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1)}, "a", same);
-  const ValueId b = testing::AddOp(g, "Relu", {a}, "b");
-  const ValueId c = testing::AddOp(g, "Conv2D", {b, testing::AddWeight(g, "w2", {16, 16, 3, 3}, 2)}, "c", same);
-  const ValueId y = testing::AddOp(g, "Relu", {c}, "y");
+  const ValueId a =
+      testing::AddOp(g, op_names::kConv2D, {*x, testing::AddWeight(g, "w1", {16, 3, 3, 3}, 1)}, "a", same);
+  const ValueId b = testing::AddOp(g, op_names::kRelu, {a}, "b");
+  const ValueId c =
+      testing::AddOp(g, op_names::kConv2D, {b, testing::AddWeight(g, "w2", {16, 16, 3, 3}, 2)}, "c", same);
+  const ValueId y = testing::AddOp(g, op_names::kRelu, {c}, "y");
   REQUIRE(g.AddOutput(y).ok());
 
   CpuCost cost(nullptr);
@@ -81,7 +84,7 @@ TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and c
   int blocked = 0, conversions = 0;
   for (NodeId n = 0; n < laid_out->num_nodes(); ++n) {
     const Node& node = laid_out->node(n);
-    const bool convert = node.op->name() == "LayoutConvert";
+    const bool convert = node.op->name() == op_names::kLayoutConvert;
     blocked += !convert && node.params.Str("layout", "plain") == "blocked";
     conversions += convert;
   }
@@ -101,8 +104,8 @@ TEST_CASE("The cpu executor refuses a graph whose layouts do not fit together") 
   auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 8, 8});
   REQUIRE(x.ok());
   // A blocked relu feeding a plain one with no conversion between.
-  const ValueId a = testing::AddOp(g, "Relu", {*x}, "a", Params().Set("layout", "blocked"));
-  const ValueId b = testing::AddOp(g, "Relu", {a}, "b");
+  const ValueId a = testing::AddOp(g, op_names::kRelu, {*x}, "a", Params().Set("layout", "blocked"));
+  const ValueId b = testing::AddOp(g, op_names::kRelu, {a}, "b");
   REQUIRE(g.AddOutput(b).ok());
   auto executor = CpuExecutor::Create(g);
   REQUIRE_FALSE(executor.ok());
@@ -116,20 +119,21 @@ TEST_CASE("A map times one value per channel runs blocked, reading the values pl
   auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 12, 12});
   REQUIRE(x.ok());
   const Params same = Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const ValueId c = testing::AddOp(g, "Conv2D", {*x, testing::AddWeight(g, "w", {16, 3, 3, 3}, 1)}, "c", same);
-  const ValueId y = testing::AddOp(g, "Relu", {c}, "y");
-  const ValueId s = testing::AddOp(g, "Sigmoid", {testing::AddOp(g, "GlobalAveragePool", {y}, "mean")}, "s");
-  const ValueId m = testing::AddOp(g, "Mul", {y, s}, "m");
-  const ValueId d = testing::AddOp(g, "Sub", {s, m}, "d");
-  const ValueId q = testing::AddOp(g, "Div", {d, s}, "q");
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {q}, "out")).ok());
+  const ValueId c = testing::AddOp(g, op_names::kConv2D, {*x, testing::AddWeight(g, "w", {16, 3, 3, 3}, 1)}, "c", same);
+  const ValueId y = testing::AddOp(g, op_names::kRelu, {c}, "y");
+  const ValueId s =
+      testing::AddOp(g, op_names::kSigmoid, {testing::AddOp(g, op_names::kGlobalAveragePool, {y}, "mean")}, "s");
+  const ValueId m = testing::AddOp(g, op_names::kMul, {y, s}, "m");
+  const ValueId d = testing::AddOp(g, op_names::kSub, {s, m}, "d");
+  const ValueId q = testing::AddOp(g, op_names::kDiv, {d, s}, "q");
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kRelu, {q}, "out")).ok());
 
   CpuCost cost(nullptr);
   CpuLayouts layouts(cost);
   CpuLayouts::Plan plan = layouts.AllPlain(g);
   for (NodeId n = 0; n < g.num_nodes(); ++n) {
     const std::string op(g.node(n).op->name());
-    plan.blocked[n] = op == "Conv2D" || op == "Mul" || op == "Sub" || op == "Div";
+    plan.blocked[n] = op == op_names::kConv2D || op == op_names::kMul || op == op_names::kSub || op == op_names::kDiv;
   }
   auto laid_out = layouts.Apply(g, plan);
   REQUIRE(laid_out.ok());

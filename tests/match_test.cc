@@ -5,6 +5,7 @@
 #include "models/models.h"
 #include "rule_lookup.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/inference_fusion.h"
@@ -49,7 +50,7 @@ Rule ReluTwice() {
   r.name = "relu_twice";
   r.inputs = {{"A", {4, 4}, false}};
   RuleOp relu;
-  relu.op = testing::Op("Relu");
+  relu.op = testing::Op(op_names::kRelu);
   relu.inputs = {0};
   r.source.ops = {relu, relu};
   r.source.ops[1].inputs = {1};
@@ -66,8 +67,8 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
   const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w1}, "y1")).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, w2}, "y2")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {*x, w1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {*x, w2}, "y2")).ok());
 
   auto rule = RuleMatcher::Create(MergeMatMulsRule());
   REQUIRE(rule.ok());
@@ -75,7 +76,7 @@ TEST_CASE("Two MatMuls sharing an input become one MatMul on concatenated weight
   REQUIRE(matches.size() == 2);  // either MatMul can be the first
   auto fused = ApplyMatch(g, *rule, matches[0]);
   REQUIRE(fused.ok());
-  CHECK(OpNames(*fused) == std::vector<std::string>{"Concat", "MatMul", "Split"});
+  CHECK(OpNames(*fused) == std::vector<std::string>{op_names::kConcat, op_names::kMatMul, op_names::kSplit});
   // The outputs keep their names and shapes; the weights now feed the concatenation.
   CHECK(fused->value(fused->outputs()[0]).name == "y1");
   CHECK(fused->value(fused->outputs()[1]).shape == Shape{8, 24});
@@ -90,7 +91,7 @@ TEST_CASE("A target operator with two new outputs names them apart") {
   auto b = g.AddInput("b", DataType::kFloat32, {4, 4});
   REQUIRE(a.ok());
   REQUIRE(b.ok());
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {*a, *b}, "sum")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {*a, *b}, "sum")).ok());
   auto rule = RuleMatcher::Create(
       testing::ShippedRuleLike("Add(A, B)", "Add(Split(Concat{axis=0}(B, A))[0], Split(Concat(B, A))[1])", 2));
   REQUIRE(rule.ok());
@@ -98,7 +99,7 @@ TEST_CASE("A target operator with two new outputs names them apart") {
   REQUIRE(!matches.empty());
   auto rewritten = ApplyMatch(g, *rule, matches[0]);
   REQUIRE(rewritten.ok());
-  REQUIRE(OpNames(*rewritten) == std::vector<std::string>{"Concat", "Split", "Add"});
+  REQUIRE(OpNames(*rewritten) == std::vector<std::string>{op_names::kConcat, op_names::kSplit, op_names::kAdd});
   const Node& split = rewritten->node(1);
   CHECK(rewritten->value(split.outputs[0]).name != rewritten->value(split.outputs[1]).name);
   auto exported = ExportOnnx(NewOnnxModel(*rewritten, 17));  // the ONNX checker wants each name once
@@ -113,7 +114,7 @@ TEST_CASE("A node's outputs cannot share a name") {
   Params split;
   split.Set("axis", int64_t{0});
   split.Set("sizes", std::vector<int64_t>{2, 2});
-  auto outs = g.AddNode(testing::Op("Split"), split, {*x}, "split", {"half", "half"});
+  auto outs = g.AddNode(testing::Op(op_names::kSplit), split, {*x}, "split", {"half", "half"});
   REQUIRE_FALSE(outs.ok());
   CHECK_THAT(std::string(outs.status().message()), Catch::Contains("two outputs of one node"));
 }
@@ -166,9 +167,9 @@ TEST_CASE("A rewrite that would make a cycle is refused") {
   auto x = g.AddInput("x", DataType::kFloat32, {16, 16});
   REQUIRE(x.ok());
   const ValueId w = AddWeight(g, "w", {16, 16}, 3);
-  const ValueId y1 = AddOp(g, "MatMul", {*x, w}, "y1");
-  const ValueId z = AddOp(g, "Relu", {y1}, "z");
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, z}, "y2")).ok());
+  const ValueId y1 = AddOp(g, op_names::kMatMul, {*x, w}, "y1");
+  const ValueId z = AddOp(g, op_names::kRelu, {y1}, "z");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {*x, z}, "y2")).ok());
   auto rule = RuleMatcher::Create(MergeMatMulsRule());
   REQUIRE(rule.ok());
   const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
@@ -186,15 +187,15 @@ TEST_CASE("A pattern whose inside is read elsewhere does not match") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {4, 6});
   REQUIRE(x.ok());
-  const ValueId r1 = AddOp(g, "Relu", {*x}, "r1");
-  const ValueId r2 = AddOp(g, "Relu", {r1}, "r2");
+  const ValueId r1 = AddOp(g, op_names::kRelu, {*x}, "r1");
+  const ValueId r2 = AddOp(g, op_names::kRelu, {r1}, "r2");
   REQUIRE(g.AddOutput(r2).ok());
   {
     const std::vector<Match> matches = rule->FindAll(g, GraphIndex(g));
     REQUIRE(matches.size() == 1);
     auto once = ApplyMatch(g, *rule, matches[0]);
     REQUIRE(once.ok());
-    CHECK(OpNames(*once) == std::vector<std::string>{"Relu"});
+    CHECK(OpNames(*once) == std::vector<std::string>{op_names::kRelu});
     CHECK(once->value(once->outputs()[0]).name == "r2");
     ExpectSameOutputs(g, *once);
   }
@@ -213,8 +214,8 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
       .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
       .Set("dilations", std::vector<int64_t>{1, 1})
       .Set("group", int64_t{1});
-  const ValueId c = AddOp(g, "Conv2D", {*x, w}, "c", conv);
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {c}, "y")).ok());
+  const ValueId c = AddOp(g, op_names::kConv2D, {*x, w}, "c", conv);
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {c}, "y")).ok());
   const GraphIndex index(g);
   const std::optional<Params>& form = index.rule_params[g.value(c).producer];
   REQUIRE(form.has_value());
@@ -227,7 +228,7 @@ TEST_CASE("Imported convolutions match rules through their rule form") {
   Graph h;
   auto hx = h.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(hx.ok());
-  const ValueId hc = AddOp(h, "Conv2D", {*hx, AddWeight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
+  const ValueId hc = AddOp(h, op_names::kConv2D, {*hx, AddWeight(h, "w", {4, 4, 3, 3}, 4)}, "c", conv);
   CHECK(!GraphIndex(h).rule_params[h.value(hc).producer].has_value());
 }
 
@@ -238,7 +239,7 @@ TEST_CASE("Weight-only subgraphs are folded into weights and cost nothing") {
   CHECK(cost.TotalCost(g) == cost.NodeCost(g, 1));
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
-  CHECK(OpNames(*folded) == std::vector<std::string>{"MatMul"});
+  CHECK(OpNames(*folded) == std::vector<std::string>{op_names::kMatMul});
   CHECK(folded->value(folded->FindValue("both")).shape == Shape{16, 56});
   CHECK(folded->FindValue("w1") == kNoValue);  // no longer read
   ExpectSameOutputs(g, *folded);
@@ -249,18 +250,18 @@ TEST_CASE("Folding keeps int64 constants and folds constants shaped like an acti
   auto x = g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   REQUIRE(x.ok());
   // An ONNX Constant holding a shape (int64) read by a Reshape.
-  auto shape = g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({2}, {4, 36})), {}, "shape",
-                         {"shape"});
+  auto shape = g.AddNode(testing::Op(op_names::kConstant), Params().Set("value", TensorData::Int64({2}, {4, 36})), {},
+                         "shape", {"shape"});
   REQUIRE(shape.ok());
   // Average pooling as a depthwise convolution with C_pool, whose shape comes from x.
-  const ValueId pool = AddOp(g, "C_pool", {*x}, "pool", Params().Set("kernel", std::vector<int64_t>{3, 3}));
-  const ValueId conv = AddOp(g, "Conv2D", {*x, pool}, "conv",
+  const ValueId pool = AddOp(g, op_names::kC_pool, {*x}, "pool", Params().Set("kernel", std::vector<int64_t>{3, 3}));
+  const ValueId conv = AddOp(g, op_names::kConv2D, {*x, pool}, "conv",
                              Params().Set("grouping", "depthwise").Set("padding", "same").Set("activation", "none"));
-  REQUIRE(g.AddOutput(AddOp(g, "Reshape", {conv, (*shape)[0]}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kReshape, {conv, (*shape)[0]}, "y")).ok());
   CHECK(FindWeightOnly(g).nodes == std::vector<bool>{true, true, false, false});
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
-  CHECK(OpNames(*folded) == std::vector<std::string>{"Conv2D", "Reshape"});
+  CHECK(OpNames(*folded) == std::vector<std::string>{op_names::kConv2D, op_names::kReshape});
   const Value& kept = folded->value(folded->FindValue("shape"));
   REQUIRE(kept.is_weight());
   CHECK(kept.data->dtype() == DataType::kInt64);
@@ -273,16 +274,16 @@ TEST_CASE("Folding writes no weight nothing reads") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {4, 16});
   REQUIRE(x.ok());
-  auto unread =
-      g.AddNode(testing::Op("Constant"), Params().Set("value", TensorData::Int64({1}, {7})), {}, "unread", {"unread"});
+  auto unread = g.AddNode(testing::Op(op_names::kConstant), Params().Set("value", TensorData::Int64({1}, {7})), {},
+                          "unread", {"unread"});
   REQUIRE(unread.ok());
   const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
-  AddOp(g, "MatMul", {w1, w2}, "dead");
-  const ValueId both = AddOp(g, "Add", {w1, w2}, "both");
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
+  AddOp(g, op_names::kMatMul, {w1, w2}, "dead");
+  const ValueId both = AddOp(g, op_names::kAdd, {w1, w2}, "both");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {*x, both}, "y")).ok());
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
-  CHECK(OpNames(*folded) == std::vector<std::string>{"MatMul"});
+  CHECK(OpNames(*folded) == std::vector<std::string>{op_names::kMatMul});
   CHECK(folded->FindValue("unread") == kNoValue);
   CHECK(folded->FindValue("dead") == kNoValue);
   CHECK(folded->weights().size() == 1);
@@ -295,9 +296,9 @@ TEST_CASE("The search is deterministic and never returns a costlier graph") {
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
   const ValueId w1 = AddWeight(g, "w1", {16, 16}, 1), w2 = AddWeight(g, "w2", {16, 16}, 2);
-  const ValueId a = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w1}, "m1")}, "a");
-  const ValueId b = AddOp(g, "Relu", {AddOp(g, "MatMul", {*x, w2}, "m2")}, "b");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {a, b}, "y")).ok());
+  const ValueId a = AddOp(g, op_names::kRelu, {AddOp(g, op_names::kMatMul, {*x, w1}, "m1")}, "a");
+  const ValueId b = AddOp(g, op_names::kRelu, {AddOp(g, op_names::kMatMul, {*x, w2}, "m2")}, "b");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {a, b}, "y")).ok());
   const std::vector<RuleMatcher> matchers = PrepareRules(ShippedRules().rules);
   SearchOptions options;
   options.budget = 5;
@@ -317,7 +318,7 @@ TEST_CASE("A rule whose target reads an input its source does not is refused") {
   r.source.ops[1].inputs = {2};              // tensors: A, B, then the source's outputs
   r.source.outputs = {3};
   RuleOp add;
-  add.op = testing::Op("Add");
+  add.op = testing::Op(op_names::kAdd);
   add.inputs = {0, 1};
   r.target.ops = {add};
   r.target.outputs = {2};

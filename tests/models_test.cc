@@ -11,6 +11,7 @@
 
 #include "models/models.h"
 #include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -122,8 +123,8 @@ TEST_CASE("The LoRA attention block has an adapter on each of its four projectio
   REQUIRE(model.ok());
   const Graph& g = model->graph;
   CHECK(g.value(g.inputs()[0]).shape == Shape{32, 768});
-  CHECK(testing::CountOps(g, "Gemm") == 4);
-  CHECK(testing::CountOps(g, "MatMul") == 4 * 2 + 2);  // x A and (x A) B per adapter; scores and context
+  CHECK(testing::CountOps(g, op_names::kGemm) == 4);
+  CHECK(testing::CountOps(g, op_names::kMatMul) == 4 * 2 + 2);  // x A and (x A) B per adapter; scores and context
   int rank_16 = 0;
   for (ValueId w : g.weights()) rank_16 += g.value(w).shape == Shape{768, 16};
   CHECK(rank_16 == 4);
@@ -137,7 +138,7 @@ TEST_CASE("The per-head attention block has 36 projections of 64 and attends cau
   int per_head = 0;
   for (NodeId n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
-    per_head += node.op->name() == "Gemm" && g.value(node.inputs[1]).shape == Shape{64, 768};
+    per_head += node.op->name() == op_names::kGemm && g.value(node.inputs[1]).shape == Shape{64, 768};
   }
   CHECK(per_head == 36);
   // A token's output depends on the tokens before it, not on those after.
@@ -175,7 +176,7 @@ TEST_CASE("The LSTM model computes PyTorch's LSTMCell step by step, one weight p
   REQUIRE(built.ok());
   const Graph& g = built->graph;
   int products = 0;
-  for (NodeId n = 0; n < g.num_nodes(); ++n) products += g.node(n).op->name() == "Gemm";
+  for (NodeId n = 0; n < g.num_nodes(); ++n) products += g.node(n).op->name() == op_names::kGemm;
   CHECK(products == 6);
   // nn.Linear's weight and bias for the input, then for the state; gates in PyTorch's
   // order: input, forget, cell, output.

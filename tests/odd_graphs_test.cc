@@ -8,6 +8,7 @@
 #include "taso/backends/layouts.h"
 #include "taso/ir/executor.h"
 #include "taso/ir/graph_copy.h"
+#include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/inference_fusion.h"
 #include "taso/pipeline/pipeline.h"
@@ -27,7 +28,7 @@ Graph LstmOmittingY() {
   AddFloatInit(m, "R", {1, 8, 2}, 0.2f);
   auto* lstm = AddNode(m, "LSTM", {"x", "W", "R"}, {"", "Y_h"}, "lstm");
   SetIntAttr(lstm, "hidden_size", 2);
-  AddNode(m, "Relu", {"Y_h"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"Y_h"}, {"y"}, "relu");
   AddOutput(m, "y");
   auto imported = ImportOnnx(m);
   REQUIRE(imported.ok());
@@ -43,8 +44,8 @@ Graph ConvScaleOverridable() {
   const ValueId scale = AddWeight(g, "scale", {1, 4, 1, 1}, 2);
   REQUIRE(g.MarkWeightAsInput(w).ok());
   REQUIRE(g.MarkWeightAsInput(scale).ok());
-  const ValueId c = AddOp(g, "Conv2D", {x, w}, "c", Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
-  REQUIRE(g.AddOutput(AddOp(g, "Mul", {c, scale}, "y")).ok());
+  const ValueId c = AddOp(g, op_names::kConv2D, {x, w}, "c", Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMul, {c, scale}, "y")).ok());
   return g;
 }
 
@@ -54,7 +55,7 @@ Graph MatMulOverridable() {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {3, 5});
   const ValueId w = AddWeight(g, "w", {5, 4}, 3);
   REQUIRE(g.MarkWeightAsInput(w).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, w}, "y")).ok());
   return g;
 }
 
@@ -140,7 +141,7 @@ TEST_CASE("The executors compute with an overriding value, and with the default 
   Graph plain;
   const ValueId x = *plain.AddInput("x", DataType::kFloat32, {3, 5});
   const ValueId w = *plain.AddInput("w", DataType::kFloat32, {5, 4});
-  REQUIRE(plain.AddOutput(AddOp(plain, "MatMul", {x, w}, "y")).ok());
+  REQUIRE(plain.AddOutput(AddOp(plain, op_names::kMatMul, {x, w}, "y")).ok());
   auto expected = RunReference(plain, overridden);
   REQUIRE(expected.ok());
   TensorMap with_default = defaults;
@@ -166,7 +167,7 @@ TEST_CASE("Reference runs give a weight that is a graph output as it is, and rea
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {3, 5});
   const ValueId w = AddWeight(g, "w", {5, 4}, 3);
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, w}, "y")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, w}, "y")).ok());
   REQUIRE(g.AddOutput(w).ok());
   const TensorMap inputs = RandomInputs(g, 5);
   auto out = RunReference(g, inputs);
@@ -246,14 +247,17 @@ TEST_CASE("A weight that two layers transpose alike, one through an Identity, is
   const ValueId x2 = *g.AddInput("x2", DataType::kFloat32, {4, 8});
   const ValueId w = AddWeight(g, "w", {6, 8}, 3);  // one initializer read by both layers
   const Params perm = Params().Set("perm", std::vector<int64_t>{1, 0});
-  const ValueId t1 = AddOp(g, "Transpose", {w}, "t1", perm);
-  const ValueId t2 = AddOp(g, "Transpose", {AddOp(g, "Identity", {w}, "w_again")}, "t2", perm);  // as PyTorch shares
-  const ValueId s1 = AddOp(g, "Relu", {t1}, "s1"), s2 = AddOp(g, "Relu", {t2}, "s2");            // alike, on alike
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x1, s1}, "y1")).ok());
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x2, s2}, "y2")).ok());
+  const ValueId t1 = AddOp(g, op_names::kTranspose, {w}, "t1", perm);
+  const ValueId t2 =
+      AddOp(g, op_names::kTranspose, {AddOp(g, op_names::kIdentity, {w}, "w_again")}, "t2", perm);  // as PyTorch shares
+  const ValueId s1 = AddOp(g, op_names::kRelu, {t1}, "s1"),
+                s2 = AddOp(g, op_names::kRelu, {t2}, "s2");  // alike, on alike
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x1, s1}, "y1")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x2, s2}, "y2")).ok());
   // A third transpose the other way is not the same computation.
-  const ValueId back = AddOp(g, "Transpose", {t1}, "back", perm);
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x1, AddOp(g, "Transpose", {back}, "again", perm)}, "y3")).ok());
+  const ValueId back = AddOp(g, op_names::kTranspose, {t1}, "back", perm);
+  REQUIRE(
+      g.AddOutput(AddOp(g, op_names::kMatMul, {x1, AddOp(g, op_names::kTranspose, {back}, "again", perm)}, "y3")).ok());
 
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
@@ -272,10 +276,10 @@ TEST_CASE("Two Identities of a weight and what reads the second fold onto the we
   Graph g;
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 8});
   const ValueId w = AddWeight(g, "w", {8, 6}, 3);
-  const ValueId first = AddOp(g, "Identity", {w}, "first");
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, first}, "y1")).ok());
-  const ValueId second = AddOp(g, "Identity", {w}, "second");  // computes what `first` did
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {x, AddOp(g, "Relu", {second}, "r")}, "y2")).ok());
+  const ValueId first = AddOp(g, op_names::kIdentity, {w}, "first");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, first}, "y1")).ok());
+  const ValueId second = AddOp(g, op_names::kIdentity, {w}, "second");  // computes what `first` did
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, AddOp(g, op_names::kRelu, {second}, "r")}, "y2")).ok());
   auto folded = FoldWeights(g);
   REQUIRE(folded.ok());
   int weights = 0;

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -21,7 +22,7 @@ onnx::ModelProto LstmOmittingY() {
   AddFloatInit(m, "R", {1, 8, 2}, 0.2f);
   auto* lstm = AddNode(m, "LSTM", {"x", "W", "R", "", "", "h0"}, {"", "Y_h"}, "lstm");
   SetIntAttr(lstm, "hidden_size", 2);
-  AddNode(m, "Relu", {"Y_h"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"Y_h"}, {"y"}, "relu");
   AddOutput(m, "y");
   return m;
 }
@@ -71,7 +72,7 @@ TEST_CASE("An opaque node's omitted middle output has no value and is written ba
 TEST_CASE("A library operator's node with an omitted middle output stays opaque") {
   auto m = NewModel(13);
   AddInput(m, "x", {4, 6});
-  auto* split = AddNode(m, "Split", {"x"}, {"a", "", "c"}, "split");
+  auto* split = AddNode(m, op_names::kSplit, {"x"}, {"a", "", "c"}, "split");
   SetIntAttr(split, "axis", 1);
   AddOutput(m, "a");
   AddOutput(m, "c");
@@ -112,7 +113,7 @@ TEST_CASE("An initializer that is also an input is a run-time value, not a const
   AddInt64Init(m, "shape", {1, -1});
   AddInput(m, "shape", {2}, onnx::TensorProto::INT64);
   AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
-  AddNode(m, "Reshape", {"c", "shape"}, {"y"}, "reshape");
+  AddNode(m, op_names::kReshape, {"c", "shape"}, {"y"}, "reshape");
   AddOutput(m, "y");
   auto imported = ImportOnnx(m);
   REQUIRE(imported.ok());
@@ -167,7 +168,7 @@ TEST_CASE("Declared tensors beyond the memory limit are refused before they are 
   auto relu = [](std::vector<int64_t> shape) {
     auto m = NewModel(13);
     AddInput(m, "x", shape);
-    AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+    AddNode(m, op_names::kRelu, {"x"}, {"y"}, "relu");
     AddOutput(m, "y");
     return m;
   };
@@ -179,7 +180,7 @@ TEST_CASE("Declared tensors beyond the memory limit are refused before they are 
   auto m = NewModel(13);
   AddInput(m, "a", {100000, 1});
   AddInput(m, "b", {1, 300000});
-  AddNode(m, "MatMul", {"a", "b"}, {"y"}, "product");
+  AddNode(m, op_names::kMatMul, {"a", "b"}, {"y"}, "product");
   AddOutput(m, "y");
   CHECK_THAT(error(m), Catch::Contains("'y' [100000,300000], 120.0 GB"));
   // Dimensions whose product overflows.
@@ -191,7 +192,7 @@ TEST_CASE("Declared tensors beyond the memory limit are refused before they are 
   t->set_name("w");
   t->set_data_type(onnx::TensorProto::DOUBLE);
   for (int64_t d : {100000, 100000}) t->add_dims(d);
-  AddNode(init, "Relu", {"x"}, {"y"}, "relu");
+  AddNode(init, op_names::kRelu, {"x"}, {"y"}, "relu");
   AddOutput(init, "y");
   CHECK_THAT(error(init), Catch::Contains("'w' [100000,100000], 80.0 GB"));
   // The limit is the caller's.
@@ -207,7 +208,7 @@ TEST_CASE("An initializer whose element count overflows is refused, not read as 
   t->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {int64_t{1} << 62, int64_t{4}}) t->add_dims(d);  // 2^64 elements: wraps to 0
   t->set_raw_data("");
-  AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
   ImportOptions options;
   options.max_memory_bytes = std::numeric_limits<int64_t>::max();

@@ -5,6 +5,7 @@
 
 #include "taso/ir/graph_copy.h"
 #include "taso/ir/onnx_fold.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_isolated_inference.h"
 #include "test_util.h"
 
@@ -20,7 +21,7 @@ onnx::ModelProto ConvReluModel(int opset = 13) {
   AddFloatInit(m, "w", {4, 3, 3, 3});
   auto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
   SetIntsAttr(conv, "pads", {1, 1, 1, 1});
-  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"c"}, {"y"}, "relu");
   AddOutput(m, "y");
   return m;
 }
@@ -52,15 +53,15 @@ TEST_CASE("Graphs with a cycle, an undefined input or disagreeing shapes are rej
   {
     auto m = NewModel();
     AddInput(m, "x", {2, 2});
-    AddNode(m, "Add", {"x", "b"}, {"a"}, "first");
-    AddNode(m, "Relu", {"a"}, {"b"}, "second");
+    AddNode(m, op_names::kAdd, {"x", "b"}, {"a"}, "first");
+    AddNode(m, op_names::kRelu, {"a"}, {"b"}, "second");
     AddOutput(m, "b");
     CHECK_THAT(ImportError(m), Catch::Contains("cycle"));
   }
   {
     auto m = NewModel();
     AddInput(m, "x", {2, 2});
-    AddNode(m, "Add", {"x", "ghost"}, {"y"}, "add");
+    AddNode(m, op_names::kAdd, {"x", "ghost"}, {"y"}, "add");
     AddOutput(m, "y");
     CHECK_THAT(ImportError(m), Catch::Contains("reads 'ghost', which no node, graph input or initializer produces"));
   }
@@ -68,7 +69,7 @@ TEST_CASE("Graphs with a cycle, an undefined input or disagreeing shapes are rej
     auto m = NewModel();
     AddInput(m, "x", {2, 3});
     AddInput(m, "z", {4, 5});
-    AddNode(m, "Add", {"x", "z"}, {"y"}, "add");
+    AddNode(m, op_names::kAdd, {"x", "z"}, {"y"}, "add");
     AddOutput(m, "y");
     CHECK_THAT(ImportError(m), Catch::Contains("node 'add' (Add)") && Catch::Contains("do not broadcast"));
   }
@@ -124,8 +125,8 @@ TEST_CASE("Nodes in any order are accepted and sorted") {
   REQUIRE(r.ok());
   auto order = r->graph.TopologicalOrder();
   REQUIRE(order.ok());
-  REQUIRE(r->graph.node((*order)[0]).op->name() == "Conv2D");
-  REQUIRE(r->graph.node((*order)[1]).op->name() == "Relu");
+  REQUIRE(r->graph.node((*order)[0]).op->name() == op_names::kConv2D);
+  REQUIRE(r->graph.node((*order)[1]).op->name() == op_names::kRelu);
 }
 
 TEST_CASE("A round trip keeps names, initializers, metadata, opaque nodes and value_info") {
@@ -153,7 +154,7 @@ TEST_CASE("A round trip keeps names, initializers, metadata, opaque nodes and va
   // An unused initializer that is also listed as a graph input, and a Constant feeding a Reshape.
   AddFloatInit(m, "unused", {3});
   AddInput(m, "unused", {3});
-  auto* k = AddNode(m, "Constant", {}, {"shape"}, "const_shape");
+  auto* k = AddNode(m, op_names::kConstant, {}, {"shape"}, "const_shape");
   auto* attr = k->add_attribute();
   attr->set_name("value");
   attr->set_type(onnx::AttributeProto::TENSOR);
@@ -161,7 +162,7 @@ TEST_CASE("A round trip keeps names, initializers, metadata, opaque nodes and va
   attr->mutable_t()->add_dims(2);
   attr->mutable_t()->add_int64_data(4);
   attr->mutable_t()->add_int64_data(-1);
-  AddNode(m, "Reshape", {"y", "shape"}, {"flat"}, "reshape");
+  AddNode(m, op_names::kReshape, {"y", "shape"}, {"flat"}, "reshape");
   AddOutput(m, "flat");
 
   auto first = ImportOnnx(m);
@@ -207,11 +208,11 @@ TEST_CASE("Split sizes round-trip as an attribute before opset 13 and as an inpu
     AddInput(m, "x", {6, 4});
     onnx::NodeProto* split;
     if (opset < 13) {
-      split = AddNode(m, "Split", {"x"}, {"a", "b"}, "split");
+      split = AddNode(m, op_names::kSplit, {"x"}, {"a", "b"}, "split");
       SetIntsAttr(split, "split", {2, 4});
     } else {
       AddInt64Init(m, "sizes", {2, 4});
-      split = AddNode(m, "Split", {"x", "sizes"}, {"a", "b"}, "split");
+      split = AddNode(m, op_names::kSplit, {"x", "sizes"}, {"a", "b"}, "split");
     }
     SetIntAttr(split, "axis", 0);
     AddOutput(m, "a");
@@ -231,9 +232,10 @@ TEST_CASE("Split sizes round-trip as an attribute before opset 13 and as an inpu
 TEST_CASE("Meanings the library cannot represent exactly keep a node opaque") {
   auto m = NewModel(11);
   AddInput(m, "x", {2, 3, 4});
-  SetIntAttr(AddNode(m, "Softmax", {"x"}, {"s"}, "softmax"), "axis", 1);  // opset-11 Softmax flattens axes 1..2
+  SetIntAttr(AddNode(m, op_names::kSoftmax, {"x"}, {"s"}, "softmax"), "axis",
+             1);  // opset-11 Softmax flattens axes 1..2
   AddInput(m, "img", {1, 1, 4, 4});
-  auto* pool = AddNode(m, "MaxPool", {"img"}, {"p"}, "pool");
+  auto* pool = AddNode(m, op_names::kMaxPool, {"img"}, {"p"}, "pool");
   SetIntsAttr(pool, "kernel_shape", {2, 2});
   SetIntAttr(pool, "storage_order", 1);
   AddOutput(m, "s");
@@ -293,7 +295,7 @@ TEST_CASE("A stride of 0 and an initializer whose size overflows are refused at 
 TEST_CASE("auto_pad is resolved to the explicit pads it means") {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 2, 7, 7});
-  auto* pool = AddNode(m, "MaxPool", {"x"}, {"y"}, "pool");
+  auto* pool = AddNode(m, op_names::kMaxPool, {"x"}, {"y"}, "pool");
   SetIntsAttr(pool, "kernel_shape", {3, 3});
   SetIntsAttr(pool, "strides", {2, 2});
   auto* a = pool->add_attribute();
@@ -323,9 +325,9 @@ TEST_CASE("Nodes that share a name are written under distinct names") {
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {2, 3});
   REQUIRE(x.ok());
-  auto a = g.AddNode(Op("Relu"), {}, {*x}, "twin", {"a"});
+  auto a = g.AddNode(Op(op_names::kRelu), {}, {*x}, "twin", {"a"});
   REQUIRE(a.ok());
-  auto b = g.AddNode(Op("Relu"), {}, {(*a)[0]}, "twin", {"b"});
+  auto b = g.AddNode(Op(op_names::kRelu), {}, {(*a)[0]}, "twin", {"b"});
   REQUIRE(b.ok());
   REQUIRE(g.AddOutput((*b)[0]).ok());
   auto proto = ExportOnnx(NewOnnxModel(std::move(g), 13));
@@ -354,14 +356,14 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   auto last = fold("Gather", {info(dims), info(ints({}, {-1}))});
   REQUIRE(last.has_value());
   CHECK((*last)->shape().empty());
-  auto third = fold("Div", {info(*last), info(three)});
+  auto third = fold(op_names::kDiv, {info(*last), info(three)});
   REQUIRE(third.has_value());
   CHECK((*third)->ints()[0] == 256);
-  CHECK(fold("Sub", {info(*third), info(three)}).value()->ints()[0] == 253);
+  CHECK(fold(op_names::kSub, {info(*third), info(three)}).value()->ints()[0] == 253);
   auto unsqueezed = fold("Unsqueeze", {info(*third), info(axis0)});
   REQUIRE(unsqueezed.has_value());
   CHECK((*unsqueezed)->shape() == Shape{1});
-  auto joined = fold("Concat", {info(*unsqueezed), info(ints({2}, {-1, 64}))});
+  auto joined = fold(op_names::kConcat, {info(*unsqueezed), info(ints({2}, {-1, 64}))});
   REQUIRE(joined.has_value());
   CHECK(std::vector<int64_t>((*joined)->ints().begin(), (*joined)->ints().end()) == std::vector<int64_t>{256, -1, 64});
   CHECK(fold("Squeeze", {info(*unsqueezed), info(axis0)}).value()->shape().empty());
@@ -371,8 +373,8 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   to->set_i(onnx::TensorProto::INT64);
   CHECK(fold("Cast", {info(three)}, cast).value()->ints()[0] == 3);
   // Left to run time: a division by zero, a float input, a tensor of unknown shape.
-  CHECK_FALSE(fold("Div", {info(three), info(zero)}).has_value());
-  CHECK_FALSE(fold("Add", {info(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());
+  CHECK_FALSE(fold(op_names::kDiv, {info(three), info(zero)}).has_value());
+  CHECK_FALSE(fold(op_names::kAdd, {info(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());
   InputInfo unknown{true, DataType::kFloat32, {}};
   unknown.shape_known = false;
   CHECK_FALSE(fold("Shape", {unknown}).has_value());
@@ -383,19 +385,19 @@ TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at 
   AddInput(m, "x", {2, 8});
   AddFloatInit(m, "scale", {8}, 1.5f);
   AddFloatInit(m, "bias", {8}, 0.25f);
-  AddNode(m, "LayerNormalization", {"x", "scale", "bias"}, {"y"}, "norm");
-  AddNode(m, "LayerNormalization", {"x", "scale"}, {"z", "mean"}, "with_stats");
+  AddNode(m, op_names::kLayerNormalization, {"x", "scale", "bias"}, {"y"}, "norm");
+  AddNode(m, op_names::kLayerNormalization, {"x", "scale"}, {"z", "mean"}, "with_stats");
   AddOutput(m, "y");
   AddOutput(m, "z");
   AddOutput(m, "mean");
   auto r = ImportOnnx(m);
   REQUIRE(r.ok());
   REQUIRE(r->graph.num_nodes() == 2);
-  CHECK(r->graph.node(0).op->name() == "LayerNormalization");
+  CHECK(r->graph.node(0).op->name() == op_names::kLayerNormalization);
   CHECK(r->graph.node(1).op->is_opaque());  // its Mean output has no place in the library
   auto exported = ExportOnnx(*r);
   REQUIRE(exported.ok());  // the ONNX checker and strict shape inference ran
-  CHECK(exported->graph().node(0).op_type() == "LayerNormalization");
+  CHECK(exported->graph().node(0).op_type() == op_names::kLayerNormalization);
   auto again = ImportOnnx(*exported);
   REQUIRE(again.ok());
   CHECK(again->graph.DebugString() == r->graph.DebugString());
@@ -427,7 +429,7 @@ TEST_CASE("An opaque node is written reading its inputs under the names they hav
   custom->set_domain("com.example");
   custom->set_version(1);
   AddInput(m, "x", {4, 6});
-  AddNode(m, "Relu", {"x"}, {"r"}, "relu");
+  AddNode(m, op_names::kRelu, {"x"}, {"r"}, "relu");
   AddNode(m, "FancyOp", {"r"}, {"z"}, "fancy")->set_domain("com.example");
   auto* vi = m.mutable_graph()->add_value_info();
   vi->set_name("z");

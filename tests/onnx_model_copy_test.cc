@@ -4,6 +4,7 @@
 
 #include "onnx/shape_inference/implementation.h"
 #include "taso/ir/onnx_tensor.h"
+#include "taso/ir/ops/names.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/onnx/onnx_model_copy.h"
 #include "test_util.h"
@@ -22,9 +23,9 @@ onnx::ModelProto ProductThenReshape() {
   AddFloatInit(m, "W", {64, 128});
   AddFloatInit(m, "b", {128});
   AddInt64Init(m, "shape", {8, 2, 32});
-  AddNode(m, "MatMul", {"x", "W"}, {"p"}, "product");
-  AddNode(m, "Add", {"p", "b"}, {"s"}, "bias");
-  AddNode(m, "Reshape", {"s", "shape"}, {"y"}, "reshape");
+  AddNode(m, op_names::kMatMul, {"x", "W"}, {"p"}, "product");
+  AddNode(m, op_names::kAdd, {"p", "b"}, {"s"}, "bias");
+  AddNode(m, op_names::kReshape, {"s", "shape"}, {"y"}, "reshape");
   AddOutput(m, "y");
   return m;
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -15,14 +16,14 @@ namespace {
 onnx::ModelProto ReduceSplitModel(int opset) {
   auto m = NewModel(opset);
   AddInput(m, "x", {2, 6, 4});
-  onnx::NodeProto* mean = AddNode(m, "ReduceMean", {"x"}, {"m"}, "mean");
+  onnx::NodeProto* mean = AddNode(m, op_names::kReduceMean, {"x"}, {"m"}, "mean");
   if (opset < 18) {
     SetIntsAttr(mean, "axes", {2});
   } else {
     AddInt64Init(m, "axes", {2});
     mean->add_input("axes");
   }
-  onnx::NodeProto* split = AddNode(m, "Split", {"m"}, {"a", "b"}, "split");
+  onnx::NodeProto* split = AddNode(m, op_names::kSplit, {"m"}, {"a", "b"}, "split");
   SetIntAttr(split, "axis", 1);
   if (opset < 13) {
     SetIntsAttr(split, "split", {2, 4});
@@ -52,7 +53,7 @@ onnx::ModelProto SymbolicReluModel() {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 3, 8, 8});
   InputDim(m, 0, 0)->set_dim_param("batch");
-  AddNode(m, "Relu", {"x"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"x"}, {"y"}, "relu");
   AddOutput(m, "y");
   return m;
 }
@@ -79,7 +80,7 @@ TEST_CASE("ReduceMean and Split are library operators at opsets 11 to 21, and ke
 TEST_CASE("Split at opset 18 reads num_outputs, with a smaller last piece") {
   auto m = NewModel(18);
   AddInput(m, "x", {5, 2});
-  SetIntAttr(AddNode(m, "Split", {"x"}, {"a", "b"}, "split"), "num_outputs", 2);
+  SetIntAttr(AddNode(m, op_names::kSplit, {"x"}, {"a", "b"}, "split"), "num_outputs", 2);
   AddOutput(m, "a");
   AddOutput(m, "b");
   auto imported = ImportOnnx(m);
@@ -93,7 +94,7 @@ TEST_CASE("ReduceMean with axes known only at run time, or noop_with_empty_axes,
   auto m = NewModel(18);
   AddInput(m, "x", {2, 6});
   AddInput(m, "axes", {1}, onnx::TensorProto::INT64);
-  AddNode(m, "ReduceMean", {"x", "axes"}, {"y"}, "mean");
+  AddNode(m, op_names::kReduceMean, {"x", "axes"}, {"y"}, "mean");
   AddOutput(m, "y");
   auto imported = ImportOnnx(m);
   REQUIRE(imported.ok());
@@ -101,7 +102,7 @@ TEST_CASE("ReduceMean with axes known only at run time, or noop_with_empty_axes,
 
   auto noop = NewModel(18);
   AddInput(noop, "x", {2, 6});
-  SetIntAttr(AddNode(noop, "ReduceMean", {"x"}, {"y"}, "mean"), "noop_with_empty_axes", 1);
+  SetIntAttr(AddNode(noop, op_names::kReduceMean, {"x"}, {"y"}, "mean"), "noop_with_empty_axes", 1);
   AddOutput(noop, "y");
   auto kept = ImportOnnx(noop);
   REQUIRE(kept.ok());
@@ -175,7 +176,7 @@ TEST_CASE("Bad input shapes are refused with one clear line") {
   auto two = SymbolicReluModel();
   AddInput(two, "x2", {1, 3, 8, 8});
   InputDim(two, 1, 0)->set_dim_param("batch");
-  AddNode(two, "Add", {"y", "x2"}, {"z"}, "add");
+  AddNode(two, op_names::kAdd, {"y", "x2"}, {"z"}, "add");
   AddOutput(two, "z");
   CHECK_THAT(ImportError(two, given("x", {2, 3, 8, 8})),
              Catch::Contains("dimension 'batch' is 2 in input 'x' but 1 in input 'x2'"));
@@ -279,12 +280,13 @@ std::vector<std::pair<onnx::ModelProto, std::string>> MalformedModels(int opset)
     cases.emplace_back(std::move(m), message);
   };
   // The fuzzer's finding (issue 43): an unnamed Relu output, a graph output nothing makes.
-  add("Relu", {"x"}, {""}, "y", {2147483648, 3}, "node 'n' (Relu): output 0 ('Y') has no name");
-  add("Relu", {"x"}, {"z"}, "y", {2, 3}, "graph output 'y' is not produced by any node");
-  add("Add", {"x", "w"}, {"y"}, "y", {2, 3}, "node 'n' (Add) reads 'w', which no node, graph input or initializer");
+  add(op_names::kRelu, {"x"}, {""}, "y", {2147483648, 3}, "node 'n' (Relu): output 0 ('Y') has no name");
+  add(op_names::kRelu, {"x"}, {"z"}, "y", {2, 3}, "graph output 'y' is not produced by any node");
+  add(op_names::kAdd, {"x", "w"}, {"y"}, "y", {2, 3},
+      "node 'n' (Add) reads 'w', which no node, graph input or initializer");
   add("", {"x"}, {"y"}, "y", {2, 3}, "node 'n' has no op_type");
-  add("Relu", {"x"}, {"x"}, "x", {2, 3}, "tensor 'x' is defined more than once");
-  add("Relu", {"x"}, {"y"}, "", {2, 3}, "a graph output has no name");
+  add(op_names::kRelu, {"x"}, {"x"}, "x", {2, 3}, "tensor 'x' is defined more than once");
+  add(op_names::kRelu, {"x"}, {"y"}, "", {2, 3}, "a graph output has no name");
   return cases;
 }
 
@@ -313,21 +315,21 @@ TEST_CASE("Below opset 11, what ONNX's version converter cannot take is refused,
   CHECK_THAT(ImportError(relu(9, "ConstantFill", {2, 3})),
              Catch::EndsWith("(the oldest supported): node 'n' (ConstantFill): opset 9 has no such operator"));
   // It holds dimensions as int: 2^32 became 0.
-  CHECK_THAT(ImportError(relu(8, "Relu", {0, 4294967296})),
+  CHECK_THAT(ImportError(relu(8, op_names::kRelu, {0, 4294967296})),
              Catch::Contains("'x' has dimension 4294967296, beyond what ONNX's version converter holds"));
   // Its adapters assume nodes valid by their schema.
-  auto two_inputs = relu(9, "Relu", {2, 3});
+  auto two_inputs = relu(9, op_names::kRelu, {2, 3});
   two_inputs.mutable_graph()->mutable_node(0)->add_input("x");
   CHECK_THAT(ImportError(two_inputs), Catch::Contains("node 'n' (Relu) is not valid at opset 9: "));
-  auto custom = relu(9, "Relu", {2, 3});
+  auto custom = relu(9, op_names::kRelu, {2, 3});
   custom.mutable_graph()->mutable_node(0)->set_domain("com.example");
   CHECK_THAT(ImportError(custom), Catch::Contains("only the default ONNX domain is converted from opset 9"));
   // A valid model still converts, and at opset 13 the same large dimension is the memory
   // check's to refuse, not the converter's.
-  auto valid = ImportOnnx(relu(9, "Relu", {2, 3}));
+  auto valid = ImportOnnx(relu(9, op_names::kRelu, {2, 3}));
   REQUIRE(valid.ok());
   CHECK(valid->converted_from_opset == 9);
-  CHECK_THAT(ImportError(relu(13, "Relu", {4294967296, 4294967296})), !Catch::Contains("converter"));
+  CHECK_THAT(ImportError(relu(13, op_names::kRelu, {4294967296, 4294967296})), !Catch::Contains("converter"));
 }
 
 TEST_CASE("A subgraph's outputs are checked: named, and defined in its scope") {

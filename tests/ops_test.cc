@@ -127,21 +127,22 @@ TEST_CASE("Conv2D matches the direct definition in both domains") {
   for (const Case& c : cases) {
     const Params p = ConvParams(c.s, c.pads, c.group, c.d);
     auto xf = RandomTensor(c.x, seed++), wf = RandomTensor(c.w, seed++);
-    RequireClose(Run<float>("Conv2D", p, {&xf, &wf})[0], NaiveConv(xf, wf, c.group, c.s, c.pads, c.d));
+    RequireClose(Run<float>(op_names::kConv2D, p, {&xf, &wf})[0], NaiveConv(xf, wf, c.group, c.s, c.pads, c.d));
     auto xu = RandomU32(c.x, seed++), wu = RandomU32(c.w, seed++);
-    REQUIRE(Run<uint32_t>("Conv2D", p, {&xu, &wu})[0].data == NaiveConv(xu, wu, c.group, c.s, c.pads, c.d).data);
+    REQUIRE(Run<uint32_t>(op_names::kConv2D, p, {&xu, &wu})[0].data ==
+            NaiveConv(xu, wu, c.group, c.s, c.pads, c.d).data);
   }
 }
 
 TEST_CASE("Conv2D bias and relu activation") {
   auto x = RandomTensor({1, 2, 5, 5}, 3), w = RandomTensor({3, 2, 3, 3}, 4), b = RandomTensor({3}, 5);
   Params p = ConvParams({1, 1}, {1, 1, 1, 1}, 1);
-  auto plain = Run<float>("Conv2D", p, {&x, &w})[0];
-  auto biased = Run<float>("Conv2D", p, {&x, &w, &b})[0];
+  auto plain = Run<float>(op_names::kConv2D, p, {&x, &w})[0];
+  auto biased = Run<float>(op_names::kConv2D, p, {&x, &w, &b})[0];
   for (int64_t i = 0; i < biased.numel(); ++i) REQUIRE(biased.data[i] == Approx(plain.data[i] + b.data[i / 25]));
   p.Set("activation", "relu");
-  auto relu = Run<float>("Conv2D", p, {&x, &w})[0];
-  auto relu_of = Run<float>("Relu", {}, {&plain})[0];
+  auto relu = Run<float>(op_names::kConv2D, p, {&x, &w})[0];
+  auto relu_of = Run<float>(op_names::kRelu, {}, {&plain})[0];
   REQUIRE(relu.data == relu_of.data);
 }
 
@@ -149,25 +150,25 @@ TEST_CASE("Conv2D grouping modes: dense and depthwise, whatever the channel coun
   auto x = RandomTensor({1, 4, 6, 6}, 7);
   auto dw = RandomTensor({4, 1, 3, 3}, 8), dense = RandomTensor({5, 4, 3, 3}, 9);
   Params p = Params().Set("strides", std::vector<int64_t>{1, 1}).Set("padding", "same");
-  RequireClose(Run<float>("Conv2D", Params(p).Set("grouping", "depthwise"), {&x, &dw})[0],
+  RequireClose(Run<float>(op_names::kConv2D, Params(p).Set("grouping", "depthwise"), {&x, &dw})[0],
                NaiveConv(x, dw, 4, {1, 1}, {1, 1, 1, 1}, {1, 1}));
-  RequireClose(Run<float>("Conv2D", Params(p).Set("grouping", "dense"), {&x, &dense})[0],
+  RequireClose(Run<float>(op_names::kConv2D, Params(p).Set("grouping", "dense"), {&x, &dense})[0],
                NaiveConv(x, dense, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}));
   // A kernel that would make a grouped convolution is refused rather than grouped.
-  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "dense"), {{1, 8, 6, 6}, {4, 4, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, Params(p).Set("grouping", "dense"), {{1, 8, 6, 6}, {4, 4, 3, 3}}),
              Catch::Contains("channels per group"));
-  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {4, 2, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {4, 2, 3, 3}}),
              Catch::Contains("one kernel of one input channel per channel"));
   // A channel multiplier is a grouped convolution, not a depthwise one in rules.
-  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {8, 1, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, Params(p).Set("grouping", "depthwise"), {{1, 4, 6, 6}, {8, 1, 3, 3}}),
              Catch::Contains("one kernel of one input channel per channel"));
-  CHECK_THAT(ErrorOf("Conv2D", Params(p).Set("grouping", "sparse"), {{1, 4, 6, 6}, {4, 4, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, Params(p).Set("grouping", "sparse"), {{1, 4, 6, 6}, {4, 4, 3, 3}}),
              Catch::Contains("unknown grouping"));
 }
 
 TEST_CASE("MatMul broadcasts batch dimensions") {
   auto a = RandomTensor({2, 1, 3, 4}, 1), b = RandomTensor({3, 4, 5}, 2);
-  auto c = Run<float>("MatMul", {}, {&a, &b})[0];
+  auto c = Run<float>(op_names::kMatMul, {}, {&a, &b})[0];
   REQUIRE(c.shape == Shape{2, 3, 3, 5});
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j)
@@ -194,9 +195,9 @@ S ProductElement(const Tensor<S>& a, const Tensor<S>& b, bool ta, bool tb, int64
 TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its row") {
   for (int64_t m = 1; m <= 9; ++m) {
     const auto a = RandomTensor({m, 5}, 10 + m), b = RandomTensor({5, 7}, 20 + m);
-    const auto c = Run<float>("MatMul", {}, {&a, &b})[0];
+    const auto c = Run<float>(op_names::kMatMul, {}, {&a, &b})[0];
     const auto au = RandomU32({m, 5}, 30 + m), bu = RandomU32({5, 7}, 40 + m);
-    const auto cu = Run<uint32_t>("MatMul", {}, {&au, &bu})[0];
+    const auto cu = Run<uint32_t>(op_names::kMatMul, {}, {&au, &bu})[0];
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < 7; ++j) {
         CHECK(c.data[i * 7 + j] == ProductElement(a, b, false, false, i, j));
@@ -206,7 +207,8 @@ TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its ro
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       const auto a = RandomTensor(ta ? Shape{5, 6} : Shape{6, 5}, 1), b = RandomTensor(tb ? Shape{7, 5} : Shape{5, 7}, 2);
-      const auto y = Run<float>("Gemm", Params().Set("transA", int64_t{ta}).Set("transB", int64_t{tb}), {&a, &b})[0];
+      const auto y =
+          Run<float>(op_names::kGemm, Params().Set("transA", int64_t{ta}).Set("transB", int64_t{tb}), {&a, &b})[0];
       REQUIRE(y.shape == Shape{6, 7});
       for (int64_t i = 0; i < 6; ++i)
         for (int64_t j = 0; j < 7; ++j) CHECK(y.data[i * 7 + j] == ProductElement(a, b, ta, tb, i, j));
@@ -215,8 +217,8 @@ TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its ro
 
 TEST_CASE("Element-wise operators broadcast as ONNX does") {
   auto a = RandomTensor({2, 3, 4}, 1), b = RandomTensor({3, 1}, 2);
-  auto sum = Run<float>("Add", {}, {&a, &b})[0];
-  auto diff = Run<float>("Sub", {}, {&a, &b})[0];
+  auto sum = Run<float>(op_names::kAdd, {}, {&a, &b})[0];
+  auto diff = Run<float>(op_names::kSub, {}, {&a, &b})[0];
   REQUIRE(sum.shape == Shape{2, 3, 4});
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j)
@@ -224,21 +226,22 @@ TEST_CASE("Element-wise operators broadcast as ONNX does") {
         REQUIRE(sum.data[(i * 3 + j) * 4 + k] == a.data[(i * 3 + j) * 4 + k] + b.data[j]);
         REQUIRE(diff.data[(i * 3 + j) * 4 + k] == a.data[(i * 3 + j) * 4 + k] - b.data[j]);
       }
-  REQUIRE(ErrorOf("Mul", {}, {{2, 3}, {4, 3}}).find("do not broadcast") != std::string::npos);
+  REQUIRE(ErrorOf(op_names::kMul, {}, {{2, 3}, {4, 3}}).find("do not broadcast") != std::string::npos);
 }
 
 TEST_CASE("Transpose, Concat and Split move elements where they belong") {
   auto x = RandomTensor({2, 3, 4}, 1);
-  auto t = Run<float>("Transpose", Params().Set("perm", std::vector<int64_t>{2, 0, 1}), {&x})[0];
+  auto t = Run<float>(op_names::kTranspose, Params().Set("perm", std::vector<int64_t>{2, 0, 1}), {&x})[0];
   REQUIRE(t.shape == Shape{4, 2, 3});
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j)
       for (int64_t k = 0; k < 4; ++k) REQUIRE(t.data[(k * 2 + i) * 3 + j] == x.data[(i * 3 + j) * 4 + k]);
 
   auto y = RandomTensor({2, 5, 4}, 2);
-  auto cat = Run<float>("Concat", Params().Set("axis", int64_t{1}), {&x, &y})[0];
+  auto cat = Run<float>(op_names::kConcat, Params().Set("axis", int64_t{1}), {&x, &y})[0];
   REQUIRE(cat.shape == Shape{2, 8, 4});
-  auto parts = Run<float>("Split", Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {&cat});
+  auto parts =
+      Run<float>(op_names::kSplit, Params().Set("axis", int64_t{1}).Set("sizes", std::vector<int64_t>{3, 5}), {&cat});
   REQUIRE(parts.size() == 2);
   REQUIRE(parts[0].data == x.data);
   REQUIRE(parts[1].data == y.data);
@@ -250,9 +253,9 @@ TEST_CASE("Pooling matches the direct definition, with and without counting padd
   p.Set("kernel", std::vector<int64_t>{3, 3})
       .Set("strides", std::vector<int64_t>{2, 2})
       .Set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  auto mx = Run<float>("MaxPool", p, {&x})[0];
-  auto avg_ex = Run<float>("AveragePool", p, {&x})[0];
-  auto avg_in = Run<float>("AveragePool", Params(p).Set("count_include_pad", int64_t{1}), {&x})[0];
+  auto mx = Run<float>(op_names::kMaxPool, p, {&x})[0];
+  auto avg_ex = Run<float>(op_names::kAveragePool, p, {&x})[0];
+  auto avg_in = Run<float>(op_names::kAveragePool, Params(p).Set("count_include_pad", int64_t{1}), {&x})[0];
   REQUIRE(mx.shape == Shape{1, 2, 3, 4});
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t oy = 0; oy < 3; ++oy)
@@ -283,9 +286,9 @@ TEST_CASE("Identities behind TASO's constant tensors hold in both domains") {
     pool.Set("kernel", std::vector<int64_t>{3, 3})
         .Set("pads", std::vector<int64_t>{1, 1, 1, 1})
         .Set("count_include_pad", int64_t{1});
-    auto pooled = Run<S>("AveragePool", pool, {&x})[0];
-    auto cpool = Run<S>("C_pool", Params().Set("shape", std::vector<int64_t>{x.shape[1], 1, 3, 3}), {})[0];
-    auto conv = Run<S>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, x.shape[1]), {&x, &cpool})[0];
+    auto pooled = Run<S>(op_names::kAveragePool, pool, {&x})[0];
+    auto cpool = Run<S>(op_names::kC_pool, Params().Set("shape", std::vector<int64_t>{x.shape[1], 1, 3, 3}), {})[0];
+    auto conv = Run<S>(op_names::kConv2D, ConvParams({1, 1}, {1, 1, 1, 1}, x.shape[1]), {&x, &cpool})[0];
     return std::make_pair(pooled, conv);
   };
   auto [pu, cu] = pool_vs_conv(RandomU32({1, 3, 5, 5}, 1));
@@ -295,33 +298,33 @@ TEST_CASE("Identities behind TASO's constant tensors hold in both domains") {
 
   // Convolution with I_conv, matmul with I_matmul and ewmul with I_ewmul are identities.
   auto xu = RandomU32({1, 4, 5, 5}, 2);
-  auto iconv = Run<uint32_t>("I_conv", Params().Set("shape", std::vector<int64_t>{4, 4, 3, 3}), {})[0];
-  REQUIRE(Run<uint32_t>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &iconv})[0].data == xu.data);
+  auto iconv = Run<uint32_t>(op_names::kI_conv, Params().Set("shape", std::vector<int64_t>{4, 4, 3, 3}), {})[0];
+  REQUIRE(Run<uint32_t>(op_names::kConv2D, ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &iconv})[0].data == xu.data);
   auto mu = RandomU32({3, 6}, 3);
-  auto imm = Run<uint32_t>("I_matmul", Params().Set("shape", std::vector<int64_t>{6, 6}), {})[0];
-  REQUIRE(Run<uint32_t>("MatMul", {}, {&mu, &imm})[0].data == mu.data);
-  auto ones = Run<uint32_t>("I_ewmul", Params().Set("shape", std::vector<int64_t>{3, 6}), {})[0];
-  REQUIRE(Run<uint32_t>("Mul", {}, {&mu, &ones})[0].data == mu.data);
+  auto imm = Run<uint32_t>(op_names::kI_matmul, Params().Set("shape", std::vector<int64_t>{6, 6}), {})[0];
+  REQUIRE(Run<uint32_t>(op_names::kMatMul, {}, {&mu, &imm})[0].data == mu.data);
+  auto ones = Run<uint32_t>(op_names::kI_ewmul, Params().Set("shape", std::vector<int64_t>{3, 6}), {})[0];
+  REQUIRE(Run<uint32_t>(op_names::kMul, {}, {&mu, &ones})[0].data == mu.data);
 
   // Enlarging a kernel (with the padding grown to match) does not change a convolution.
   auto w = RandomU32({5, 4, 1, 3}, 4);
-  auto big = Run<uint32_t>("Enlarge", Params().Set("kernel", std::vector<int64_t>{3, 3}), {&w})[0];
+  auto big = Run<uint32_t>(op_names::kEnlarge, Params().Set("kernel", std::vector<int64_t>{3, 3}), {&w})[0];
   REQUIRE(big.shape == Shape{5, 4, 3, 3});
-  auto small = Run<uint32_t>("Conv2D", ConvParams({1, 1}, {0, 1, 0, 1}, 1), {&xu, &w})[0];
-  auto large = Run<uint32_t>("Conv2D", ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &big})[0];
+  auto small = Run<uint32_t>(op_names::kConv2D, ConvParams({1, 1}, {0, 1, 0, 1}, 1), {&xu, &w})[0];
+  auto large = Run<uint32_t>(op_names::kConv2D, ConvParams({1, 1}, {1, 1, 1, 1}, 1), {&xu, &big})[0];
   REQUIRE(small.data == large.data);
 }
 
 TEST_CASE("The uint32 domain keeps relu and max monotone and idempotent, without linearity") {
   auto x = RandomU32({64}, 7);
-  auto r = Run<uint32_t>("Relu", {}, {&x})[0];
-  REQUIRE(Run<uint32_t>("Relu", {}, {&r})[0].data == r.data);
+  auto r = Run<uint32_t>(op_names::kRelu, {}, {&x})[0];
+  REQUIRE(Run<uint32_t>(op_names::kRelu, {}, {&r})[0].data == r.data);
   // relu(a + b) != relu(a) + relu(b) somewhere: relu is not linear in this domain.
   auto y = RandomU32({64}, 8);
-  auto sum = Run<uint32_t>("Add", {}, {&x, &y})[0];
-  auto relu_sum = Run<uint32_t>("Relu", {}, {&sum})[0];
-  auto ry = Run<uint32_t>("Relu", {}, {&y})[0];
-  auto sum_relu = Run<uint32_t>("Add", {}, {&r, &ry})[0];
+  auto sum = Run<uint32_t>(op_names::kAdd, {}, {&x, &y})[0];
+  auto relu_sum = Run<uint32_t>(op_names::kRelu, {}, {&sum})[0];
+  auto ry = Run<uint32_t>(op_names::kRelu, {}, {&y})[0];
+  auto sum_relu = Run<uint32_t>(op_names::kAdd, {}, {&r, &ry})[0];
   REQUIRE(relu_sum.data != sum_relu.data);
   for (uint32_t a : {3u, 9u, 25u, 12345u}) REQUIRE(a * Domain<uint32_t>::OddInverse(a) == 1u);
 }
@@ -329,7 +332,7 @@ TEST_CASE("The uint32 domain keeps relu and max monotone and idempotent, without
 TEST_CASE("Reshape refuses a target shape with more elements than int64 counts") {
   auto shape = TensorData::Int64({2}, {int64_t{1} << 62, 4});
   std::vector<InputInfo> in = {{true, DataType::kFloat32, {4}}, {true, DataType::kInt64, {2}, true, shape.get()}};
-  auto t = Op("Reshape")->InferTypes({}, in);
+  auto t = Op(op_names::kReshape)->InferTypes({}, in);
   REQUIRE_FALSE(t.ok());
   CHECK_THAT(std::string(t.status().message()), Catch::Contains("more elements than int64 counts"));
 }
@@ -339,17 +342,17 @@ TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm 
   auto shape = TensorData::Int64({2}, {-1, 4});
   {
     std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}, {true, DataType::kInt64, {2}, true, shape.get()}};
-    auto t = Op("Reshape")->InferTypes({}, in);
+    auto t = Op(op_names::kReshape)->InferTypes({}, in);
     REQUIRE(t.ok());
     REQUIRE((*t)[0].shape == Shape{6, 4});
   }
-  REQUIRE(Run<float>("Flatten", Params().Set("axis", int64_t{2}), {&x})[0].shape == Shape{6, 4});
+  REQUIRE(Run<float>(op_names::kFlatten, Params().Set("axis", int64_t{2}), {&x})[0].shape == Shape{6, 4});
 
-  auto mean = Run<float>("ReduceMean", Params().Set("axes", std::vector<int64_t>{-1}), {&x})[0];
+  auto mean = Run<float>(op_names::kReduceMean, Params().Set("axes", std::vector<int64_t>{-1}), {&x})[0];
   REQUIRE(mean.shape == Shape{2, 3, 1});
   REQUIRE(mean.data[0] == Approx((x.data[0] + x.data[1] + x.data[2] + x.data[3]) / 4));
 
-  auto sm = Run<float>("Softmax", Params().Set("axis", int64_t{1}), {&x})[0];
+  auto sm = Run<float>(op_names::kSoftmax, Params().Set("axis", int64_t{1}), {&x})[0];
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t k = 0; k < 4; ++k) {
       double s = 0;
@@ -359,12 +362,13 @@ TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm 
 
   auto img = RandomTensor({1, 2, 2, 2}, 3);
   Tensor<float> scale({2}, {2.f, 1.f}), bias({2}, {0.5f, 0.f}), mu({2}, {0.f, 1.f}), var({2}, {1.f, 4.f});
-  auto bn = Run<float>("BatchNormalization", Params().Set("epsilon", 0.0), {&img, &scale, &bias, &mu, &var})[0];
+  auto bn =
+      Run<float>(op_names::kBatchNormalization, Params().Set("epsilon", 0.0), {&img, &scale, &bias, &mu, &var})[0];
   REQUIRE(bn.data[0] == Approx(img.data[0] * 2 + 0.5));
   REQUIRE(bn.data[4] == Approx((img.data[4] - 1) / 2));
 
   auto a = RandomTensor({3, 2}, 4), b = RandomTensor({4, 3}, 5), c = RandomTensor({4}, 6);
-  auto g = Run<float>("Gemm",
+  auto g = Run<float>(op_names::kGemm,
                       Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 2.0).Set("beta", 0.5),
                       {&a, &b, &c})[0];
   REQUIRE(g.shape == Shape{2, 4});
@@ -373,42 +377,47 @@ TEST_CASE("Reshape, Flatten, Pad, ReduceMean, Softmax, BatchNormalization, Gemm 
   REQUIRE(g.data[1 * 4 + 2] == Approx(2 * expect + 0.5 * c.data[2]));
 
   Tensor<float> lo({}, {0.f}), hi({}, {0.25f});
-  auto clipped = Run<float>("Clip", {}, {&x, &lo, &hi})[0];
+  auto clipped = Run<float>(op_names::kClip, {}, {&x, &lo, &hi})[0];
   for (size_t i = 0; i < x.data.size(); ++i) REQUIRE(clipped.data[i] == std::min(std::max(x.data[i], 0.f), 0.25f));
 }
 
 TEST_CASE("Bad shapes and parameters get clear errors") {
   const Params conv = ConvParams({1, 1}, {0, 0, 0, 0}, 1);
-  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 8, 8}, {4, 2, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, conv, {{1, 3, 8, 8}, {4, 2, 3, 3}}),
              Catch::Contains("input has 3 channels per group") && Catch::Contains("expects 2 per group"));
-  CHECK_THAT(ErrorOf("Conv2D", ConvParams({1, 1}, {0, 0, 0, 0}, 2), {{1, 3, 8, 8}, {4, 1, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, ConvParams({1, 1}, {0, 0, 0, 0}, 2), {{1, 3, 8, 8}, {4, 1, 3, 3}}),
              Catch::Contains("does not divide"));
-  CHECK_THAT(ErrorOf("Conv2D", conv, {{1, 3, 2, 2}, {4, 3, 3, 3}}), Catch::Contains("larger than the padded input"));
-  CHECK_THAT(ErrorOf("Conv2D", conv, {{3, 8, 8}, {4, 3, 3, 3}}), Catch::Contains("rank 4"));
-  CHECK_THAT(ErrorOf("MatMul", {}, {{2, 3}, {4, 5}}), Catch::Contains("inner dimensions differ"));
-  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{2, 3}, {2, 4}}), Catch::Contains("do not agree"));
-  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{5}), {{2, 3}, {2, 3}}), Catch::Contains("out of range"));
-  CHECK_THAT(ErrorOf("Concat", Params().Set("axis", int64_t{0}), {{}, {}}), Catch::Contains("out of range for rank 0"));
-  CHECK_THAT(ErrorOf("Split", Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}),
+  CHECK_THAT(ErrorOf(op_names::kConv2D, conv, {{1, 3, 2, 2}, {4, 3, 3, 3}}),
+             Catch::Contains("larger than the padded input"));
+  CHECK_THAT(ErrorOf(op_names::kConv2D, conv, {{3, 8, 8}, {4, 3, 3, 3}}), Catch::Contains("rank 4"));
+  CHECK_THAT(ErrorOf(op_names::kMatMul, {}, {{2, 3}, {4, 5}}), Catch::Contains("inner dimensions differ"));
+  CHECK_THAT(ErrorOf(op_names::kConcat, Params().Set("axis", int64_t{0}), {{2, 3}, {2, 4}}),
+             Catch::Contains("do not agree"));
+  CHECK_THAT(ErrorOf(op_names::kConcat, Params().Set("axis", int64_t{5}), {{2, 3}, {2, 3}}),
+             Catch::Contains("out of range"));
+  CHECK_THAT(ErrorOf(op_names::kConcat, Params().Set("axis", int64_t{0}), {{}, {}}),
+             Catch::Contains("out of range for rank 0"));
+  CHECK_THAT(ErrorOf(op_names::kSplit, Params().Set("sizes", std::vector<int64_t>{1, 1}), {{3, 2}}),
              Catch::Contains("add up to"));
-  CHECK_THAT(ErrorOf("Transpose", Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}),
+  CHECK_THAT(ErrorOf(op_names::kTranspose, Params().Set("perm", std::vector<int64_t>{0, 0}), {{2, 2}}),
              Catch::Contains("not a permutation"));
-  CHECK_THAT(ErrorOf("Enlarge", Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kEnlarge, Params().Set("kernel", std::vector<int64_t>{2, 2}), {{1, 1, 3, 3}}),
              Catch::Contains("cannot enlarge"));
-  CHECK_THAT(ErrorOf("I_conv", Params().Set("shape", std::vector<int64_t>{2, 2, 2, 2}), {}), Catch::Contains("odd"));
-  CHECK_THAT(ErrorOf("BatchNormalization", {}, {{1, 3, 2, 2}, {3}, {3}, {3}, {4}}),
+  CHECK_THAT(ErrorOf(op_names::kI_conv, Params().Set("shape", std::vector<int64_t>{2, 2, 2, 2}), {}),
+             Catch::Contains("odd"));
+  CHECK_THAT(ErrorOf(op_names::kBatchNormalization, {}, {{1, 3, 2, 2}, {3}, {3}, {3}, {4}}),
              Catch::Contains("var must have shape [3]"));
-  CHECK_THAT(ErrorOf("Relu", {}, {}), Catch::Contains("expects 1 inputs"));
-  CHECK_THAT(ErrorOf("Conv2D", Params(conv).Set("activation", "gelu"), {{1, 3, 8, 8}, {4, 3, 3, 3}}),
+  CHECK_THAT(ErrorOf(op_names::kRelu, {}, {}), Catch::Contains("expects 1 inputs"));
+  CHECK_THAT(ErrorOf(op_names::kConv2D, Params(conv).Set("activation", "gelu"), {{1, 3, 8, 8}, {4, 3, 3, 3}}),
              Catch::Contains("unknown activation"));
 }
 
 TEST_CASE("Cost metrics count the work") {
   std::vector<InputInfo> in = {{true, DataType::kFloat32, {1, 8, 10, 10}}, {true, DataType::kFloat32, {16, 4, 3, 3}}};
   const Params p = ConvParams({1, 1}, {1, 1, 1, 1}, 2);
-  auto out = Op("Conv2D")->InferTypes(p, in);
+  auto out = Op(op_names::kConv2D)->InferTypes(p, in);
   REQUIRE(out.ok());
-  auto m = Op("Conv2D")->Metrics(p, in, *out);
+  auto m = Op(op_names::kConv2D)->Metrics(p, in, *out);
   REQUIRE(m.flops == 2.0 * 16 * 10 * 10 * 4 * 9);
   REQUIRE(m.bytes == 4.0 * (800 + 16 * 4 * 9 + 1600));
 }
@@ -416,40 +425,40 @@ TEST_CASE("Cost metrics count the work") {
 TEST_CASE("Every library operator is registered once, with a name and a kernel") {
   std::set<std::string> names;
   for (const OpDef* op : OpRegistry::Global().All()) REQUIRE(names.insert(std::string(op->name())).second);
-  for (const char* required : {"Conv2D",
-                               "MatMul",
-                               "Add",
-                               "Mul",
-                               "ScalarMul",
-                               "Relu",
-                               "Sigmoid",
-                               "Tanh",
-                               "Transpose",
-                               "Concat",
-                               "Split",
-                               "MaxPool",
-                               "AveragePool",
-                               "Enlarge",
-                               "C_pool",
-                               "I_conv",
-                               "I_matmul",
-                               "I_ewmul",
-                               "BatchNormalization",
-                               "Gemm",
-                               "Reshape",
-                               "Flatten",
-                               "Softmax",
-                               "GlobalAveragePool",
-                               "Pad",
-                               "Sub",
-                               "Div",
-                               "Pow",
-                               "Sqrt",
-                               "Erf",
-                               "ReduceMean",
-                               "Identity",
-                               "Dropout",
-                               "Constant"})
+  for (const char* required : {op_names::kConv2D,
+                               op_names::kMatMul,
+                               op_names::kAdd,
+                               op_names::kMul,
+                               op_names::kScalarMul,
+                               op_names::kRelu,
+                               op_names::kSigmoid,
+                               op_names::kTanh,
+                               op_names::kTranspose,
+                               op_names::kConcat,
+                               op_names::kSplit,
+                               op_names::kMaxPool,
+                               op_names::kAveragePool,
+                               op_names::kEnlarge,
+                               op_names::kC_pool,
+                               op_names::kI_conv,
+                               op_names::kI_matmul,
+                               op_names::kI_ewmul,
+                               op_names::kBatchNormalization,
+                               op_names::kGemm,
+                               op_names::kReshape,
+                               op_names::kFlatten,
+                               op_names::kSoftmax,
+                               op_names::kGlobalAveragePool,
+                               op_names::kPad,
+                               op_names::kSub,
+                               op_names::kDiv,
+                               op_names::kPow,
+                               op_names::kSqrt,
+                               op_names::kErf,
+                               op_names::kReduceMean,
+                               op_names::kIdentity,
+                               op_names::kDropout,
+                               op_names::kConstant})
     CHECK(names.count(required) == 1);
 }
 
@@ -490,8 +499,8 @@ TEST_CASE("Operators claiming an ONNX op type are tried by priority, then by nam
     for (const OpDef* op : OpRegistry::Global().ForOnnxType(op_type)) out.emplace_back(op->name());
     return out;
   };
-  CHECK(names("Mul") == std::vector<std::string>{"ScalarMul", "Mul"});
-  CHECK(names("Conv") == std::vector<std::string>{"Conv2D"});
+  CHECK(names(op_names::kMul) == std::vector<std::string>{op_names::kScalarMul, op_names::kMul});
+  CHECK(names("Conv") == std::vector<std::string>{op_names::kConv2D});
   CHECK(names("NoSuchOnnxOp").empty());
   for (const OpDef* op : OpRegistry::Global().All())
     for (const std::string& type : op->onnx().onnx_op_types()) {
@@ -527,13 +536,13 @@ TEST_CASE("Slice counts negative indices from the end, clamps, and steps either 
     std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}};
     for (const TensorDataPtr& d : {starts, ends, axes, steps})
       in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
-    auto types = Op("Slice")->InferTypes({}, in);
+    auto types = Op(op_names::kSlice)->InferTypes({}, in);
     REQUIRE(types.ok());
     REQUIRE((*types)[0].shape == c.shape);
     Tensor<float> y(c.shape);
     KernelArgs<float> args{
         {&x, nullptr, nullptr, nullptr, nullptr}, {nullptr, starts.get(), ends.get(), axes.get(), steps.get()}, {&y}};
-    REQUIRE(Op("Slice")->RunFloat({}, args).ok());
+    REQUIRE(Op(op_names::kSlice)->RunFloat({}, args).ok());
     CHECK(y.data == c.values);
   }
   // A zero step is refused.
@@ -541,7 +550,7 @@ TEST_CASE("Slice counts negative indices from the end, clamps, and steps either 
   std::vector<InputInfo> in = {{true, DataType::kFloat32, x.shape}};
   for (const TensorDataPtr& d : {one, one, one, zero})
     in.push_back({true, DataType::kInt64, d->shape(), true, d.get()});
-  CHECK_FALSE(Op("Slice")->InferTypes({}, in).ok());
+  CHECK_FALSE(Op(op_names::kSlice)->InferTypes({}, in).ok());
 }
 
 TEST_CASE("The operator names code outside ops/ uses are exactly the operators registered") {

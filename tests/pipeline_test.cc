@@ -8,6 +8,7 @@
 #include "pipeline/change_summary.h"
 #include "rule_lookup.h"
 #include "taso/backends/backends.h"
+#include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
@@ -40,7 +41,7 @@ onnx::ModelProto OpaqueModel() {
   vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {1, 4, 8, 8})
     vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  testing::AddNode(m, "Relu", {"f"}, {"z"}, "relu2");
+  testing::AddNode(m, op_names::kRelu, {"f"}, {"z"}, "relu2");
   testing::AddOutput(m, "z");
   return m;
 }
@@ -55,9 +56,9 @@ onnx::ModelProto NotFloatModel(int elem_type) {
   w->set_data_type(elem_type);
   for (int64_t d : {2, 3}) w->add_dims(d);
   w->set_raw_data(std::string(2 * 3 * (elem_type == onnx::TensorProto::INT64 ? 8 : 2), '\0'));
-  testing::AddNode(m, "Add", {"x", "w"}, {"a"}, "add");
-  testing::AddNode(m, "Relu", {"a"}, {"r"}, "relu");
-  testing::AddNode(m, "Mul", {"r", "r"}, {"y"}, "mul");
+  testing::AddNode(m, op_names::kAdd, {"x", "w"}, {"a"}, "add");
+  testing::AddNode(m, op_names::kRelu, {"a"}, {"r"}, "relu");
+  testing::AddNode(m, op_names::kMul, {"r", "r"}, {"y"}, "mul");
   testing::AddOutput(m, "y");
   m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
   return m;
@@ -82,7 +83,7 @@ TEST_CASE("OptimizeModel writes a convolution and its relu as read where no rewr
   // No rule rewrites one convolution: the search's clean-up (the relu fused into the
   // convolution, cheaper by the estimate) is no rewrite, and the input is written as read.
   CHECK(r->search.rules_applied.empty());
-  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Conv2D", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{op_names::kConv2D, op_names::kRelu});
   absl::StatusOr<onnx::ModelProto> written = ExportOnnx(r->model);
   REQUIRE(written.ok());
   CHECK(r->nodes_after == written->graph().node_size());
@@ -167,7 +168,8 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
   // check compares what reaches it and the output, the node's output fed random values.
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
-  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Conv2D", "FancyOp", "Relu", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) ==
+        std::multiset<std::string>{op_names::kConv2D, "FancyOp", op_names::kRelu, op_names::kRelu});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->random_inputs == 1);
   CHECK(r->self_check->outputs == 1);
@@ -213,7 +215,8 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
     absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
     REQUIRE(r.ok());
     CHECK(r->nothing_to_optimize);
-    CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+    CHECK(testing::OperatorNames(r->model.graph) ==
+          std::multiset<std::string>{op_names::kAdd, op_names::kMul, op_names::kRelu});
     CHECK(r->model.graph.StructuralHash() == model.graph.StructuralHash());
     CHECK(r->search.rules_applied.empty());
     const std::string summary = SummaryText(options, *r, "m");
@@ -227,7 +230,7 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
   // Its constant nodes become initializers; one nothing reads (shape arithmetic the
   // import folded leaves such) is not written at all.
   onnx::ModelProto with_constant = NotFloatModel(onnx::TensorProto::INT64);
-  onnx::NodeProto* constant = testing::AddNode(with_constant, "Constant", {}, {"unread"}, "constant");
+  onnx::NodeProto* constant = testing::AddNode(with_constant, op_names::kConstant, {}, {"unread"}, "constant");
   onnx::AttributeProto* value = constant->add_attribute();
   value->set_name("value");
   value->set_type(onnx::AttributeProto::TENSOR);
@@ -238,7 +241,8 @@ TEST_CASE("OptimizeModel returns a model of no float32 computation as it is and 
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions(20));
   REQUIRE(r.ok());
   CHECK(r->nothing_to_optimize);
-  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Add", "Mul", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) ==
+        std::multiset<std::string>{op_names::kAdd, op_names::kMul, op_names::kRelu});
   CHECK(r->nodes_before == 4);
   CHECK(r->nodes_after == 3);
   CHECK(r->model.graph.FindValue("unread") == kNoValue);
@@ -259,7 +263,8 @@ TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and check
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
   CHECK_FALSE(r->nothing_to_optimize);
-  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Cast", "Cast", "Conv2D", "Relu"});
+  CHECK(testing::OperatorNames(r->model.graph) ==
+        std::multiset<std::string>{"Cast", "Cast", op_names::kConv2D, op_names::kRelu});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->random_inputs == 0);  // the float16 input reaches only the Cast
   CHECK(r->self_check->opaque_inputs == 1);  // y32, what the convolution computes
@@ -273,14 +278,14 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
   wrong.name = "drops_relu";
   wrong.inputs = {{"A", {2, 8}, false}};
   RuleOp relu;
-  relu.op = testing::Op("Relu");
+  relu.op = testing::Op(op_names::kRelu);
   relu.inputs = {0};
   wrong.source = {{relu}, {1}};
   wrong.target = {{}, {0}};
   onnx::ModelProto m = testing::NewModel(13);  // x -> Relu -> Sigmoid -> y
   testing::AddInput(m, "x", {2, 8});
-  testing::AddNode(m, "Relu", {"x"}, {"r"}, "relu");
-  testing::AddNode(m, "Sigmoid", {"r"}, {"y"}, "sigmoid");
+  testing::AddNode(m, op_names::kRelu, {"x"}, {"r"}, "relu");
+  testing::AddNode(m, op_names::kSigmoid, {"r"}, {"y"}, "sigmoid");
   testing::AddOutput(m, "y");
   const PipelineOptions options = AnalyticOptions(20);
   absl::StatusOr<PipelineResult> r = OptimizeModel(testing::ImportFolded(m), {wrong}, options);
@@ -289,7 +294,7 @@ TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds 
   CHECK_THAT(r->rejection, Catch::StartsWith("output 'y' differs by "));
   CHECK(r->search.rules_applied.empty());
   // The graph without the rewrite was checked and kept.
-  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{"Relu", "Sigmoid"});
+  CHECK(testing::OperatorNames(r->model.graph) == std::multiset<std::string>{op_names::kRelu, op_names::kSigmoid});
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->mismatch.empty());
   const std::string summary = SummaryText(options, *r, "m");

@@ -6,6 +6,7 @@
 #include "onnx/onnx_pb.h"
 #include "pipeline/cut_run.h"
 #include "pipeline/output_checks.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -15,7 +16,7 @@ namespace {
 
 // x -> Conv (weight `w_fill`) -> Relu -> FancyOp (another domain; reads an int64 table
 // too) -> `after_op` -> z.
-onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op = "Relu",
+onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op = op_names::kRelu,
                               std::vector<int64_t> table = {1, 2}) {
   onnx::ModelProto m = NewModel(13);
   auto* custom = m.add_opset_import();
@@ -26,7 +27,7 @@ onnx::ModelProto AroundOpaque(float w_fill = 0.25f, const std::string& after_op 
   AddInt64Init(m, "table", table);
   onnx::NodeProto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
   SetIntsAttr(conv, "pads", {1, 1, 1, 1});
-  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"c"}, {"y"}, "relu");
   AddNode(m, "FancyOp", {"y", "table"}, {"f"}, "fancy")->set_domain("com.example");
   auto* vi = m.mutable_graph()->add_value_info();
   vi->set_name("f");
@@ -79,9 +80,10 @@ TEST_CASE("The self-check finds a change before, after and at an opaque node", "
              Catch::StartsWith("input 0 of opaque node 'f' differs by ") &&
                  Catch::Contains(" between the original and the optimized graph for inputs in [-1, 1] (tolerated: "));
   // After it: in the output, computed from the values fed.
-  CHECK_THAT(Mismatch(AroundOpaque(), AroundOpaque(0.25f, "Sigmoid")), Catch::StartsWith("output 'z' differs by "));
+  CHECK_THAT(Mismatch(AroundOpaque(), AroundOpaque(0.25f, op_names::kSigmoid)),
+             Catch::StartsWith("output 'z' differs by "));
   // A non-float input that comes from elsewhere.
-  CHECK_THAT(Mismatch(AroundOpaque(), AroundOpaque(0.25f, "Relu", {1, 3})),
+  CHECK_THAT(Mismatch(AroundOpaque(), AroundOpaque(0.25f, op_names::kRelu, {1, 3})),
              Catch::StartsWith("input 1 of opaque node 'f' is constant int64 [2] #"));
   // An opaque node the optimized graph lacks.
   onnx::ModelProto without = AroundOpaque();
@@ -96,7 +98,7 @@ TEST_CASE("The self-check finds a change before, after and at an opaque node", "
 
 TEST_CASE("The self-check agrees where both graphs make a NaN from the values fed", "[self_check]") {
   // Random values fed to a square root give NaNs, in the same places in both graphs.
-  const Graph g = ImportFolded(AroundOpaque(0.25f, "Sqrt")).graph;
+  const Graph g = ImportFolded(AroundOpaque(0.25f, op_names::kSqrt)).graph;
   absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
   REQUIRE(c.ok());
   CHECK(c->max_difference == 0);
@@ -112,7 +114,7 @@ TEST_CASE("The self-check refuses a library node reading what it cannot feed", "
   proto.add_output("f");
   const std::vector<ValueId> fancy = *g.AddOpaqueNode(std::make_shared<onnx::NodeProto>(proto), {x}, {"f"},
                                                       {OutputType{DataType::kFloat32, Shape(), false}});
-  const ValueId y = AddOp(g, "Relu", {fancy[0]}, "y");
+  const ValueId y = AddOp(g, op_names::kRelu, {fancy[0]}, "y");
   REQUIRE(g.AddOutput(y).ok());
   const absl::Status s = pipeline::CheckSelfCheckCanRun(g);
   CHECK(s.code() == absl::StatusCode::kFailedPrecondition);
@@ -129,8 +131,8 @@ onnx::ModelProto LargeAndSmallOutputs(float small_fill) {
   AddInput(m, "x", {4, 8});
   AddFloatInit(m, "k_big", {4, 8}, 1000.0f);
   AddFloatInit(m, "k_small", {4, 8}, small_fill);
-  AddNode(m, "Mul", {"x", "k_big"}, {"big"}, "scale_big");
-  AddNode(m, "Mul", {"x", "k_small"}, {"small"}, "scale_small");
+  AddNode(m, op_names::kMul, {"x", "k_big"}, {"big"}, "scale_big");
+  AddNode(m, op_names::kMul, {"x", "k_small"}, {"small"}, "scale_small");
   AddOutput(m, "big");
   AddOutput(m, "small");
   return m;
@@ -154,7 +156,7 @@ onnx::ModelProto ClipModel(float bound) {
   AddInput(m, "x", {64});
   AddFloatInit(m, "low", {}, -bound);
   AddFloatInit(m, "high", {}, bound);
-  AddNode(m, "Clip", {"x", "low", "high"}, {"y"}, "clip");
+  AddNode(m, op_names::kClip, {"x", "low", "high"}, {"y"}, "clip");
   AddOutput(m, "y");
   return m;
 }
@@ -186,7 +188,7 @@ TEST_CASE("One self-checker checks several graphs against the input it ran once"
   const Graph around = ImportFolded(AroundOpaque()).graph;
   pipeline::SelfChecker around_checker(around, 1);
   CHECK(around_checker.Check(ImportFolded(AroundOpaque()).graph)->mismatch.empty());
-  CHECK_THAT(around_checker.Check(ImportFolded(AroundOpaque(0.25f, "Sigmoid")).graph)->mismatch,
+  CHECK_THAT(around_checker.Check(ImportFolded(AroundOpaque(0.25f, op_names::kSigmoid)).graph)->mismatch,
              Catch::StartsWith("output 'z' differs by "));
   CHECK(around_checker.Check(ImportFolded(AroundOpaque()).graph)->mismatch.empty());
 }

@@ -11,6 +11,7 @@
 #include "pipeline/speed_check.h"
 #include "rule_lookup.h"
 #include "taso/backends/executor_timer.h"
+#include "taso/ir/ops/names.h"
 #include "taso/ir/status_macros.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/rewrite/search.h"
@@ -29,8 +30,8 @@ OnnxModel TwoProducts() {
   auto x = g.AddInput("x", DataType::kFloat32, {64, 256});
   REQUIRE(x.ok());
   const ValueId w1 = AddWeight(g, "w1", {256, 256}, 1), w2 = AddWeight(g, "w2", {256, 256}, 2);
-  const ValueId a = AddOp(g, "MatMul", {*x, w1}, "m1"), b = AddOp(g, "MatMul", {*x, w2}, "m2");
-  REQUIRE(g.AddOutput(AddOp(g, "Add", {a, b}, "y")).ok());
+  const ValueId a = AddOp(g, op_names::kMatMul, {*x, w1}, "m1"), b = AddOp(g, op_names::kMatMul, {*x, w2}, "m2");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {a, b}, "y")).ok());
   return NewOnnxModel(std::move(g));
 }
 
@@ -119,12 +120,12 @@ TEST_CASE("Where no rewrite is written, the input is written as read, not as the
   Graph g;
   auto x = g.AddInput("x", DataType::kFloat32, {1, 3, 8, 8});
   REQUIRE(x.ok());
-  const ValueId conv = AddOp(g, "Conv2D", {*x, AddWeight(g, "w", {4, 3, 3, 3}, 1)}, "conv",
+  const ValueId conv = AddOp(g, op_names::kConv2D, {*x, AddWeight(g, "w", {4, 3, 3, 3}, 1)}, "conv",
                              Params().Set("pads", std::vector<int64_t>{1, 1, 1, 1}));
   std::vector<ValueId> bn_inputs = {conv};
   for (int i = 0; i < 4; ++i) bn_inputs.push_back(AddWeight(g, "bn" + std::to_string(i), {4}, 2 + i));
-  bn_inputs[4] = AddOp(g, "Relu", {bn_inputs[4]}, "variance");  // a weight-only node, folded
-  REQUIRE(g.AddOutput(AddOp(g, "Relu", {AddOp(g, "BatchNormalization", bn_inputs, "bn")}, "y")).ok());
+  bn_inputs[4] = AddOp(g, op_names::kRelu, {bn_inputs[4]}, "variance");  // a weight-only node, folded
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {AddOp(g, op_names::kBatchNormalization, bn_inputs, "bn")}, "y")).ok());
   const OnnxModel model = NewOnnxModel(std::move(g));
   StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
   for (bool verify_speed : {false, true}) {
@@ -135,7 +136,7 @@ TEST_CASE("Where no rewrite is written, the input is written as read, not as the
     REQUIRE(r->search.rules_applied.empty());
     std::multiset<std::string> written = testing::OperatorNames(r->model.graph),
                                expected = testing::OperatorNames(model.graph);
-    expected.erase(expected.find("Relu"));  // the variance's, folded into a weight
+    expected.erase(expected.find(op_names::kRelu));  // the variance's, folded into a weight
     CHECK(written == expected);
     CHECK(r->cost_after == Approx(r->cost_before));
     REQUIRE(r->self_check.has_value());
@@ -149,7 +150,7 @@ namespace {
 class GeluHeavyCost : public CostModel {
  public:
   std::string name() const override { return "gelu-heavy"; }
-  double NodeCost(const Graph& g, NodeId n) override { return g.node(n).op->name() == "Gelu" ? 1e-4 : 1e-6; }
+  double NodeCost(const Graph& g, NodeId n) override { return g.node(n).op->name() == op_names::kGelu ? 1e-4 : 1e-6; }
 };
 
 }  // namespace
@@ -162,11 +163,16 @@ TEST_CASE("Without the speed check, rewrites priced above the input as read are 
   auto x = g.AddInput("x", DataType::kFloat32, {64, 256});
   REQUIRE(x.ok());
   const ValueId w1 = AddWeight(g, "w1", {256, 256}, 1), w2 = AddWeight(g, "w2", {256, 256}, 2);
-  const ValueId sum = AddOp(g, "Add", {AddOp(g, "MatMul", {*x, w1}, "m1"), AddOp(g, "MatMul", {*x, w2}, "m2")}, "sum");
+  const ValueId sum =
+      AddOp(g, op_names::kAdd,
+            {AddOp(g, op_names::kMatMul, {*x, w1}, "m1"), AddOp(g, op_names::kMatMul, {*x, w2}, "m2")}, "sum");
   auto scalar = [&](const char* name, float v) { return *g.AddWeight(name, TensorData::Float({}, {v})); };
-  const ValueId erf = AddOp(g, "Erf", {AddOp(g, "Div", {sum, scalar("sqrt2", 1.41421356f)}, "scaled")}, "erf");
-  const ValueId one_plus = AddOp(g, "Add", {erf, scalar("one", 1)}, "one_plus");
-  REQUIRE(g.AddOutput(AddOp(g, "ScalarMul", {AddOp(g, "Mul", {sum, one_plus}, "p"), scalar("half", 0.5f)}, "y")).ok());
+  const ValueId erf =
+      AddOp(g, op_names::kErf, {AddOp(g, op_names::kDiv, {sum, scalar("sqrt2", 1.41421356f)}, "scaled")}, "erf");
+  const ValueId one_plus = AddOp(g, op_names::kAdd, {erf, scalar("one", 1)}, "one_plus");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kScalarMul,
+                            {AddOp(g, op_names::kMul, {sum, one_plus}, "p"), scalar("half", 0.5f)}, "y"))
+              .ok());
   const OnnxModel model = NewOnnxModel(std::move(g));
   GeluHeavyCost prices;
   PipelineOptions options = StandInOptions(nullptr);
@@ -428,8 +434,10 @@ TEST_CASE("Where the search's graph is faster, an other extraction faster still 
   Graph g = testing::ProductChain();
   const ValueId q = *g.AddInput("q", DataType::kFloat32, {64, 256});
   const ValueId w1 = AddWeight(g, "w1", {256, 256}, 1), w2 = AddWeight(g, "w2", {256, 256}, 2);
-  REQUIRE(
-      g.AddOutput(AddOp(g, "Add", {AddOp(g, "MatMul", {q, w1}, "m1"), AddOp(g, "MatMul", {q, w2}, "m2")}, "sum")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd,
+                            {AddOp(g, op_names::kMatMul, {q, w1}, "m1"), AddOp(g, op_names::kMatMul, {q, w2}, "m2")},
+                            "sum"))
+              .ok());
   const OnnxModel model = NewOnnxModel(g);
   AnalyticRuntime runtime(/*inverted=*/false);
   testing::NodeCountCost prices;
@@ -446,7 +454,7 @@ TEST_CASE("Where the search's graph is faster, an other extraction faster still 
   CHECK_THAT(JsonReport(NodeCountEGraphOptions(&runtime, &prices), *r), Catch::Contains("\"beat_search\": true"));
   CHECK(r->speed_check->timing.SecondFaster());
   // Both changes are in: one product for the pair, and the chain's cheaper order.
-  CHECK(testing::CountOps(r->model.graph, "MatMul") == 3);
+  CHECK(testing::CountOps(r->model.graph, op_names::kMatMul) == 3);
   CHECK(AnalyticCost().TotalCost(r->model.graph) < AnalyticCost().TotalCost(model.graph) / 2);
   REQUIRE(r->self_check.has_value());
   CHECK(r->self_check->mismatch.empty());
@@ -484,7 +492,7 @@ OnnxModel TwoProductsThenOpaque() {
   Graph& g = model.graph;
   auto proto = std::make_shared<onnx::NodeProto>();
   proto->set_name("custom");
-  proto->set_op_type("Erf");
+  proto->set_op_type(op_names::kErf);
   proto->set_domain("com.example");
   proto->add_input("y");
   proto->add_output("z");
@@ -520,7 +528,7 @@ TEST_CASE("Our cpu executor times a model against a region of it, which reads wh
   Graph region;
   const ValueId m1 = *region.AddInput("m1", DataType::kFloat32, {64, 256});
   const ValueId m2 = *region.AddInput("m2", DataType::kFloat32, {64, 256});
-  REQUIRE(region.AddOutput(AddOp(region, "Add", {m1, m2}, "y")).ok());
+  REQUIRE(region.AddOutput(AddOp(region, op_names::kAdd, {m1, m2}, "y")).ok());
   ExecutorTimer timer("cpu", PairLimits{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2});
   absl::StatusOr<PairTiming> t = timer.Compare(TwoProducts(), NewOnnxModel(std::move(region)));
   REQUIRE(t.ok());

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "rule_lookup.h"
+#include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
@@ -39,9 +40,9 @@ onnx::ModelProto SymbolicTwoProducts() {
   MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
   testing::AddFloatInit(m, "w1", {64, 64}, 0.25f);
   testing::AddFloatInit(m, "w2", {64, 64}, 0.5f);
-  testing::AddNode(m, "MatMul", {"x", "w1"}, {"a"});
-  testing::AddNode(m, "MatMul", {"x", "w2"}, {"b"});
-  testing::AddNode(m, "Add", {"a", "b"}, {"y"});
+  testing::AddNode(m, op_names::kMatMul, {"x", "w1"}, {"a"});
+  testing::AddNode(m, op_names::kMatMul, {"x", "w2"}, {"b"});
+  testing::AddNode(m, op_names::kAdd, {"a", "b"}, {"y"});
   testing::AddOutput(m, "y");
   return m;
 }
@@ -93,8 +94,8 @@ TEST_CASE("A symbolic batch that a fixed Reshape target pins is written fixed, s
   testing::AddInput(m, "x", {1, 12});
   MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
   testing::AddInt64Init(m, "target", {1, 3, 4});
-  testing::AddNode(m, "Reshape", {"x", "target"}, {"r"}, "reshape");
-  testing::AddNode(m, "Relu", {"r"}, {"y"}, "relu");
+  testing::AddNode(m, op_names::kReshape, {"x", "target"}, {"r"}, "reshape");
+  testing::AddNode(m, op_names::kRelu, {"r"}, {"y"}, "relu");
   testing::AddOutput(m, "y");
   auto result = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, AnalyticOptions());
   REQUIRE(result.ok());

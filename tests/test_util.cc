@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "taso/ir/ops/names.h"
 #include "taso/ir/rng.h"
 
 namespace taso::testing {
@@ -107,7 +108,7 @@ onnx::ModelProto SmallConvReluModel() {
   onnx::NodeProto* conv = AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv");
   SetIntsAttr(conv, "pads", {1, 1, 1, 1});
   SetIntsAttr(conv, "kernel_shape", {3, 3});
-  AddNode(m, "Relu", {"c"}, {"y"}, "relu");
+  AddNode(m, op_names::kRelu, {"c"}, {"y"}, "relu");
   AddOutput(m, "y");
   return m;
 }
@@ -145,8 +146,8 @@ Graph ConcatenatedWeightLayer() {
   auto x = g.AddInput("x", DataType::kFloat32, {8, 16});
   REQUIRE(x.ok());
   const ValueId w1 = AddWeight(g, "w1", {16, 32}, 1), w2 = AddWeight(g, "w2", {16, 24}, 2);
-  const ValueId both = AddOp(g, "Concat", {w1, w2}, "both", Params().Set("axis", int64_t{1}));
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {*x, both}, "y")).ok());
+  const ValueId both = AddOp(g, op_names::kConcat, {w1, w2}, "both", Params().Set("axis", int64_t{1}));
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {*x, both}, "y")).ok());
   return g;
 }
 
@@ -218,7 +219,7 @@ Graph ProductChain() {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {256, 4});
   const ValueId y = *g.AddInput("y", DataType::kFloat32, {4, 256});
   const ValueId z = *g.AddInput("z", DataType::kFloat32, {256, 4});
-  REQUIRE(g.AddOutput(AddOp(g, "MatMul", {AddOp(g, "MatMul", {x, y}, "xy"), z}, "out")).ok());
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {AddOp(g, op_names::kMatMul, {x, y}, "xy"), z}, "out")).ok());
   return g;
 }
 
@@ -231,23 +232,24 @@ Graph GatedMixture(const MixtureForm& form) {
     const uint64_t seed = std::hash<std::string>()(name);
     const ValueId w = AddWeight(g, name + "_w", {out, features}, seed);
     const ValueId b = AddWeight(g, name + "_b", {out}, seed + 1);
-    return AddOp(g, "Gemm", {in, w, b}, name, linear);
+    return AddOp(g, op_names::kGemm, {in, w, b}, name, linear);
   };
-  const ValueId gate =
-      AddOp(g, "Softmax", {layer(x, form.experts, d, "gate_logits")}, "gate", Params().Set("axis", int64_t{-1}));
-  const ValueId squashed = form.shared_input ? x : AddOp(g, "Tanh", {x}, "x_squashed");
+  const ValueId gate = AddOp(g, op_names::kSoftmax, {layer(x, form.experts, d, "gate_logits")}, "gate",
+                             Params().Set("axis", int64_t{-1}));
+  const ValueId squashed = form.shared_input ? x : AddOp(g, op_names::kTanh, {x}, "x_squashed");
   auto ints = [&](const std::string& name, int64_t v) { return *g.AddWeight(name, TensorData::Int64({1}, {v})); };
   const int summed = form.summed < 0 ? form.experts : form.summed;
   ValueId sum = form.residual ? x : kNoValue;
   for (int k = 0; k < summed; ++k) {
     const int e = form.residual ? summed - 1 - k : k;
     const std::string tag = absl::StrCat("e", e);
-    const ValueId column = AddOp(
-        g, "Slice", {gate, ints(tag + "_start", e), ints(tag + "_end", e + 1), ints(tag + "_axis", 1)}, tag + "_g");
+    const ValueId column =
+        AddOp(g, op_names::kSlice, {gate, ints(tag + "_start", e), ints(tag + "_end", e + 1), ints(tag + "_axis", 1)},
+              tag + "_g");
     const ValueId first = layer(e % 2 == 1 ? squashed : x, h, d, tag + "_first");
-    const ValueId hidden = AddOp(g, "Relu", {first}, tag + "_hidden");
-    const ValueId term = AddOp(g, "Mul", {column, layer(hidden, d, h, tag + "_second")}, tag + "_term");
-    sum = sum == kNoValue ? term : AddOp(g, "Add", {sum, term}, k + 1 == summed ? "y" : tag + "_sum");
+    const ValueId hidden = AddOp(g, op_names::kRelu, {first}, tag + "_hidden");
+    const ValueId term = AddOp(g, op_names::kMul, {column, layer(hidden, d, h, tag + "_second")}, tag + "_term");
+    sum = sum == kNoValue ? term : AddOp(g, op_names::kAdd, {sum, term}, k + 1 == summed ? "y" : tag + "_sum");
   }
   REQUIRE(g.AddOutput(sum).ok());
   return g;

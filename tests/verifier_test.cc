@@ -14,6 +14,7 @@
 #include "left_out_rules.h"
 #include "prover.h"
 #include "rule_builders.h"
+#include "taso/ir/ops/names.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -45,30 +46,34 @@ Verdict ProveOne(const Rule& rule) {
 TEST_CASE("Right rules are proved and wrong ones are not") {
   // Inputs 0, 1, 2; operator outputs from 3 on.
   // MatMul is associative, not commutative.
-  CHECK(ProveOne(MakeRule("assoc", {"A", "B", "C"},
-                          {{testing::MakeRuleOp("MatMul", {0, 1}), testing::MakeRuleOp("MatMul", {3, 2})}, {4}},
-                          {{testing::MakeRuleOp("MatMul", {1, 2}), testing::MakeRuleOp("MatMul", {0, 3})}, {4}})) ==
+  CHECK(ProveOne(MakeRule(
+            "assoc", {"A", "B", "C"},
+            {{testing::MakeRuleOp(op_names::kMatMul, {0, 1}), testing::MakeRuleOp(op_names::kMatMul, {3, 2})}, {4}},
+            {{testing::MakeRuleOp(op_names::kMatMul, {1, 2}), testing::MakeRuleOp(op_names::kMatMul, {0, 3})}, {4}})) ==
         Verdict::kProved);
-  CHECK(ProveOne(MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp("MatMul", {0, 1})}, {2}},
-                          {{testing::MakeRuleOp("MatMul", {1, 0})}, {2}})) != Verdict::kProved);
+  CHECK(ProveOne(MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                          {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}})) != Verdict::kProved);
   // Convolution is linear in its kernel without activation, not with relu.
   for (const char* act : {"none", "relu"}) {
-    Rule linear = MakeRule(
-        std::string("linear_") + act, {"X", "W", "V"},
-        {{testing::MakeRuleOp("Add", {1, 2}), testing::MakeRuleOp("Conv2D", {0, 3}, testing::DenseSameConv(act))}, {4}},
-        {{testing::MakeRuleOp("Conv2D", {0, 1}, testing::DenseSameConv(act)),
-          testing::MakeRuleOp("Conv2D", {0, 2}, testing::DenseSameConv(act)), testing::MakeRuleOp("Add", {3, 4})},
-         {5}});
+    Rule linear = MakeRule(std::string("linear_") + act, {"X", "W", "V"},
+                           {{testing::MakeRuleOp(op_names::kAdd, {1, 2}),
+                             testing::MakeRuleOp(op_names::kConv2D, {0, 3}, testing::DenseSameConv(act))},
+                            {4}},
+                           {{testing::MakeRuleOp(op_names::kConv2D, {0, 1}, testing::DenseSameConv(act)),
+                             testing::MakeRuleOp(op_names::kConv2D, {0, 2}, testing::DenseSameConv(act)),
+                             testing::MakeRuleOp(op_names::kAdd, {3, 4})},
+                            {5}});
     CHECK((ProveOne(linear) == Verdict::kProved) == (std::string(act) == "none"));
   }
   // Split undoes Concat, in order; the halves swapped is wrong.
   Params axis0;
   axis0.Set("axis", int64_t{0});
   for (bool swapped : {false, true}) {
-    Rule split =
-        MakeRule(swapped ? "swapped" : "in_order", {"A", "B"},
-                 {{testing::MakeRuleOp("Concat", {0, 1}, axis0), testing::MakeRuleOp("Split", {2}, axis0, 2)}, {3, 4}},
-                 {{}, swapped ? std::vector<int>{1, 0} : std::vector<int>{0, 1}});
+    Rule split = MakeRule(
+        swapped ? "swapped" : "in_order", {"A", "B"},
+        {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0), testing::MakeRuleOp(op_names::kSplit, {2}, axis0, 2)},
+         {3, 4}},
+        {{}, swapped ? std::vector<int>{1, 0} : std::vector<int>{0, 1}});
     CHECK((ProveOne(split) == Verdict::kProved) == !swapped);
   }
 }
@@ -77,21 +82,25 @@ TEST_CASE("Concatenations re-associated prove their values equal, not any two te
   Params axis0;
   axis0.Set("axis", int64_t{0});
   // Concat(Concat(A, B), C) and Concat(A, Concat(B, C)) have the same values.
-  CHECK(ProveOne(MakeRule(
-            "associative", {"A", "B", "C"},
-            {{testing::MakeRuleOp("Concat", {0, 1}, axis0), testing::MakeRuleOp("Concat", {3, 2}, axis0)}, {4}},
-            {{testing::MakeRuleOp("Concat", {1, 2}, axis0), testing::MakeRuleOp("Concat", {0, 3}, axis0)}, {4}})) ==
-        Verdict::kProved);
+  CHECK(ProveOne(MakeRule("associative", {"A", "B", "C"},
+                          {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0),
+                            testing::MakeRuleOp(op_names::kConcat, {3, 2}, axis0)},
+                           {4}},
+                          {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, axis0),
+                            testing::MakeRuleOp(op_names::kConcat, {0, 3}, axis0)},
+                           {4}})) == Verdict::kProved);
   // But a split cuts them apart (at A, and at A and B): were they equal tensors, the first
   // piece of Concat(A, Concat(B, A)) (that is A) would be the first piece of
   // Concat(Concat(A, B), A) (A and B), and the second piece of Concat(Concat(A, A), B)
   // (that is B) that of Concat(A, Concat(A, B)) (A and B): A = B for any A and B.
   CHECK(ProveOne(MakeRule("a_is_b", {"A", "B"},
-                          {{testing::MakeRuleOp("Concat", {1, 0}, axis0), testing::MakeRuleOp("Concat", {0, 2}, axis0),
-                            testing::MakeRuleOp("Split", {3}, axis0, 2)},
+                          {{testing::MakeRuleOp(op_names::kConcat, {1, 0}, axis0),
+                            testing::MakeRuleOp(op_names::kConcat, {0, 2}, axis0),
+                            testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
                            {4}},
-                          {{testing::MakeRuleOp("Concat", {0, 0}, axis0), testing::MakeRuleOp("Concat", {2, 1}, axis0),
-                            testing::MakeRuleOp("Split", {3}, axis0, 2)},
+                          {{testing::MakeRuleOp(op_names::kConcat, {0, 0}, axis0),
+                            testing::MakeRuleOp(op_names::kConcat, {2, 1}, axis0),
+                            testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
                            {5}})) != Verdict::kProved);
 }
 
@@ -99,11 +108,12 @@ TEST_CASE("A parametric rule is proved for every value of its variables") {
   // concat(a, relu x, relu y) = relu(concat(a, x, y)) for both axes at once.
   Params axis;
   axis.Set("axis", int64_t{0});
-  Rule r = MakeRule("relu_concat", {"A", "B"},
-                    {{testing::MakeRuleOp("Relu", {0}), testing::MakeRuleOp("Relu", {1}),
-                      testing::MakeRuleOp("Concat", {2, 3}, axis)},
-                     {4}},
-                    {{testing::MakeRuleOp("Concat", {0, 1}, axis), testing::MakeRuleOp("Relu", {2})}, {3}});
+  Rule r = MakeRule(
+      "relu_concat", {"A", "B"},
+      {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
+        testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
+       {4}},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis), testing::MakeRuleOp(op_names::kRelu, {2})}, {3}});
   r.source.ops[2].bound["axis"] = "p0";
   r.target.ops[0].bound["axis"] = "p0";
   r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
@@ -129,25 +139,27 @@ std::set<std::string> ProofAxioms(const Rule& rule) {
 
 TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one") {
   // (A B) C = A (B C) rests on associativity alone.
-  const Rule assoc = MakeRule("assoc", {"A", "B", "C"},
-                              {{testing::MakeRuleOp("MatMul", {0, 1}), testing::MakeRuleOp("MatMul", {3, 2})}, {4}},
-                              {{testing::MakeRuleOp("MatMul", {1, 2}), testing::MakeRuleOp("MatMul", {0, 3})}, {4}});
+  const Rule assoc =
+      MakeRule("assoc", {"A", "B", "C"},
+               {{testing::MakeRuleOp(op_names::kMatMul, {0, 1}), testing::MakeRuleOp(op_names::kMatMul, {3, 2})}, {4}},
+               {{testing::MakeRuleOp(op_names::kMatMul, {1, 2}), testing::MakeRuleOp(op_names::kMatMul, {0, 3})}, {4}});
   CHECK(ProofAxioms(assoc) == std::set<std::string>{"matmul_associative"});
   // Concat then Split gives the parts back: concatenation axioms, no product's.
   Params axis0;
   axis0.Set("axis", int64_t{0});
-  const Rule split =
-      MakeRule("in_order", {"A", "B"},
-               {{testing::MakeRuleOp("Concat", {0, 1}, axis0), testing::MakeRuleOp("Split", {2}, axis0, 2)}, {3, 4}},
-               {{}, {0, 1}});
+  const Rule split = MakeRule(
+      "in_order", {"A", "B"},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0), testing::MakeRuleOp(op_names::kSplit, {2}, axis0, 2)},
+       {3, 4}},
+      {{}, {0, 1}});
   const std::set<std::string> used = ProofAxioms(split);
   CHECK_FALSE(used.empty());
   for (const std::string& name : used) CHECK(name.find("matmul") == std::string::npos);
   // A false rule has no proof to explain.
   auto axioms = LoadAxioms(kAxioms);
   REQUIRE(axioms.ok());
-  const Rule commutes = MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp("MatMul", {0, 1})}, {2}},
-                                 {{testing::MakeRuleOp("MatMul", {1, 0})}, {2}});
+  const Rule commutes = MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                                 {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}});
   auto encoded = EncodeRules(*axioms, {commutes});
   REQUIRE(encoded.ok());
   auto none = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{}.budget);
@@ -159,11 +171,12 @@ TEST_CASE("Rules are found by the names taso-opt prints") {
   RuleSet set;
   Params axis;
   axis.Set("axis", int64_t{0});
-  Rule r = MakeRule("r0007", {"A", "B"},
-                    {{testing::MakeRuleOp("Relu", {0}), testing::MakeRuleOp("Relu", {1}),
-                      testing::MakeRuleOp("Concat", {2, 3}, axis)},
-                     {4}},
-                    {{testing::MakeRuleOp("Concat", {0, 1}, axis), testing::MakeRuleOp("Relu", {2})}, {3}});
+  Rule r = MakeRule(
+      "r0007", {"A", "B"},
+      {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
+        testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
+       {4}},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis), testing::MakeRuleOp(op_names::kRelu, {2})}, {3}});
   r.source.ops[2].bound["axis"] = "p0";
   r.target.ops[0].bound["axis"] = "p0";
   r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
@@ -204,8 +217,8 @@ TEST_CASE("A rule with an operator no axiom is about is refused") {
     std::filesystem::copy_file(std::filesystem::path(kAxioms) / f, dir / f);
   auto axioms = LoadAxioms(dir.string());
   REQUIRE(axioms.ok());
-  Rule r = MakeRule("mm", {"A", "B"}, {{testing::MakeRuleOp("MatMul", {0, 1})}, {2}},
-                    {{testing::MakeRuleOp("MatMul", {0, 1})}, {2}});
+  Rule r = MakeRule("mm", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                    {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}});
   auto encoded = EncodeRules(*axioms, {r});
   REQUIRE_FALSE(encoded.ok());
   CHECK_THAT(std::string(encoded.status().message()), Catch::Contains("rule mm uses matmul, which no axiom is about"));

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "taso/ir/ops/names.h"
 #include "taso/ir/output_agreement.h"
 #include "taso/pipeline/written_model.h"
 #include "test_util.h"
@@ -121,7 +122,7 @@ OnnxModel BlockDiagModel() {
   Graph g;
   const ValueId a = *g.AddInput("a", DataType::kFloat32, {2, 3});
   const ValueId b = *g.AddInput("b", DataType::kFloat32, {4, 5});
-  REQUIRE(g.AddOutput(testing::AddOp(g, "BlockDiag", {a, b}, "y")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kBlockDiag, {a, b}, "y")).ok());
   return ModelOf(std::move(g));
 }
 
@@ -130,7 +131,7 @@ OnnxModel EnlargeModel() {
   Graph g;
   const ValueId w = *g.AddInput("w", DataType::kFloat32, {4, 4, 1, 1});
   const ValueId reference = *g.AddInput("reference", DataType::kFloat32, {4, 4, 3, 3});
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Enlarge", {w, reference}, "y")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kEnlarge, {w, reference}, "y")).ok());
   return ModelOf(std::move(g));
 }
 
@@ -140,7 +141,7 @@ OnnxModel TransposeModel() {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 3, 3});
   Params perm;
   perm.Set("perm", std::vector<int64_t>{0, 2, 1});
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Transpose", {x}, "y", perm)).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kTranspose, {x}, "y", perm)).ok());
   return ModelOf(std::move(g));
 }
 
@@ -151,21 +152,23 @@ TEST_CASE("A fault planted in a lowering is refused before any file is written, 
   SECTION("BlockDiag: the first block padded on the left") {
     const OnnxModel model = BlockDiagModel();
     const Files f = InputFile("e2e_blockdiag", model);
-    const auto fault = [](onnx::ModelProto& m) { SetInts(m, NodeOf(m, "Pad").input(1), {0, 5, 0, 0}); };
+    const auto fault = [](onnx::ModelProto& m) { SetInts(m, NodeOf(m, op_names::kPad).input(1), {0, 5, 0, 0}); };
     ExpectRefused(Write(f, model, Target::kOrt, WriterWith(fault)), f, "y");
     ExpectRefused(Write(f, model, Target::kCpu, WriterWith(fault)), f, "y");
   }
   SECTION("Enlarge: the kernel padded into a corner") {
     const OnnxModel model = EnlargeModel();
     const Files f = InputFile("e2e_enlarge", model);
-    const auto fault = [](onnx::ModelProto& m) { SetInts(m, NodeOf(m, "Pad").input(1), {0, 0, 2, 2, 0, 0, 0, 0}); };
+    const auto fault = [](onnx::ModelProto& m) {
+      SetInts(m, NodeOf(m, op_names::kPad).input(1), {0, 0, 2, 2, 0, 0, 0, 0});
+    };
     ExpectRefused(Write(f, model, Target::kOrt, WriterWith(fault)), f, "y");
   }
   SECTION("Transpose: the permutation lost") {
     const OnnxModel model = TransposeModel();
     const Files f = InputFile("e2e_transpose", model);
     const auto fault = [](onnx::ModelProto& m) {
-      onnx::NodeProto& t = NodeOf(m, "Transpose");
+      onnx::NodeProto& t = NodeOf(m, op_names::kTranspose);
       for (onnx::AttributeProto& a : *t.mutable_attribute())
         if (a.name() == "perm") {
           a.clear_ints();
@@ -184,8 +187,9 @@ TEST_CASE("An error in a small output beside a large one is refused") {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {8});
   const ValueId thousand = *g.AddWeight("thousand", TensorData::Float({8}, std::vector<float>(8, 1000)));
   const ValueId half = *g.AddWeight("half", TensorData::Float({8}, std::vector<float>(8, 0.5f)));
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Mul", {x, thousand}, "big")).ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Add", {testing::AddOp(g, "Relu", {x}, "r"), half}, "small")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMul, {x, thousand}, "big")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kAdd, {testing::AddOp(g, op_names::kRelu, {x}, "r"), half}, "small"))
+              .ok());
   const OnnxModel model = ModelOf(std::move(g));
   const Files f = InputFile("e2e_small_output", model);
   const auto fault = [](onnx::ModelProto& m) { SetFloats(m, "half", std::vector<float>(8, 0.51f)); };
@@ -198,10 +202,10 @@ TEST_CASE("An error that shows only for inputs beyond [-1, 1] is refused") {
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {64});
   const ValueId low = *g.AddWeight("low", TensorData::Float({}, {-2}));
   const ValueId high = *g.AddWeight("high", TensorData::Float({}, {2}));
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Clip", {x, low, high}, "y")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kClip, {x, low, high}, "y")).ok());
   const OnnxModel model = ModelOf(std::move(g));
   const Files f = InputFile("e2e_wide_inputs", model);
-  const auto fault = [](onnx::ModelProto& m) { SetFloats(m, NodeOf(m, "Clip").input(2), {3}); };
+  const auto fault = [](onnx::ModelProto& m) { SetFloats(m, NodeOf(m, op_names::kClip).input(2), {3}); };
   ExpectRefused(Write(f, model, Target::kOrt, WriterWith(fault)), f, "y", "for inputs in [-10, 10]");
 }
 
@@ -232,7 +236,7 @@ TEST_CASE("Where the runtime cannot run the input file, the model is written and
   auto* type = m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
   type->set_elem_type(onnx::TensorProto::FLOAT);
   type->mutable_shape()->add_dim()->set_dim_value(4);
-  testing::AddNode(m, "Relu", {"x"}, {"r"});
+  testing::AddNode(m, op_names::kRelu, {"x"}, {"r"});
   onnx::NodeProto* custom = testing::AddNode(m, "Mystery", {"r"}, {"y"});
   custom->set_domain("com.example");
   auto* opset = m.add_opset_import();
@@ -303,7 +307,7 @@ TEST_CASE("A file that keeps a symbolic dimension is run at another size of it t
   testing::AddInput(m, "x", {1, 4});
   testing::InputDim(m, 0, 0)->set_dim_param("N");
   testing::AddFloatInit(m, "two", {}, 2.0f);
-  testing::AddNode(m, "Mul", {"x", "two"}, {"y"});
+  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
   testing::AddOutput(m, "y");
   const fs::path dir = testing::TempDir("e2e_other_sizes");
   Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
