@@ -14,6 +14,7 @@
 #include "taso/backends/ort_cost.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/backends/ort_worker.h"
+#include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
 #include "test_util.h"
 
@@ -164,8 +165,8 @@ TEST_CASE("A product is timed with its activation fed, whichever side its weight
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 512});
   const ValueId w = testing::AddWeight(g, "W", {512, 1024}, 1), wt = testing::AddWeight(g, "Wt", {1024, 512}, 2);
   const ValueId xt = *g.AddInput("xt", DataType::kFloat32, {512, 1});
-  REQUIRE(g.AddOutput(testing::AddOp(g, "MatMul", {x, w}, "right")).ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "MatMul", {wt, xt}, "left")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMatMul, {x, w}, "right")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMatMul, {wt, xt}, "left")).ok());
   OrtCost cost(nullptr, StartWorker(), 1);
   const double weight_right = cost.NodeCost(g, 0), weight_left = cost.NodeCost(g, 1);
   INFO("x W: " << weight_right << " s, W^T x^T: " << weight_left << " s");
@@ -186,10 +187,10 @@ TEST_CASE("ONNX Runtime's blocked layout: a graph input is reordered, a bias Add
                           .Set("padding", "same")
                           .Set("grouping", "dense")
                           .Set("activation", "none");
-  const ValueId first = testing::AddOp(g, "Conv2D", {x, w}, "first", conv);
-  const ValueId second = testing::AddOp(g, "Conv2D", {first, w}, "second", conv);
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Add", {second, b}, "biased")).ok());
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Add", {fed, b}, "fed_biased")).ok());
+  const ValueId first = testing::AddOp(g, op_names::kConv2D, {x, w}, "first", conv);
+  const ValueId second = testing::AddOp(g, op_names::kConv2D, {first, w}, "second", conv);
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kAdd, {second, b}, "biased")).ok());
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kAdd, {fed, b}, "fed_biased")).ok());
   OrtCost cost(nullptr, StartWorker(), 1);
   // One kernel measured once: the prices differ only by what the neighbours make them pay.
   const double reading_input = cost.NodeCost(g, 0), in_chain = cost.NodeCost(g, 1);
@@ -279,14 +280,15 @@ TEST_CASE("taso-opt says when ONNX Runtime cannot run and which target to use", 
 Graph TwoProducts(bool merged) {
   Graph g;
   const ValueId input = *g.AddInput("x", DataType::kFloat32, {64, 512});
-  const ValueId x = testing::AddOp(g, "Relu", {testing::AddOp(g, "Tanh", {input}, "t")}, "r");
+  const ValueId x = testing::AddOp(g, op_names::kRelu, {testing::AddOp(g, op_names::kTanh, {input}, "t")}, "r");
   const ValueId y =
-      merged ? testing::AddOp(g, "MatMul", {x, testing::AddWeight(g, "w12", {512, 512}, 3)}, "y")
-             : testing::AddOp(g, "Add",
-                              {testing::AddOp(g, "MatMul", {x, testing::AddWeight(g, "w1", {512, 512}, 1)}, "m1"),
-                               testing::AddOp(g, "MatMul", {x, testing::AddWeight(g, "w2", {512, 512}, 2)}, "m2")},
-                              "y");
-  REQUIRE(g.AddOutput(testing::AddOp(g, "Relu", {y}, "out")).ok());
+      merged ? testing::AddOp(g, op_names::kMatMul, {x, testing::AddWeight(g, "w12", {512, 512}, 3)}, "y")
+             : testing::AddOp(
+                   g, op_names::kAdd,
+                   {testing::AddOp(g, op_names::kMatMul, {x, testing::AddWeight(g, "w1", {512, 512}, 1)}, "m1"),
+                    testing::AddOp(g, op_names::kMatMul, {x, testing::AddWeight(g, "w2", {512, 512}, 2)}, "m2")},
+                   "y");
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kRelu, {y}, "out")).ok());
   return g;
 }
 
@@ -294,20 +296,23 @@ TEST_CASE("On the ort target, the output is priced with the region that differs 
   std::shared_ptr<OrtWorker> worker = StartWorker();
   OrtTimer region_timer(worker, 1, {.seconds = 3}), share_timer(worker, 1, {.seconds = 2});
   AnalyticCost cost;
-  PipelineResult result;
-  result.cost_before = result.cost_after = 1;  // by operators, replaced
-  pipeline::EstimateByRegions(NewOnnxModel(Graph()), TwoProducts(false), TwoProducts(true), cost, region_timer,
-                              share_timer, result);
-  REQUIRE(result.region_estimate.has_value());
-  const PipelineResult::RegionEstimate& e = *result.region_estimate;
+  const std::optional<pipeline::RegionPricing> priced =
+      pipeline::EstimateByRegions(NewOnnxModel(Graph()), TwoProducts(false), TwoProducts(true), cost,
+                                  {region_timer, share_timer, {1, 1}, std::nullopt});  // by operators, replaced
+  REQUIRE(priced.has_value());
+  const PipelineResult::RegionEstimate& e = priced->estimate;
   CHECK(e.nodes_before == 3);  // the products and their sum
   CHECK(e.nodes_after == 1);
   CHECK(e.timing.pairs >= 2);
   CHECK(e.share.pairs >= 2);
   CHECK_FALSE(e.input_timed);
   // The merge saves a product of the two, by far more than the noise.
-  CHECK(result.cost_after < 0.9 * result.cost_before);
-  CHECK(result.cost_before == Approx(e.share.a_seconds));
+  CHECK(priced->costs.after < 0.9 * priced->costs.before);
+  CHECK(priced->costs.before == Approx(e.share.a_seconds));
+  PipelineResult result;
+  result.region_estimate = e;
+  result.cost_before = priced->costs.before;
+  result.cost_after = priced->costs.after;
   PipelineOptions options;
   options.target = Target::kOrt;
   CHECK_THAT(SummaryText(options, result, "m"),

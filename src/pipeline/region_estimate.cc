@@ -47,57 +47,57 @@ absl::StatusOr<std::optional<DifferingRegions>> RegionsToTime(const Graph& input
 // The input's time for a run where the speed check timed it: the input is the first of
 // every pair it keeps, against the graph written or, where it writes the input (timed or
 // not), against the last graph timed.
-std::optional<double> InputTimed(const PipelineResult& result) {
-  const auto& check = result.speed_check;
+std::optional<double> InputTimed(const std::optional<PipelineResult::SpeedCheck>& check) {
   if (!check || !(check->timing.a_seconds > 0)) return std::nullopt;
   return check->timing.a_seconds;
 }
 
 // Where the written graph computes as the input's: both priced at the input's time where
-// the speed check timed it, else left at their prices by operators.
-void PriceAlike(PipelineResult& result) {
-  const std::optional<double> input_seconds = InputTimed(result);
-  if (!input_seconds) return;
-  PipelineResult::RegionEstimate& estimate = result.region_estimate.emplace();
-  estimate.alike = estimate.input_timed = true;
-  estimate.cost_before_by_operators = result.cost_before;
-  estimate.cost_after_by_operators = result.cost_after;
-  result.cost_before = result.cost_after = *input_seconds;
+// the speed check timed it, else nothing (both stay at their prices by operators).
+std::optional<RegionPricing> PriceAlike(const RegionTiming& timing) {
+  const std::optional<double> input_seconds = InputTimed(timing.speed_check);
+  if (!input_seconds) return std::nullopt;
+  RegionPricing priced;
+  priced.estimate.alike = priced.estimate.input_timed = true;
+  priced.estimate.cost_before_by_operators = timing.by_operators.before;
+  priced.estimate.cost_after_by_operators = timing.by_operators.after;
+  priced.costs = Costs{*input_seconds, *input_seconds};
+  return priced;
 }
 
 }  // namespace
 
-void EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written, CostModel& cost,
-                       RuntimeTimer& region_timer, RuntimeTimer& share_timer, PipelineResult& result) {
+std::optional<RegionPricing> EstimateByRegions(const OnnxModel& model, const Graph& input, const Graph& written,
+                                               CostModel& cost, const RegionTiming& timing) {
   absl::StatusOr<std::optional<DifferingRegions>> regions = RegionsToTime(input, written, cost);
-  if (!regions.ok()) return;
-  if (!regions->has_value()) return PriceAlike(result);
+  if (!regions.ok()) return std::nullopt;
+  if (!regions->has_value()) return PriceAlike(timing);
   DifferingRegions& found = **regions;
-  PipelineResult::RegionEstimate estimate;
+  RegionPricing priced;
+  PipelineResult::RegionEstimate& estimate = priced.estimate;
   estimate.nodes_before = found.differing_before;
   estimate.nodes_after = found.differing_after;
   estimate.region_nodes_before = found.before.num_nodes();
   estimate.region_nodes_after = found.after.num_nodes();
-  estimate.cost_before_by_operators = result.cost_before;
-  estimate.cost_after_by_operators = result.cost_after;
+  estimate.cost_before_by_operators = timing.by_operators.before;
+  estimate.cost_after_by_operators = timing.by_operators.after;
   const OnnxModel region_before = NewOnnxModel(std::move(found.before), model.opset);
-  const absl::StatusOr<PairTiming> timing =
-      region_timer.Compare(region_before, NewOnnxModel(std::move(found.after), model.opset));
-  if (!timing.ok() || !(timing->a_seconds > 0)) return;
-  const absl::StatusOr<PairTiming> share =
-      share_timer.Compare(InShellOf(model, input), region_before);
-  if (!share.ok() || !(share->a_seconds > 0)) return;
-  estimate.timing = *timing;
+  const absl::StatusOr<PairTiming> regions_timed =
+      timing.region.Compare(region_before, NewOnnxModel(std::move(found.after), model.opset));
+  if (!regions_timed.ok() || !(regions_timed->a_seconds > 0)) return std::nullopt;
+  const absl::StatusOr<PairTiming> share = timing.share.Compare(InShellOf(model, input), region_before);
+  if (!share.ok() || !(share->a_seconds > 0)) return std::nullopt;
+  estimate.timing = *regions_timed;
   estimate.share = *share;
-  const std::optional<double> input_seconds = InputTimed(result);
+  const std::optional<double> input_seconds = InputTimed(timing.speed_check);
   estimate.input_timed = input_seconds.has_value();
   // Each a ratio of two times taken together, so that the machine's speed, which drifts
   // between the speed check and these timings, cancels.
   const double region_part = share->b_seconds / share->a_seconds;
-  const double part_saved = (timing->a_seconds - timing->b_seconds) / timing->a_seconds;
-  result.cost_before = input_seconds.value_or(share->a_seconds);
-  result.cost_after = std::max(0.0, result.cost_before * (1 - region_part * part_saved));
-  result.region_estimate = std::move(estimate);
+  const double part_saved = (regions_timed->a_seconds - regions_timed->b_seconds) / regions_timed->a_seconds;
+  priced.costs.before = input_seconds.value_or(share->a_seconds);
+  priced.costs.after = std::max(0.0, priced.costs.before * (1 - region_part * part_saved));
+  return priced;
 }
 
 }  // namespace taso::pipeline

@@ -155,8 +155,9 @@ struct PipelineResult {
   int nodes_before = 0, nodes_after = 0;  // ONNX nodes of the imported graph and of `model`
   int rule_instances = 0;                 // rule matchers: both directions of every instance
   int rule_instances_unusable = 0;        // directed instances left out: the matcher cannot use them
-  // What the search found, whichever engine ran; its rules_applied emptied when the input
-  // was kept.
+  // What the search found, whichever engine ran, as the graph written has it: its
+  // rules_applied and path those of that graph (none where the input is written), its
+  // best graph and cost the e-graph's other extraction where that is written.
   SearchFound search;
   // The engine's own figures, with the stop reason it really had; none where no search ran.
   EngineStats engine;

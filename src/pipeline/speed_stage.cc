@@ -1,0 +1,167 @@
+#include "pipeline/speed_stage.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pipeline/speed_check.h"
+#include "taso/backends/executor_timer.h"
+#include "taso/backends/ort_timer.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso::pipeline {
+
+namespace {
+
+// The speed check's stage: what the model references and times, and its record so far.
+struct SpeedStage {
+  const OnnxModel& model;
+  const StageInputs& in;
+  const std::vector<RuleMatcher>& matchers;
+  RuntimeTimer& timer;
+  CostModels& costs;
+  const PipelineOptions& options;
+  std::optional<PipelineResult::SpeedCheck> check;
+};
+
+// Times the checked output against the input in the target's runtime and returns what to
+// write: with only the search's rewrites that make it measurably faster
+// (speed_check.h), finished and checked again when that is a subset.
+absl::StatusOr<StageOutput> VerifyRewrites(SpeedStage& stage, StageOutput out) {
+  if (out.rules_applied.empty()) return out;
+  Announce(stage.options, "speed check", absl::StrCat("in ", stage.timer.name()));
+  const StageInputs& in = stage.in;
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    if (std::find(keep.begin(), keep.end(), false) == keep.end()) return InShellOf(stage.model, out.graph);
+    ASSIGN_OR_RETURN(const Graph replayed, ReplayRewrites(in.separated, stage.matchers, out.path, keep));
+    ASSIGN_OR_RETURN(Graph finished, FinishGraph(replayed));
+    return InShellOf(stage.model, std::move(finished));
+  };
+  std::vector<std::string> groups;
+  for (const AppliedRewrite& step : out.path) groups.push_back(stage.matchers[step.matcher].rule().name);
+  // A search that applied rules without recording them can be undone only as a whole.
+  if (out.path.empty()) groups.push_back("the search's graph");
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
+                   pipeline::ChooseFasterRewrites(stage.timer, stage.model, groups, build));
+  stage.check = choice.check;
+  if (choice.check.rewrites_kept == choice.check.rewrites) return out;
+  if (choice.check.rewrites_kept == 0) return AsReadOutput(in, stage.costs, stage.options);
+  std::map<std::string, int> applied;
+  ASSIGN_OR_RETURN(const Graph replayed,
+                   out.path.empty() ? absl::StatusOr<Graph>(in.separated)
+                                    : ReplayRewrites(in.separated, stage.matchers, out.path, choice.keep, &applied));
+  ASSIGN_OR_RETURN(StageOutput kept,
+                   FinishAndCheck(in, replayed, std::move(applied), out.path, stage.costs, stage.options));
+  if (!kept.Mismatch().empty())
+    return absl::InternalError(absl::StrCat("self-check failed: ", kept.Mismatch(), "; nothing written"));
+  return kept;
+}
+
+// The speed check's record once an alternative was timed (`choice`), kept or not; the
+// alternative's own check describes the run when it is kept or nothing was timed before
+// (the search kept the input).
+PipelineResult::SpeedCheck AfterAlternative(const std::optional<PipelineResult::SpeedCheck>& earlier,
+                                            const pipeline::SpeedChoice& choice, const std::string& pricing) {
+  PipelineResult::SpeedCheck check = earlier && !choice.keep[0] ? *earlier : choice.check;
+  if (choice.keep[0]) check.extraction = pricing;
+  check.comparisons = choice.check.comparisons + (earlier ? earlier->comparisons : 0);
+  check.other_extractions_timed = 1 + (earlier ? earlier->other_extractions_timed : 0);
+  return check;
+}
+
+// Whether the alternative's finished graph runs measurably faster than `rival`'s (the
+// search's graph, kept by the speed check); the timing counts in the stage's record.
+absl::StatusOr<bool> BeatsRival(SpeedStage& stage, const StageOutput& alternative, const StageOutput& rival,
+                                const std::string& pricing) {
+  const OnnxModel rival_model = InShellOf(stage.model, rival.graph);
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    return InShellOf(stage.model, keep[0] ? alternative.graph : rival.graph);
+  };
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
+                   pipeline::ChooseFasterRewrites(stage.timer, rival_model, {pricing}, build,
+                                                  pipeline::WhenNoneKept::kReportTheLastTiming));
+  stage.check->comparisons += choice.check.comparisons;
+  if (!choice.keep[0]) ++stage.check->other_extractions_timed;
+  return choice.keep[0];
+}
+
+// The alternative finished, checked and timed against the input as a whole; returned
+// only when it passes the self-check and runs measurably faster, and than `rival` too
+// where one is given (the search's graph the speed check kept). The stage's record counts
+// the timings either way, and describes the alternative where it is returned.
+absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, const egraph::Alternative& alternative,
+                                                          const StageOutput* rival) {
+  const double search_cost = stage.costs.search().TotalCost(alternative.graph);
+  ASSIGN_OR_RETURN(StageOutput out, FinishAndCheck(stage.in, alternative.graph, alternative.rules_applied, {},
+                                                   stage.costs, stage.options));
+  if (!out.Mismatch().empty()) return std::nullopt;  // never written, so not reported
+  out.extraction = StageOutput::Extraction{alternative.graph, search_cost};
+  Announce(stage.options, "speed check",
+           absl::StrCat(pipeline::AlternativeName(alternative.pricing), ", in ", stage.timer.name()));
+  if (rival != nullptr) {
+    ASSIGN_OR_RETURN(const bool beats, BeatsRival(stage, out, *rival, alternative.pricing));
+    if (!beats) return std::nullopt;
+  }
+  auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
+    return InShellOf(stage.model, keep[0] ? out.graph : stage.in.cleaned);
+  };
+  // The input's own graph is timed for the report only where no timing was reported yet.
+  const auto when_none =
+      stage.check ? pipeline::WhenNoneKept::kReportTheLastTiming : pipeline::WhenNoneKept::kTimeTheInput;
+  ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
+                   pipeline::ChooseFasterRewrites(stage.timer, stage.model, {alternative.pricing}, build, when_none));
+  PipelineResult::SpeedCheck check = AfterAlternative(stage.check, choice, alternative.pricing);
+  check.beat_search = choice.keep[0] && rival != nullptr;
+  stage.check = std::move(check);
+  if (!choice.keep[0]) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+// The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
+// the ort target, our executor on cpu and cuda where it can run the input (every node in
+// the operator library); null where the speed is not verified. `owned` keeps one made here.
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
+                         std::unique_ptr<RuntimeTimer>& owned) {
+  if (!options.verify_speed) return nullptr;
+  if (options.timer != nullptr) return options.timer;
+  if (options.target == Target::kOrt) {
+    if (costs.ort_worker == nullptr) return nullptr;
+    owned = std::make_unique<OrtTimer>(costs.ort_worker, options.ort_threads,
+                                       PairLimits{.seconds = options.verify_speed_seconds});
+  } else {
+    if (!pipeline::CheckMeasurable(input).ok()) return nullptr;
+    const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
+    owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
+                                            PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
+  }
+  return owned.get();
+}
+
+// VerifyRewrites, then the e-graph's other extractions in turn: where no rewrite of the
+// search's result pays, the first measurably faster than the input is written; where
+// the search's result is kept, one measurably faster than it (and than the input).
+absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
+                                         const std::vector<RuleMatcher>& matchers,
+                                         const std::vector<egraph::Alternative>& alternatives, StageOutput out,
+                                         RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options) {
+  if (timer == nullptr) return SpeedChecked{std::move(out), std::nullopt};
+  SpeedStage stage{model, in, matchers, *timer, costs, options, std::nullopt};
+  ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    if (timer->OutOfTime()) {
+      if (stage.check) stage.check->other_extractions_untimed = alternatives.size() - i;
+      break;
+    }
+    const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
+    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
+                     TryAlternative(stage, alternatives[i], search_kept ? &out : nullptr));
+    if (faster) return SpeedChecked{std::move(*faster), std::move(stage.check)};
+  }
+  return SpeedChecked{std::move(out), std::move(stage.check)};
+}
+
+}  // namespace taso::pipeline

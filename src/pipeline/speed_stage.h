@@ -1,0 +1,44 @@
+// The speed check as a stage of OptimizeModel (speed_check.h chooses the rewrites that
+// pay): the checked output timed against the input in the target's runtime, then the
+// e-graph's other extractions, and what is written with the check's record.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pipeline/cost_setup.h"
+#include "pipeline/stage_output.h"
+#include "taso/backends/runtime_timer.h"
+#include "taso/egraph/engine.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/pipeline/pipeline.h"
+#include "taso/rewrite/match.h"
+
+namespace taso::pipeline {
+
+// The speed check's output and record (none where the speed is not verified).
+struct SpeedChecked {
+  StageOutput out;
+  std::optional<PipelineResult::SpeedCheck> check;
+};
+
+// The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
+// the ort target, our executor on cpu and cuda where it can run the input (every node in
+// the operator library); null where the speed is not verified. `owned` keeps one made here.
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
+                         std::unique_ptr<RuntimeTimer>& owned);
+
+// The checked output `out` timed against the input in the target's runtime, with only the
+// search's rewrites that make it measurably faster (finished and checked again when that
+// is a subset); then the e-graph's other extractions in turn: where no rewrite of the
+// search's result pays, the first measurably faster than the input is written; where the
+// search's result is kept, one measurably faster than it (and than the input). Returns
+// `out` as it is, and no record, where `timer` is null.
+absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
+                                         const std::vector<RuleMatcher>& matchers,
+                                         const std::vector<egraph::Alternative>& alternatives, StageOutput out,
+                                         RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options);
+
+}  // namespace taso::pipeline
