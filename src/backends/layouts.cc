@@ -32,6 +32,7 @@ class LayoutContext {
         weight_only_(FindWeightOnly(g)),
         uses_(g),
         can_block_(g.num_nodes(), -1),
+        runs_blocked_(g.num_nodes(), -1),
         layout_inputs_(g.num_nodes()),
         node_cost_(g.num_nodes(), {-1, -1}),
         convert_cost_(g.num_values(), {-1, -1}) {}
@@ -40,11 +41,18 @@ class LayoutContext {
   bool IsWeightOnly(NodeId n) const { return weight_only_.nodes[n]; }
   const UseIndex& uses() const { return uses_; }
 
-  // Whether node n could run blocked: a kernel that takes the layout, shapes that block,
-  // and a measured blocked cost.
+  // Whether node n could run blocked: a kernel that takes the layout and shapes that
+  // block (RunsBlocked), and a measured blocked cost.
   bool CanBlock(NodeId n) {
-    if (can_block_[n] < 0) can_block_[n] = FindCanBlock(n);
+    if (can_block_[n] < 0) can_block_[n] = RunsBlocked(n) && MeasuredBlocked(n);
     return can_block_[n];
+  }
+
+  // Whether the cpu kernels run node n blocked: a kernel that takes the layout and shapes
+  // that block, the node not weight-only. Nothing is measured.
+  bool RunsBlocked(NodeId n) {
+    if (runs_blocked_[n] < 0) runs_blocked_[n] = FindRunsBlocked(n);
+    return runs_blocked_[n];
   }
 
   double NodeCost(NodeId n, bool blocked) {
@@ -58,7 +66,7 @@ class LayoutContext {
 
   // Whether node n, in the given layout, reads its input i blocked.
   bool ReadsBlocked(NodeId n, bool blocked, size_t i) {
-    if (!blocked || !CanBlock(n)) return false;
+    if (!blocked || !RunsBlocked(n)) return false;
     const std::vector<size_t>& li = layout_inputs_[n];
     return std::find(li.begin(), li.end(), i) != li.end();
   }
@@ -84,17 +92,22 @@ class LayoutContext {
   }
 
  private:
-  bool FindCanBlock(NodeId n) {
+  bool FindRunsBlocked(NodeId n) {
     const Node& node = g_.node(n);
     const cpu::Kernel* k = cpu::FindKernel(node.op->name());
     if (!k || weight_only_.nodes[n]) return false;
     const std::vector<InputInfo> in = g_.InputInfos(node);
-    const std::vector<OutputType> out = g_.OutputTypes(node);
-    if (!cpu::CanRunBlocked(*k, node.params, in, out)) return false;
-    const Params bp = WithLayout(node.params, true);
-    layout_inputs_[n] = k->LayoutInputs(bp, in);
+    if (!cpu::CanRunBlocked(*k, node.params, in, g_.OutputTypes(node))) return false;
+    layout_inputs_[n] = k->LayoutInputs(WithLayout(node.params, true), in);
+    return true;
+  }
+
+  // Whether node n's blocked kernel ran when its cost was measured (its cost kept).
+  bool MeasuredBlocked(NodeId n) {
+    const Node& node = g_.node(n);
     bool measured = false;
-    node_cost_[n][1] = cost_.Cost(*node.op, bp, in, out, &measured);
+    node_cost_[n][1] =
+        cost_.Cost(*node.op, WithLayout(node.params, true), g_.InputInfos(node), g_.OutputTypes(node), &measured);
     return measured;
   }
 
@@ -102,7 +115,7 @@ class LayoutContext {
   CpuCost& cost_;
   taso::WeightOnly weight_only_;
   UseIndex uses_;
-  std::vector<int8_t> can_block_;
+  std::vector<int8_t> can_block_, runs_blocked_;
   std::vector<std::vector<size_t>> layout_inputs_;
   std::vector<std::array<double, 2>> node_cost_;
   std::vector<std::array<double, 2>> convert_cost_;
@@ -200,6 +213,14 @@ CpuLayouts::Plan CpuLayouts::AllPlain(const Graph& graph) {
   plan.blocked.assign(graph.num_nodes(), false);
   LayoutContext ctx(graph, cost_);
   Evaluate(ctx, plan);
+  return plan;
+}
+
+CpuLayouts::Plan CpuLayouts::AllBlocked(const Graph& graph) {
+  Plan plan;
+  plan.blocked.assign(graph.num_nodes(), false);
+  LayoutContext ctx(graph, cost_);
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) plan.blocked[n] = ctx.RunsBlocked(n);
   return plan;
 }
 

@@ -32,6 +32,10 @@ class CpuLayouts {
   Plan Choose(const Graph& graph);
   // All nodes plain: the cost of the graph as it is.
   Plan AllPlain(const Graph& graph);
+  // Every node the cpu kernels can run blocked, blocked: the plan with every blocked kernel
+  // and conversion the graph can have, for checking them. Nothing is measured, so the
+  // plan is not priced (`seconds` 0), and a kernel that cannot be prepared fails the run.
+  Plan AllBlocked(const Graph& graph);
   // The graph as planned: blocked nodes carry layout=blocked and LayoutConvert nodes
   // convert between layouts. Names of outputs are kept.
   absl::StatusOr<Graph> Apply(const Graph& graph, const Plan& plan);
