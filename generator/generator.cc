@@ -228,6 +228,7 @@ absl::Status GenerateTo(const GenerateOptions& options_in, GenerateReport* repor
   finder.spill_dir = options.spill_dir;
   finder.chunk = options.form_chunk;
   finder.family_share = options.family_share;
+  finder.changing = options.changing;
   int shards_read = 0;
   const int shards = store->shards();
   finder.progress = [&](const char* stage, size_t done, size_t total) {

@@ -607,9 +607,36 @@ class RuleFinder {
     return validity_->FormHolds(f, Candidate{}, thread);
   }
 
-  // The candidates of whole fingerprint groups, into forms; counts them into `candidates`.
+  // How often `code` applies the operator options_.changing.
+  int CountChanging(const GraphCode& code) const {
+    int n = 0;
+    for (int o = 0; o < code.num_ops; ++o) n += set_.variants[code.ops[o].variant].op->name() == options_.changing;
+    return n;
+  }
+
+  // The runs of `slice` (whole runs of equal fingerprints) whose graphs apply
+  // options_.changing a different number of times: no other run pairs a candidate that
+  // changes the count.
+  std::vector<Fingerprinted> RunsChangingCount(absl::Span<const Fingerprinted> slice) const {
+    std::vector<Fingerprinted> kept;
+    for (size_t begin = 0, end; begin < slice.size(); begin = end) {
+      const int first = CountChanging(slice[begin].graph);
+      bool differ = false;
+      for (end = begin + 1; end < slice.size() && slice[end].fingerprint == slice[begin].fingerprint; ++end)
+        differ = differ || CountChanging(slice[end].graph) != first;
+      if (differ) kept.insert(kept.end(), slice.begin() + begin, slice.begin() + end);
+    }
+    return kept;
+  }
+
+  // The candidates of whole fingerprint groups, into forms (those changing how often
+  // options_.changing is applied, where it is set); counts them into `candidates`.
   absl::Status CollectSlice(absl::Span<const Fingerprinted> slice, size_t* candidates) {
+    std::vector<Fingerprinted> changing;
+    if (!options_.changing.empty()) slice = changing = RunsChangingCount(slice);
     std::vector<Candidate> raw = pairer_.PairUp(slice);
+    if (!options_.changing.empty())
+      std::erase_if(raw, [&](const Candidate& c) { return CountChanging(c.a) == CountChanging(c.b); });
     std::vector<FormKey> keys(raw.size());
     ParallelFor(raw.size(), threads_, [&](size_t i) {
       raw[i] = NormalizeShapeOnlyInputs(set_, raw[i]);

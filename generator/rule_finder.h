@@ -43,6 +43,11 @@ struct FinderOptions {
   std::string spill_dir;                 // where (a fresh folder in it; empty: $TMPDIR or /tmp)
   size_t chunk = 1 << 16;                // forms read at once by the pruning stages
   size_t family_share = 1 << 18;         // rules whose parameter families are found at once
+  // Where set (--changing): only candidates whose sides apply this operator a different
+  // number of times are kept. A more general form of one (inputs apart, a common subgraph
+  // taken out of both sides) changes the count as much, so the rules that change it are
+  // those of a run without the filter, found without pruning all the others.
+  std::string changing;
   // Told now and then how far a stage is: "candidates" (candidates so far, forms so far),
   // "input renaming checks" (merged forms decided, of those with a more general form),
   // else the forms done of all.
