@@ -44,8 +44,17 @@ void ExpectLaidOutComputesAsPlain(const Graph& model, CpuLayouts& layouts, const
   ExpectCpuComputesAsReference(model, *laid_out, 2, 1e-4);
 }
 
-absl::StatusOr<OnnxModel> SmallCnn(const std::string& name) {
-  return models::BuildModel(name, {.image_size = name == "inception_v3" ? 75 : 32, .layers = 1});
+// A benchmark CNN at a small size, and its graph with convolutions fused as the cpu
+// runtime runs them.
+struct SmallCnn {
+  Graph graph, fused;
+};
+SmallCnn BuildSmallCnn(const std::string& name) {
+  auto model = models::BuildModel(name, {.image_size = name == "inception_v3" ? 75 : 32, .layers = 1});
+  REQUIRE(model.ok());
+  auto fused = FuseIntoConvolutions(model->graph);
+  REQUIRE(fused.ok());
+  return SmallCnn{model->graph, *std::move(fused)};
 }
 
 }  // namespace
@@ -53,29 +62,23 @@ absl::StatusOr<OnnxModel> SmallCnn(const std::string& name) {
 TEST_CASE("CNN models with every node that can run blocked blocked compute what they compute plain") {
   for (const std::string name : {"resnet50", "resnext50", "inception_v3", "nasnet_a"}) {
     SECTION(name) {
-      auto model = SmallCnn(name);
-      REQUIRE(model.ok());
-      auto fused = FuseIntoConvolutions(model->graph);
-      REQUIRE(fused.ok());
+      const SmallCnn cnn = BuildSmallCnn(name);
       CpuCost cost(nullptr);
       CpuLayouts layouts(cost);
-      const CpuLayouts::Plan plan = layouts.AllBlocked(*fused);
+      const CpuLayouts::Plan plan = layouts.AllBlocked(cnn.fused);
       CHECK(absl::c_count(plan.blocked, true) > 0);
-      ExpectLaidOutComputesAsPlain(model->graph, layouts, *fused, plan);
+      ExpectLaidOutComputesAsPlain(cnn.graph, layouts, cnn.fused, plan);
     }
   }
 }
 
 TEST_CASE("NasNet-A at its chosen layouts costs no more than plain and computes what it computes plain") {
-  auto model = SmallCnn("nasnet_a");
-  REQUIRE(model.ok());
-  auto fused = FuseIntoConvolutions(model->graph);
-  REQUIRE(fused.ok());
+  const SmallCnn cnn = BuildSmallCnn("nasnet_a");
   CpuCost cost(nullptr);
   CpuLayouts layouts(cost);
-  const CpuLayouts::Plan plan = layouts.Choose(*fused);
-  CHECK(plan.seconds <= layouts.AllPlain(*fused).seconds);
-  ExpectLaidOutComputesAsPlain(model->graph, layouts, *fused, plan);
+  const CpuLayouts::Plan plan = layouts.Choose(cnn.fused);
+  CHECK(plan.seconds <= layouts.AllPlain(cnn.fused).seconds);
+  ExpectLaidOutComputesAsPlain(cnn.graph, layouts, cnn.fused, plan);
 }
 
 TEST_CASE("Layouts: the cost model's choice is never worse than all plain, and conversions are explicit") {

@@ -41,6 +41,22 @@ Verdict ProveOne(const Rule& rule) {
   return ProveRules(*axioms, *encoded, options)[0].verdict;
 }
 
+// concat(a, relu x, relu y) = relu(concat(a, x, y)), its axis a variable taking 0 and 1.
+Rule ReluConcatForEveryAxis(const std::string& name) {
+  Params axis;
+  axis.Set("axis", int64_t{0});
+  Rule r = MakeRule(
+      name, {"A", "B"},
+      {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
+        testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
+       {4}},
+      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis), testing::MakeRuleOp(op_names::kRelu, {2})}, {3}});
+  r.source.ops[2].bound["axis"] = "p0";
+  r.target.ops[0].bound["axis"] = "p0";
+  r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("Right rules are proved and wrong ones are not") {
@@ -105,18 +121,7 @@ TEST_CASE("Concatenations re-associated prove their values equal, not any two te
 }
 
 TEST_CASE("A parametric rule is proved for every value of its variables") {
-  // concat(a, relu x, relu y) = relu(concat(a, x, y)) for both axes at once.
-  Params axis;
-  axis.Set("axis", int64_t{0});
-  Rule r = MakeRule(
-      "relu_concat", {"A", "B"},
-      {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
-        testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
-       {4}},
-      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis), testing::MakeRuleOp(op_names::kRelu, {2})}, {3}});
-  r.source.ops[2].bound["axis"] = "p0";
-  r.target.ops[0].bound["axis"] = "p0";
-  r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
+  const Rule r = ReluConcatForEveryAxis("relu_concat");
   CHECK(ProveOne(r) == Verdict::kProved);
   // The same with the second concatenation's axis fixed to 0 while the first varies: false.
   Rule mixed = r;
@@ -169,18 +174,7 @@ TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one"
 
 TEST_CASE("Rules are found by the names taso-opt prints") {
   RuleSet set;
-  Params axis;
-  axis.Set("axis", int64_t{0});
-  Rule r = MakeRule(
-      "r0007", {"A", "B"},
-      {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
-        testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
-       {4}},
-      {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis), testing::MakeRuleOp(op_names::kRelu, {2})}, {3}});
-  r.source.ops[2].bound["axis"] = "p0";
-  r.target.ops[0].bound["axis"] = "p0";
-  r.vars = {{"p0", {int64_t{0}, int64_t{1}}}};
-  set.rules = {r};
+  set.rules = {ReluConcatForEveryAxis("r0007")};
   for (const std::string name : {"r0007", "r0007/1", "r0007/1~"}) {
     INFO(name);
     auto found = FindRuleByName(set, name);
