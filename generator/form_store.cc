@@ -34,6 +34,8 @@ FormKey KeyOf(std::string_view s) {
   }
   const uint8_t* tail = data + 16 * blocks;
   uint64_t k1 = 0, k2 = 0;
+  // One line per tail byte, as MurmurHash3 spells it.
+  // clang-format off
   switch (n & 15) {
     case 15: k2 ^= uint64_t{tail[14]} << 48; [[fallthrough]];
     case 14: k2 ^= uint64_t{tail[13]} << 40; [[fallthrough]];
@@ -51,6 +53,7 @@ FormKey KeyOf(std::string_view s) {
     case 2: k1 ^= uint64_t{tail[1]} << 8; [[fallthrough]];
     case 1: k1 ^= uint64_t{tail[0]}; k1 *= c1, k1 = Rotl(k1, 31), k1 *= c2, h1 ^= k1;
   }
+  // clang-format on
   h1 ^= n, h2 ^= n;
   h1 += h2, h2 += h1;
   h1 = Mix(h1), h2 = Mix(h2);

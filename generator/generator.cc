@@ -46,10 +46,10 @@ class WalkForecast {
     const double disk_mb = std::max(0.0, total * record_bytes_ / 1048576.0 - options_.max_memory_mb);
     // Reading back: a sorted shard per thread, twice an even share for skew.
     const double read_mb = 2 * total / options_.shards * sizeof(Fingerprinted) * options_.threads / 1048576.0;
-    return absl::StrCat(line, absl::StrFormat("; forecast %.3g graphs, %.0f s more, %.0f MiB on disk, %.0f MiB held",
-                                              total, elapsed * (1 - done) / done, disk_mb,
-                                              std::min<double>(options_.max_memory_mb, total * record_bytes_ / 1048576.0) +
-                                                  read_mb));
+    return absl::StrCat(
+        line, absl::StrFormat("; forecast %.3g graphs, %.0f s more, %.0f MiB on disk, %.0f MiB held", total,
+                              elapsed * (1 - done) / done, disk_mb,
+                              std::min<double>(options_.max_memory_mb, total * record_bytes_ / 1048576.0) + read_mb));
   }
 
   const GenerateOptions& options_;
@@ -78,7 +78,8 @@ class StageProgress {
     if (tty_ && since_line < 0.2) return;
     last_line_ = now;
     std::string line = what;
-    if (done > 0.01 && done < 1 && elapsed > 1) line += absl::StrFormat(", about %.0f s left", elapsed * (1 - done) / done);
+    if (done > 0.01 && done < 1 && elapsed > 1)
+      line += absl::StrFormat(", about %.0f s left", elapsed * (1 - done) / done);
     std::fprintf(stderr, tty_ ? "\r  %s   " : "  %s\n", line.c_str());
   }
 
@@ -166,7 +167,8 @@ std::string GenerateReport::Table() const {
   row("distinct up to renaming", counts.distinct, "");
   row("after input renaming", counts.after_renaming, "");
   row("after common subgraph", counts.after_common_subgraph, "");
-  row("after float checks", counts.after_float_checks, absl::StrFormat("(sorting, pruning and checks %.2f s)", prune_s));
+  row("after float checks", counts.after_float_checks,
+      absl::StrFormat("(sorting, pruning and checks %.2f s)", prune_s));
   row("parametric", counts.after_parameters, "= rules (parameter families merged)");
   if (!changing_op.empty())
     row("changing", changing, absl::StrCat("= rules (those applying ", changing_op, " more or less often)"));
@@ -214,8 +216,8 @@ absl::Status GenerateTo(const GenerateOptions& options_in, GenerateReport* repor
   report->shards = store->shards();
   report->spilled_bytes = store->spilled_bytes();
   report->largest_shard = store->largest_shard();
-  phase(absl::StrCat(report->graphs, " graphs enumerated in ", report->shards, " shards (", (report->spilled_bytes >> 20),
-                     " MiB on disk, largest shard ", report->largest_shard, " graphs)"));
+  phase(absl::StrCat(report->graphs, " graphs enumerated in ", report->shards, " shards (",
+                     (report->spilled_bytes >> 20), " MiB on disk, largest shard ", report->largest_shard, " graphs)"));
 
   t = std::chrono::steady_clock::now();
   RuleSet header;
@@ -233,8 +235,8 @@ absl::Status GenerateTo(const GenerateOptions& options_in, GenerateReport* repor
   const int shards = store->shards();
   finder.progress = [&](const char* stage, size_t done, size_t total) {
     if (std::string(stage) == "candidates")
-      progress.Update(absl::StrFormat("pairing: %d of %d shards read, %d candidates, %d distinct", shards_read,
-                                      shards, done, total),
+      progress.Update(absl::StrFormat("pairing: %d of %d shards read, %d candidates, %d distinct", shards_read, shards,
+                                      done, total),
                       static_cast<double>(shards_read) / shards);
     else
       progress.Update(absl::StrFormat("%s: %d of %d forms", stage, done, total), static_cast<double>(done) / total);

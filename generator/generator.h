@@ -44,10 +44,10 @@ struct GenerateReport {
   uint64_t group_graphs = 0;  // the graphs in them
   PruneCounts counts;
   int shards = 0;
-  uint64_t spilled_bytes = 0;   // graphs written to disk
-  uint64_t largest_shard = 0;   // graphs in the largest shard
-  std::string changing_op;  // GenerateOptions::changing
-  uint64_t changing = 0;    // the rules it kept
+  uint64_t spilled_bytes = 0;  // graphs written to disk
+  uint64_t largest_shard = 0;  // graphs in the largest shard
+  std::string changing_op;     // GenerateOptions::changing
+  uint64_t changing = 0;       // the rules it kept
   double enumerate_s = 0, prune_s = 0, total_s = 0;
   uint64_t peak_rss_mb = 0;
   std::string Table() const;

@@ -43,7 +43,7 @@ struct GraphStore::Writer {
   std::vector<std::vector<char>> buffers;  // per shard: encoded records not yet on disk
   uint64_t held = 0;                       // bytes the buffers take (their capacity)
   uint64_t graphs = 0;
-  std::vector<uint64_t> per_shard;         // graphs per shard
+  std::vector<uint64_t> per_shard;  // graphs per shard
   absl::Status status;
 };
 
@@ -138,9 +138,9 @@ absl::Status GraphStore::Spill(Writer& w) {
   uint64_t bytes = 0;
   for (const std::vector<char>& buf : w.buffers) bytes += buf.size();
   if (spilled_.fetch_add(bytes) + bytes > options_.disk_bytes)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "enumeration stopped after ", graphs(), " graphs: they would need more than the disk budget of ",
-        options_.disk_bytes >> 20, " MiB (--max_disk_mb); lower -k or raise the budget"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("enumeration stopped after ", graphs(), " graphs: they would need more than the disk budget of ",
+                     options_.disk_bytes >> 20, " MiB (--max_disk_mb); lower -k or raise the budget"));
   absl::StatusOr<std::string> dir = folder_.Path();  // one folder per store, made by the first to spill
   if (!dir.ok()) return dir.status();
   const int thread = w.thread;

@@ -25,9 +25,9 @@
 namespace taso::gen {
 
 struct GraphStoreOptions {
-  int shards = 1024;    // a power of two
-  int threads = 2;      // writers, numbered 0..threads-1
-  int max_ops = 4;      // operators per graph, for the record size
+  int shards = 1024;                   // a power of two
+  int threads = 2;                     // writers, numbered 0..threads-1
+  int max_ops = 4;                     // operators per graph, for the record size
   uint64_t memory_bytes = 1ull << 30;  // graphs held in memory, all threads together
   uint64_t disk_bytes = 64ull << 30;   // graphs written to disk; past it, Add fails
   std::string dir;                     // where the spill files go (a fresh folder in it)
@@ -58,9 +58,9 @@ class GraphStore {
                           const std::function<void(int shards_done)>& shard_done = nullptr,
                           const ShardExchange& exchange = nullptr);
 
-  uint64_t graphs() const;           // recorded so far
-  uint64_t spilled_bytes() const;    // written to disk so far
-  uint64_t largest_shard() const;    // graphs in the largest shard
+  uint64_t graphs() const;         // recorded so far
+  uint64_t spilled_bytes() const;  // written to disk so far
+  uint64_t largest_shard() const;  // graphs in the largest shard
   size_t record_bytes() const { return record_bytes_; }
   int shards() const { return options_.shards; }
 
@@ -73,8 +73,8 @@ class GraphStore {
 
   GraphStoreOptions options_;
   size_t record_bytes_;
-  int shift_;  // fingerprint >> shift_ is the shard
-  mutable SpillFolder folder_;  // Path() makes it on first use
+  int shift_;                         // fingerprint >> shift_ is the shard
+  mutable SpillFolder folder_;        // Path() makes it on first use
   std::atomic<uint64_t> spilled_{0};  // bytes written to disk, all threads
   std::vector<std::unique_ptr<Writer>> writers_;
 };

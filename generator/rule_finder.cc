@@ -739,8 +739,8 @@ absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const Finder
   ASSIGN_OR_RETURN(counts->after_renaming, finder.PruneMergedInputs());
   phase(absl::StrCat(counts->after_renaming, " after input renaming (", finder.float_checks(), " float checks)"));
   ASSIGN_OR_RETURN(counts->after_common_subgraph, finder.PruneCommonSubgraphs());
-  phase(absl::StrCat(counts->after_common_subgraph, " after common subgraph (", finder.float_checks(),
-                     " float checks)"));
+  phase(
+      absl::StrCat(counts->after_common_subgraph, " after common subgraph (", finder.float_checks(), " float checks)"));
   ASSIGN_OR_RETURN(counts->after_float_checks, finder.PruneFailingFloatChecks());
   phase(absl::StrCat(counts->after_float_checks, " hold on floats (", finder.float_checks(), " float checks)"));
   ASSIGN_OR_RETURN(counts->after_parameters, finder.WriteRules(sink));

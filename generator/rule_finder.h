@@ -28,8 +28,7 @@ struct PruneCounts {
 
 // The graphs sharing a fingerprint, in fingerprint then code order (the order of
 // Enumerator::Enumerate): calls `emit` on each run of equal fingerprints in turn.
-using SharedRuns =
-    std::function<absl::Status(const std::function<void(absl::Span<const Fingerprinted>)>& emit)>;
+using SharedRuns = std::function<absl::Status(const std::function<void(absl::Span<const Fingerprinted>)>& emit)>;
 
 // Candidates are paired a slice of runs at a time (the order of the forms, and so which
 // candidate stands for each, follows the slices): a slice of `graphs` graphs ends before

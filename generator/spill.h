@@ -100,8 +100,8 @@ void CloseFd(int* fd);
 
 template <typename T>
 absl::Status RecordFile<T>::Flush() {
-  absl::Status s = AppendToFile(folder_, name_, &fd_, reinterpret_cast<const char*>(tail_.data()),
-                                tail_.size() * sizeof(T));
+  absl::Status s =
+      AppendToFile(folder_, name_, &fd_, reinterpret_cast<const char*>(tail_.data()), tail_.size() * sizeof(T));
   if (!s.ok()) return s;
   on_disk_ += tail_.size();
   std::vector<T>().swap(tail_);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  clang
+  clang clang-format
   libz3-dev
   libprotobuf-dev protobuf-compiler
   libonnx-dev

@@ -26,16 +26,13 @@ using testing::AddWeight;
 // The K=4 merge of two linear layers reading different inputs through one weight and bias:
 // their inputs concatenated along the rows, one product, a Split of its rows.
 const Rule& RowMerge() {
-  return testing::ShippedRuleLike(
-      "Gemm{transB=1}(A, B, c), Gemm{transB=1}(C, B, c)",
-      "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[0], "
-      "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[1]",
-      -1, &testing::ShippedMergeRules());
+  return testing::ShippedRuleLike("Gemm{transB=1}(A, B, c), Gemm{transB=1}(C, B, c)",
+                                  "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[0], "
+                                  "Split{axis=0}(Gemm{transB=1}(Concat{axis=0}(A, C), B, c))[1]",
+                                  -1, &testing::ShippedMergeRules());
 }
 
-std::vector<bool> Flagged(const std::vector<Rule>& rules) {
-  return egraph::RedundantInEGraph(PrepareRules(rules));
-}
+std::vector<bool> Flagged(const std::vector<Rule>& rules) { return egraph::RedundantInEGraph(PrepareRules(rules)); }
 
 TEST_CASE("E-graph: rules that spell out an identity, or entangle a merge, are left out", "[egraph]") {
   // A Split of a Concat gives the Concat's inputs back: the rule only restates that.
@@ -57,7 +54,9 @@ TEST_CASE("E-graph: rules that spell out an identity, or entangle a merge, are l
 // The classes of `g`'s values after saturating its e-graph with `rules` in both directions.
 struct Saturated {
   egraph::GraphEGraph built;
-  ClassId Of(const Graph& g, const std::string& value) const { return built.egraph.Find(built.value_class[g.FindValue(value)]); }
+  ClassId Of(const Graph& g, const std::string& value) const {
+    return built.egraph.Find(built.value_class[g.FindValue(value)]);
+  }
 };
 
 Saturated SaturateWith(const Graph& g, const std::vector<Rule>& rules, int multi_pattern_iterations = 1) {
@@ -202,8 +201,8 @@ TEST_CASE("E-graph: the engine joins all five steps into one product", "[egraph]
 TEST_CASE("E-graph: weights are not rewritten, tensors fed at run time are", "[egraph]") {
   // (Concat(a, c))^T rewritten as Concat(a^T, c^T): for weights a and c, another form of
   // a tensor folded ahead of time either way.
-  const Rule& transpose_concat = testing::ShippedRuleLike(
-      "Transpose{perm=[1,0]}(Concat{axis=0}(A, C))", "Concat{axis=1}(Transpose(A), Transpose(C))", 2);
+  const Rule& transpose_concat = testing::ShippedRuleLike("Transpose{perm=[1,0]}(Concat{axis=0}(A, C))",
+                                                          "Concat{axis=1}(Transpose(A), Transpose(C))", 2);
   for (bool weights : {true, false}) {
     Graph g;
     const ValueId x = *g.AddInput("x", DataType::kFloat32, {8, 4});

@@ -23,8 +23,8 @@ using egraph::ClassId;
 using egraph::EGraph;
 using egraph::ENodeId;
 using testing::AddOp;
-using testing::CountOps;
 using testing::AddWeight;
+using testing::CountOps;
 using testing::ShippedRules;
 
 const std::vector<RuleMatcher>& AllMatchers() {

@@ -87,7 +87,8 @@ TEST_CASE("A graph store gives the sorted runs whatever its shards and what went
     o.memory_bytes = memory_bytes;
     auto store = gen::GraphStore::Create(o);
     REQUIRE(store.ok());
-    for (size_t i = 0; i < graphs.size(); ++i) (*store)->Add(static_cast<int>(i % 2), graphs[i].first, graphs[i].second);
+    for (size_t i = 0; i < graphs.size(); ++i)
+      (*store)->Add(static_cast<int>(i % 2), graphs[i].first, graphs[i].second);
     REQUIRE((*store)->status().ok());
     CHECK((*store)->graphs() == graphs.size());
     return std::move(*store);

@@ -78,7 +78,7 @@ TEST_CASE("Weight-only: weights not fed at run time, nodes reading only them or 
   const ValueId x = *g.AddInput("x", DataType::kFloat32, {1, 4, 6, 6});
   const ValueId w = AddWeight(g, "w", {4, 4}, 1);
   const ValueId fed = AddWeight(g, "fed", {4, 4}, 2);
-  REQUIRE(g.MarkWeightAsInput(fed).ok());                 // an initializer that is also a graph input
+  REQUIRE(g.MarkWeightAsInput(fed).ok());                          // an initializer that is also a graph input
   const ValueId ww = AddOp(g, op_names::kMatMul, {w, w}, "ww");    // node 0: weights only
   const ValueId wf = AddOp(g, op_names::kMatMul, {w, fed}, "wf");  // node 1: reads a run-time value
   const ValueId pool = AddOp(g, op_names::kC_pool, {x}, "pool",    // node 2: reads only x's shape

@@ -182,8 +182,8 @@ TEST_CASE("The LSTM model computes PyTorch's LSTMCell step by step, one weight p
   // order: input, forget, cell, output.
   const std::vector<ValueId> weights = g.weights();
   REQUIRE(weights.size() == 4);
-  const TensorData &w_x = *g.value(weights[0]).data, &b_x = *g.value(weights[1]).data,
-                   &w_h = *g.value(weights[2]).data, &b_h = *g.value(weights[3]).data;
+  const TensorData &w_x = *g.value(weights[0]).data, &b_x = *g.value(weights[1]).data, &w_h = *g.value(weights[2]).data,
+                   &b_h = *g.value(weights[3]).data;
   const TensorMap inputs = RandomInputs(g, 5);
   const int64_t hidden = 512;
   std::vector<float> h = inputs.at("h0").data, c = inputs.at("c0").data;

@@ -403,8 +403,7 @@ TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at 
   CHECK(again->graph.DebugString() == r->graph.DebugString());
 }
 
-TEST_CASE("ONNX's shape inference runs in a child process and reports when it gives nothing",
-          "[onnx]") {
+TEST_CASE("ONNX's shape inference runs in a child process and reports when it gives nothing", "[onnx]") {
   onnx::ModelProto m = ConvReluModel();
   m.mutable_graph()->clear_value_info();
   REQUIRE(InferShapesIsolated(&m));

@@ -187,8 +187,8 @@ template <typename S>
 S ProductElement(const Tensor<S>& a, const Tensor<S>& b, bool ta, bool tb, int64_t i, int64_t j) {
   const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1], n = tb ? b.shape[0] : b.shape[1];
   S acc = Domain<S>::Zero();
-  for (int64_t kk = 0; kk < k; ++kk) acc += (ta ? a.data[kk * m + i] : a.data[i * k + kk]) *
-                                            (tb ? b.data[j * k + kk] : b.data[kk * n + j]);
+  for (int64_t kk = 0; kk < k; ++kk)
+    acc += (ta ? a.data[kk * m + i] : a.data[i * k + kk]) * (tb ? b.data[j * k + kk] : b.data[kk * n + j]);
   return acc;
 }
 
@@ -206,7 +206,8 @@ TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its ro
   }
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      const auto a = RandomTensor(ta ? Shape{5, 6} : Shape{6, 5}, 1), b = RandomTensor(tb ? Shape{7, 5} : Shape{5, 7}, 2);
+      const auto a = RandomTensor(ta ? Shape{5, 6} : Shape{6, 5}, 1),
+                 b = RandomTensor(tb ? Shape{7, 5} : Shape{5, 7}, 2);
       const auto y =
           Run<float>(op_names::kGemm, Params().Set("transA", int64_t{ta}).Set("transB", int64_t{tb}), {&a, &b})[0];
       REQUIRE(y.shape == Shape{6, 7});

@@ -140,7 +140,7 @@ absl::StatusOr<ParsedAxiom> ParseAxiom(z3::context& ctx, const AxiomSet& axioms,
 struct History {
   enum Kind { kConcat, kNone, kVariable } kind = kNone;
   int64_t size = 0;
-  int var = -1, dim = -1;  // kVariable
+  int var = -1, dim = -1;                      // kVariable
   std::shared_ptr<const History> left, right;  // kConcat
 };
 using HistoryPtr = std::shared_ptr<const History>;
@@ -378,8 +378,7 @@ class AxiomValidator {
     if (spec.split_at_concat) {
       const int axis = CutAxis(spec);
       const std::vector<HistoryPtr> history = HistoryOf(tensors[0]);
-      if (axis < 0 || axis >= static_cast<int>(history.size()) || history[axis]->kind != History::kConcat)
-        return false;
+      if (axis < 0 || axis >= static_cast<int>(history.size()) || history[axis]->kind != History::kConcat) return false;
       out.params = WithCut(spec, history[axis]->left->size, history[axis]->right->size);
     }
     auto types = out.impl->variant->op->semantics().InferTypes(out.params, infos);

@@ -64,8 +64,8 @@ std::vector<bool> Initializers(const OpDef& op, absl::Span<const InputInfo> inpu
   bool some_fed = false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i].present) continue;
-    initializer[i] = inputs[i].constant ||
-                     (kernel && inputs[i].dtype == DataType::kFloat32 && kernel->ReadsWeight(i, inputs));
+    initializer[i] =
+        inputs[i].constant || (kernel && inputs[i].dtype == DataType::kFloat32 && kernel->ReadsWeight(i, inputs));
     some_fed = some_fed || !initializer[i];
   }
   if (!some_fed)

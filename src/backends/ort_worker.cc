@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <thread>
 
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"

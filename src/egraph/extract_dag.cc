@@ -25,8 +25,12 @@ using Used = std::vector<std::pair<ClassId, ENodeId>>;
 class DagGreedy {
  public:
   DagGreedy(const EGraph& eg, const std::vector<double>& prices, const std::vector<ClassId>& roots)
-      : eg_(eg), prices_(prices), cost_(eg.num_class_ids(), kInfinity), used_(eg.num_class_ids()),
-        choice_(eg.num_class_ids(), kNoENode), must_compute_(eg.num_class_ids(), false) {
+      : eg_(eg),
+        prices_(prices),
+        cost_(eg.num_class_ids(), kInfinity),
+        used_(eg.num_class_ids()),
+        choice_(eg.num_class_ids(), kNoENode),
+        must_compute_(eg.num_class_ids(), false) {
     for (ClassId c : roots) must_compute_[eg.Find(c)] = true;
   }
 
@@ -128,8 +132,8 @@ class DagGreedy {
 
   const EGraph& eg_;
   const std::vector<double>& prices_;
-  std::vector<double> cost_;    // per class: the DAG cost of its choice
-  std::vector<Used> used_;      // per class: what its choice uses below it
+  std::vector<double> cost_;  // per class: the DAG cost of its choice
+  std::vector<Used> used_;    // per class: what its choice uses below it
   std::vector<ENodeId> choice_;
   std::vector<bool> must_compute_;
 };

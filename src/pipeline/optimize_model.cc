@@ -57,8 +57,8 @@ void OfferMergedMixtures(const Graph& activations, const PipelineOptions& option
   if (!merged.ok() || merged->mixtures == 0) return;
   absl::StatusOr<Graph> prepared = pipeline::PrepareFused(merged->graph);
   if (!prepared.ok()) return;
-  egraph::Alternative offered{*std::move(prepared), {{std::string(kGatedMixtureRewrite), merged->mixtures}},
-                              std::string(kGatedMixturesMerged)};
+  egraph::Alternative offered{
+      *std::move(prepared), {{std::string(kGatedMixtureRewrite), merged->mixtures}}, std::string(kGatedMixturesMerged)};
   alternatives.insert(alternatives.begin(), std::move(offered));
 }
 

@@ -9,8 +9,7 @@ ABSL_FLAG(std::string, o, "", "output ONNX file");
 ABSL_FLAG(bool, list, false, "list the models and exit");
 ABSL_FLAG(int64_t, batch, 1, "batch size (CNNs, NasRNN, LSTM; tokens for lora_mlp, task_heads, qkv_attention)");
 ABSL_FLAG(int64_t, image_size, 0, "image height and width (0: the model's own)");
-ABSL_FLAG(int64_t, layers, 0,
-          "depth: BERT layers, NasRNN and LSTM steps, NasNet cells per stage (0: the model's own)");
+ABSL_FLAG(int64_t, layers, 0, "depth: BERT layers, NasRNN and LSTM steps, NasNet cells per stage (0: the model's own)");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the deterministic random weights");
 
 int main(int argc, char** argv) {

@@ -75,9 +75,10 @@ int PrintProfile(taso::KernelExecutor& executor, const taso::Graph& graph, const
   double total = 0, total_priced = 0;
   for (const auto& t : *profile) total += t.seconds;
   for (const auto& [op, seconds] : priced) total_priced += seconds;
-  std::printf("%s executor: per operator, sum of each node's median over %d runs (%.3f ms in all), and what the\n"
-              "  %s cost model prices the same nodes at (%.3f ms in all)\n",
-              name, runs, total * 1e3, name, total_priced * 1e3);
+  std::printf(
+      "%s executor: per operator, sum of each node's median over %d runs (%.3f ms in all), and what the\n"
+      "  %s cost model prices the same nodes at (%.3f ms in all)\n",
+      name, runs, total * 1e3, name, total_priced * 1e3);
   std::printf("  %-22s %6s %9s %10s %6s %10s\n", "operator", "nodes", "reference", "ms", "share", "priced ms");
   for (const auto& t : *profile) {
     auto it = priced.find(t.op);
@@ -149,10 +150,10 @@ int main(int argc, char** argv) {
     taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
     auto prepared = taso::PrepareForCpu(model->graph, cost);
     if (!prepared.ok()) return taso::cli::Fail(kTool, prepared.status());
-    std::printf("cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "
-                "%d layout conversions; priced at %.3f ms\n",
-                prepared->fused_nodes, prepared->blocked_nodes, prepared->conversions,
-                prepared->estimate_seconds * 1e3);
+    std::printf(
+        "cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "
+        "%d layout conversions; priced at %.3f ms\n",
+        prepared->fused_nodes, prepared->blocked_nodes, prepared->conversions, prepared->estimate_seconds * 1e3);
     return RunOnKernels(prepared->graph, model->graph, inputs, "cpu", "oneDNN");
   }
   if (executor == "cuda") return RunOnKernels(model->graph, model->graph, inputs, "cuda", "GPU");

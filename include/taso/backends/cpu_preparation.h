@@ -12,9 +12,9 @@ namespace taso {
 
 struct CpuPreparation {
   Graph graph;
-  int fused_nodes = 0;    // nodes folded into convolutions (batch norms, biases, relus)
-  int blocked_nodes = 0;  // nodes run in the blocked layout
-  int conversions = 0;    // LayoutConvert nodes added
+  int fused_nodes = 0;          // nodes folded into convolutions (batch norms, biases, relus)
+  int blocked_nodes = 0;        // nodes run in the blocked layout
+  int conversions = 0;          // LayoutConvert nodes added
   double estimate_seconds = 0;  // the cost model's price of the graph so prepared
 };
 
