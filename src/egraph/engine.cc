@@ -169,15 +169,16 @@ std::optional<Alternative> AnalyticAlternative(const Graph& graph, const GraphEG
 // added to `result.alternatives` in the order the speed check times them, each made in
 // half of what is left before `deadline` and the last in all of it: the analytic model's
 // extraction, then the analytic model's with each operator at `target`'s mean price
-// (OperatorsAtMeanPrice), where they differ from the graphs before them.
+// (OperatorsAtMeanPrice), where they differ from the graphs before them and from `chosen`
+// (the hash of the extraction returned, as extracted, before its weights were folded).
 void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, const std::vector<RuleMatcher>& rules,
-                               const std::vector<ClassId>& roots, CostModel& target, const Deadline& deadline,
-                               const ExtractionLimits& limits, EGraphSearchResult& result) {
+                               const std::vector<ClassId>& roots, CostModel& target, uint64_t chosen,
+                               const Deadline& deadline, const ExtractionLimits& limits, EGraphSearchResult& result) {
   AnalyticCost plain;
   AnalyticCost counted(OperatorsAtMeanPrice(target, graph));
   const std::pair<AnalyticCost*, std::string> opinions[] = {{&plain, plain.name()},
                                                             {&counted, std::string(kOperatorsCountedPricing)}};
-  absl::flat_hash_set<uint64_t> offered = {result.best.StructuralHash()};
+  absl::flat_hash_set<uint64_t> offered = {chosen};
   for (size_t i = 0; i < std::size(opinions); ++i) {
     const bool last = i + 1 == std::size(opinions);
     const double left = deadline.Left(limits.seconds);
@@ -190,9 +191,11 @@ void OfferAnalyticAlternatives(const Graph& graph, const GraphEGraph& built, con
 // A graph's cost as it will run: its weight-only operators folded into weights first, as
 // the e-node prices assume (a runtime prepares an initializer once, and reads a fed
 // weight, such as a regrouped convolution's unfolded block-diagonal one, on every run).
-double FoldedCost(CostModel& cost, const Graph& graph) {
+// `graph` as it will run: its weight-only operators folded into weights (`graph` itself
+// where they cannot be).
+Graph AsRun(const Graph& graph) {
   absl::StatusOr<Graph> folded = FoldWeights(graph);
-  return cost.TotalCost(folded.ok() ? *folded : graph);
+  return folded.ok() ? *std::move(folded) : graph;
 }
 
 // Extracts the cheapest graph it can and keeps it when it costs less than the input.
@@ -207,18 +210,25 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   std::string extractor;
   auto ex = ExtractAtPrices(graph, built.egraph, node_cost, roots, deadline, limits, stats, extractor);
   absl::StatusOr<Graph> extracted = ex.ok() ? ExtractedGraph(graph, built, *ex) : absl::StatusOr<Graph>(ex.status());
+  uint64_t chosen = graph.StructuralHash();  // the graph returned, as extracted
   if (!extracted.ok()) {
     stats.kept_input_because = std::string(extracted.status().message());
-  } else if (const double cost = FoldedCost(graph_cost, *extracted); cost >= result.initial_cost) {
-    stats.kept_input_because = "the extracted graph costs no less than the input";
   } else {
-    stats.extractor = extractor;
-    result.best = std::move(*extracted);
-    result.best_cost = cost;
-    result.rules_applied = RulesApplied(graph, built, *ex, rules);
+    // The graph priced is the graph returned: folded once, here.
+    Graph as_run = AsRun(*extracted);
+    const double cost = graph_cost.TotalCost(as_run);
+    if (cost >= result.initial_cost) {
+      stats.kept_input_because = "the extracted graph costs no less than the input";
+    } else {
+      stats.extractor = extractor;
+      chosen = extracted->StructuralHash();
+      result.best = std::move(as_run);
+      result.best_cost = cost;
+      result.rules_applied = RulesApplied(graph, built, *ex, rules);
+    }
   }
   if (with_alternative)
-    OfferAnalyticAlternatives(graph, built, rules, roots, node_cost,
+    OfferAnalyticAlternatives(graph, built, rules, roots, node_cost, chosen,
                               Deadline(std::max(limits.seconds - SecondsSince(start), limits.alternative_seconds)),
                               limits, result);
   stats.extraction_seconds = SecondsSince(start);
@@ -232,7 +242,7 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
   const auto start = Clock::now();
   EGraphSearchResult result;
   result.best = graph;
-  result.initial_cost = result.best_cost = FoldedCost(graph_cost, graph);
+  result.initial_cost = result.best_cost = graph_cost.TotalCost(AsRun(graph));
   auto built = BuildEGraph(graph);
   if (!built.ok()) {
     result.stats.extractor = "none";

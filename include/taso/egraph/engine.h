@@ -54,8 +54,11 @@ struct Alternative {
 inline constexpr absl::string_view kOperatorsCountedPricing = "analytic, operators at their mean price";
 
 struct EGraphSearchResult : SearchFound {
-  // best: the extracted graph (or the input); rules_applied: the rules that made the
-  // chosen e-nodes; path: empty (the extraction is one rewrite).
+  // best: the extracted graph as it will run, its weight-only operators folded into
+  // weights (the graph priced, as the e-node prices assume; the input where none is
+  // cheaper); best_cost and initial_cost: by `graph_cost`, weights so folded;
+  // rules_applied: the rules that made the chosen e-nodes; path: empty (the extraction is
+  // one rewrite).
   EGraphStats stats;
   // Where `node_cost` is not the analytic model, in the order the speed check tries them:
   // the analytic model's extraction, and the analytic model's with each operator at
