@@ -88,6 +88,7 @@ std::vector<Decoded> DecodeRange(const Enumerator& e, absl::Span<const Fingerpri
     return graphs;
   }
   for (const Fingerprinted& f : range) {
+    memo.MakeRoom();  // the last replay is read already
     auto rep = Replay<uint32_t>(e.op_set(), f.graph, e.inputs(), nullptr, &memo);
     if (!rep.ok()) continue;
     Decoded d{WithoutSummary(f.graph), rep->outputs, {}, {}};

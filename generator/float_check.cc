@@ -108,6 +108,7 @@ bool FloatChecker::Holds(const Check& c, int thread) const {
   const auto& memos = memos_.at(thread);
   for (size_t t = 0; t < trials_.size(); ++t) {
     const Trial& trial = trials_[t];
+    memos[t]->MakeRoom();  // no replay of this trial is held
     // The fresh values are a function of the trial and the output's position, so both
     // sides get the same ones.
     auto fill = [&](int k, Tensor<float>& out) {

@@ -1,5 +1,7 @@
 #include "replay.h"
 
+#include <algorithm>
+
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -53,11 +55,14 @@ const typename KernelMemo<S>::Entry* KernelMemo<S>::Find(const Key& key) const {
 }
 
 template <typename S>
+void KernelMemo<S>::MakeRoom() {
+  if (bytes_ <= max_bytes_) return;
+  entries_.clear();
+  bytes_ = 0;
+}
+
+template <typename S>
 void KernelMemo<S>::Add(const Key& key, Entry entry) {
-  if (bytes_ > max_bytes_) {
-    entries_.clear();
-    bytes_ = 0;
-  }
   for (const auto& t : entry.outputs) bytes_ += t->data.size() * sizeof(S) + 128;
   entries_.emplace(key, std::move(entry));
 }
@@ -75,7 +80,9 @@ class Replayer {
         code_(code),
         inputs_(inputs),
         replaced_(replaced),
-        memo_(memo && memo->Serves(inputs) ? memo : nullptr) {
+        memo_(memo && memo->Serves(inputs) ? memo : nullptr),
+        track_dims_(std::any_of(code.ops, code.ops + code.num_ops,
+                                [&](const GenOp& op) { return set.variants[op.variant].spec.split_at_concat; })) {
     if (memo_)
       for (size_t i = 0; i < inputs.size(); ++i) hash_.push_back(memo_->input_hash(static_cast<int>(i)));
     r_.inputs = &inputs;
@@ -103,6 +110,7 @@ class Replayer {
   };
 
   void AddInputDims() {
+    if (!track_dims_) return;
     r_.nodes.reserve(4 * (inputs_.size() + 2 * code_.num_ops));
     r_.dims.reserve(inputs_.size() + 2 * code_.num_ops);
     for (size_t i = 0; i < inputs_.size(); ++i) {
@@ -141,15 +149,17 @@ class Replayer {
     }
     DimSources inferred;
     if (known) {
-      r_.produced.insert(r_.produced.end(), known->outputs.begin(), known->outputs.end());
+      for (const auto& t : known->outputs) r_.produced.push_back(t.get());
       hash_.insert(hash_.end(), known->hashes.begin(), known->hashes.end());
     } else {
       const Params& params = var.spec.split_at_concat ? cut.params : var.spec.params;
       RETURN_IF_ERROR(Compute(var, op, params, fresh, &inferred));
+      // Checked before the memo keeps them: not reading a memo's outputs again spares a
+      // cache miss for every operator found there.
+      for (int t = first; t < r_.num_tensors(); ++t)
+        if (r_.tensor(t).rank() > 4) return absl::InvalidArgumentError("an output of rank above 4");
       if (memo_) Remember(first, inferred, fresh ? nullptr : &key);
     }
-    for (int t = first; t < r_.num_tensors(); ++t)
-      if (r_.tensor(t).rank() > 4) return absl::InvalidArgumentError("an output of rank above 4");
     AddOutputDims(op, first, known ? known->sources : inferred, fresh, cut.concat_node);
     return absl::OkStatus();
   }
@@ -174,36 +184,44 @@ class Replayer {
     for (int i = 0; i < var.spec.arity; ++i) infos.push_back({true, DataType::kFloat32, r_.tensor(op.in[i]).shape});
     ASSIGN_OR_RETURN(std::vector<OutputType> types, var.op->semantics().InferTypes(params, infos));
     *sources = var.op->rule_form().DimensionSources(params, infos, types);
-    std::vector<std::shared_ptr<Tensor<S>>> outs;
-    for (const OutputType& t : types) outs.push_back(std::make_shared<Tensor<S>>(t.shape));
     KernelArgs<S> args;
     for (int i = 0; i < var.spec.arity; ++i) {
       args.in.push_back(&r_.tensor(op.in[i]));
       args.constant.push_back(nullptr);
     }
-    for (auto& t : outs) args.out.push_back(t.get());
-    r_.produced.insert(r_.produced.end(), outs.begin(), outs.end());
+    for (const OutputType& t : types) {
+      auto out = std::make_unique<Tensor<S>>(t.shape);
+      args.out.push_back(out.get());
+      r_.produced.push_back(out.get());
+      r_.owned.push_back(std::move(out));
+    }
     if (!fresh) return RunKernel<S>(*var.op, params, args);
     for (size_t k = 0; k < types.size(); ++k) replaced_->fill(static_cast<int>(k), *args.out[k]);
     return absl::OkStatus();
   }
 
-  // Hashes the outputs from tensor `first` on, and keeps them in the memo under `key`
-  // (none for the replaced operator, whose outputs are not its kernel's).
+  // Hashes the outputs from tensor `first` on (the last ones computed, still owned), and
+  // hands them to the memo under `key` (none for the replaced operator, whose outputs are
+  // not its kernel's).
   void Remember(int first, const DimSources& sources, const MemoKey* key) {
     MemoEntry entry;
     for (int t = first; t < r_.num_tensors(); ++t) {
-      entry.outputs.push_back(r_.produced[t - inputs_.size()]);
       entry.hashes.push_back(ContentHash(r_.tensor(t)));
       hash_.push_back(entry.hashes.back());
     }
+    if (!key) return;
+    const size_t computed = r_.num_tensors() - first;
+    for (size_t k = r_.owned.size() - computed; k < r_.owned.size(); ++k)
+      entry.outputs.push_back(std::move(r_.owned[k]));
+    r_.owned.resize(r_.owned.size() - computed);
     entry.sources = sources;
-    if (key) memo_->Add(*key, std::move(entry));
+    memo_->Add(*key, std::move(entry));
   }
 
   // The dimension histories of the outputs from tensor `first` on. The replaced
   // operator's outputs are new dimensions.
   void AddOutputDims(const GenOp& op, int first, const DimSources& sources, bool fresh, int concat_node) {
+    if (!track_dims_) return;
     const int num_outputs = r_.num_tensors() - first;
     for (int k = 0; k < num_outputs; ++k) {
       std::array<int, 4> d{-1, -1, -1, -1};
@@ -246,6 +264,7 @@ class Replayer {
   const std::vector<Tensor<S>>& inputs_;
   const ReplacedOp<S>* replaced_;
   KernelMemo<S>* memo_;         // where it serves these inputs
+  const bool track_dims_;       // whether an operator splits (Replayed::dims)
   std::vector<uint64_t> hash_;  // per tensor id, where a memo is used
   std::vector<int> uses_;       // per tensor id: how many operators read it
   Replayed<S> r_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "enumerator.h"
 
@@ -26,15 +27,19 @@ struct Replayed {
   // Tensor ids: the inputs, then every operator's outputs. The inputs are the caller's
   // (replays are many; copying them was most of their cost).
   const std::vector<Tensor<S>>* inputs = nullptr;
-  // Every operator's outputs, in order; shared with the kernel memo, which gives the
-  // same outputs to every replay that computes them (copies were most of a replay's cost).
-  std::vector<std::shared_ptr<const Tensor<S>>> produced;
+  // Every operator's outputs, in order: the kernel memo's where one was used (it gives
+  // the same outputs to every replay that computes them; copies were most of a replay's
+  // cost, and counting references to shared ones a tenth of a float check), else `owned`.
+  std::vector<const Tensor<S>*> produced;
+  std::vector<std::unique_ptr<const Tensor<S>>> owned;
   const Tensor<S>& tensor(int id) const {
     const int n = static_cast<int>(inputs->size());
     return id < n ? (*inputs)[id] : *produced[id - n];
   }
   int num_tensors() const { return static_cast<int>(inputs->size() + produced.size()); }
-  std::vector<std::array<int, 4>> dims;  // per tensor, per dimension (rank 4 at most): a DimNode index
+  // Per tensor, per dimension (rank 4 at most): a DimNode index; only where an operator
+  // splits (only splits read the histories), else both empty.
+  std::vector<std::array<int, 4>> dims;
   std::vector<DimNode> nodes;
   std::vector<uint64_t> hashes;              // per tensor, its ContentHash where a memo was used
   std::vector<int> outputs;                  // the graph's outputs: tensors no operator reads
@@ -54,7 +59,9 @@ struct ReplacedOp {
 // Kernel outputs by the contents of their inputs, for one set of input tensors: replaying
 // millions of graphs over the same inputs then computes each shared subterm (a
 // convolution of X by W1, ...) once, not in every graph that contains it. Used by one
-// thread at a time; forgets everything when it holds more than `max_bytes`.
+// thread at a time. What Find returns, and the outputs of replays made with the memo,
+// stay valid until MakeRoom, which forgets everything once the memo holds more than
+// `max_bytes`: its users call it where they hold none of those.
 template <typename S>
 class KernelMemo {
  public:
@@ -68,10 +75,12 @@ class KernelMemo {
       return H::combine(std::move(h), k.variant, k.in0, k.in1, k.in2, k.cut0, k.cut1);
     }
   };
+  // Held in the table itself (most operators have one output, none more than two that
+  // are memoized often): a hit costs one cache miss, not one per vector.
   struct Entry {
-    std::vector<std::shared_ptr<const Tensor<S>>> outputs;
-    std::vector<uint64_t> hashes;  // of each output, by the hash its user keys inputs with
-                                   // (Replay: ContentHash; the enumeration: TensorHash)
+    absl::InlinedVector<std::shared_ptr<const Tensor<S>>, 2> outputs;
+    absl::InlinedVector<uint64_t, 2> hashes;  // of each output, by the hash its user keys inputs
+                                              // with (Replay: ContentHash; the enumeration: TensorHash)
     DimSources sources;
   };
   KernelMemo(const std::vector<Tensor<S>>& inputs, size_t max_bytes);
@@ -79,6 +88,7 @@ class KernelMemo {
   uint64_t input_hash(int i) const { return input_hashes_[i]; }
   const Entry* Find(const Key& key) const;
   void Add(const Key& key, Entry entry);
+  void MakeRoom();
 
  private:
   const std::vector<Tensor<S>>* inputs_;
