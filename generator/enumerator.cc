@@ -57,6 +57,13 @@ Enumerator::Enumerator(const OpSet& set, int max_ops, uint64_t seed) : set_(set)
     for (uint32_t& v : t.data) v = rng.NextU32();
     inputs_.push_back(std::move(t));
   }
+  const std::vector<int> earlier = EarlierAlike(set_);
+  earlier_bit_.assign(earlier.size(), 0);
+  for (size_t i = 0; i < earlier.size(); ++i)
+    if (earlier[i] >= 0) {
+      has_earlier_ |= 1u << i;
+      earlier_bit_[i] = 1u << earlier[i];
+    }
 }
 
 namespace {
@@ -124,7 +131,11 @@ class Walker {
  public:
   using Sink = std::function<void(uint64_t, const GraphCode&)>;
 
-  Walker(const Enumerator& e, Sink sink) : e_(e), sink_(std::move(sink)), results_(e.inputs(), kResultMemoBytes) {
+  Walker(const Enumerator& e, Sink sink)
+      : e_(e),
+        sink_(std::move(sink)),
+        num_inputs_(static_cast<int>(e.inputs().size())),
+        results_(e.inputs(), kResultMemoBytes) {
     const auto& inputs = e_.inputs();
     slots_.reserve(inputs.size() + 2 * kMaxOps + 2);  // no reallocation: kernels hold pointers
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -399,6 +410,7 @@ class Walker {
       entry.outputs.push_back(std::make_shared<const Tensor<uint32_t>>(out.t));
       entry.hashes.push_back(out.hash);
     }
+    results_.MakeRoom();  // what it found is copied into the slots already
     results_.Add(rkey, std::move(entry));
     return true;
   }
@@ -468,7 +480,8 @@ class Walker {
   // needs. Fingerprint: inputs read for the first time stop being outputs; the new ones
   // start.
   void Push(const GenOp& op, const GeneratorVariant& spec, int first_out, size_t sym_mark) {
-    Frame frame{sym_mark, fingerprint_, weight_outputs_, {}, 0};
+    Frame frame{sym_mark, fingerprint_, weight_outputs_, inputs_read_, {}, 0};
+    inputs_read_ = InputsRead(op, spec);
     for (int i = 0; i < spec.arity; ++i) {
       Slot& in = slots_[op.in[i]];
       if (in.producer >= 0 && in.uses == 0) {
@@ -492,6 +505,7 @@ class Walker {
     for (int k = 0; k < f.num_used; ++k) --slots_[f.used[k]].uses;
     fingerprint_ = f.fingerprint;
     weight_outputs_ = f.weight_outputs;
+    inputs_read_ = f.inputs_read;
     sym_.resize(f.sym_mark);
     const int first_out = static_cast<int>(slots_.size()) - CountOutputs(ops_.back());
     slots_.resize(first_out);
@@ -583,8 +597,10 @@ class Walker {
   void Walk() {
     if (stop_->load(std::memory_order_relaxed)) return;
     // A graph with an output computed from weights alone is not recorded: weight-only
-    // subgraphs are folded ahead of time, so no rule about them can matter.
-    if (weight_outputs_ == 0) {
+    // subgraphs are folded ahead of time, so no rule about them can matter. Nor is one
+    // reading an input alike an earlier one it does not read (Enumerator::ReadsFirstAlike):
+    // it is a renaming of one that is.
+    if (weight_outputs_ == 0 && e_.ReadsFirstAlike(inputs_read_)) {
       GraphCode code;
       code.num_ops = static_cast<uint8_t>(ops_.size());
       std::copy(ops_.begin(), ops_.end(), code.ops);
@@ -611,6 +627,7 @@ class Walker {
   void EmitLast(const GenOp& op) {
     const Variant& var = e_.set_.variants[op.variant];
     const GeneratorVariant& spec = var.spec;
+    if (!e_.ReadsFirstAlike(InputsRead(op, spec))) return;  // see Walk()
     Cut cut;
     const MemoValue* mv = Admit(op, cut);
     if (!mv) return;
@@ -689,10 +706,19 @@ class Walker {
     return true;
   }
 
+  // The graph inputs ops_ and then `op` read, a bit each.
+  uint32_t InputsRead(const GenOp& op, const GeneratorVariant& spec) const {
+    uint32_t read = inputs_read_;
+    for (int i = 0; i < spec.arity; ++i)
+      if (op.in[i] < num_inputs_) read |= 1u << op.in[i];
+    return read;
+  }
+
   struct Frame {
     size_t sym_mark;
     uint64_t fingerprint;
     int weight_outputs;
+    uint32_t inputs_read;
     std::array<int, 3> used{};  // the slots the operator reads
     int num_used = 0;
   };
@@ -706,7 +732,9 @@ class Walker {
   std::vector<Frame> frames_;
   std::vector<SymNode> sym_;
   uint64_t fingerprint_ = 0;
-  int weight_outputs_ = 0;  // outputs computed from weights alone
+  int weight_outputs_ = 0;    // outputs computed from weights alone
+  uint32_t inputs_read_ = 0;  // the graph inputs ops_ read, a bit each
+  const int num_inputs_;
   std::vector<Shape> shapes_;
   absl::flat_hash_map<std::vector<int64_t>, int> shape_ids_;
   absl::flat_hash_map<MemoKey, MemoValue> memo_;
@@ -766,7 +794,8 @@ void Watch(const EnumerationLimits& limits, uint64_t bytes_per_graph, size_t bra
 absl::Status Enumerator::Run(const EnumerationLimits& limits, uint64_t bytes_per_graph, const GraphSink& sink) const {
   // The graphs with no operators: each input alone.
   for (size_t i = 0; i < inputs_.size() && limits.part == 0; ++i) {
-    if (!set_.inputs[i].activation) continue;  // a weight alone: see Walker::Walk()
+    // A weight alone, or an input alike an earlier one: see Walker::Walk().
+    if (!set_.inputs[i].activation || !ReadsFirstAlike(1u << i)) continue;
     GraphCode code;
     code.lone_input = static_cast<uint8_t>(i);
     sink(0, OutputTerm(TensorHash(inputs_[i])), code);

@@ -1,7 +1,8 @@
 // Enumeration of every operator graph with at most K operators over an OpSet (TASO
 // Algorithm 1): depth-first, each DAG once (its canonical operator order), never two
-// operators doing the same computation on the same inputs. Each graph is fingerprinted
-// on fixed random integer inputs in the wrapping uint32 domain.
+// operators doing the same computation on the same inputs, and of the graphs that differ
+// only by which of some alike inputs they read, one (ReadsFirstAlike). Each graph is
+// fingerprinted on fixed random integer inputs in the wrapping uint32 domain.
 #pragma once
 
 #include <atomic>
@@ -85,6 +86,17 @@ class Enumerator {
   // The integer input tensors fingerprints are computed on.
   const std::vector<Tensor<uint32_t>>& inputs() const { return inputs_; }
 
+  // Whether a graph reading the inputs in `read` (bit i: input i) reads, of each class of
+  // alike inputs (EarlierAlike), the first ones: the graphs walked. Any other graph is
+  // one of those with alike inputs renamed, and so is any rule it is a side of (both
+  // sides compute the same values, so read the same inputs), which the rule finder tells
+  // apart only up to renaming anyway.
+  bool ReadsFirstAlike(uint32_t read) const {
+    for (uint32_t later = read & has_earlier_; later != 0; later &= later - 1)
+      if (!(read & earlier_bit_[__builtin_ctz(later)])) return false;
+    return true;
+  }
+
  private:
   friend class Walker;
   absl::Status Run(const EnumerationLimits& limits, uint64_t bytes_per_graph, const GraphSink& sink) const;
@@ -92,6 +104,8 @@ class Enumerator {
   OpSet set_;
   int max_ops_;
   std::vector<Tensor<uint32_t>> inputs_;
+  uint32_t has_earlier_ = 0;           // the inputs with an earlier alike one (14 inputs at most)
+  std::vector<uint32_t> earlier_bit_;  // per input: that one's bit
 };
 
 // 64-bit hash of a tensor's shape and contents (TASO's hash_1).

@@ -50,6 +50,18 @@ std::vector<std::string> DefaultOperators() {
 
 }  // namespace
 
+std::vector<int> EarlierAlike(const OpSet& set) {
+  std::vector<int> earlier(set.inputs.size(), -1);
+  for (size_t i = 0; i < set.inputs.size(); ++i)
+    for (size_t j = 0; j < i; ++j) {
+      const GenInput& a = set.inputs[j];
+      const GenInput& b = set.inputs[i];
+      if (a.shape == b.shape && a.activation == b.activation && a.bias == b.bias && a.dim_classes == b.dim_classes)
+        earlier[i] = static_cast<int>(j);
+    }
+  return earlier;
+}
+
 absl::StatusOr<OpSet> MakeOpSet(const std::vector<std::string>& ops) {
   const std::vector<std::string> known = GeneratorOperators();
   OpSet set;

@@ -31,6 +31,11 @@ struct OpSet {
   std::vector<GenInput> inputs;
 };
 
+// Per input, the last input before it that is alike (the same shape, kind, role and
+// dimension classes), or -1. Alike inputs can stand for each other in any graph, so a
+// graph reading the second and not the first is a renaming of one reading the first.
+std::vector<int> EarlierAlike(const OpSet& set);
+
 // The variants of the named operators (all of GeneratorOperators() when `ops` is empty);
 // an unknown name is an error.
 absl::StatusOr<OpSet> MakeOpSet(const std::vector<std::string>& ops);

@@ -329,9 +329,9 @@ TEST_CASE("A rule whose target reads an input its source does not is refused") {
 
 TEST_CASE("Tests find shipped rules by what they compute rather than by generated name") {
   const Rule& merge = MergeMatMulsRule();
-  CHECK(testing::RuleSideText(merge, merge.source) == "MatMul(B, A), MatMul(B, C)");
+  CHECK(testing::RuleSideText(merge, merge.source) == "MatMul(A, B), MatMul(A, C)");
   CHECK(testing::RuleSideText(merge, merge.target) ==
-        "Split{axis=1}(MatMul(B, Concat{axis=1}(A, C)))[0], Split{axis=1}(MatMul(B, Concat{axis=1}(A, C)))[1]");
+        "Split{axis=1}(MatMul(A, Concat{axis=1}(B, C)))[0], Split{axis=1}(MatMul(A, Concat{axis=1}(B, C)))[1]");
   // Inputs are matched up to renaming, spaces are ignored, parameters given must agree.
   CHECK(testing::ShippedRulesLike("MatMul(Y,X),MatMul(Y,Z)",
                                   "Split(MatMul(Y,Concat{axis=1}(X,Z)))[0],Split(MatMul(Y,Concat(X,Z)))[1]",
