@@ -104,32 +104,46 @@ FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
       per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kTrialMemoBytes));
 }
 
+bool FloatChecker::AgreesInTrial(const Check& c, size_t t, int thread, bool* defined) const {
+  const Trial& trial = trials_[t];
+  KernelMemo<float>& memo = *memos_.at(thread)[t];
+  memo.MakeRoom();  // no replay of this trial is held
+  // The fresh values are a function of the trial and the output's position, so both
+  // sides get the same ones.
+  auto fill = [&](int k, Tensor<float>& out) {
+    Rng fresh(trial.seed * 31 + static_cast<uint64_t>(k) + 7);
+    Fill(out, fresh, trial.pattern, k % 2 == 0);
+  };
+  ReplacedOp<float> ra{c.fresh_a, fill}, rb{c.fresh_b, fill};
+  *defined = false;
+  auto a = Replay<float>(set_, c.a, trial.inputs, c.fresh_a >= 0 ? &ra : nullptr, &memo);
+  if (!a.ok()) return true;
+  auto b = Replay<float>(set_, c.b, trial.inputs, c.fresh_b >= 0 ? &rb : nullptr, &memo);
+  if (!b.ok()) return true;
+  *defined = true;
+  for (auto [x, y] : c.equal)
+    if (!Close(a->tensor(x), b->tensor(y))) return false;
+  return true;
+}
+
+// Both must be defined in the first trial (the generator's sizes); elsewhere a trial
+// where either is not says nothing.
 bool FloatChecker::Holds(const Check& c, int thread) const {
-  const auto& memos = memos_.at(thread);
   for (size_t t = 0; t < trials_.size(); ++t) {
-    const Trial& trial = trials_[t];
-    memos[t]->MakeRoom();  // no replay of this trial is held
-    // The fresh values are a function of the trial and the output's position, so both
-    // sides get the same ones.
-    auto fill = [&](int k, Tensor<float>& out) {
-      Rng fresh(trial.seed * 31 + static_cast<uint64_t>(k) + 7);
-      Fill(out, fresh, trial.pattern, k % 2 == 0);
-    };
-    ReplacedOp<float> ra{c.fresh_a, fill}, rb{c.fresh_b, fill};
-    auto a = Replay<float>(set_, c.a, trial.inputs, c.fresh_a >= 0 ? &ra : nullptr, memos[t].get());
-    if (!a.ok()) {
-      if (t == 0) return false;
-      continue;
-    }
-    auto b = Replay<float>(set_, c.b, trial.inputs, c.fresh_b >= 0 ? &rb : nullptr, memos[t].get());
-    if (!b.ok()) {
-      if (t == 0) return false;
-      continue;
-    }
-    for (auto [x, y] : c.equal)
-      if (!Close(a->tensor(x), b->tensor(y))) return false;
+    bool defined;
+    if (!AgreesInTrial(c, t, thread, &defined) || (t == 0 && !defined)) return false;
   }
   return true;
+}
+
+std::vector<bool> FloatChecker::HoldsAll(absl::Span<const Check> checks, int thread) const {
+  std::vector<bool> holds(checks.size(), true);
+  for (size_t t = 0; t < trials_.size(); ++t)
+    for (size_t i = 0; i < checks.size(); ++i) {
+      bool defined;
+      if (holds[i] && (!AgreesInTrial(checks[i], t, thread, &defined) || (t == 0 && !defined))) holds[i] = false;
+    }
+  return holds;
 }
 
 }  // namespace taso::gen

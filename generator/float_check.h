@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/types/span.h"
 #include "enumerator.h"
 #include "replay.h"
 
@@ -29,6 +30,10 @@ class FloatChecker {
   // True if both graphs are defined at the generator's sizes and agree there and in every
   // other trial where both are defined. `thread` in [0, threads) names the caller.
   bool Holds(const Check& c, int thread = 0) const;
+  // Holds of each check, found a trial at a time over all of them: one trial's kernel memo
+  // then serves every check in turn while it is in the cache, where a check at a time
+  // goes through every trial's memo, a cache miss at almost every step.
+  std::vector<bool> HoldsAll(absl::Span<const Check> checks, int thread = 0) const;
 
  private:
   struct Trial {
@@ -37,6 +42,9 @@ class FloatChecker {
     uint64_t seed;
     std::vector<Tensor<float>> inputs;  // drawn once: checks are many, trials few
   };
+  // Whether `c` agrees in trial t; `defined` is set false where a side is not defined there.
+  bool AgreesInTrial(const Check& c, size_t t, int thread, bool* defined) const;
+
   const OpSet& set_;
   std::vector<Trial> trials_;  // the first at the generator's sizes
   // Per thread, per trial: kernel outputs already computed on that trial's inputs.

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -283,6 +284,16 @@ class Validity {
     return holds;
   }
   bool FormKnown(size_t f) const { return forms_[f].load(std::memory_order_relaxed) != kUnknown; }
+  // A known form's answer.
+  bool KnownHolds(size_t f) const { return forms_[f].load(std::memory_order_relaxed) == kHolds; }
+  // Forms' checks, a batch at once (FloatChecker::HoldsAll).
+  std::vector<bool> HoldsAll(absl::Span<const Check> checks, int thread) const {
+    return checker_.HoldsAll(checks, thread);
+  }
+  void Record(size_t f, bool holds) {
+    forms_[f].store(holds ? kHolds : kFails, std::memory_order_relaxed);
+    ++checks_;
+  }
 
   // Keeps the first check proposed for a generalization that is no form.
   void Propose(const FormKey& key, const Check& check) {
@@ -419,26 +430,26 @@ class RuleFinder {
     for (size_t i = 0; i < edges.size(); ++i)
       if (i == 0 || edges[i].first != edges[i - 1].first) starts.push_back(i);
     starts.push_back(edges.size());
-    absl::Mutex mu;
-    absl::Status status = absl::OkStatus();
-    const size_t merged = starts.size() - 1;
-    ParallelForThreads(merged, threads_, [&](int thread, size_t k) {
-      // Most of the stage's time is these checks: told from the calling thread.
-      if (thread == 0 && options_.progress && k % 1024 == 0) options_.progress("input renaming checks", k, merged);
-      for (size_t i = starts[k]; i < starts[k + 1]; ++i) {
-        absl::StatusOr<bool> holds = FormHolds(edges[i].second, thread);
-        if (!holds.ok()) {
-          absl::MutexLock lock(&mu);
-          status.Update(holds.status());
-          return;
-        }
-        if (*holds) {
-          alive_[edges[i].first] = 0;
-          break;
-        }
+    // Round r asks each merged form not yet pruned for its r-th more general form, and
+    // all of a round's checks are made at once: the same answers as asking one form at a
+    // time, in a third less time (FloatChecker::HoldsAll).
+    std::vector<size_t> next(starts.begin(), starts.end() - 1);  // per merged form: its edge to ask
+    std::vector<uint32_t> asking(next.size());
+    std::iota(asking.begin(), asking.end(), 0);
+    while (!asking.empty()) {
+      std::vector<uint32_t> generals;
+      for (uint32_t k : asking) generals.push_back(edges[next[k]].second);
+      RETURN_IF_ERROR(CheckForms(std::move(generals), "input renaming checks"));
+      std::vector<uint32_t> still;
+      for (uint32_t k : asking) {
+        const auto [merged, general] = edges[next[k]];
+        if (validity_->KnownHolds(general))
+          alive_[merged] = 0;
+        else if (++next[k] < starts[k + 1])
+          still.push_back(k);
       }
-    });
-    RETURN_IF_ERROR(status);
+      asking.swap(still);
+    }
     return CountAlive();
   }
 
@@ -487,12 +498,11 @@ class RuleFinder {
 
   // Those left must hold on floats.
   absl::StatusOr<size_t> PruneFailingFloatChecks() {
-    RETURN_IF_ERROR(ForEachChunk("float checks", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
-      ParallelForThreads(chunk.size(), threads_, [&](int thread, size_t i) {
-        if (alive_[lo + i] && !validity_->FormHolds(lo + i, Unpack(chunk[i]), thread)) alive_[lo + i] = 0;
-      });
-      return absl::OkStatus();
-    }));
+    std::vector<uint32_t> alive;
+    for (size_t f = 0; f < alive_.size(); ++f)
+      if (alive_[f]) alive.push_back(static_cast<uint32_t>(f));
+    RETURN_IF_ERROR(CheckForms(alive, "float checks"));
+    for (uint32_t f : alive) alive_[f] = validity_->KnownHolds(f);
     return CountAlive();
   }
 
@@ -596,6 +606,33 @@ class RuleFinder {
     PackedCandidate p;
     RETURN_IF_ERROR(forms_.Read(f, 1, &p));
     return Unpack(p);
+  }
+
+  // Checks the forms whose answer is not known yet, a batch at a time, each batch shared
+  // out to the threads in parts checked a trial at a time (FloatChecker::HoldsAll).
+  absl::Status CheckForms(std::vector<uint32_t> forms, const char* stage) {
+    std::sort(forms.begin(), forms.end());
+    forms.erase(std::unique(forms.begin(), forms.end()), forms.end());
+    std::erase_if(forms, [&](uint32_t f) { return validity_->FormKnown(f); });
+    constexpr size_t kBatch = 1 << 16, kPart = 1 << 11;
+    for (size_t lo = 0; lo < forms.size(); lo += kBatch) {
+      const size_t n = std::min(kBatch, forms.size() - lo);
+      std::vector<Check> checks(n);
+      for (size_t i = 0; i < n; ++i) {
+        ASSIGN_OR_RETURN(Candidate c, CandidateOf(forms[lo + i]));
+        checks[i] = CheckOf(c);
+      }
+      std::vector<uint8_t> holds(n);
+      ParallelForThreads((n + kPart - 1) / kPart, threads_, [&](int thread, size_t part) {
+        const size_t begin = part * kPart, end = std::min(n, begin + kPart);
+        const std::vector<bool> h =
+            validity_->HoldsAll(absl::MakeConstSpan(checks).subspan(begin, end - begin), thread);
+        std::copy(h.begin(), h.end(), holds.begin() + begin);
+      });
+      for (size_t i = 0; i < n; ++i) validity_->Record(forms[lo + i], holds[i]);
+      if (options_.progress) options_.progress(stage, lo + n, forms.size());
+    }
+    return absl::OkStatus();
   }
 
   // A form's float check, its candidate read only where the answer is not known yet.
