@@ -104,7 +104,7 @@ FloatChecker::FloatChecker(const OpSet& set, int threads) : set_(set) {
       per_trial.push_back(std::make_unique<KernelMemo<float>>(trial.inputs, kTrialMemoBytes));
 }
 
-bool FloatChecker::AgreesInTrial(const Check& c, size_t t, int thread, bool* defined) const {
+FloatChecker::TrialResult FloatChecker::InTrial(const Check& c, size_t t, int thread) const {
   const Trial& trial = trials_[t];
   KernelMemo<float>& memo = *memos_.at(thread)[t];
   memo.MakeRoom();  // no replay of this trial is held
@@ -115,33 +115,26 @@ bool FloatChecker::AgreesInTrial(const Check& c, size_t t, int thread, bool* def
     Fill(out, fresh, trial.pattern, k % 2 == 0);
   };
   ReplacedOp<float> ra{c.fresh_a, fill}, rb{c.fresh_b, fill};
-  *defined = false;
   auto a = Replay<float>(set_, c.a, trial.inputs, c.fresh_a >= 0 ? &ra : nullptr, &memo);
-  if (!a.ok()) return true;
+  if (!a.ok()) return TrialResult::kUndefined;
   auto b = Replay<float>(set_, c.b, trial.inputs, c.fresh_b >= 0 ? &rb : nullptr, &memo);
-  if (!b.ok()) return true;
-  *defined = true;
+  if (!b.ok()) return TrialResult::kUndefined;
   for (auto [x, y] : c.equal)
-    if (!Close(a->tensor(x), b->tensor(y))) return false;
-  return true;
+    if (!Close(a->tensor(x), b->tensor(y))) return TrialResult::kDiffers;
+  return TrialResult::kAgrees;
 }
+
+bool FloatChecker::Holds(const Check& c, int thread) const { return HoldsAll(absl::MakeConstSpan(&c, 1), thread)[0]; }
 
 // Both must be defined in the first trial (the generator's sizes); elsewhere a trial
 // where either is not says nothing.
-bool FloatChecker::Holds(const Check& c, int thread) const {
-  for (size_t t = 0; t < trials_.size(); ++t) {
-    bool defined;
-    if (!AgreesInTrial(c, t, thread, &defined) || (t == 0 && !defined)) return false;
-  }
-  return true;
-}
-
 std::vector<bool> FloatChecker::HoldsAll(absl::Span<const Check> checks, int thread) const {
   std::vector<bool> holds(checks.size(), true);
   for (size_t t = 0; t < trials_.size(); ++t)
     for (size_t i = 0; i < checks.size(); ++i) {
-      bool defined;
-      if (holds[i] && (!AgreesInTrial(checks[i], t, thread, &defined) || (t == 0 && !defined))) holds[i] = false;
+      if (!holds[i]) continue;
+      const TrialResult r = InTrial(checks[i], t, thread);
+      holds[i] = r == TrialResult::kAgrees || (r == TrialResult::kUndefined && t > 0);
     }
   return holds;
 }

@@ -42,8 +42,8 @@ class FloatChecker {
     uint64_t seed;
     std::vector<Tensor<float>> inputs;  // drawn once: checks are many, trials few
   };
-  // Whether `c` agrees in trial t; `defined` is set false where a side is not defined there.
-  bool AgreesInTrial(const Check& c, size_t t, int thread, bool* defined) const;
+  enum class TrialResult { kAgrees, kDiffers, kUndefined };  // kUndefined: a side fails to run
+  TrialResult InTrial(const Check& c, size_t t, int thread) const;
 
   const OpSet& set_;
   std::vector<Trial> trials_;  // the first at the generator's sizes

@@ -432,7 +432,7 @@ class RuleFinder {
     starts.push_back(edges.size());
     // Round r asks each merged form not yet pruned for its r-th more general form, and
     // all of a round's checks are made at once: the same answers as asking one form at a
-    // time, in a third less time (FloatChecker::HoldsAll).
+    // time, in about a quarter less time (FloatChecker::HoldsAll).
     std::vector<size_t> next(starts.begin(), starts.end() - 1);  // per merged form: its edge to ask
     std::vector<uint32_t> asking(next.size());
     std::iota(asking.begin(), asking.end(), 0);
