@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "canonical.h"
@@ -275,14 +276,6 @@ class Validity {
     for (size_t f = 0; f < forms; ++f) forms_[f].store(kUnknown, std::memory_order_relaxed);
   }
 
-  bool FormHolds(size_t f, const Candidate& c, int thread) {
-    const uint8_t known = forms_[f].load(std::memory_order_relaxed);
-    if (known != kUnknown) return known == kHolds;
-    const bool holds = checker_.Holds(CheckOf(c), thread);
-    forms_[f].store(holds ? kHolds : kFails, std::memory_order_relaxed);
-    ++checks_;
-    return holds;
-  }
   bool FormKnown(size_t f) const { return forms_[f].load(std::memory_order_relaxed) != kUnknown; }
   // A known form's answer.
   bool KnownHolds(size_t f) const { return forms_[f].load(std::memory_order_relaxed) == kHolds; }
@@ -300,22 +293,27 @@ class Validity {
     std::lock_guard<std::mutex> lock(mu_);
     others_.try_emplace(key, Other{kUnknown, check});
   }
-  // A proposed generalization's.
-  bool Holds(const FormKey& key, int thread) {
-    Check check;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      const Other& o = others_.at(key);
-      if (o.state != kUnknown) return o.state == kHolds;
-      check = o.check;
-    }
-    const bool holds = checker_.Holds(check, thread);
-    ++checks_;
+  // Of `keys` (proposed), those whose check is not made yet, each once, with its check.
+  std::vector<std::pair<FormKey, Check>> Unchecked(absl::Span<const FormKey> keys) {
+    std::lock_guard<std::mutex> lock(mu_);
+    absl::flat_hash_set<FormKey> seen;
+    std::vector<std::pair<FormKey, Check>> unchecked;
+    for (const FormKey& key : keys)
+      if (const Other& o = others_.at(key); o.state == kUnknown && seen.insert(key).second)
+        unchecked.push_back({key, o.check});
+    return unchecked;
+  }
+  void RecordProposed(const FormKey& key, bool holds) {
     std::lock_guard<std::mutex> lock(mu_);
     Other& o = others_.at(key);
     o.state = holds ? kHolds : kFails;
     o.check = Check{};  // its answer is all that is needed now
-    return holds;
+    ++checks_;
+  }
+  // A proposed generalization's answer, once checked.
+  bool ProposedHolds(const FormKey& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return others_.at(key).state == kHolds;
   }
   size_t checks() const { return checks_.load(); }
   size_t proposals() const { return others_.size(); }
@@ -456,6 +454,9 @@ class RuleFinder {
   // Common subgraphs, a chunk of forms at a time. Every generalization is checked through
   // its own form if it is one, else through the first form that proposes it: chunks go
   // in form order, so which form that is depends neither on the chunks nor on the threads.
+  // Within a chunk, round r asks each form not yet pruned for its r-th generalization,
+  // all of a round's checks made at once (as in PruneMergedInputs): the same answers as
+  // asking each form's in turn up to the first that holds.
   absl::StatusOr<size_t> PruneCommonSubgraphs() {
     RETURN_IF_ERROR(ForEachChunk("common subgraphs", [&](size_t lo, const std::vector<PackedCandidate>& chunk) {
       std::vector<std::vector<Generalization>> general(chunk.size());
@@ -466,32 +467,35 @@ class RuleFinder {
         general[i] = CommonSubgraphGeneralizations(e_, RuleOf(set_, input_sigs_, c), c);
         for (const Generalization& g : general[i]) own[i].push_back(forms_.Find(g.key));
       });
-      for (size_t i = 0; i < chunk.size(); ++i)
+      std::vector<uint32_t> asking;  // positions in the chunk
+      for (size_t i = 0; i < chunk.size(); ++i) {
         for (size_t k = 0; k < general[i].size(); ++k)
           if (own[i][k] < 0) validity_->Propose(general[i][k].key, general[i][k].check);
-      absl::Mutex mu;
-      absl::Status status = absl::OkStatus();
-      ParallelForThreads(chunk.size(), threads_, [&](int thread, size_t i) {
-        for (size_t k = 0; k < general[i].size(); ++k) {
-          bool holds;
-          if (own[i][k] >= 0) {
-            absl::StatusOr<bool> h = FormHolds(static_cast<size_t>(own[i][k]), thread);
-            if (!h.ok()) {
-              absl::MutexLock lock(&mu);
-              status.Update(h.status());
-              return;
-            }
-            holds = *h;
-          } else {
-            holds = validity_->Holds(general[i][k].key, thread);
-          }
-          if (holds) {
-            alive_[lo + i] = 0;
-            break;
-          }
+        if (!general[i].empty()) asking.push_back(static_cast<uint32_t>(i));
+      }
+      for (size_t round = 0; !asking.empty(); ++round) {
+        std::vector<uint32_t> forms;
+        std::vector<FormKey> proposed;
+        for (uint32_t i : asking) {
+          if (own[i][round] >= 0)
+            forms.push_back(static_cast<uint32_t>(own[i][round]));
+          else
+            proposed.push_back(general[i][round].key);
         }
-      });
-      return status;
+        RETURN_IF_ERROR(CheckForms(std::move(forms), nullptr));
+        CheckProposed(proposed);
+        std::vector<uint32_t> still;
+        for (uint32_t i : asking) {
+          const bool holds = own[i][round] >= 0 ? validity_->KnownHolds(static_cast<size_t>(own[i][round]))
+                                                : validity_->ProposedHolds(general[i][round].key);
+          if (holds)
+            alive_[lo + i] = 0;
+          else if (round + 1 < general[i].size())
+            still.push_back(i);
+        }
+        asking.swap(still);
+      }
+      return absl::OkStatus();
     }));
     return CountAlive();
   }
@@ -608,13 +612,13 @@ class RuleFinder {
     return Unpack(p);
   }
 
-  // Checks the forms whose answer is not known yet, a batch at a time, each batch shared
-  // out to the threads in parts checked a trial at a time (FloatChecker::HoldsAll).
+  // Checks the forms whose answer is not known yet, a batch at a time (HoldsInParts);
+  // `stage` names them in progress lines (none: no lines).
   absl::Status CheckForms(std::vector<uint32_t> forms, const char* stage) {
     std::sort(forms.begin(), forms.end());
     forms.erase(std::unique(forms.begin(), forms.end()), forms.end());
     std::erase_if(forms, [&](uint32_t f) { return validity_->FormKnown(f); });
-    constexpr size_t kBatch = 1 << 16, kPart = 1 << 11;
+    constexpr size_t kBatch = 1 << 16;
     for (size_t lo = 0; lo < forms.size(); lo += kBatch) {
       const size_t n = std::min(kBatch, forms.size() - lo);
       std::vector<Check> checks(n);
@@ -622,26 +626,33 @@ class RuleFinder {
         ASSIGN_OR_RETURN(Candidate c, CandidateOf(forms[lo + i]));
         checks[i] = CheckOf(c);
       }
-      std::vector<uint8_t> holds(n);
-      ParallelForThreads((n + kPart - 1) / kPart, threads_, [&](int thread, size_t part) {
-        const size_t begin = part * kPart, end = std::min(n, begin + kPart);
-        const std::vector<bool> h =
-            validity_->HoldsAll(absl::MakeConstSpan(checks).subspan(begin, end - begin), thread);
-        std::copy(h.begin(), h.end(), holds.begin() + begin);
-      });
+      const std::vector<uint8_t> holds = HoldsInParts(checks);
       for (size_t i = 0; i < n; ++i) validity_->Record(forms[lo + i], holds[i]);
-      if (options_.progress) options_.progress(stage, lo + n, forms.size());
+      if (options_.progress && stage != nullptr) options_.progress(stage, lo + n, forms.size());
     }
     return absl::OkStatus();
   }
 
-  // A form's float check, its candidate read only where the answer is not known yet.
-  absl::StatusOr<bool> FormHolds(size_t f, int thread) {
-    if (!validity_->FormKnown(f)) {
-      ASSIGN_OR_RETURN(Candidate c, CandidateOf(f));
-      return validity_->FormHolds(f, c, thread);
-    }
-    return validity_->FormHolds(f, Candidate{}, thread);
+  // The checks of proposed generalizations among `keys` not made yet, made at once.
+  void CheckProposed(absl::Span<const FormKey> keys) {
+    const std::vector<std::pair<FormKey, Check>> unchecked = validity_->Unchecked(keys);
+    std::vector<Check> checks;
+    for (const auto& [key, check] : unchecked) checks.push_back(check);
+    const std::vector<uint8_t> holds = HoldsInParts(checks);
+    for (size_t i = 0; i < unchecked.size(); ++i) validity_->RecordProposed(unchecked[i].first, holds[i]);
+  }
+
+  // Whether each check holds, the threads taking parts of kPart checks a trial at a time
+  // (FloatChecker::HoldsAll).
+  std::vector<uint8_t> HoldsInParts(absl::Span<const Check> checks) const {
+    constexpr size_t kPart = 1 << 11;
+    std::vector<uint8_t> holds(checks.size());
+    ParallelForThreads((checks.size() + kPart - 1) / kPart, threads_, [&](int thread, size_t part) {
+      const size_t begin = part * kPart, end = std::min(checks.size(), begin + kPart);
+      const std::vector<bool> h = validity_->HoldsAll(checks.subspan(begin, end - begin), thread);
+      std::copy(h.begin(), h.end(), holds.begin() + begin);
+    });
+    return holds;
   }
 
   // How often `code` applies the operator options_.changing.
@@ -779,7 +790,8 @@ absl::Status FindRules(const Enumerator& e, const SharedRuns& runs, const Finder
   phase(
       absl::StrCat(counts->after_common_subgraph, " after common subgraph (", finder.float_checks(), " float checks)"));
   ASSIGN_OR_RETURN(counts->after_float_checks, finder.PruneFailingFloatChecks());
-  phase(absl::StrCat(counts->after_float_checks, " hold on floats (", finder.float_checks(), " float checks)"));
+  counts->float_checks = finder.float_checks();
+  phase(absl::StrCat(counts->after_float_checks, " hold on floats (", counts->float_checks, " float checks)"));
   ASSIGN_OR_RETURN(counts->after_parameters, finder.WriteRules(sink));
   return absl::OkStatus();
 }

@@ -24,6 +24,7 @@ struct PruneCounts {
   size_t after_float_checks = 0;     // hold on floats at several sizes
   size_t after_parameters = 0;       // families differing only in parameters merged: the rules
   uint64_t forms_disk_bytes = 0;     // the distinct forms' records written to disk
+  size_t float_checks = 0;           // float checks made by the pruning stages, each once
 };
 
 // The graphs sharing a fingerprint, in fingerprint then code order (the order of

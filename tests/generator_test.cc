@@ -378,6 +378,29 @@ TEST_CASE("Generation with a chosen operator set, and bad requests") {
   }
 }
 
+TEST_CASE("Threads and chunks change neither the rules nor the float checks made") {
+  gen::GenerateOptions options;
+  options.max_ops = 3;
+  options.ops = {op_names::kMatMul, op_names::kAdd, op_names::kConcat, op_names::kSplit};
+  options.threads = 1;
+  gen::GenerateReport one;
+  auto single = gen::Generate(options, &one);
+  REQUIRE(single.ok());
+  REQUIRE(one.counts.after_common_subgraph < one.counts.after_renaming);  // the stage prunes here
+  // Small chunks: a generalization proposed by forms of several chunks, and rounds of a
+  // few checks each.
+  options.threads = 3;
+  options.form_chunk = 97;
+  gen::GenerateReport three;
+  auto threaded = gen::Generate(options, &three);
+  REQUIRE(threaded.ok());
+  CHECK(RuleSetText(*threaded) == RuleSetText(*single));
+  CHECK(three.counts.after_common_subgraph == one.counts.after_common_subgraph);
+  // Every check is made once: a form's or a proposal's answer is never asked twice.
+  CHECK(three.counts.float_checks == one.counts.float_checks);
+  CHECK(one.counts.float_checks > 0);
+}
+
 TEST_CASE("A tight disk budget stops generation cleanly") {
   gen::GenerateOptions options;
   options.max_ops = 3;
