@@ -30,7 +30,7 @@ models=("$@")
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 field() { sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1; }
 run_ms() { build/taso-run "$1" --executor cpu --time "$runs" 2>&1 | sed -n 's/.*median \([0-9.]*\) ms.*/\1/p'; }
-written() {  # "as read" or the rules applied, e.g. "r0504x54"
+written() {  # "as-read" or the rules applied, e.g. "r0504x54"
   /usr/bin/python3 -c 'import json,sys
 r = json.load(open(sys.argv[1])); s = r.get("speed_check") or {}
 kept = r.get("rules_applied") or {}
