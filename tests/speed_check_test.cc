@@ -102,6 +102,40 @@ TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_chec
   CHECK(r->speed_check->timing.ratio() == Approx(2.0));
 }
 
+TEST_CASE("A rewrite the speed check keeps but whose own estimate is slower is not written", "[speed_check]") {
+  // The whole models time faster with the rewrite; its region, timed apart, slower: the
+  // two measurements disagree, and the input as read is the safe one to write.
+  const OnnxModel model = TwoProducts();
+  StandInRuntime whole(testing::OperatorNames(model.graph), 0.5);
+  StandInRuntime regions(testing::OperatorNames(model.graph), 1.5);
+  PipelineOptions options = StandInOptions(&whole);
+  options.region_timer = &regions;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  CHECK(r->speed_check->rewrites_kept > 0);
+  REQUIRE(r->region_estimate.has_value());
+  REQUIRE(r->estimated_slower.has_value());
+  CHECK(r->estimated_slower->rewritten_seconds > r->estimated_slower->input_seconds);
+  CHECK(r->search.rules_applied.empty());
+  CHECK(testing::OperatorNames(r->model.graph) == testing::OperatorNames(model.graph));
+  CHECK_FALSE(r->cost_after < r->cost_before);
+  CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("none kept: priced"));
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"estimated_slower\": {\"rewritten_ms\": "));
+}
+
+TEST_CASE("Where its regions are not timed, the speed check's times are the output's estimate", "[speed_check]") {
+  const OnnxModel model = TwoProducts();
+  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
+  REQUIRE(r.ok());
+  REQUIRE(r->speed_check.has_value());
+  CHECK_FALSE(r->region_estimate.has_value());
+  CHECK_FALSE(r->search.rules_applied.empty());
+  CHECK(r->cost_before == Approx(1e-3));
+  CHECK(r->cost_after == Approx(0.5e-3));
+}
+
 namespace {
 
 // The options of a run without the speed check, whose regions `runtime` times.

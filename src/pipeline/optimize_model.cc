@@ -128,10 +128,29 @@ struct Estimated {
   std::optional<PipelineResult::RegionEstimate> estimate;
 };
 
+// Where the regions were not timed, a graph the speed check timed against the input is
+// priced by those times: two whole runs in the target's runtime say more than a sum of
+// operators, and the input's and the output's estimates then agree with the decision.
+StageOutput PricedBySpeedCheck(StageOutput written, const std::optional<PipelineResult::SpeedCheck>& check) {
+  if (!check || check->kept_input || check->written_untimed || written.rules_applied.empty()) return written;
+  const PairTiming& timing = check->timing;
+  if (!(timing.a_seconds > 0) || !(timing.b_seconds > 0)) return written;
+  written.cost_before = timing.a_seconds;
+  written.cost_after = timing.b_seconds;
+  return written;
+}
+
+// The stand-in that times the regions: the caller's region timer, else its timer where
+// that does not time the speed check (whose comparisons it counts); none otherwise.
+RuntimeTimer* StandInRegionTimer(const PipelineOptions& options) {
+  if (options.region_timer != nullptr) return options.region_timer;
+  return options.verify_speed ? nullptr : options.timer;
+}
+
 // On a measured backend, the written graph's estimate from its differing regions timed in
 // the target's runtime (region_estimate.h): a sum of operators timed one at a time misses
-// what a whole run costs between and around them. A stand-in timer times them instead
-// where it does not time the speed check (whose comparisons it counts).
+// what a whole run costs between and around them. The caller's stand-ins time them
+// instead where it gives any.
 Estimated EstimateWritten(const OnnxModel& model, const StageInputs& in, StageOutput written,
                           const std::optional<PipelineResult::SpeedCheck>& speed_check, CostModels& costs,
                           const PipelineOptions& options) {
@@ -140,16 +159,16 @@ Estimated EstimateWritten(const OnnxModel& model, const StageInputs& in, StageOu
   const Graph& graph = written.rules_applied.empty() ? in.cleaned : written.graph;
   const pipeline::Costs by_operators{written.cost_before, written.cost_after};
   std::optional<pipeline::RegionPricing> priced;
-  if (options.timer != nullptr) {
-    if (!options.verify_speed)
+  if (options.timer != nullptr || options.region_timer != nullptr) {
+    if (RuntimeTimer* stand_in = StandInRegionTimer(options))
       priced = pipeline::EstimateByRegions(model, in.cleaned, graph, *costs.backend,
-                                           {*options.timer, *options.timer, by_operators, speed_check});
+                                           {*stand_in, *stand_in, by_operators, speed_check});
   } else if (std::optional<RegionTimers> timers = MakeRegionTimers(in.cleaned, costs, options)) {
     pipeline::Announce(options, "estimate", absl::StrCat("the regions that differ, in ", timers->region->name()));
     priced = pipeline::EstimateByRegions(model, in.cleaned, graph, *costs.backend,
                                          {*timers->region, *timers->share, by_operators, speed_check});
   }
-  if (!priced) return Estimated{std::move(written), std::nullopt};
+  if (!priced) return Estimated{PricedBySpeedCheck(std::move(written), speed_check), std::nullopt};
   written.cost_before = priced->costs.before;
   written.cost_after = priced->costs.after;
   return Estimated{std::move(written), std::move(priced->estimate)};
@@ -175,14 +194,15 @@ struct PricedOutput {
   std::optional<PipelineResult::EstimatedSlower> estimated_slower;
 };
 
-// Without the speed check, rewrites priced above the input as read are dropped and the
-// input as read is written (`estimated_slower` says so): the search starts from the
-// cleaned-up graph, which can price above the input. Every other path that writes no
-// rewrite has written the input as read already (AsReadOutput).
-absl::StatusOr<PricedOutput> InputAsReadUnlessRewritesPay(const StageInputs& in, StageOutput out, bool speed_checked,
-                                                          CostModels& costs, const PipelineOptions& options) {
-  if (out.rules_applied.empty() || speed_checked || out.cost_after < out.cost_before)
-    return PricedOutput{std::move(out), std::nullopt};
+// Rewrites priced above the input as read are dropped and the input as read is written
+// (`estimated_slower` says so): an output whose own estimate is slower is never written,
+// even where the speed check timed it faster, since the two measurements then disagree and
+// the input is the safe one. The search starts from the cleaned-up graph, which can price
+// above the input. Every other path that writes no rewrite has written the input as read
+// already (AsReadOutput).
+absl::StatusOr<PricedOutput> InputAsReadUnlessRewritesPay(const StageInputs& in, StageOutput out, CostModels& costs,
+                                                          const PipelineOptions& options) {
+  if (out.rules_applied.empty() || out.cost_after < out.cost_before) return PricedOutput{std::move(out), std::nullopt};
   PipelineResult::EstimatedSlower slower{out.cost_after, out.cost_before};
   ASSIGN_OR_RETURN(StageOutput as_read, AsReadOutput(in, costs, options));
   return PricedOutput{std::move(as_read), slower};
@@ -271,8 +291,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
                             pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options));
   Estimated estimated = EstimateWritten(model, in, std::move(speed.out), speed.check, costs, options);
   ASSIGN_OR_RETURN(estimated, InputWhereRegionSlower(in, std::move(estimated), costs, options));
-  ASSIGN_OR_RETURN(PricedOutput priced,
-                   InputAsReadUnlessRewritesPay(in, std::move(estimated.out), speed.check.has_value(), costs, options));
+  ASSIGN_OR_RETURN(PricedOutput priced, InputAsReadUnlessRewritesPay(in, std::move(estimated.out), costs, options));
   ASSIGN_OR_RETURN(result.measured, Measure(model.graph, priced.out.run_graph, costs, options));
 
   result.search = std::move(search.found);

@@ -423,6 +423,13 @@ std::string JsonEndToEnd(const PipelineResult& r) {
                       ", \"tolerance\": ", kOutputTolerance, "}");
 }
 
+// The prices that kept every rewrite out (PipelineResult::estimated_slower), or null.
+std::string JsonEstimatedSlower(const PipelineResult& r) {
+  if (!r.estimated_slower) return "null";
+  return absl::StrCat("{\"rewritten_ms\": ", r.estimated_slower->rewritten_seconds * 1e3,
+                      ", \"input_ms\": ", r.estimated_slower->input_seconds * 1e3, "}");
+}
+
 std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
   std::vector<std::string> counts;
   for (const auto& [rule, n] : rules) counts.push_back(absl::StrCat("\"", rule, "\": ", n));
@@ -453,7 +460,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) 
       SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),
       ",\n  \"blocked_nodes\": ", layouts.blocked_nodes, ",\n  \"layout_conversions\": ", layouts.conversions,
       ",\n  \"cost_before_ms\": ", r.cost_before * 1e3, ",\n  \"cost_after_ms\": ", r.cost_after * 1e3,
-      ",\n  \"region_estimate\": ", JsonRegionEstimate(r),
+      ",\n  \"region_estimate\": ", JsonRegionEstimate(r), ",\n  \"estimated_slower\": ", JsonEstimatedSlower(r),
       ",\n  \"search_cost_before_ms\": ", search.initial_cost * 1e3,
       ",\n  \"search_cost_after_ms\": ", search.best_cost * 1e3, ",\n  \"search_seconds\": ", search.seconds,
       ",\n  \"expansions\": ", JsonCount(r, &BacktrackingStats::expansions),

@@ -104,6 +104,9 @@ struct PipelineOptions {
   // Not owned; overrides the target runtime's: for the speed check, and without it
   // (verify_speed false) for timing the regions where the written graph differs.
   RuntimeTimer* timer = nullptr;
+  // Not owned; overrides the target runtime's (and `timer`) for timing the regions where
+  // the written graph differs, with the speed check on or off.
+  RuntimeTimer* region_timer = nullptr;
   // Not owned: prices operators instead of the analytic model, on Backend::kAnalytic only
   // (a stand-in whose prices a caller sets; the measured backends make their own).
   CostModel* cost_model = nullptr;
