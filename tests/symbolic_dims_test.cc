@@ -108,6 +108,49 @@ TEST_CASE("A symbolic batch that a fixed Reshape target pins is written fixed, s
   CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"), Catch::Contains("written fixed at 1: "));
 }
 
+// x[batch,8,12] viewed as [batch, 8, 3, 12 / 3] with the target computed from Shape(x), as
+// PyTorch writes `x.view(b, t, h, d // h)`, then two products by matrices, added. ONNX's
+// inference (1.12) propagates no Div, so it cannot tell the view's shape.
+onnx::ModelProto SymbolicComputedView() {
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 8, 12});
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  testing::AddInt64Init(m, "at0", {0});
+  testing::AddInt64Init(m, "at2", {2});
+  testing::AddInt64Init(m, "heads", {3});
+  testing::AddInt64Init(m, "tokens_heads", {8, 3});
+  testing::AddFloatInit(m, "w1", {4, 4}, 0.25f);
+  testing::AddFloatInit(m, "w2", {4, 4}, 0.5f);
+  testing::AddNode(m, "Shape", {"x"}, {"shape"});
+  testing::SetIntAttr(testing::AddNode(m, "Gather", {"shape", "at0"}, {"b"}), "axis", 0);
+  testing::SetIntAttr(testing::AddNode(m, "Gather", {"shape", "at2"}, {"d"}), "axis", 0);
+  testing::AddNode(m, op_names::kDiv, {"d", "heads"}, {"head_size"});
+  testing::SetIntAttr(testing::AddNode(m, op_names::kConcat, {"b", "tokens_heads", "head_size"}, {"target"}), "axis",
+                      0);
+  testing::AddNode(m, op_names::kReshape, {"x", "target"}, {"view"});
+  testing::AddNode(m, op_names::kMatMul, {"view", "w1"}, {"p1"});
+  testing::AddNode(m, op_names::kMatMul, {"view", "w2"}, {"p2"});
+  testing::AddNode(m, op_names::kAdd, {"p1", "p2"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
+TEST_CASE("A view whose target is computed from a symbolic batch leaves what follows to the library", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicComputedView());
+  CHECK(testing::CountOps(model.graph, op_names::kMatMul) == 2);  // not opaque: the view's shape is known
+  const ValueId view = model.graph.FindValue("view");
+  REQUIRE(view != kNoValue);
+  CHECK(model.graph.value(view).shape == Shape{1, 8, 3, 4});
+  CHECK(model.graph.node(model.graph.value(view).producer).op->is_opaque());  // the view stays as read
+
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  CHECK(testing::CountOps(result->model.graph, op_names::kMatMul) == 1);  // x (w1 + w2)
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+}
+
 TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {
   PipelineOptions options = AnalyticOptions();
   options.self_check = false;

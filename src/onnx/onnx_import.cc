@@ -391,6 +391,31 @@ absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, 
   return result;
 }
 
+// The model built at `shapes` as if they were its static input shapes: its shape
+// arithmetic folded, so that a Reshape whose target is computed from a symbolic dimension
+// (PyTorch's `x.view(b, t, h, d // h)`) has a known output there, as ONNX's inference
+// cannot always tell (version 1.12 propagates no Div). Nothing where it cannot be built.
+std::optional<OnnxModel> ImportedAsStatic(const onnx::ModelProto& model, int opset, const ImportOptions& options,
+                                          const KnownTypes& known, const InputShapes& shapes) {
+  if (!options.fold_shape_arithmetic) return std::nullopt;
+  absl::StatusOr<OnnxModel> built = ImportGraph(model, opset, options, known, shapes);
+  if (!built.ok()) return std::nullopt;
+  return *std::move(built);
+}
+
+// The types the model built at its bound sizes gives values whose type ONNX's inference
+// left unknown: what the symbolic model's opaque nodes (a Reshape to a computed target)
+// produce at those sizes, so that the nodes reading them compute with the library. The
+// written model keeps the opaque node, and each size the symbolic check builds at is
+// typed the same way.
+void AddTypesOfOpaqueOutputs(const Graph& at_bound_sizes, KnownTypes& known) {
+  for (ValueId v = 0; v < at_bound_sizes.num_values(); ++v) {
+    const Value& value = at_bound_sizes.value(v);
+    if (value.name.empty() || !value.shape_known || known.inferred.contains(value.name)) continue;
+    known.inferred.emplace(value.name, OutputType{value.dtype, value.shape, /*shape_known=*/true});
+  }
+}
+
 }  // namespace
 
 // The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
@@ -408,8 +433,14 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
   if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
   KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
+  const std::optional<OnnxModel> at_bound_sizes = ImportedAsStatic(model, opset, options, known, bound.shapes);
+  ImportOptions sharing = options;
+  if (at_bound_sizes) {
+    AddTypesOfOpaqueOutputs(at_bound_sizes->graph, known);
+    if (sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
+  }
   known.dynamic = DynamicValues(model, opset);
-  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, options, std::move(known), bound.shapes));
+  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
   result.source = std::make_shared<onnx::ModelProto>(model);
   result.symbolic_dims = bound.dims;
   return result;
