@@ -60,6 +60,24 @@ class FlattenByView(torch.nn.Module):
         return self.fc(y.view(y.size(0), -1))
 
 
+class HeadsByView(torch.nn.Module):
+    """Q, K and V linear layers on [batch, 8, 48], each viewed as heads by
+    `view(b, t, h, d // h)`: the target is concatenated from Shape(x), and ONNX's own
+    inference (1.12) cannot tell the view's shape, as it propagates no Div."""
+
+    def __init__(self, d=48, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.q, self.k, self.v = (torch.nn.Linear(d, d) for _ in range(3))
+        self.out = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = (f(x).view(b, t, self.heads, d // self.heads).transpose(1, 2) for f in (self.q, self.k, self.v))
+        a = torch.softmax(q @ k.transpose(-1, -2), -1) @ v
+        return self.out(a.transpose(1, 2).reshape(b, t, d))
+
+
 def export(model, x, path, opset):
     torch.manual_seed(0)
     model.eval()
@@ -113,6 +131,7 @@ def main():
     torch.manual_seed(1)
     export(SmallMlp(), torch.rand(1, 32), os.path.join(out, "mlp_opset13.onnx"), 13)
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
+    export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
     for opset in (18, 21):
         bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
     # Weights as external data, as every model over 2 GB stores them.
