@@ -256,6 +256,8 @@ std::string SpeedCheckLines(const PipelineResult& r) {
                           kTimeSpent);
   else if (c.kept_input)
     absl::StrAppendFormat(&out, "  no rewrite made it measurably faster: the input is written as read\n");
+  else if (r.estimated_slower)
+    absl::StrAppendFormat(&out, "  its estimate prices it above the input: the input is written as read\n");
   else if (c.rewrites_kept < c.rewrites)
     absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
   return out;
@@ -335,7 +337,8 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     Row(out, absl::StrCat("estimated (", BackendName(options.backend), ")"), {Speed(r.cost_before, r.cost_after)});
     if (const auto& m = r.measured)
       Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
-    if (const auto& c = r.speed_check; c && !c->written_untimed)
+    // Not where the model timed is not the one written (priced above the input after).
+    if (const auto& c = r.speed_check; c && !c->written_untimed && !r.estimated_slower)
       Row(out, absl::StrCat("verified (", c->runtime, ")"), {Speed(c->timing.a_seconds, c->timing.b_seconds)});
     Row(out, "rewrites applied", RewriteLines(r));
   }
