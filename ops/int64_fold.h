@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "taso/ir/onnx_fold.h"
@@ -53,32 +55,77 @@ inline std::optional<int64_t> CheckedDiv(int64_t a, int64_t b) {
   return a / b;
 }
 
-// An element-wise int64 operator on two constants of equal shapes, or one of a single
-// value (all shape arithmetic needs); `fn` returns nullopt where it is undefined.
+// The shape of an element-wise result in shape arithmetic: the inputs of more than one
+// value all of one shape, the single values of no higher rank; nullopt for any other
+// broadcast (shape arithmetic needs none).
+inline std::optional<Shape> ElementwiseShape(const std::vector<Shape>& shapes) {
+  std::optional<Shape> many;
+  size_t rank = 0;
+  for (const Shape& s : shapes) {
+    rank = std::max(rank, s.size());
+    if (NumElements(s) == 1) continue;
+    if (many && *many != s) return std::nullopt;
+    many = s;
+  }
+  if (!many) {
+    for (const Shape& s : shapes)
+      if (s.size() == rank) return s;
+  }
+  return many->size() == rank ? many : std::nullopt;
+}
+
+// An element-wise int64 operator on two constants (ElementwiseShape), its values as
+// int64; `fn` returns nullopt where it is undefined.
 template <typename Fn>
-std::optional<TensorDataPtr> FoldInt64Binary(const std::vector<InputInfo>& in, Fn fn) {
+std::optional<std::pair<Shape, std::vector<int64_t>>> Int64Elementwise(const std::vector<InputInfo>& in, Fn fn) {
   if (in.size() != 2 || !AllInt64Constants(in)) return std::nullopt;
   const TensorData &a = *in[0].constant, &b = *in[1].constant;
+  std::optional<Shape> shape = ElementwiseShape({a.shape(), b.shape()});
+  if (!shape) return std::nullopt;
   const bool a_one = a.numel() == 1, b_one = b.numel() == 1;
-  Shape shape;
-  if (a.shape() == b.shape())
-    shape = a.shape();
-  else if (a_one && b_one)
-    shape = a.shape().size() >= b.shape().size() ? a.shape() : b.shape();
-  else if (a_one && a.shape().size() <= b.shape().size())
-    shape = b.shape();
-  else if (b_one && b.shape().size() <= a.shape().size())
-    shape = a.shape();
-  else
-    return std::nullopt;
-  const int64_t n = std::max(a.numel(), b.numel());
+  const int64_t n = NumElements(*shape);
   std::vector<int64_t> out(n);
   for (int64_t i = 0; i < n; ++i) {
     std::optional<int64_t> v = fn(a.ints()[a_one ? 0 : i], b.ints()[b_one ? 0 : i]);
     if (!v) return std::nullopt;
     out[i] = *v;
   }
-  return TensorData::Int64(shape, std::move(out));
+  return std::make_pair(*std::move(shape), std::move(out));
+}
+
+template <typename Fn>
+std::optional<TensorDataPtr> FoldInt64Binary(const std::vector<InputInfo>& in, Fn fn) {
+  auto result = Int64Elementwise(in, fn);
+  if (!result) return std::nullopt;
+  return TensorData::Int64(std::move(result->first), std::move(result->second));
+}
+
+// A bool tensor of shape arithmetic (a comparison), kept as its ONNX TensorProto.
+inline TensorDataPtr BoolTensor(Shape shape, const std::vector<bool>& values) {
+  onnx::TensorProto proto;
+  proto.set_data_type(onnx::TensorProto::BOOL);
+  for (int64_t d : shape) proto.add_dims(d);
+  std::string bytes(values.size(), '\0');
+  for (size_t i = 0; i < values.size(); ++i) bytes[i] = values[i] ? 1 : 0;
+  proto.set_raw_data(std::move(bytes));
+  return TensorData::Raw(DataType::kBool, std::move(shape), proto.SerializeAsString());
+}
+
+// A bool constant's values, nullopt where the input is none (or its data is elsewhere).
+inline std::optional<std::vector<bool>> BoolConstant(const InputInfo& in) {
+  if (!in.present || !in.constant || in.constant->dtype() != DataType::kBool) return std::nullopt;
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(in.constant->raw_proto())) return std::nullopt;
+  const size_t n = static_cast<size_t>(in.constant->numel());
+  std::vector<bool> values(n);
+  if (proto.has_raw_data() && proto.raw_data().size() == n) {
+    for (size_t i = 0; i < n; ++i) values[i] = proto.raw_data()[i] != 0;
+  } else if (!proto.has_raw_data() && static_cast<size_t>(proto.int32_data_size()) == n) {
+    for (size_t i = 0; i < n; ++i) values[i] = proto.int32_data(static_cast<int>(i)) != 0;
+  } else {
+    return std::nullopt;
+  }
+  return values;
 }
 
 // Axes of Unsqueeze or Squeeze: an input from opset 13, an attribute before.

@@ -5,10 +5,47 @@
 
 #include <limits>
 
+#include "int64_fold.h"
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
+
+// `in` reshaped to `target`, as ONNX defines it.
+absl::StatusOr<Shape> Reshaped(const Shape& in, absl::Span<const int64_t> target, bool allowzero) {
+  Shape out;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == 0 && !allowzero) {
+      if (i >= in.size()) return Bad("shape has a 0 beyond the input's rank");
+      d = in[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) return Bad("shape has more than one -1");
+      infer = static_cast<int>(i);
+      out.push_back(1);
+      continue;
+    }
+    if (d < 0) return Bad(absl::StrCat("shape has a negative dimension ", d));
+    if (d > 0 && known > std::numeric_limits<int64_t>::max() / d)
+      return Bad(absl::StrCat("shape ", ShapeToString(Shape(target.begin(), target.end())),
+                              " has more elements than int64 counts"));
+    known *= d;
+    out.push_back(d);
+  }
+  const int64_t total = NumElements(in);
+  const std::string target_text = ShapeToString(Shape(target.begin(), target.end()));
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0)
+      return Bad(absl::StrCat("cannot reshape ", ShapeToString(in), " to ", target_text));
+    out[infer] = total / known;
+  }
+  if (NumElements(out) != total)
+    return Bad(absl::StrCat("cannot reshape ", ShapeToString(in), " (", total, " elements) to ", ShapeToString(out)));
+  return out;
+}
 
 class Reshape : public KernelOp<Reshape> {
  public:
@@ -18,37 +55,7 @@ class Reshape : public KernelOp<Reshape> {
     RETURN_IF_ERROR(ExpectInputs(in, 2, 2));
     RETURN_IF_ERROR(ExpectFloat(in[0], "data"));
     ASSIGN_OR_RETURN(auto target, ConstantInts(in[1], "shape"));
-    const bool allowzero = p.Int("allowzero", 0) != 0;
-    Shape out;
-    int infer = -1;
-    int64_t known = 1;
-    for (size_t i = 0; i < target.size(); ++i) {
-      int64_t d = target[i];
-      if (d == 0 && !allowzero) {
-        if (i >= in[0].shape.size()) return Bad("shape has a 0 beyond the input's rank");
-        d = in[0].shape[i];
-      }
-      if (d == -1) {
-        if (infer >= 0) return Bad("shape has more than one -1");
-        infer = static_cast<int>(i);
-        out.push_back(1);
-        continue;
-      }
-      if (d < 0) return Bad(absl::StrCat("shape has a negative dimension ", d));
-      if (d > 0 && known > std::numeric_limits<int64_t>::max() / d)
-        return Bad(absl::StrCat("shape ", ShapeToString(target), " has more elements than int64 counts"));
-      known *= d;
-      out.push_back(d);
-    }
-    const int64_t total = NumElements(in[0].shape);
-    if (infer >= 0) {
-      if (known == 0 || total % known != 0)
-        return Bad(absl::StrCat("cannot reshape ", ShapeToString(in[0].shape), " to ", ShapeToString(target)));
-      out[infer] = total / known;
-    }
-    if (NumElements(out) != total)
-      return Bad(absl::StrCat("cannot reshape ", ShapeToString(in[0].shape), " (", total, " elements) to ",
-                              ShapeToString(out)));
+    ASSIGN_OR_RETURN(Shape out, Reshaped(in[0].shape, target, p.Int("allowzero", 0) != 0));
     return std::vector<OutputType>{{DataType::kFloat32, out}};
   }
 
@@ -76,6 +83,17 @@ class Reshape : public KernelOp<Reshape> {
 };
 
 TASO_REGISTER_OP(Reshape);
+
+// Of an int64 constant (shape arithmetic: PyTorch's `expand(n, -1, -1)` flattens its
+// target), folded at import: the same values at the new shape.
+std::optional<TensorDataPtr> FoldReshape(const onnx::NodeProto& node, int, const std::vector<InputInfo>& in) {
+  if (in.size() != 2 || !AllInt64Constants(in)) return std::nullopt;
+  const TensorData& data = *in[0].constant;
+  absl::StatusOr<Shape> shape = Reshaped(data.shape(), in[1].constant->ints(), IntAttribute(node, "allowzero", 0) != 0);
+  if (!shape.ok()) return std::nullopt;
+  return TensorData::Int64(*std::move(shape), std::vector<int64_t>(data.ints().begin(), data.ints().end()));
+}
+TASO_REGISTER_ONNX_FOLDER("Reshape", FoldReshape);
 
 }  // namespace
 

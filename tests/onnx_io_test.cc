@@ -372,6 +372,31 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   to->set_name("to");
   to->set_i(onnx::TensorProto::INT64);
   CHECK(fold("Cast", {info(three)}, cast).value()->ints()[0] == 3);
+  // PyTorch's expand(n, -1, -1): the target flattened, compared with -1, ones put there.
+  auto flat = fold(op_names::kReshape, {info(*joined), info(ints({1}, {-1}))});
+  REQUIRE(flat.has_value());
+  CHECK((*flat)->shape() == Shape{3});
+  onnx::NodeProto ones_node;
+  auto* value = ones_node.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+  auto ones = fold("ConstantOfShape", {info(ints({1}, {3}))}, ones_node);
+  REQUIRE(ones.has_value());
+  CHECK(std::vector<int64_t>((*ones)->ints().begin(), (*ones)->ints().end()) == std::vector<int64_t>{1, 1, 1});
+  auto is_minus = fold("Equal", {info(*flat), info(ints({}, {-1}))});
+  REQUIRE(is_minus.has_value());
+  CHECK((*is_minus)->dtype() == DataType::kBool);
+  InputInfo condition{true, DataType::kBool, (*is_minus)->shape(), true, is_minus->get()};
+  auto chosen = fold("Where", {condition, info(*ones), info(*flat)});
+  REQUIRE(chosen.has_value());
+  CHECK(std::vector<int64_t>((*chosen)->ints().begin(), (*chosen)->ints().end()) == std::vector<int64_t>{256, 1, 64});
+  CHECK_FALSE(fold(op_names::kReshape, {info(*joined), info(ints({1}, {2}))}).has_value());  // 3 values, not 2
+  CHECK_FALSE(fold("ConstantOfShape", {info(ints({1}, {3}))}).has_value());  // float zeros: no shape arithmetic
+  CHECK_FALSE(fold("ConstantOfShape", {info(ints({2}, {4096, 2}))}, ones_node).has_value());  // too large
+  CHECK_FALSE(fold("Where", {info(*flat), info(*ones), info(*flat)}).has_value());            // no bool condition
   // Left to run time: a division by zero, a float input, a tensor of unknown shape.
   CHECK_FALSE(fold(op_names::kDiv, {info(three), info(zero)}).has_value());
   CHECK_FALSE(fold(op_names::kAdd, {info(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());

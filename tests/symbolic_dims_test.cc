@@ -151,6 +151,69 @@ TEST_CASE("A view whose target is computed from a symbolic batch leaves what fol
   CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
 }
 
+// A token [1,1,4] expanded to x's batch as PyTorch writes `token.expand(n, -1, -1)` (the
+// target [n, -1, -1] flattened, compared with -1, ones put there by Where), then viewed
+// as [-1, 4 / 1] with the 4 read from the expanded tensor's shape and divided, then two
+// products by matrices, added. ONNX's inference (1.12) propagates neither Equal nor
+// Where nor Div: the view is typed only once the expansion is.
+onnx::ModelProto SymbolicExpandedToken() {
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 4});
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  testing::AddFloatInit(m, "token", {1, 1, 4}, 0.75f);
+  testing::AddInt64Init(m, "at0", {0});
+  testing::AddInt64Init(m, "at2", {2});
+  testing::AddInt64Init(m, "minus_ones", {-1, -1});
+  testing::AddInt64Init(m, "flat", {-1});
+  testing::AddInt64Init(m, "minus_one", {-1});
+  testing::AddInt64Init(m, "one", {1});
+  testing::AddFloatInit(m, "w1", {4, 4}, 0.25f);
+  testing::AddFloatInit(m, "w2", {4, 4}, 0.5f);
+  testing::AddNode(m, "Shape", {"x"}, {"x_shape"});
+  testing::SetIntAttr(testing::AddNode(m, "Gather", {"x_shape", "at0"}, {"n"}), "axis", 0);
+  testing::SetIntAttr(testing::AddNode(m, op_names::kConcat, {"n", "minus_ones"}, {"target"}), "axis", 0);
+  testing::AddNode(m, op_names::kReshape, {"target", "flat"}, {"target_flat"});
+  testing::AddNode(m, "Shape", {"target_flat"}, {"target_size"});
+  onnx::NodeProto* ones = testing::AddNode(m, "ConstantOfShape", {"target_size"}, {"ones"});
+  auto* value = ones->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+  testing::AddNode(m, op_names::kMul, {"ones", "minus_one"}, {"minus"});
+  testing::AddNode(m, "Equal", {"target_flat", "minus"}, {"is_minus"});
+  testing::AddNode(m, "Where", {"is_minus", "ones", "target_flat"}, {"expand_to"});
+  testing::AddNode(m, "Expand", {"token", "expand_to"}, {"tokens"});
+  testing::AddNode(m, "Shape", {"tokens"}, {"tokens_shape"});
+  testing::SetIntAttr(testing::AddNode(m, "Gather", {"tokens_shape", "at2"}, {"width"}), "axis", 0);
+  testing::AddNode(m, op_names::kDiv, {"width", "one"}, {"width_again"});
+  testing::SetIntAttr(testing::AddNode(m, op_names::kConcat, {"flat", "width_again"}, {"rows_target"}), "axis", 0);
+  testing::AddNode(m, op_names::kReshape, {"tokens", "rows_target"}, {"rows"});
+  testing::AddNode(m, op_names::kMatMul, {"rows", "w1"}, {"p1"});
+  testing::AddNode(m, op_names::kMatMul, {"rows", "w2"}, {"p2"});
+  testing::AddNode(m, op_names::kAdd, {"p1", "p2"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
+TEST_CASE("A token expanded to a symbolic batch as PyTorch writes it is typed, and what follows", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicExpandedToken());
+  const ValueId tokens = model.graph.FindValue("tokens"), rows = model.graph.FindValue("rows");
+  REQUIRE(tokens != kNoValue);
+  REQUIRE(rows != kNoValue);
+  CHECK(model.graph.node(model.graph.value(tokens).producer).op->is_opaque());  // Expand stays as read
+  CHECK(model.graph.value(tokens).shape == Shape{1, 1, 4});
+  CHECK(model.graph.value(rows).shape == Shape{1, 4});
+  CHECK(testing::CountOps(model.graph, op_names::kMatMul) == 2);
+
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  CHECK(testing::CountOps(result->model.graph, op_names::kMatMul) == 1);
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].kept);
+}
+
 TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {
   PipelineOptions options = AnalyticOptions();
   options.self_check = false;

@@ -13,6 +13,7 @@
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/ops/constant.h"
+#include "taso/ir/ops/names.h"
 #include "taso/ir/ops/onnx_schema_changes.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_input_shapes.h"
@@ -416,6 +417,70 @@ void AddTypesOfOpaqueOutputs(const Graph& at_bound_sizes, KnownTypes& known) {
   }
 }
 
+// What the model built at its bound sizes folded (shape arithmetic made constants), as
+// initializers: the nodes that compute them are left out of `copy`, so that ONNX's
+// inference reads their values. False where nothing was folded.
+bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
+  auto* nodes = copy.mutable_graph()->mutable_node();
+  bool replaced = false;
+  for (int i = nodes->size() - 1; i >= 0; --i) {
+    const onnx::NodeProto& node = nodes->Get(i);
+    if (node.output_size() != 1 || node.op_type() == op_names::kConstant) continue;
+    const ValueId v = at_bound_sizes.FindValue(node.output(0));
+    if (v == kNoValue || at_bound_sizes.value(v).producer == kNoNode) continue;
+    if (at_bound_sizes.node(at_bound_sizes.value(v).producer).op != ops::ConstantOp()) continue;
+    const TensorData* data = at_bound_sizes.ConstantData(v);
+    if (data == nullptr) continue;
+    TensorToProto(*data, node.output(0), copy.mutable_graph()->add_initializer());
+    nodes->DeleteSubrange(i, 1);
+    replaced = true;
+  }
+  return replaced;
+}
+
+// ONNX's inference again at the bound sizes, reading the values the static build folded:
+// it then types what it cannot from shape arithmetic it does not propagate (an Expand to
+// a target PyTorch computes with Equal and Where, for `expand(n, -1, -1)`), and what
+// follows. Types are added only where none is known.
+void AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const InputShapes& shapes,
+                               const Graph& at_bound_sizes, KnownTypes& known) {
+  onnx::ModelProto copy = CopyForShapeInference(model);
+  SetInputShapes(shapes, copy);
+  if (opset > kMaxCheckedOpset || !FoldedAsInitializers(at_bound_sizes, copy)) return;
+  if (!SafeForInference(copy.graph(), opset) || !InferShapesIsolated(&copy)) return;
+  for (const auto* infos : {&copy.graph().value_info(), &copy.graph().output()})
+    for (const auto& vi : *infos)
+      if (auto t = StaticType(vi.type()); t && !known.inferred.contains(vi.name()))
+        known.inferred.emplace(vi.name(), *t);
+}
+
+// Builds at the bound sizes before the most types are known, then goes on.
+constexpr int kTypingRounds = 4;
+
+// Types what a symbolic model computes at its bound sizes where ONNX's inference alone
+// cannot, in rounds: each builds the model as if static (ImportedAsStatic) with the types
+// known so far and adds what that build and ONNX's inference over its folded values give,
+// until a round adds nothing. A type found in one round lets the next build compute and
+// fold past it (ViT's class token is expanded to a computed target, and the attention's
+// slices read bounds from the shapes after it). Returns the last build, whose weights the
+// symbolic build shares.
+std::optional<OnnxModel> TypedAtBoundSizes(const onnx::ModelProto& model, int opset, const ImportOptions& options,
+                                           const InputShapes& shapes, KnownTypes& known) {
+  std::optional<OnnxModel> built;
+  for (int round = 0; round < kTypingRounds; ++round) {
+    ImportOptions sharing = options;
+    if (built && sharing.shared_weights == nullptr) sharing.shared_weights = &built->graph;
+    std::optional<OnnxModel> next = ImportedAsStatic(model, opset, sharing, known, shapes);
+    if (!next) break;
+    built = std::move(next);
+    const size_t typed = known.inferred.size();
+    AddTypesOfOpaqueOutputs(built->graph, known);
+    AddTypesInferredFromFolds(model, opset, shapes, built->graph, known);
+    if (known.inferred.size() == typed) break;
+  }
+  return built;
+}
+
 }  // namespace
 
 // The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
@@ -433,12 +498,9 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
   if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
   KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
-  const std::optional<OnnxModel> at_bound_sizes = ImportedAsStatic(model, opset, options, known, bound.shapes);
+  const std::optional<OnnxModel> at_bound_sizes = TypedAtBoundSizes(model, opset, options, bound.shapes, known);
   ImportOptions sharing = options;
-  if (at_bound_sizes) {
-    AddTypesOfOpaqueOutputs(at_bound_sizes->graph, known);
-    if (sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
-  }
+  if (at_bound_sizes && sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
   known.dynamic = DynamicValues(model, opset);
   ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
   result.source = std::make_shared<onnx::ModelProto>(model);
