@@ -441,17 +441,20 @@ bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
 // ONNX's inference again at the bound sizes, reading the values the static build folded:
 // it then types what it cannot from shape arithmetic it does not propagate (an Expand to
 // a target PyTorch computes with Equal and Where, for `expand(n, -1, -1)`), and what
-// follows. Types are added only where none is known.
-void AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const InputShapes& shapes,
+// follows. Types are added only where none is known. False where the inference ran and
+// gave nothing (it threw, died or ran out of time): no later round tries it again.
+bool AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const InputShapes& shapes,
                                const Graph& at_bound_sizes, KnownTypes& known) {
   onnx::ModelProto copy = CopyForShapeInference(model);
   SetInputShapes(shapes, copy);
-  if (opset > kMaxCheckedOpset || !FoldedAsInitializers(at_bound_sizes, copy)) return;
-  if (!SafeForInference(copy.graph(), opset) || !InferShapesIsolated(&copy)) return;
+  if (opset > kMaxCheckedOpset || !FoldedAsInitializers(at_bound_sizes, copy)) return true;
+  if (!SafeForInference(copy.graph(), opset)) return true;
+  if (!InferShapesIsolated(&copy)) return false;
   for (const auto* infos : {&copy.graph().value_info(), &copy.graph().output()})
     for (const auto& vi : *infos)
       if (auto t = StaticType(vi.type()); t && !known.inferred.contains(vi.name()))
         known.inferred.emplace(vi.name(), *t);
+  return true;
 }
 
 // Builds at the bound sizes before the most types are known, then goes on.
@@ -475,8 +478,8 @@ std::optional<OnnxModel> TypedAtBoundSizes(const onnx::ModelProto& model, int op
     built = std::move(next);
     const size_t typed = known.inferred.size();
     AddTypesOfOpaqueOutputs(built->graph, known);
-    AddTypesInferredFromFolds(model, opset, shapes, built->graph, known);
-    if (known.inferred.size() == typed) break;
+    const bool inferred = AddTypesInferredFromFolds(model, opset, shapes, built->graph, known);
+    if (!inferred || known.inferred.size() == typed) break;
   }
   return built;
 }
