@@ -67,11 +67,10 @@ inline std::optional<Shape> ElementwiseShape(const std::vector<Shape>& shapes) {
     if (many && *many != s) return std::nullopt;
     many = s;
   }
-  if (!many) {
-    for (const Shape& s : shapes)
-      if (s.size() == rank) return s;
-  }
-  return many->size() == rank ? many : std::nullopt;
+  if (many) return many->size() == rank ? many : std::nullopt;
+  for (const Shape& s : shapes)
+    if (s.size() == rank) return s;
+  return std::nullopt;  // no shapes
 }
 
 // An element-wise int64 operator on two constants (ElementwiseShape), its values as

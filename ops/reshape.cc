@@ -11,6 +11,8 @@
 namespace taso::ops {
 namespace {
 
+std::string TargetText(absl::Span<const int64_t> target) { return ShapeToString(Shape(target.begin(), target.end())); }
+
 // `in` reshaped to `target`, as ONNX defines it.
 absl::StatusOr<Shape> Reshaped(const Shape& in, absl::Span<const int64_t> target, bool allowzero) {
   Shape out;
@@ -30,16 +32,14 @@ absl::StatusOr<Shape> Reshaped(const Shape& in, absl::Span<const int64_t> target
     }
     if (d < 0) return Bad(absl::StrCat("shape has a negative dimension ", d));
     if (d > 0 && known > std::numeric_limits<int64_t>::max() / d)
-      return Bad(absl::StrCat("shape ", ShapeToString(Shape(target.begin(), target.end())),
-                              " has more elements than int64 counts"));
+      return Bad(absl::StrCat("shape ", TargetText(target), " has more elements than int64 counts"));
     known *= d;
     out.push_back(d);
   }
   const int64_t total = NumElements(in);
-  const std::string target_text = ShapeToString(Shape(target.begin(), target.end()));
   if (infer >= 0) {
     if (known == 0 || total % known != 0)
-      return Bad(absl::StrCat("cannot reshape ", ShapeToString(in), " to ", target_text));
+      return Bad(absl::StrCat("cannot reshape ", ShapeToString(in), " to ", TargetText(target)));
     out[infer] = total / known;
   }
   if (NumElements(out) != total)

@@ -133,7 +133,7 @@ bool SafeForInference(const onnx::GraphProto& g, int opset) {
 // know, nodes whose shape rule changed since are left out (what they produce, and what
 // depends on it, stays unknown to ONNX) rather than inferred with the old rule.
 // `shapes`: the inputs' shapes to infer from, where they are not the declared ones.
-onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
+onnx::ModelProto CopyToInfer(const onnx::ModelProto& model, int opset, const InputShapes& shapes) {
   onnx::ModelProto copy = CopyForShapeInference(model);
   SetInputShapes(shapes, copy);
   if (opset > kMaxCheckedOpset) {
@@ -143,26 +143,32 @@ onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const In
           ops::OnnxShapeRuleChanged(nodes->Get(i).op_type(), kMaxCheckedOpset, opset))
         nodes->DeleteSubrange(i, 1);
   }
+  return copy;
+}
+
+onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
+  onnx::ModelProto copy = CopyToInfer(model, opset, shapes);
   // Best effort: nodes whose types stay unknown are reported by the caller.
   if (SafeForInference(model.graph(), opset)) InferShapesIsolated(&copy);
   return copy;
+}
+
+// The static types of a graph's value infos and outputs, added to `types` where it has none.
+void AddStaticTypes(const onnx::GraphProto& g, absl::flat_hash_map<std::string, OutputType>& types) {
+  for (const auto* infos : {&g.value_info(), &g.output()})
+    for (const auto& vi : *infos)
+      if (auto t = StaticType(vi.type())) types.emplace(vi.name(), *t);
 }
 
 // ONNX's own shape inference gives the types of what opaque nodes produce.
 KnownTypes KnownTypesOf(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
   KnownTypes known;
   const onnx::ModelProto copy = InferredCopy(model, opset, shapes);
-  for (const auto& vi : copy.graph().value_info()) {
-    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
+  AddStaticTypes(copy.graph(), known.inferred);
+  for (const auto& vi : copy.graph().value_info())
     if (vi.type().has_tensor_type())
       known.elem_types[vi.name()] = static_cast<DataType>(vi.type().tensor_type().elem_type());
-  }
-  for (const auto& vi : copy.graph().output())
-    if (auto t = StaticType(vi.type())) known.inferred[vi.name()] = *t;
-  for (const auto& vi : model.graph().value_info())
-    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
-  for (const auto& vi : model.graph().output())
-    if (auto t = StaticType(vi.type())) known.declared[vi.name()] = *t;
+  AddStaticTypes(model.graph(), known.declared);
   return known;
 }
 
@@ -425,6 +431,7 @@ bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
   bool replaced = false;
   for (int i = nodes->size() - 1; i >= 0; --i) {
     const onnx::NodeProto& node = nodes->Get(i);
+    // A Constant node ONNX reads itself.
     if (node.output_size() != 1 || node.op_type() == op_names::kConstant) continue;
     const ValueId v = at_bound_sizes.FindValue(node.output(0));
     if (v == kNoValue || at_bound_sizes.value(v).producer == kNoNode) continue;
@@ -445,15 +452,10 @@ bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
 // gave nothing (it threw, died or ran out of time): no later round tries it again.
 bool AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const InputShapes& shapes,
                                const Graph& at_bound_sizes, KnownTypes& known) {
-  onnx::ModelProto copy = CopyForShapeInference(model);
-  SetInputShapes(shapes, copy);
-  if (opset > kMaxCheckedOpset || !FoldedAsInitializers(at_bound_sizes, copy)) return true;
-  if (!SafeForInference(copy.graph(), opset)) return true;
+  onnx::ModelProto copy = CopyToInfer(model, opset, shapes);
+  if (!FoldedAsInitializers(at_bound_sizes, copy) || !SafeForInference(copy.graph(), opset)) return true;
   if (!InferShapesIsolated(&copy)) return false;
-  for (const auto* infos : {&copy.graph().value_info(), &copy.graph().output()})
-    for (const auto& vi : *infos)
-      if (auto t = StaticType(vi.type()); t && !known.inferred.contains(vi.name()))
-        known.inferred.emplace(vi.name(), *t);
+  AddStaticTypes(copy.graph(), known.inferred);
   return true;
 }
 
