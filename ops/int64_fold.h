@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "taso/ir/onnx_fold.h"
+#include "taso/ir/op_semantics.h"
 
 namespace taso::ops {
 
@@ -125,6 +126,32 @@ inline std::optional<std::vector<bool>> BoolConstant(const InputInfo& in) {
     return std::nullopt;
   }
   return values;
+}
+
+// Shape arithmetic is small; a larger tensor is left to run time.
+inline constexpr int64_t kMaxFoldedElements = 4096;
+
+// A library operator that only moves data (Slice, Transpose) on an int64 constant (its
+// first input), by its own reference kernel over int64: the output's shape as the operator
+// infers it for float data of that shape, the other inputs as they are. Nullopt where it
+// does not apply or the kernel fails.
+template <typename Op>
+std::optional<TensorDataPtr> MoveInt64ByKernel(const Op& op, const Params& params, const std::vector<InputInfo>& in) {
+  if (in.empty() || !Int64Constant(in[0]) || in[0].constant->numel() > kMaxFoldedElements) return std::nullopt;
+  const TensorData& data = *in[0].constant;
+  std::vector<InputInfo> as_float = in;
+  as_float[0] = InputInfo{.dtype = DataType::kFloat32, .shape = data.shape()};
+  absl::StatusOr<std::vector<OutputType>> types = op.InferTypes(params, as_float);
+  if (!types.ok() || types->size() != 1) return std::nullopt;
+  Tensor<int64_t> x(data.shape(), std::vector<int64_t>(data.ints().begin(), data.ints().end()));
+  Tensor<int64_t> y((*types)[0].shape);
+  KernelArgs<int64_t> args{{&x}, {nullptr}, {&y}};
+  for (size_t i = 1; i < in.size(); ++i) {
+    args.in.push_back(nullptr);
+    args.constant.push_back(in[i].present ? in[i].constant : nullptr);
+  }
+  if (!Op::Compute(params, args).ok()) return std::nullopt;
+  return TensorData::Int64(std::move(y.shape), std::move(y.data));
 }
 
 // Axes of Unsqueeze or Squeeze: an input from opset 13, an attribute before.

@@ -1,8 +1,10 @@
 // Slice (opset 10+): the part of a tensor from constant starts to ends, with optional
 // constant axes and steps, as ONNX defines it: negative indices count from the end, and
-// indices are clamped to the dimension. Bounds known only at run time stay opaque.
+// indices are clamped to the dimension. Bounds known only at run time stay opaque. Of
+// int64 constants it is folded at import.
 #include <limits>
 
+#include "int64_fold.h"
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
@@ -118,6 +120,16 @@ class Slice : public KernelOp<Slice> {
 };
 
 TASO_REGISTER_OP(Slice);
+
+// Of an int64 constant with constant bounds (shape arithmetic: PyTorch reverses the pairs
+// of F.pad's list with a step of -1), folded at import.
+std::optional<TensorDataPtr> FoldSlice(const onnx::NodeProto&, int opset, const std::vector<InputInfo>& in) {
+  if (opset < 10) return std::nullopt;
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i].present && in[i].constant == nullptr) return std::nullopt;
+  return MoveInt64ByKernel(Slice(), Params(), in);
+}
+TASO_REGISTER_ONNX_FOLDER("Slice", FoldSlice);
 
 }  // namespace
 }  // namespace taso::ops

@@ -1,4 +1,6 @@
-// Transpose: permutes dimensions (default: reverses them).
+// Transpose: permutes dimensions (default: reverses them). Of an int64 constant it is
+// folded at import.
+#include "int64_fold.h"
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
@@ -95,6 +97,16 @@ class Transpose : public KernelOp<Transpose> {
 };
 
 TASO_REGISTER_OP(Transpose);
+
+// Of an int64 constant (shape arithmetic: PyTorch turns F.pad's list of pairs into ONNX's
+// pads by a transpose), folded at import.
+std::optional<TensorDataPtr> FoldTranspose(const onnx::NodeProto& node, int, const std::vector<InputInfo>& in) {
+  Params params;
+  if (const onnx::AttributeProto* perm = FindAttribute(node, "perm"))
+    params.Set("perm", std::vector<int64_t>(perm->ints().begin(), perm->ints().end()));
+  return in.size() == 1 ? MoveInt64ByKernel(Transpose(), params, in) : std::nullopt;
+}
+TASO_REGISTER_ONNX_FOLDER("Transpose", FoldTranspose);
 
 }  // namespace
 }  // namespace taso::ops

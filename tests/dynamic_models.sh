@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Models as users export them: small PyTorch models with a dynamic batch axis
 # (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, one that
-# flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), and
-# one with its weights as external data, written by tests/python/export_dynamic_models.py
+# flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), a
+# small Swin Transformer, one with dynamic image sizes too, and one with its weights as
+# external data, written by tests/python/export_dynamic_models.py
 # with the system's PyTorch. Each goes through taso-opt with no flags but
 # --no-verify-speed, so that the rewritten graph is what is written (the speed check may
 # keep the input, which would leave nothing to check); the output must keep the batch axis
@@ -19,7 +20,8 @@ trap 'rm -rf "$work"' EXIT
 
 "$python" "$here/tests/python/export_dynamic_models.py" "$work/models"
 
-# Random inputs for MODEL with every symbolic dimension at BATCH, in ort_run.js's format.
+# Random inputs for MODEL with its symbolic batch at BATCH and any other symbolic
+# dimension (an image's height or width) at 24 + BATCH, in ort_run.js's format.
 inputs() {  # model, batch, dir
   "$python" - "$@" <<'PY'
 import json, os, sys
@@ -30,7 +32,8 @@ os.makedirs(out, exist_ok=True)
 rng, manifest = np.random.default_rng(batch), []
 weights = {t.name for t in model.graph.initializer}
 for i, v in enumerate(x for x in model.graph.input if x.name not in weights):
-    shape = [d.dim_value if d.HasField("dim_value") else batch for d in v.type.tensor_type.shape.dim]
+    shape = [d.dim_value if d.HasField("dim_value") else batch if d.dim_param == "batch" else 24 + batch
+             for d in v.type.tensor_type.shape.dim]
     rng.uniform(-1, 1, shape).astype("<f4").tofile(os.path.join(out, f"i{i}.bin"))
     manifest.append({"name": v.name, "shape": shape, "file": f"i{i}.bin"})
 json.dump(manifest, open(os.path.join(out, "manifest.json"), "w"))
@@ -55,15 +58,15 @@ for v in m.graph.output:
     print(v.name, [d.dim_value or d.dim_param for d in t.shape.dim] if t.HasField("shape") else "?")' "$1"
 }
 
-check() {  # name, taso-opt flags
+check() {  # name, taso-opt flags; SYMBOLIC: the input dimensions to keep symbolic (batch)
   local name="$1"; shift
   local model="$work/models/$name.onnx" out="$work/$name.opt.onnx"
   if ! "$build/taso-opt" "$model" -o "$out" --no-verify-speed "$@" > "$work/$name.log" 2>&1; then
     cat "$work/$name.log"
     exit 1
   fi
-  if [ "$(symbolic_inputs "$out")" != "batch" ]; then
-    echo "$name: the batch axis was not kept symbolic"; cat "$work/$name.log"; exit 1
+  if [ "$(symbolic_inputs "$out")" != "${SYMBOLIC:-batch}" ]; then
+    echo "$name: not kept symbolic: ${SYMBOLIC:-batch}"; cat "$work/$name.log"; exit 1
   fi
   if [ "$(declared_outputs "$out")" != "$(declared_outputs "$model")" ]; then
     echo "$name: the outputs are declared otherwise than in the input:"
@@ -78,15 +81,25 @@ check() {  # name, taso-opt flags
        "batch symbolic, ONNX Runtime agrees at batch 1 and 4; $(grep -E "^export" "$work/$name.log" || true)"
 }
 
-for name in cnn_opset11 cnn_opset13 cnn_opset17 cnn_opset18 cnn_opset21 mlp_opset13 view_opset13 heads_view_opset13; do
+for name in cnn_opset11 cnn_opset13 cnn_opset17 cnn_opset18 cnn_opset21 mlp_opset13 view_opset13 heads_view_opset13 \
+  swin_opset14; do
   check "$name"
 done
 
-# The heads' views are opaque (their targets depend on the batch), but what reads them is
-# typed at the size searched, so the search reaches the attention after them.
-if grep -q "reads a tensor of unknown shape" "$work/heads_view_opset13.log"; then
-  echo "heads_view_opset13: nodes after the views were left alone:"; cat "$work/heads_view_opset13.log"; exit 1
-fi
+# The heads' views (and Swin's windows, paddings and masks) are opaque where their targets
+# depend on the batch, but what reads them is typed at the size searched, so the search
+# reaches the attention after them.
+for name in heads_view_opset13 swin_opset14; do
+  if grep -q "reads a tensor of unknown shape" "$work/$name.log"; then
+    echo "$name: nodes after the views were left alone:"; cat "$work/$name.log"; exit 1
+  fi
+done
+
+# Height and width: a 1x1 image fits no convolution without padding, so the search takes
+# the smallest power of two the model builds at (8), and keeps them symbolic.
+SYMBOLIC="batch height width" check image_sizes_opset12
+grep -q "symbolic dimension 'height': searched at 8 (no --input-shape given; the smallest power of two" \
+  "$work/image_sizes_opset12.log" || { echo "image_sizes_opset12: not searched at 8"; exit 1; }
 
 # Beyond opset 17 the installed ONNX checker cannot check the output: ONNX Runtime does, the
 # output says so, and the opset is the input's.

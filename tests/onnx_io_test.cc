@@ -405,6 +405,57 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   CHECK_FALSE(fold("Shape", {unknown}).has_value());
 }
 
+TEST_CASE("F.pad's list as PyTorch computes it folds: Mod, a reversing Slice, Transpose") {
+  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
+  auto info = [](const TensorDataPtr& d) { return InputInfo{true, DataType::kInt64, d->shape(), true, d.get()}; };
+  auto values = [](const std::optional<TensorDataPtr>& d) {
+    REQUIRE(d.has_value());
+    return std::vector<int64_t>((*d)->ints().begin(), (*d)->ints().end());
+  };
+  auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
+    OnnxFolder f = FindOnnxFolder(op);
+    REQUIRE(f != nullptr);
+    return f(node, 13, in);
+  };
+  // Swin's padding to a multiple of the window, (7 - 54 % 7) % 7, and ONNX's two Mods.
+  const TensorDataPtr seven = ints({}, {7});
+  const auto remainder = fold("Mod", {info(ints({}, {54})), info(seven)});
+  CHECK(values(remainder) == std::vector<int64_t>{5});
+  CHECK(values(fold("Mod", {info(ints({}, {7 - 5})), info(seven)})) == std::vector<int64_t>{2});
+  const TensorDataPtr signs = ints({4}, {-7, 7, -7, 7});
+  CHECK(values(fold("Mod", {info(ints({4}, {5, -5, -5, 5})), info(signs)})) == std::vector<int64_t>{-2, 2, -5, 5});
+  onnx::NodeProto c_mod;
+  auto* fmod = c_mod.add_attribute();
+  fmod->set_name("fmod");
+  fmod->set_i(1);
+  CHECK(values(fold("Mod", {info(ints({4}, {5, -5, -5, 5})), info(signs)}, c_mod)) ==
+        std::vector<int64_t>{5, -5, -5, 5});
+  CHECK_FALSE(fold("Mod", {info(seven), info(ints({}, {0}))}).has_value());  // left to run time
+  // The pairs reversed (a step of -1 from the end), transposed, as F.pad's list becomes pads.
+  const TensorDataPtr pairs = ints({4, 2}, {0, 0, 0, 2, 0, 0, 0, 0});
+  const auto reversed = fold(op_names::kSlice, {info(pairs), info(ints({1}, {-1})), info(ints({1}, {INT64_MIN + 1})),
+                                                info(ints({1}, {0})), info(ints({1}, {-1}))});
+  CHECK(values(reversed) == std::vector<int64_t>{0, 0, 0, 0, 0, 2, 0, 0});
+  REQUIRE(reversed.has_value());
+  CHECK((*reversed)->shape() == Shape{4, 2});
+  onnx::NodeProto transpose;
+  auto* perm = transpose.add_attribute();
+  perm->set_name("perm");
+  perm->add_ints(1);
+  perm->add_ints(0);
+  const auto pads = fold(op_names::kTranspose, {info(*reversed)}, transpose);
+  CHECK(values(pads) == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 2, 0});
+  REQUIRE(pads.has_value());
+  CHECK((*pads)->shape() == Shape{2, 4});
+  // Float data, or bounds known only at run time, are not shape arithmetic.
+  const std::vector<float> floats(4, 1.0f);
+  const TensorDataPtr float_data = TensorData::Float({4}, floats);
+  CHECK_FALSE(
+      fold(op_names::kTranspose, {InputInfo{true, DataType::kFloat32, {4}, true, float_data.get()}}).has_value());
+  CHECK_FALSE(
+      fold(op_names::kSlice, {info(pairs), InputInfo{true, DataType::kInt64, {1}}, info(ints({1}, {2}))}).has_value());
+}
+
 TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at opset 17") {
   auto m = NewModel(17);
   AddInput(m, "x", {2, 8});

@@ -1,6 +1,7 @@
 // Symbolic input dimensions through OptimizeModel: which the written model keeps, and why
 // the others are written fixed.
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "rule_lookup.h"
 #include "taso/ir/ops/names.h"
@@ -44,6 +45,19 @@ onnx::ModelProto SymbolicTwoProducts() {
   testing::AddNode(m, op_names::kMatMul, {"x", "w2"}, {"b"});
   testing::AddNode(m, op_names::kAdd, {"a", "b"}, {"y"});
   testing::AddOutput(m, "y");
+  return m;
+}
+
+// x[batch,4,h,w] -> Conv 3x3 without padding -> Relu -> y: no output at h or w 1 or 2.
+onnx::ModelProto SymbolicImageConv() {
+  onnx::ModelProto m = testing::SmallConvReluModel();
+  auto* attributes = m.mutable_graph()->mutable_node(0)->mutable_attribute();
+  for (int i = attributes->size() - 1; i >= 0; --i)
+    if (attributes->Get(i).name() == "pads") attributes->DeleteSubrange(i, 1);
+  auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(0)->set_dim_param("batch");
+  shape->mutable_dim(2)->set_dim_param("h");
+  shape->mutable_dim(3)->set_dim_param("w");
   return m;
 }
 
@@ -225,4 +239,56 @@ TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symb
   auto exported = ExportOnnx(result->model);
   REQUIRE(exported.ok());
   CHECK(FirstDim(exported->graph().input(0)) == "1");
+}
+
+TEST_CASE("Image sizes a model cannot be built at as 1 are taken at the smallest power of two it builds at",
+          "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicImageConv());
+  std::map<std::string, int64_t> sizes;
+  for (const SymbolicDim& d : model.symbolic_dims) {
+    sizes[d.Key()] = d.value;
+    CHECK_FALSE(d.given);
+    if (d.Key() != "batch") CHECK_THAT(d.why_not_one, Catch::Contains("larger than the padded input"));
+  }
+  // The batch builds at 1 with the others at 4, so it is put back there.
+  CHECK(sizes == std::map<std::string, int64_t>{{"batch", 1}, {"h", 4}, {"w", 4}});
+  CHECK(model.graph.value(model.graph.inputs()[0]).shape == Shape{1, 4, 4, 4});
+
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 3);
+  for (const auto& dim : result->symbolic_dims) CHECK(dim.kept);
+  // Multiples of 4 for h and w (the 2nd and 3rd variables), as a model dividing an image
+  // by its size needs; 2 and 3 for the batch.
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+  CHECK(result->symbolic_dims[1].checked_at == std::vector<int64_t>{12, 20});
+  CHECK(result->symbolic_dims[2].checked_at == std::vector<int64_t>{16, 28});
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"),
+             Catch::Contains("symbolic dimension 'h': searched at 4 (no --input-shape given; the smallest power of two "
+                             "the model builds at, as at 1: node 'conv' (Conv): kernel"));
+}
+
+TEST_CASE("A model that builds at no size of its symbolic dimensions fails saying what was tried", "[symbolic]") {
+  // x[1,n] -> Reshape([5,7]): 35 elements, which no power of two gives.
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 8});
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(1)
+      ->set_dim_param("n");
+  testing::AddInt64Init(m, "target", {5, 7});
+  testing::AddNode(m, op_names::kReshape, {"x", "target"}, {"y"}, "reshape");
+  testing::AddOutput(m, "y");
+  ImportOptions folding;
+  folding.fold_shape_arithmetic = true;
+  const absl::StatusOr<OnnxModel> model = ImportOnnx(m, folding);
+  REQUIRE_FALSE(model.ok());
+  CHECK(model.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(
+      std::string(model.status().message()),
+      Catch::Contains("reshape") && Catch::Contains("with the symbolic dimensions n at 1, nor at any power of two "
+                                                    "up to 1024; give their sizes with --input-shape"));
 }

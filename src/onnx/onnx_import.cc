@@ -460,7 +460,7 @@ bool AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const I
 }
 
 // Builds at the bound sizes before the most types are known, then goes on.
-constexpr int kTypingRounds = 4;
+constexpr int kTypingRounds = 16;
 
 // Types what a symbolic model computes at its bound sizes where ONNX's inference alone
 // cannot, in rounds: each builds the model as if static (ImportedAsStatic) with the types
@@ -486,10 +486,52 @@ std::optional<OnnxModel> TypedAtBoundSizes(const onnx::ModelProto& model, int op
   return built;
 }
 
+// True where some value's shape is unknown.
+bool HasUnknownShapes(const Graph& graph) {
+  for (ValueId v = 0; v < graph.num_values(); ++v)
+    if (!graph.value(v).shape_known) return true;
+  return false;
+}
+
+// A model of static input shapes. Where its shape arithmetic folds but ONNX's inference
+// left some value's type unknown (torchvision's Swin pads each map by `(w - W % w) % w`
+// and builds its attention mask with ScatterND on Range, which ONNX 1.12 does not
+// propagate), it is built again, in rounds, with what ONNX's inference gives over the
+// folded values (AddTypesInferredFromFolds), until a round adds nothing.
+absl::StatusOr<OnnxModel> ImportStatic(const onnx::ModelProto& model, int opset, const ImportOptions& options) {
+  KnownTypes known = KnownTypesOf(model, opset);
+  ASSIGN_OR_RETURN(OnnxModel built, ImportGraph(model, opset, options, known));
+  for (int round = 1; round < kTypingRounds && options.fold_shape_arithmetic && HasUnknownShapes(built.graph);
+       ++round) {
+    const size_t typed = known.inferred.size();
+    if (!AddTypesInferredFromFolds(model, opset, {}, built.graph, known) || known.inferred.size() == typed) break;
+    ImportOptions sharing = options;
+    if (sharing.shared_weights == nullptr) sharing.shared_weights = &built.graph;
+    ASSIGN_OR_RETURN(OnnxModel next, ImportGraph(model, opset, sharing, known));
+    built = std::move(next);
+  }
+  return built;
+}
+
+// A model with symbolic input dimensions, built at the sizes `bound` gives them; the
+// model as read is kept to build it at others.
+absl::StatusOr<OnnxModel> ImportSymbolic(const onnx::ModelProto& model, int opset, const ImportOptions& options,
+                                         const BoundInputs& bound) {
+  KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
+  const std::optional<OnnxModel> at_bound_sizes = TypedAtBoundSizes(model, opset, options, bound.shapes, known);
+  ImportOptions sharing = options;
+  if (at_bound_sizes && sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
+  known.dynamic = DynamicValues(model, opset);
+  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
+  result.source = std::make_shared<onnx::ModelProto>(model);
+  result.symbolic_dims = bound.dims;
+  return result;
+}
+
 }  // namespace
 
 // The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
-// sizes bound to them; what depends on them is not folded, and the model as read is kept to build it at others.
+// sizes bound to them (BuiltAtGrownSizes where it does not build at 1); what depends on them is not folded.
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return absl::InvalidArgumentError("the model has no graph");
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
@@ -501,16 +543,11 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
     return result;
   }
   ASSIGN_OR_RETURN(const BoundInputs bound, BindInputShapes(model.graph(), options.input_shapes));
-  if (bound.dims.empty()) return ImportGraph(model, opset, options, KnownTypesOf(model, opset));
-  KnownTypes known = KnownTypesOf(model, opset, bound.shapes);
-  const std::optional<OnnxModel> at_bound_sizes = TypedAtBoundSizes(model, opset, options, bound.shapes, known);
-  ImportOptions sharing = options;
-  if (at_bound_sizes && sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
-  known.dynamic = DynamicValues(model, opset);
-  ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
-  result.source = std::make_shared<onnx::ModelProto>(model);
-  result.symbolic_dims = bound.dims;
-  return result;
+  if (bound.dims.empty()) return ImportStatic(model, opset, options);
+  const BuildAtSizes build = [&](const BoundInputs& sizes) { return ImportSymbolic(model, opset, options, sizes); };
+  absl::StatusOr<OnnxModel> at_one = build(bound);
+  if (at_one.ok()) return at_one;
+  return BuiltAtGrownSizes(bound, at_one.status(), build);
 }
 
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {

@@ -1,5 +1,9 @@
 #include "taso/onnx/onnx_input_shapes.h"
 
+#include <algorithm>
+#include <utility>
+
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "taso/ir/status_macros.h"
@@ -72,7 +76,63 @@ absl::Status CheckOneSizePerParam(const std::vector<SymbolicDim>& dims) {
   return absl::OkStatus();
 }
 
+// The keys of the symbolic dimensions no size was given for, each once, in order.
+std::vector<std::string> KeysNotGiven(const BoundInputs& bound) {
+  std::vector<std::string> keys;
+  for (const SymbolicDim& d : bound.dims)
+    if (!d.given && std::find(keys.begin(), keys.end(), d.Key()) == keys.end()) keys.push_back(d.Key());
+  return keys;
+}
+
+// `bound` with the dimensions of the keys in `sizes` at those sizes; `why` says why one
+// is not at 1.
+BoundInputs WithSizes(BoundInputs bound, const absl::flat_hash_map<std::string, int64_t>& sizes,
+                      const std::string& why) {
+  for (SymbolicDim& d : bound.dims) {
+    const auto it = sizes.find(d.Key());
+    if (it == sizes.end()) continue;
+    d.value = it->second;
+    d.why_not_one = it->second == 1 ? "" : why;
+    bound.shapes[d.input][d.axis] = it->second;
+  }
+  return bound;
+}
+
+// `built`, the model at `sizes`, with each of `keys` put back to 1 in turn where it still
+// builds so.
+OnnxModel EachBackToOne(const BoundInputs& bound, const std::vector<std::string>& keys,
+                        absl::flat_hash_map<std::string, int64_t> sizes, const std::string& why,
+                        const BuildAtSizes& build, OnnxModel built) {
+  if (keys.size() == 1) return built;  // it does not build at 1
+  for (const std::string& key : keys) {
+    const int64_t grown = std::exchange(sizes[key], 1);
+    absl::StatusOr<OnnxModel> at_one = build(WithSizes(bound, sizes, why));
+    if (at_one.ok())
+      built = *std::move(at_one);
+    else
+      sizes[key] = grown;
+  }
+  return built;
+}
+
 }  // namespace
+
+absl::StatusOr<OnnxModel> BuiltAtGrownSizes(const BoundInputs& bound, const absl::Status& at_one,
+                                            const BuildAtSizes& build) {
+  const std::vector<std::string> keys = KeysNotGiven(bound);
+  if (keys.empty() || !absl::IsInvalidArgument(at_one)) return at_one;
+  const std::string why(at_one.message());
+  absl::flat_hash_map<std::string, int64_t> sizes;
+  for (int64_t size = 2; size <= kMaxGrownSize; size *= 2) {
+    for (const std::string& key : keys) sizes[key] = size;
+    absl::StatusOr<OnnxModel> grown = build(WithSizes(bound, sizes, why));
+    if (grown.ok()) return EachBackToOne(bound, keys, sizes, why, build, *std::move(grown));
+    if (!absl::IsInvalidArgument(grown.status())) break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(at_one.message(), " (with the symbolic dimensions ",
+                                                 absl::StrJoin(keys, ", "), " at 1, nor at any power of two up to ",
+                                                 kMaxGrownSize, "; give their sizes with --input-shape)"));
+}
 
 std::string SymbolicDim::Key() const { return param.empty() ? absl::StrCat(input, "[", axis, "]") : param; }
 

@@ -360,8 +360,12 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
 std::string SymbolicLines(const PipelineResult& r) {
   std::string out;
   for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims) {
-    absl::StrAppendFormat(&out, "symbolic dimension '%s': searched at %d%s; ", d.name, d.built_at,
-                          d.given ? " (--input-shape)" : " (no --input-shape given: symbolic dimensions take 1)");
+    absl::StrAppendFormat(&out, "symbolic dimension '%s': searched at %d (%s); ", d.name, d.built_at,
+                          d.given                 ? "--input-shape"
+                          : d.why_not_one.empty() ? "no --input-shape given: symbolic dimensions take 1"
+                                                  : absl::StrCat("no --input-shape given; the smallest power of two "
+                                                                 "the model builds at, as at 1: ",
+                                                                 d.why_not_one));
     if (d.kept)
       absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too)\n",
                             absl::StrJoin(d.checked_at, " and "));
@@ -374,9 +378,9 @@ std::string SymbolicLines(const PipelineResult& r) {
 std::string JsonSymbolicDims(const PipelineResult& r) {
   std::vector<std::string> dims;
   for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims)
-    dims.push_back(absl::StrCat("{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at,
-                                ", \"kept\": ", d.kept ? "true" : "false", ", \"checked_at\": [",
-                                absl::StrJoin(d.checked_at, ", "), "]}"));
+    dims.push_back(absl::StrCat("{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at, ", \"kept\": ",
+                                d.kept ? "true" : "false", ", \"checked_at\": [", absl::StrJoin(d.checked_at, ", "),
+                                "], \"why_not_one\": ", JsonQuote(d.why_not_one), "}"));
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 

@@ -1,6 +1,8 @@
 // How it is decided: each variable (a dim_param, or an unnamed dimension) is given two
 // other sizes, base + 1 + i and base + 2 + 2i for the i-th variable (so 2 and 3 for one
-// variable built at 1; no two variables move alike). The original model is imported again
+// variable built at 1; no two variables move alike), or base * (2 + i) and base * (3 + 2i)
+// where the import took a power of two for want of a size (SymbolicDim::why_not_one: a
+// model that divides an image by 32 builds at multiples of 32). The original model is imported again
 // at those sizes, and so is the optimized model (written out at its sizes and read back
 // with other input shapes: library operators infer their shapes again, shape arithmetic
 // and Reshape targets folded at the old sizes fail to), and both run through the
@@ -34,7 +36,10 @@ std::vector<Variable> VariablesOf(const std::vector<SymbolicDim>& dims) {
     for (const Variable& v : vars) seen |= v.key == d.Key();
     if (seen) continue;
     const int64_t i = static_cast<int64_t>(vars.size());
-    vars.push_back({d.Key(), d.param, d.value, {d.value + 1 + i, d.value + 2 + 2 * i}});
+    if (d.why_not_one.empty())
+      vars.push_back({d.Key(), d.param, d.value, {d.value + 1 + i, d.value + 2 + 2 * i}});
+    else  // the smallest power of two it builds at: its multiples keep what divides it
+      vars.push_back({d.Key(), d.param, d.value, {d.value * (2 + i), d.value * (3 + 2 * i)}});
   }
   return vars;
 }
@@ -178,7 +183,11 @@ void Report(const std::vector<Variable>& vars, const std::vector<SymbolicDim>& d
     PipelineResult::SymbolicDimension r;
     r.name = v.key;
     r.built_at = v.base;
-    for (const SymbolicDim& d : dims) r.given |= d.Key() == v.key && d.given;
+    for (const SymbolicDim& d : dims) {
+      if (d.Key() != v.key) continue;
+      r.given |= d.given;
+      if (!d.why_not_one.empty()) r.why_not_one = d.why_not_one;
+    }
     for (const Variable& k : kept.vars) r.kept |= k.key == v.key;
     if (kept.checked) r.checked_at.assign(v.others.begin(), v.others.end());
     if (auto it = why_fixed.find(v.key); it != why_fixed.end()) r.why_fixed = it->second;

@@ -78,7 +78,25 @@ class HeadsByView(torch.nn.Module):
         return self.out(a.transpose(1, 2).reshape(b, t, d))
 
 
-def export(model, x, path, opset):
+class ImageSizes(torch.nn.Module):
+    """SqueezeNet's stem, exported with dynamic height and width as well: a convolution
+    without padding and a pooling window, which no 1x1 image fits."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, stride=2)
+        self.pool = torch.nn.MaxPool2d(3, stride=2, ceil_mode=True)
+        self.a = torch.nn.Conv2d(16, 16, 1)
+        self.b = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        y = torch.cat([torch.relu(self.a(x)), torch.relu(self.b(x))], 1)
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+
+def export(model, x, path, opset, axes=None):
     torch.manual_seed(0)
     model.eval()
     with torch.no_grad():
@@ -87,7 +105,7 @@ def export(model, x, path, opset):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     torch.onnx.export(model, (x,), path, opset_version=opset, input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=True)
+                      dynamic_axes={"input": axes or {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=True)
 
 
 def axes_to_input(model, node, name):
@@ -132,6 +150,13 @@ def main():
     export(SmallMlp(), torch.rand(1, 32), os.path.join(out, "mlp_opset13.onnx"), 13)
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
+    from torchvision.models.swin_transformer import SwinTransformer
+    torch.manual_seed(2)
+    swin = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                           num_classes=10)
+    export(swin, torch.rand(1, 3, 40, 40), os.path.join(out, "swin_opset14.onnx"), 14)
+    export(ImageSizes(), torch.rand(1, 3, 32, 32), os.path.join(out, "image_sizes_opset12.onnx"), 12,
+           {0: "batch", 2: "height", 3: "width"})
     for opset in (18, 21):
         bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
     # Weights as external data, as every model over 2 GB stores them.

@@ -92,6 +92,15 @@ def mod_where_expand_slice():
     return ModWhereExpandSlice(), (torch.rand(4, 16) * 2 - 1,)
 
 
+def swin_tiny():
+    """torchvision's Swin Transformer, small: each map padded to a multiple of its window by
+    `(w - W % w) % w`, the shifted windows' mask built with ScatterND on Range."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    model = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+                            num_classes=10)
+    return model, (torch.rand(1, 3, 40, 40),)
+
+
 # name -> (builder, opset)
 MODELS = {
     "lraspp_mobilenet": (segmentation, 11),
@@ -99,6 +108,7 @@ MODELS = {
     "lstm_lm": (language_model, 14),
     "decoder_block": (decoder_block, 17),
     "mod_where_slice": (mod_where_expand_slice, 13),
+    "swin_tiny": (swin_tiny, 14),
 }
 
 

@@ -1,7 +1,9 @@
 // The sizes a model's graph inputs are imported at: their static dimensions, and for each
-// symbolic one the size ImportOptions::input_shapes gives, else 1.
+// symbolic one the size ImportOptions::input_shapes gives, else 1 (else the smallest power
+// of two the model builds at).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,18 @@ struct BoundInputs {
 // and an input without a shape.
 absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
                                             const absl::flat_hash_map<std::string, Shape>& given);
+
+// Imports a model at the sizes bound to its inputs.
+using BuildAtSizes = std::function<absl::StatusOr<OnnxModel>(const BoundInputs&)>;
+
+// Where a model does not build with its symbolic dimensions that no size was given for at
+// 1 (`at_one`, an invalid-argument error: a convolution's kernel larger than a 1x1 image),
+// it is built with all of them at the smallest power of two up to kMaxGrownSize that it
+// builds at, each then put back to 1 where it still builds so (a batch). Fails with
+// `at_one`, saying what was tried, where none builds or the error is of another kind.
+inline constexpr int64_t kMaxGrownSize = 1024;
+absl::StatusOr<OnnxModel> BuiltAtGrownSizes(const BoundInputs& bound, const absl::Status& at_one,
+                                            const BuildAtSizes& build);
 
 // Declares the inputs of `model` named in `shapes` at those shapes.
 void SetInputShapes(const absl::flat_hash_map<std::string, Shape>& shapes, onnx::ModelProto& model);

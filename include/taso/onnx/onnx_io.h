@@ -26,6 +26,9 @@ struct SymbolicDim {
   int axis = 0;
   int64_t value = 1;   // the size the graph is built at
   bool given = false;  // by ImportOptions::input_shapes, else 1
+  // Where not given and not 1: why not (what fails to build with it at 1); the other
+  // sizes it is checked at are then multiples of `value`.
+  std::string why_not_one;
   // Dimensions sharing a key are one variable: the param, or input[axis] when unnamed.
   std::string Key() const;
 };

@@ -254,6 +254,7 @@ struct PipelineResult {
     std::string name;  // the dim_param, or input[axis] for an unnamed dimension
     int64_t built_at = 1;
     bool given = false;               // by --input-shape
+    std::string why_not_one;          // not given, and built at another size than 1: why
     bool kept = false;                // written symbolic
     std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
     std::string why_fixed;            // when not kept
