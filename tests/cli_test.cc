@@ -194,6 +194,21 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   refused(model + " -o " + out + " --input-shape x", 2, "is not NAME=D0xD1x...");
   refused(model + " -o " + out + " --input-shape nosuch=1x3", 2, "--input-shape names 'nosuch'");
   refused(model + " -o " + out + " --input-shape x=1x4x8", 2, "--input-shape gives 3 dimensions for input 'x'");
+  // Symbolic image sizes the model builds at neither at 1 nor at any power of two: its
+  // declared output of 2x3 pins them at 2 and 3.
+  onnx::ModelProto pinned = taso::testing::SmallConvReluModel();
+  auto* dims = pinned.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(2)->set_dim_param("h");
+  dims->mutable_dim(3)->set_dim_param("w");
+  auto* declared = pinned.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
+  declared->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 4, 2, 3}) declared->mutable_shape()->add_dim()->set_dim_value(d);
+  std::string pinned_bytes;
+  REQUIRE(pinned.SerializeToString(&pinned_bytes));
+  taso::testing::WriteFile(dir / "pinned.onnx", pinned_bytes);
+  refused((dir / "pinned.onnx").string() + " -o " + out, 2,
+          "(with the symbolic dimensions h, w at 1, nor at any power of two up to 1024; give their sizes with "
+          "--input-shape)");
   taso::testing::WriteFile(dir / "junk.pb", "junk");
   refused(model + " -o " + out + " --rules " + (dir / "junk.pb").string(), 2, "is not a taso rules file");
   taso::testing::WriteFile(dir / "junk.onnx", "junk");
