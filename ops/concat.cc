@@ -96,15 +96,24 @@ class Concat : public KernelOp<Concat> {
 TASO_REGISTER_OP(Concat);
 
 // Of 1-D int64 constants (shape arithmetic), folded at import.
+// Of 1-D int64 constants, or small float32 ones, (shape arithmetic) folded at import.
 std::optional<TensorDataPtr> FoldConcat(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  if (!AllInt64Constants(in)) return std::nullopt;
-  std::vector<int64_t> out;
+  const bool floats = !in.empty() && std::all_of(in.begin(), in.end(),
+                                                 [](const InputInfo& i) { return SmallFloatConstant(i) != nullptr; });
+  if (!floats && !AllInt64Constants(in)) return std::nullopt;
+  std::vector<int64_t> ints;
+  std::vector<float> reals;
   for (const InputInfo& i : in) {
     if (!i.present || i.constant->shape().size() != 1) return std::nullopt;
-    out.insert(out.end(), i.constant->ints().begin(), i.constant->ints().end());
+    ints.insert(ints.end(), i.constant->ints().begin(), i.constant->ints().end());
+    reals.insert(reals.end(), i.constant->floats().begin(), i.constant->floats().end());
   }
-  const int64_t n = static_cast<int64_t>(out.size());
-  return TensorData::Int64(Shape{n}, std::move(out));
+  if (floats) {
+    const int64_t n = static_cast<int64_t>(reals.size());
+    return n > kMaxFoldedElements ? std::nullopt : std::optional(TensorData::Float(Shape{n}, std::move(reals)));
+  }
+  const int64_t n = static_cast<int64_t>(ints.size());
+  return TensorData::Int64(Shape{n}, std::move(ints));
 }
 TASO_REGISTER_ONNX_FOLDER("Concat", FoldConcat);
 

@@ -18,9 +18,11 @@ struct DivFn {
 
 TASO_REGISTER_OP(BinaryOp<DivFn>);
 
-// On int64 constants (shape arithmetic), folded at import.
+// On int64 constants, or small float32 ones (shape arithmetic), folded at import; a float
+// quotient as IEEE division gives it, as every runtime does.
 std::optional<TensorDataPtr> FoldDiv(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, CheckedDiv);
+  if (std::optional<TensorDataPtr> ints = FoldInt64Binary(in, CheckedDiv)) return ints;
+  return FoldSmallFloatBinary(in, [](float a, float b) { return a / b; });
 }
 TASO_REGISTER_ONNX_FOLDER("Div", FoldDiv);
 

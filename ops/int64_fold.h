@@ -13,6 +13,9 @@
 
 namespace taso::ops {
 
+// Shape arithmetic is small; a larger tensor is left to run time.
+inline constexpr int64_t kMaxFoldedElements = 4096;
+
 inline const TensorData* Int64Constant(const InputInfo& in) {
   return in.present && in.constant && in.constant->dtype() == DataType::kInt64 ? in.constant : nullptr;
 }
@@ -100,6 +103,28 @@ std::optional<TensorDataPtr> FoldInt64Binary(const std::vector<InputInfo>& in, F
   return TensorData::Int64(std::move(result->first), std::move(result->second));
 }
 
+// A small float32 constant: shape arithmetic through floats (torchvision's detection
+// transform pads an image to a multiple of 32 by ceil(float(size) / 32) * 32).
+inline const TensorData* SmallFloatConstant(const InputInfo& in) {
+  return in.present && in.constant && in.constant->dtype() == DataType::kFloat32 &&
+                 in.constant->numel() <= kMaxFoldedElements
+             ? in.constant
+             : nullptr;
+}
+
+// An element-wise float32 operator on two small constants (ElementwiseShape).
+template <typename Fn>
+std::optional<TensorDataPtr> FoldSmallFloatBinary(const std::vector<InputInfo>& in, Fn fn) {
+  if (in.size() != 2 || !SmallFloatConstant(in[0]) || !SmallFloatConstant(in[1])) return std::nullopt;
+  const TensorData &a = *in[0].constant, &b = *in[1].constant;
+  std::optional<Shape> shape = ElementwiseShape({a.shape(), b.shape()});
+  if (!shape) return std::nullopt;
+  const bool a_one = a.numel() == 1, b_one = b.numel() == 1;
+  std::vector<float> out(NumElements(*shape));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = fn(a.floats()[a_one ? 0 : i], b.floats()[b_one ? 0 : i]);
+  return TensorData::Float(*std::move(shape), std::move(out));
+}
+
 // A bool tensor of shape arithmetic (a comparison), kept as its ONNX TensorProto.
 inline TensorDataPtr BoolTensor(Shape shape, const std::vector<bool>& values) {
   onnx::TensorProto proto;
@@ -127,9 +152,6 @@ inline std::optional<std::vector<bool>> BoolConstant(const InputInfo& in) {
   }
   return values;
 }
-
-// Shape arithmetic is small; a larger tensor is left to run time.
-inline constexpr int64_t kMaxFoldedElements = 4096;
 
 // A library operator that only moves data (Slice, Transpose) on an int64 constant (its
 // first input), by its own reference kernel over int64: the output's shape as the operator

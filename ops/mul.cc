@@ -20,9 +20,10 @@ struct MulFn {
 
 TASO_REGISTER_OP(BinaryOp<MulFn>);
 
-// On int64 constants (shape arithmetic), folded at import.
+// On int64 constants, or small float32 ones (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldMul(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  return FoldInt64Binary(in, CheckedMul);
+  if (std::optional<TensorDataPtr> ints = FoldInt64Binary(in, CheckedMul)) return ints;
+  return FoldSmallFloatBinary(in, [](float a, float b) { return a * b; });
 }
 TASO_REGISTER_ONNX_FOLDER("Mul", FoldMul);
 

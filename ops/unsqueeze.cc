@@ -1,12 +1,16 @@
-// Unsqueeze: not a library operator; of an int64 constant (shape arithmetic) it is
-// folded at import: the same values with dimensions of 1 inserted.
+// Unsqueeze: not a library operator; of an int64 constant, or a small float32 one (shape
+// arithmetic) it is folded at import: the same values with dimensions of 1 inserted.
 #include "int64_fold.h"
 
 namespace taso::ops {
 namespace {
 
 std::optional<TensorDataPtr> FoldUnsqueeze(const onnx::NodeProto& node, int opset, const std::vector<InputInfo>& in) {
-  if (in.empty() || !AllInt64Constants(in, /*first_optional=*/1)) return std::nullopt;
+  if (in.empty()) return std::nullopt;
+  const bool floats = SmallFloatConstant(in[0]) != nullptr;
+  for (size_t i = floats ? 1 : 0; i < in.size(); ++i)
+    if (in[i].present && !Int64Constant(in[i])) return std::nullopt;
+  if (!floats && !Int64Constant(in[0])) return std::nullopt;
   std::optional<std::vector<int64_t>> axes = FoldAxes(node, opset, in);
   if (!axes) return std::nullopt;
   const TensorData& x = *in[0].constant;
@@ -18,6 +22,7 @@ std::optional<TensorDataPtr> FoldUnsqueeze(const onnx::NodeProto& node, int opse
     if (a < 0 || a > static_cast<int64_t>(shape.size())) return std::nullopt;
     shape.insert(shape.begin() + a, 1);
   }
+  if (floats) return TensorData::Float(shape, std::vector<float>(x.floats().begin(), x.floats().end()));
   return TensorData::Int64(shape, std::vector<int64_t>(x.ints().begin(), x.ints().end()));
 }
 TASO_REGISTER_ONNX_FOLDER("Unsqueeze", FoldUnsqueeze);

@@ -3,6 +3,11 @@
 // through opaque.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/match.h"
+
 #include "taso/ir/graph_copy.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/ops/names.h"
@@ -454,6 +459,84 @@ TEST_CASE("F.pad's list as PyTorch computes it folds: Mod, a reversing Slice, Tr
       fold(op_names::kTranspose, {InputInfo{true, DataType::kFloat32, {4}, true, float_data.get()}}).has_value());
   CHECK_FALSE(
       fold(op_names::kSlice, {info(pairs), InputInfo{true, DataType::kInt64, {1}}, info(ints({1}, {2}))}).has_value());
+}
+
+TEST_CASE("A detection transform's sizes fold through floats: the scale, floored, padded to 32") {
+  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
+  auto floats = [](Shape shape, std::vector<float> v) { return TensorData::Float(std::move(shape), std::move(v)); };
+  auto info = [](const TensorDataPtr& d) { return InputInfo{true, d->dtype(), d->shape(), true, d.get()}; };
+  auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
+    OnnxFolder f = FindOnnxFolder(op);
+    REQUIRE(f != nullptr);
+    std::optional<TensorDataPtr> r = f(node, 11, in);
+    REQUIRE(r.has_value());
+    return *r;
+  };
+  auto cast_to = [](int to) {
+    onnx::NodeProto node;
+    auto* a = node.add_attribute();
+    a->set_name("to");
+    a->set_i(to);
+    return node;
+  };
+  auto as_float = [&](const TensorDataPtr& d) { return fold("Cast", {info(d)}, cast_to(onnx::TensorProto::FLOAT)); };
+  // torchvision's GeneralizedRCNNTransform on a 320x480 image: scale = min(800 / 320,
+  // 1333 / 480), the sides floor(side * scale), then each padded up to a multiple of 32.
+  const TensorDataPtr sides = ints({2}, {320, 480});
+  const TensorDataPtr shorter = fold("ReduceMin", {info(sides)}), longer = fold("ReduceMax", {info(sides)});
+  CHECK(shorter->shape() == Shape{1});  // keepdims defaults to 1
+  CHECK(shorter->ints()[0] == 320);
+  CHECK(longer->ints()[0] == 480);
+  const TensorDataPtr to_short =
+      fold(op_names::kMul, {info(fold("Reciprocal", {info(as_float(shorter))})), info(floats({}, {800.0f}))});
+  const TensorDataPtr to_long = fold(op_names::kDiv, {info(floats({}, {1333.0f})), info(as_float(longer))});
+  const TensorDataPtr scale = fold("Min", {info(to_short), info(to_long)});
+  CHECK(scale->floats()[0] == std::min(800.0f * (1.0f / 320.0f), 1333.0f / 480.0f));
+  const TensorDataPtr width = fold("Floor", {info(fold(op_names::kMul, {info(floats({}, {480.0f})), info(scale)}))});
+  CHECK(width->floats()[0] == std::floor(480.0f * scale->floats()[0]));
+  const TensorDataPtr blocks = fold("Ceil", {info(fold(op_names::kDiv, {info(width), info(floats({}, {32.0f}))}))});
+  const TensorDataPtr padded = fold("Cast", {info(blocks)}, cast_to(onnx::TensorProto::INT64));
+  CHECK(padded->dtype() == DataType::kInt64);
+  CHECK(padded->ints()[0] == (static_cast<int64_t>(width->floats()[0]) + 31) / 32);
+  const TensorDataPtr pair = fold(
+      op_names::kConcat, {info(fold("Unsqueeze", {info(width), info(ints({1}, {0}))})), info(floats({1}, {2.5f}))});
+  CHECK(pair->shape() == Shape{2});
+  CHECK(pair->floats()[1] == 2.5f);
+  // Kept axes; and values for run time to decide: with a NaN, or beyond int64.
+  onnx::NodeProto rows;
+  auto* axes = rows.add_attribute();
+  axes->set_name("axes");
+  axes->add_ints(1);
+  const TensorDataPtr per_row = fold("ReduceMax", {info(ints({2, 3}, {1, 5, 2, 7, 0, 3}))}, rows);
+  CHECK(per_row->shape() == Shape{2, 1});
+  CHECK(std::vector<int64_t>(per_row->ints().begin(), per_row->ints().end()) == std::vector<int64_t>{5, 7});
+  CHECK_FALSE(FindOnnxFolder("ReduceMax")({}, 11, {info(floats({2}, {1.0f, NAN}))}).has_value());
+  CHECK_FALSE(FindOnnxFolder("Cast")(cast_to(onnx::TensorProto::INT64), 11, {info(floats({}, {1e19f}))}).has_value());
+}
+
+TEST_CASE("The sizes ONNX's inference invents are written unnamed") {
+  // x[1,4] -> NonZero -> [2, count]: ONNX names the count "unk__0" in both tensors after it.
+  auto m = NewModel(13);
+  AddInput(m, "x", {1, 4});
+  AddNode(m, "NonZero", {"x"}, {"nz"}, "nonzero");
+  AddNode(m, op_names::kTranspose, {"nz"}, {"t"}, "transpose");
+  AddNode(m, "Identity", {"t"}, {"y"}, "identity");
+  AddOutput(m, "y");
+  auto* declared = m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
+  declared->set_elem_type(onnx::TensorProto::INT64);
+  declared->mutable_shape()->add_dim();
+  declared->mutable_shape()->add_dim()->set_dim_value(2);
+  auto model = ImportOnnx(m);
+  REQUIRE(model.ok());
+  auto exported = ExportOnnx(*model);
+  REQUIRE(exported.ok());
+  int unnamed = 0;
+  for (const auto& vi : exported->graph().value_info())
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      CHECK_FALSE(absl::StartsWith(d.dim_param(), "unk__"));
+      unnamed += !d.has_dim_value() && !d.has_dim_param();
+    }
+  CHECK(unnamed >= 2);  // the count, in "nz" and in "t"
 }
 
 TEST_CASE("LayerNormalization imports where only Y is asked for, and exports at opset 17") {

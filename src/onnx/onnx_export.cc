@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "onnx/checker.h"
 #include "onnx/onnx_pb.h"
@@ -143,6 +144,19 @@ absl::Status CheckAndInferShapes(onnx::ModelProto* model) {
   return absl::OkStatus();
 }
 
+// Value infos without the dimension names ONNX's inference invents ("unk__N"), each then
+// an unnamed dimension. Such a name says that two sizes are equal, and ONNX Runtime's
+// optimizers trust it: with the detections RetinaNet keeps (a count known only at run
+// time) named alike in two tensors, it rewrote a Reshape target to [0, -1], which it
+// cannot apply to no detection. The input's own names are kept.
+void DropInventedDimNames(onnx::GraphProto* g) {
+  for (auto& vi : *g->mutable_value_info()) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (d.has_dim_param() && absl::StartsWith(d.dim_param(), "unk__")) d.clear_dim_param();
+  }
+}
+
 // Initializers at least this large are written to the data file (as the ONNX library's
 // convert_model_to_external_data does by default); smaller ones stay in the model.
 constexpr size_t kExternalDataThreshold = 1024;
@@ -215,6 +229,7 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original_outputs, g->add_output());
   WriteIntermediateValueInfos(model, order, g);
   if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(&out));
+  DropInventedDimNames(out.mutable_graph());
   return out;
 }
 
