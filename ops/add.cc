@@ -2,8 +2,8 @@
 #include "taso/ir/ops/add.h"
 #include "taso/ir/ops/names.h"
 
-#include "int64_fold.h"
 #include "op_util.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

@@ -1,9 +1,10 @@
 // Cast: not a library operator; of shape arithmetic it is folded at import: int64 to
 // int64 (as exports do around shape arithmetic), and between int64 and float32 (or float32
-// to float32) for small constants (torchvision's detection transform rounds sizes up through floats).
+// to float32) for small constants (torchvision's detection transform rounds sizes up
+// through floats).
 #include <cmath>
 
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

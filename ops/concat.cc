@@ -2,8 +2,8 @@
 #include "taso/ir/ops/concat.h"
 #include "taso/ir/ops/names.h"
 
-#include "int64_fold.h"
 #include "op_util.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {
@@ -95,8 +95,7 @@ class Concat : public KernelOp<Concat> {
 
 TASO_REGISTER_OP(Concat);
 
-// Of 1-D int64 constants (shape arithmetic), folded at import.
-// Of 1-D int64 constants, or small float32 ones, (shape arithmetic) folded at import.
+// Of 1-D int64 constants, or small float32 ones (shape arithmetic), folded at import.
 std::optional<TensorDataPtr> FoldConcat(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
   const bool floats = !in.empty() && std::all_of(in.begin(), in.end(),
                                                  [](const InputInfo& i) { return SmallFloatConstant(i) != nullptr; });

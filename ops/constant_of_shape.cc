@@ -1,7 +1,7 @@
 // ConstantOfShape: not a library operator; of an int64 constant shape with an int64 value
 // (shape arithmetic: PyTorch's `expand(n, -1, -1)` makes a tensor of ones the size of its
 // target) it is folded at import, up to kMaxFoldedElements elements.
-#include "int64_fold.h"
+#include "shape_fold.h"
 #include "taso/ir/onnx_tensor.h"
 
 namespace taso::ops {

@@ -1,6 +1,6 @@
 // Div: Element-wise division with ONNX broadcasting.
-#include "int64_fold.h"
 #include "op_util.h"
+#include "shape_fold.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops {

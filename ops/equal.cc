@@ -1,7 +1,7 @@
 // Equal: not a library operator (its result is bool); of int64 constants (shape
 // arithmetic: PyTorch writes `expand(n, -1, -1)` comparing its target with -1) it is folded
 // at import to a bool constant.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

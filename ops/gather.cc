@@ -1,6 +1,6 @@
 // Gather: not a library operator; along axis 0 of a 1-D int64 constant (picking a
 // dimension out of a Shape) it is folded to a constant at import.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

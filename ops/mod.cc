@@ -1,6 +1,6 @@
 // Mod: not a library operator; of int64 constants (shape arithmetic: torchvision's Swin
 // pads a map to a multiple of its window, `(w - W % w) % w`) it is folded at import.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

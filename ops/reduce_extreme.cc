@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <limits>
 
-#include "int64_fold.h"
 #include "op_util.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

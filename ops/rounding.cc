@@ -1,11 +1,10 @@
-// Ceil, Floor, Reciprocal and Min: not library operators; of a small float32 constant (shape
-// arithmetic: torchvision's detection transform scales an image by min(800 / its shorter
-// side, 1333 / its longer), floored, and pads it to ceil(size / 32) * 32) they are folded at
-// import, each as one float32 operation, as runtimes compute them.
-#include <algorithm>
+// Ceil, Floor and Reciprocal: not library operators; of a small float32 constant (shape
+// arithmetic: torchvision's detection transform scales an image by 800 / its shorter side,
+// floored, and pads it to ceil(size / 32) * 32) they are folded at import, each as one
+// float32 operation, as runtimes compute them.
 #include <cmath>
 
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {
@@ -33,17 +32,6 @@ std::optional<TensorDataPtr> FoldReciprocal(const onnx::NodeProto&, int, const s
   return FoldSmallFloatUnary(in, [](float v) { return 1.0f / v; });
 }
 TASO_REGISTER_ONNX_FOLDER("Reciprocal", FoldReciprocal);
-
-// Min of two inputs, of int64 or small float32 constants, NaN where either is (ONNX's
-// Min takes any number of inputs; more stay to run time).
-std::optional<TensorDataPtr> FoldMin(const onnx::NodeProto&, int, const std::vector<InputInfo>& in) {
-  if (std::optional<TensorDataPtr> ints =
-          FoldInt64Binary(in, [](int64_t a, int64_t b) -> std::optional<int64_t> { return std::min(a, b); }))
-    return ints;
-  return FoldSmallFloatBinary(in,
-                              [](float a, float b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); });
-}
-TASO_REGISTER_ONNX_FOLDER("Min", FoldMin);
 
 }  // namespace
 }  // namespace taso::ops

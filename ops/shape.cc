@@ -1,6 +1,6 @@
 // Shape: not a library operator (an int64 result no kernel computes); with static
 // shapes its value is known, so it is folded to a constant at import.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

@@ -1,6 +1,6 @@
 // Squeeze: not a library operator; of an int64 constant (shape arithmetic) it is folded
 // at import: the same values without the listed dimensions of 1 (all of them if none).
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

@@ -1,7 +1,7 @@
 // Transpose: permutes dimensions (default: reverses them). Of an int64 constant it is
 // folded at import.
-#include "int64_fold.h"
 #include "op_util.h"
+#include "shape_fold.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops {

@@ -1,6 +1,6 @@
 // Unsqueeze: not a library operator; of an int64 constant, or a small float32 one (shape
 // arithmetic) it is folded at import: the same values with dimensions of 1 inserted.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {
@@ -8,9 +8,9 @@ namespace {
 std::optional<TensorDataPtr> FoldUnsqueeze(const onnx::NodeProto& node, int opset, const std::vector<InputInfo>& in) {
   if (in.empty()) return std::nullopt;
   const bool floats = SmallFloatConstant(in[0]) != nullptr;
-  for (size_t i = floats ? 1 : 0; i < in.size(); ++i)
-    if (in[i].present && !Int64Constant(in[i])) return std::nullopt;
   if (!floats && !Int64Constant(in[0])) return std::nullopt;
+  for (size_t i = 1; i < in.size(); ++i)
+    if (in[i].present && !Int64Constant(in[i])) return std::nullopt;
   std::optional<std::vector<int64_t>> axes = FoldAxes(node, opset, in);
   if (!axes) return std::nullopt;
   const TensorData& x = *in[0].constant;

@@ -1,7 +1,7 @@
 // Where: not a library operator; of a bool constant choosing between int64 constants
 // (shape arithmetic: PyTorch's `expand(n, -1, -1)` puts 1 where its target says -1) it is
 // folded at import.
-#include "int64_fold.h"
+#include "shape_fold.h"
 
 namespace taso::ops {
 namespace {

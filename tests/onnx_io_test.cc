@@ -19,6 +19,19 @@ using namespace taso::testing;
 
 namespace {
 
+// A constant and its input info, and an ONNX operator's import-time folding rule applied
+// (taso/ir/onnx_fold.h): for the tests of shape arithmetic.
+TensorDataPtr Ints(Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); }
+TensorDataPtr Floats(Shape shape, std::vector<float> v) { return TensorData::Float(std::move(shape), std::move(v)); }
+InputInfo Known(const TensorDataPtr& d) { return InputInfo{true, d->dtype(), d->shape(), true, d.get()}; }
+std::optional<TensorDataPtr> FoldByRule(const std::string& op, const std::vector<InputInfo>& in,
+                                        onnx::NodeProto node = {}, int opset = 13) {
+  node.set_op_type(op);
+  OnnxFolder f = FindOnnxFolder(op);
+  REQUIRE(f != nullptr);
+  return f(node, opset, in);
+}
+
 // x[1,3,8,8] -> Conv(w) -> Relu -> y
 onnx::ModelProto ConvReluModel(int opset = 13) {
   auto m = NewModel(opset);
@@ -344,41 +357,33 @@ TEST_CASE("Nodes that share a name are written under distinct names") {
 }
 
 TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
-  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
-  auto info = [](const TensorDataPtr& d) { return InputInfo{true, DataType::kInt64, d->shape(), true, d.get()}; };
-  auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
-    node.set_op_type(op);
-    OnnxFolder f = FindOnnxFolder(op);
-    REQUIRE(f != nullptr);
-    return f(node, 13, in);
-  };
-  const TensorDataPtr dims = ints({3}, {16, 2, 768}), three = ints({}, {3}), zero = ints({}, {0}),
-                      axis0 = ints({1}, {0});
+  const TensorDataPtr dims = Ints({3}, {16, 2, 768}), three = Ints({}, {3}), zero = Ints({}, {0}),
+                      axis0 = Ints({1}, {0});
   // Shape of a static tensor, then the last dimension, divided, unsqueezed, concatenated.
-  auto shape = fold("Shape", {InputInfo{true, DataType::kFloat32, {16, 2, 768}}});
+  auto shape = FoldByRule("Shape", {InputInfo{true, DataType::kFloat32, {16, 2, 768}}});
   REQUIRE(shape.has_value());
   CHECK((*shape)->ints() == dims->ints());
-  auto last = fold("Gather", {info(dims), info(ints({}, {-1}))});
+  auto last = FoldByRule("Gather", {Known(dims), Known(Ints({}, {-1}))});
   REQUIRE(last.has_value());
   CHECK((*last)->shape().empty());
-  auto third = fold(op_names::kDiv, {info(*last), info(three)});
+  auto third = FoldByRule(op_names::kDiv, {Known(*last), Known(three)});
   REQUIRE(third.has_value());
   CHECK((*third)->ints()[0] == 256);
-  CHECK(fold(op_names::kSub, {info(*third), info(three)}).value()->ints()[0] == 253);
-  auto unsqueezed = fold("Unsqueeze", {info(*third), info(axis0)});
+  CHECK(FoldByRule(op_names::kSub, {Known(*third), Known(three)}).value()->ints()[0] == 253);
+  auto unsqueezed = FoldByRule("Unsqueeze", {Known(*third), Known(axis0)});
   REQUIRE(unsqueezed.has_value());
   CHECK((*unsqueezed)->shape() == Shape{1});
-  auto joined = fold(op_names::kConcat, {info(*unsqueezed), info(ints({2}, {-1, 64}))});
+  auto joined = FoldByRule(op_names::kConcat, {Known(*unsqueezed), Known(Ints({2}, {-1, 64}))});
   REQUIRE(joined.has_value());
   CHECK(std::vector<int64_t>((*joined)->ints().begin(), (*joined)->ints().end()) == std::vector<int64_t>{256, -1, 64});
-  CHECK(fold("Squeeze", {info(*unsqueezed), info(axis0)}).value()->shape().empty());
+  CHECK(FoldByRule("Squeeze", {Known(*unsqueezed), Known(axis0)}).value()->shape().empty());
   onnx::NodeProto cast;
   auto* to = cast.add_attribute();
   to->set_name("to");
   to->set_i(onnx::TensorProto::INT64);
-  CHECK(fold("Cast", {info(three)}, cast).value()->ints()[0] == 3);
+  CHECK(FoldByRule("Cast", {Known(three)}, cast).value()->ints()[0] == 3);
   // PyTorch's expand(n, -1, -1): the target flattened, compared with -1, ones put there.
-  auto flat = fold(op_names::kReshape, {info(*joined), info(ints({1}, {-1}))});
+  auto flat = FoldByRule(op_names::kReshape, {Known(*joined), Known(Ints({1}, {-1}))});
   REQUIRE(flat.has_value());
   CHECK((*flat)->shape() == Shape{3});
   onnx::NodeProto ones_node;
@@ -388,58 +393,53 @@ TEST_CASE("Shape arithmetic on int64 constants folds by each operator's rule") {
   value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
   value->mutable_t()->add_dims(1);
   value->mutable_t()->add_int64_data(1);
-  auto ones = fold("ConstantOfShape", {info(ints({1}, {3}))}, ones_node);
+  auto ones = FoldByRule("ConstantOfShape", {Known(Ints({1}, {3}))}, ones_node);
   REQUIRE(ones.has_value());
   CHECK(std::vector<int64_t>((*ones)->ints().begin(), (*ones)->ints().end()) == std::vector<int64_t>{1, 1, 1});
-  auto is_minus = fold("Equal", {info(*flat), info(ints({}, {-1}))});
+  auto is_minus = FoldByRule("Equal", {Known(*flat), Known(Ints({}, {-1}))});
   REQUIRE(is_minus.has_value());
   CHECK((*is_minus)->dtype() == DataType::kBool);
   InputInfo condition{true, DataType::kBool, (*is_minus)->shape(), true, is_minus->get()};
-  auto chosen = fold("Where", {condition, info(*ones), info(*flat)});
+  auto chosen = FoldByRule("Where", {condition, Known(*ones), Known(*flat)});
   REQUIRE(chosen.has_value());
   CHECK(std::vector<int64_t>((*chosen)->ints().begin(), (*chosen)->ints().end()) == std::vector<int64_t>{256, 1, 64});
-  CHECK_FALSE(fold(op_names::kReshape, {info(*joined), info(ints({1}, {2}))}).has_value());  // 3 values, not 2
-  CHECK_FALSE(fold("ConstantOfShape", {info(ints({1}, {3}))}).has_value());  // float zeros: no shape arithmetic
-  CHECK_FALSE(fold("ConstantOfShape", {info(ints({2}, {4096, 2}))}, ones_node).has_value());  // too large
-  CHECK_FALSE(fold("Where", {info(*flat), info(*ones), info(*flat)}).has_value());            // no bool condition
+  CHECK_FALSE(FoldByRule(op_names::kReshape, {Known(*joined), Known(Ints({1}, {2}))}).has_value());  // 3 values, not 2
+  CHECK_FALSE(FoldByRule("ConstantOfShape", {Known(Ints({1}, {3}))}).has_value());  // float zeros: no shape arithmetic
+  CHECK_FALSE(FoldByRule("ConstantOfShape", {Known(Ints({2}, {4096, 2}))}, ones_node).has_value());  // too large
+  CHECK_FALSE(FoldByRule("Where", {Known(*flat), Known(*ones), Known(*flat)}).has_value());  // no bool condition
   // Left to run time: a division by zero, a float input, a tensor of unknown shape.
-  CHECK_FALSE(fold(op_names::kDiv, {info(three), info(zero)}).has_value());
-  CHECK_FALSE(fold(op_names::kAdd, {info(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());
+  CHECK_FALSE(FoldByRule(op_names::kDiv, {Known(three), Known(zero)}).has_value());
+  CHECK_FALSE(FoldByRule(op_names::kAdd, {Known(three), InputInfo{true, DataType::kFloat32, {}}}).has_value());
   InputInfo unknown{true, DataType::kFloat32, {}};
   unknown.shape_known = false;
-  CHECK_FALSE(fold("Shape", {unknown}).has_value());
+  CHECK_FALSE(FoldByRule("Shape", {unknown}).has_value());
 }
 
 TEST_CASE("F.pad's list as PyTorch computes it folds: Mod, a reversing Slice, Transpose") {
-  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
-  auto info = [](const TensorDataPtr& d) { return InputInfo{true, DataType::kInt64, d->shape(), true, d.get()}; };
   auto values = [](const std::optional<TensorDataPtr>& d) {
     REQUIRE(d.has_value());
     return std::vector<int64_t>((*d)->ints().begin(), (*d)->ints().end());
   };
-  auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
-    OnnxFolder f = FindOnnxFolder(op);
-    REQUIRE(f != nullptr);
-    return f(node, 13, in);
-  };
   // Swin's padding to a multiple of the window, (7 - 54 % 7) % 7, and ONNX's two Mods.
-  const TensorDataPtr seven = ints({}, {7});
-  const auto remainder = fold("Mod", {info(ints({}, {54})), info(seven)});
+  const TensorDataPtr seven = Ints({}, {7});
+  const auto remainder = FoldByRule("Mod", {Known(Ints({}, {54})), Known(seven)});
   CHECK(values(remainder) == std::vector<int64_t>{5});
-  CHECK(values(fold("Mod", {info(ints({}, {7 - 5})), info(seven)})) == std::vector<int64_t>{2});
-  const TensorDataPtr signs = ints({4}, {-7, 7, -7, 7});
-  CHECK(values(fold("Mod", {info(ints({4}, {5, -5, -5, 5})), info(signs)})) == std::vector<int64_t>{-2, 2, -5, 5});
+  CHECK(values(FoldByRule("Mod", {Known(Ints({}, {7 - 5})), Known(seven)})) == std::vector<int64_t>{2});
+  const TensorDataPtr signs = Ints({4}, {-7, 7, -7, 7});
+  CHECK(values(FoldByRule("Mod", {Known(Ints({4}, {5, -5, -5, 5})), Known(signs)})) ==
+        std::vector<int64_t>{-2, 2, -5, 5});
   onnx::NodeProto c_mod;
   auto* fmod = c_mod.add_attribute();
   fmod->set_name("fmod");
   fmod->set_i(1);
-  CHECK(values(fold("Mod", {info(ints({4}, {5, -5, -5, 5})), info(signs)}, c_mod)) ==
+  CHECK(values(FoldByRule("Mod", {Known(Ints({4}, {5, -5, -5, 5})), Known(signs)}, c_mod)) ==
         std::vector<int64_t>{5, -5, -5, 5});
-  CHECK_FALSE(fold("Mod", {info(seven), info(ints({}, {0}))}).has_value());  // left to run time
+  CHECK_FALSE(FoldByRule("Mod", {Known(seven), Known(Ints({}, {0}))}).has_value());  // left to run time
   // The pairs reversed (a step of -1 from the end), transposed, as F.pad's list becomes pads.
-  const TensorDataPtr pairs = ints({4, 2}, {0, 0, 0, 2, 0, 0, 0, 0});
-  const auto reversed = fold(op_names::kSlice, {info(pairs), info(ints({1}, {-1})), info(ints({1}, {INT64_MIN + 1})),
-                                                info(ints({1}, {0})), info(ints({1}, {-1}))});
+  const TensorDataPtr pairs = Ints({4, 2}, {0, 0, 0, 2, 0, 0, 0, 0});
+  const auto reversed =
+      FoldByRule(op_names::kSlice, {Known(pairs), Known(Ints({1}, {-1})), Known(Ints({1}, {INT64_MIN + 1})),
+                                    Known(Ints({1}, {0})), Known(Ints({1}, {-1}))});
   CHECK(values(reversed) == std::vector<int64_t>{0, 0, 0, 0, 0, 2, 0, 0});
   REQUIRE(reversed.has_value());
   CHECK((*reversed)->shape() == Shape{4, 2});
@@ -448,27 +448,20 @@ TEST_CASE("F.pad's list as PyTorch computes it folds: Mod, a reversing Slice, Tr
   perm->set_name("perm");
   perm->add_ints(1);
   perm->add_ints(0);
-  const auto pads = fold(op_names::kTranspose, {info(*reversed)}, transpose);
+  const auto pads = FoldByRule(op_names::kTranspose, {Known(*reversed)}, transpose);
   CHECK(values(pads) == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 2, 0});
   REQUIRE(pads.has_value());
   CHECK((*pads)->shape() == Shape{2, 4});
   // Float data, or bounds known only at run time, are not shape arithmetic.
-  const std::vector<float> floats(4, 1.0f);
-  const TensorDataPtr float_data = TensorData::Float({4}, floats);
+  CHECK_FALSE(FoldByRule(op_names::kTranspose, {Known(Floats({4}, {1, 1, 1, 1}))}).has_value());
   CHECK_FALSE(
-      fold(op_names::kTranspose, {InputInfo{true, DataType::kFloat32, {4}, true, float_data.get()}}).has_value());
-  CHECK_FALSE(
-      fold(op_names::kSlice, {info(pairs), InputInfo{true, DataType::kInt64, {1}}, info(ints({1}, {2}))}).has_value());
+      FoldByRule(op_names::kSlice, {Known(pairs), InputInfo{true, DataType::kInt64, {1}}, Known(Ints({1}, {2}))})
+          .has_value());
 }
 
 TEST_CASE("A detection transform's sizes fold through floats: the scale, floored, padded to 32") {
-  auto ints = [](Shape shape, std::vector<int64_t> v) { return TensorData::Int64(std::move(shape), std::move(v)); };
-  auto floats = [](Shape shape, std::vector<float> v) { return TensorData::Float(std::move(shape), std::move(v)); };
-  auto info = [](const TensorDataPtr& d) { return InputInfo{true, d->dtype(), d->shape(), true, d.get()}; };
   auto fold = [](const std::string& op, const std::vector<InputInfo>& in, onnx::NodeProto node = {}) {
-    OnnxFolder f = FindOnnxFolder(op);
-    REQUIRE(f != nullptr);
-    std::optional<TensorDataPtr> r = f(node, 11, in);
+    std::optional<TensorDataPtr> r = FoldByRule(op, in, std::move(node), 11);
     REQUIRE(r.has_value());
     return *r;
   };
@@ -479,27 +472,27 @@ TEST_CASE("A detection transform's sizes fold through floats: the scale, floored
     a->set_i(to);
     return node;
   };
-  auto as_float = [&](const TensorDataPtr& d) { return fold("Cast", {info(d)}, cast_to(onnx::TensorProto::FLOAT)); };
+  auto as_float = [&](const TensorDataPtr& d) { return fold("Cast", {Known(d)}, cast_to(onnx::TensorProto::FLOAT)); };
   // torchvision's GeneralizedRCNNTransform on a 320x480 image: scale = min(800 / 320,
   // 1333 / 480), the sides floor(side * scale), then each padded up to a multiple of 32.
-  const TensorDataPtr sides = ints({2}, {320, 480});
-  const TensorDataPtr shorter = fold("ReduceMin", {info(sides)}), longer = fold("ReduceMax", {info(sides)});
+  const TensorDataPtr sides = Ints({2}, {320, 480});
+  const TensorDataPtr shorter = fold("ReduceMin", {Known(sides)}), longer = fold("ReduceMax", {Known(sides)});
   CHECK(shorter->shape() == Shape{1});  // keepdims defaults to 1
   CHECK(shorter->ints()[0] == 320);
   CHECK(longer->ints()[0] == 480);
   const TensorDataPtr to_short =
-      fold(op_names::kMul, {info(fold("Reciprocal", {info(as_float(shorter))})), info(floats({}, {800.0f}))});
-  const TensorDataPtr to_long = fold(op_names::kDiv, {info(floats({}, {1333.0f})), info(as_float(longer))});
-  const TensorDataPtr scale = fold("Min", {info(to_short), info(to_long)});
+      fold(op_names::kMul, {Known(fold("Reciprocal", {Known(as_float(shorter))})), Known(Floats({}, {800.0f}))});
+  const TensorDataPtr to_long = fold(op_names::kDiv, {Known(Floats({}, {1333.0f})), Known(as_float(longer))});
+  const TensorDataPtr scale = fold("Min", {Known(to_short), Known(to_long)});
   CHECK(scale->floats()[0] == std::min(800.0f * (1.0f / 320.0f), 1333.0f / 480.0f));
-  const TensorDataPtr width = fold("Floor", {info(fold(op_names::kMul, {info(floats({}, {480.0f})), info(scale)}))});
+  const TensorDataPtr width = fold("Floor", {Known(fold(op_names::kMul, {Known(Floats({}, {480.0f})), Known(scale)}))});
   CHECK(width->floats()[0] == std::floor(480.0f * scale->floats()[0]));
-  const TensorDataPtr blocks = fold("Ceil", {info(fold(op_names::kDiv, {info(width), info(floats({}, {32.0f}))}))});
-  const TensorDataPtr padded = fold("Cast", {info(blocks)}, cast_to(onnx::TensorProto::INT64));
+  const TensorDataPtr blocks = fold("Ceil", {Known(fold(op_names::kDiv, {Known(width), Known(Floats({}, {32.0f}))}))});
+  const TensorDataPtr padded = fold("Cast", {Known(blocks)}, cast_to(onnx::TensorProto::INT64));
   CHECK(padded->dtype() == DataType::kInt64);
   CHECK(padded->ints()[0] == (static_cast<int64_t>(width->floats()[0]) + 31) / 32);
   const TensorDataPtr pair = fold(
-      op_names::kConcat, {info(fold("Unsqueeze", {info(width), info(ints({1}, {0}))})), info(floats({1}, {2.5f}))});
+      op_names::kConcat, {Known(fold("Unsqueeze", {Known(width), Known(Ints({1}, {0}))})), Known(Floats({1}, {2.5f}))});
   CHECK(pair->shape() == Shape{2});
   CHECK(pair->floats()[1] == 2.5f);
   // Kept axes; and values for run time to decide: with a NaN, or beyond int64.
@@ -507,11 +500,11 @@ TEST_CASE("A detection transform's sizes fold through floats: the scale, floored
   auto* axes = rows.add_attribute();
   axes->set_name("axes");
   axes->add_ints(1);
-  const TensorDataPtr per_row = fold("ReduceMax", {info(ints({2, 3}, {1, 5, 2, 7, 0, 3}))}, rows);
+  const TensorDataPtr per_row = fold("ReduceMax", {Known(Ints({2, 3}, {1, 5, 2, 7, 0, 3}))}, rows);
   CHECK(per_row->shape() == Shape{2, 1});
   CHECK(std::vector<int64_t>(per_row->ints().begin(), per_row->ints().end()) == std::vector<int64_t>{5, 7});
-  CHECK_FALSE(FindOnnxFolder("ReduceMax")({}, 11, {info(floats({2}, {1.0f, NAN}))}).has_value());
-  CHECK_FALSE(FindOnnxFolder("Cast")(cast_to(onnx::TensorProto::INT64), 11, {info(floats({}, {1e19f}))}).has_value());
+  CHECK_FALSE(FoldByRule("ReduceMax", {Known(Floats({2}, {1.0f, NAN}))}).has_value());
+  CHECK_FALSE(FoldByRule("Cast", {Known(Floats({}, {1e19f}))}, cast_to(onnx::TensorProto::INT64)).has_value());
 }
 
 TEST_CASE("The sizes ONNX's inference invents are written unnamed") {

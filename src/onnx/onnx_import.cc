@@ -507,8 +507,9 @@ absl::StatusOr<OnnxModel> ImportStatic(const onnx::ModelProto& model, int opset,
     if (!AddTypesInferredFromFolds(model, opset, {}, built.graph, known) || known.inferred.size() == typed) break;
     ImportOptions sharing = options;
     if (sharing.shared_weights == nullptr) sharing.shared_weights = &built.graph;
-    ASSIGN_OR_RETURN(OnnxModel next, ImportGraph(model, opset, sharing, known));
-    built = std::move(next);
+    absl::StatusOr<OnnxModel> next = ImportGraph(model, opset, sharing, known);
+    if (!next.ok()) break;  // the last build stands: the types only help it
+    built = *std::move(next);
   }
   return built;
 }

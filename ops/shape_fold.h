@@ -1,4 +1,5 @@
-// Helpers for the ONNX import folding rules (taso/ir/onnx_fold.h) of int64 shape arithmetic.
+// Helpers for the ONNX import folding rules (taso/ir/onnx_fold.h) of shape arithmetic: on
+// int64 constants, and on small float32 ones where exports compute sizes through floats.
 #pragma once
 
 #include <algorithm>
