@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "onnx_attributes.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/op_semantics.h"
 
@@ -27,17 +28,6 @@ inline bool AllInt64Constants(const std::vector<InputInfo>& in, size_t first_opt
   for (size_t i = 0; i < in.size(); ++i)
     if (!Int64Constant(in[i]) && (in[i].present || i < first_optional)) return false;
   return !in.empty();
-}
-
-inline const onnx::AttributeProto* FindAttribute(const onnx::NodeProto& node, const char* name) {
-  for (const auto& a : node.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
-inline int64_t IntAttribute(const onnx::NodeProto& node, const char* name, int64_t fallback) {
-  const onnx::AttributeProto* a = FindAttribute(node, name);
-  return a ? a->i() : fallback;
 }
 
 // Int64 arithmetic of folded shape values, nullopt where the exact result does not fit

@@ -2,7 +2,8 @@
 # Models as users export them: small PyTorch models with a dynamic batch axis
 # (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, one that
 # flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), a
-# small Swin Transformer, one with dynamic image sizes too, and one with its weights as
+# small Swin Transformer, ones with dynamic image sizes or lengths too (a pooling, a
+# reflecting pad, 1-D convolutions too large for 1), and one with its weights as
 # external data, written by tests/python/export_dynamic_models.py
 # with the system's PyTorch. Each goes through taso-opt with no flags but
 # --no-verify-speed, so that the rewritten graph is what is written (the speed check may
@@ -100,6 +101,15 @@ done
 SYMBOLIC="batch height width" check image_sizes_opset12
 grep -q "symbolic dimension 'height': searched at 8 (no --input-shape given; the smallest power of two" \
   "$work/image_sizes_opset12.log" || { echo "image_sizes_opset12: not searched at 8"; exit 1; }
+
+# Sizes ONNX's inference lets through for opaque nodes but ONNX Runtime refuses: a
+# reflecting pad of 3 needs 4 pixels, a 1-D convolution of 10 then 3 needs 32 samples.
+SYMBOLIC="batch height width" check reflection_opset13
+SYMBOLIC="batch length" check audio_opset17
+grep -q "symbolic dimension 'height': searched at 4 (no --input-shape given; the smallest power of two" \
+  "$work/reflection_opset13.log" || { echo "reflection_opset13: not searched at 4"; exit 1; }
+grep -q "symbolic dimension 'length': searched at 32 (no --input-shape given; the smallest power of two" \
+  "$work/audio_opset17.log" || { echo "audio_opset17: not searched at 32"; exit 1; }
 
 # Beyond opset 17 the installed ONNX checker cannot check the output: ONNX Runtime does, the
 # output says so, and the opset is the input's.

@@ -310,6 +310,62 @@ TEST_CASE("A stride of 0 and an initializer whose size overflows are refused at 
   CHECK_THAT(ImportError(huge), Catch::Contains("more than the memory limit"));
 }
 
+TEST_CASE("Opaque nodes at sizes a runtime refuses are refused at import, saying why") {
+  // x[1,1,4] -> a 1-D convolution (opaque) of kernel 10: ONNX infers an empty output.
+  auto conv = NewModel(13);
+  AddInput(conv, "x", {1, 1, 4});
+  AddFloatInit(conv, "w", {2, 1, 10});
+  AddNode(conv, "Conv", {"x", "w"}, {"y"}, "conv1d");
+  AddOutput(conv, "y");
+  CHECK_THAT(ImportError(conv), Catch::Contains("node 'conv1d' (Conv): window [10] is larger than the padded input "
+                                                "[1,1,4]"));
+  SetIntsAttr(conv.mutable_graph()->mutable_node(0), "pads", {3, 3});  // 4 + 6 fits 10
+  CHECK(ImportOnnx(conv).ok());
+  SetIntsAttr(conv.mutable_graph()->mutable_node(0), "dilations", {2});  // a window of 19
+  CHECK_THAT(ImportError(conv), Catch::Contains("larger than the padded input"));
+
+  // A 3-D pool of 3 over 2: refused, unless ceil_mode lets a window start inside.
+  auto pool = NewModel(13);
+  AddInput(pool, "x", {1, 1, 2, 4, 4});
+  auto* node = AddNode(pool, op_names::kMaxPool, {"x"}, {"y"}, "pool3d");
+  SetIntsAttr(node, "kernel_shape", {3, 3, 3});
+  SetIntsAttr(node, "strides", {2, 2, 2});
+  AddOutput(pool, "y");
+  CHECK_THAT(ImportError(pool), Catch::Contains("node 'pool3d' (MaxPool): window [3,3,3]"));
+  SetIntAttr(pool.mutable_graph()->mutable_node(0), "ceil_mode", 1);
+  CHECK(ImportOnnx(pool).ok());
+
+  // A reflecting Pad needs each padded axis longer than its pads; constant mode does not.
+  auto pad = NewModel(13);
+  AddInput(pad, "x", {1, 3, 2, 5});
+  AddInt64Init(pad, "pads", {0, 0, 2, 2, 0, 0, 2, 2});
+  auto* reflect = AddNode(pad, "Pad", {"x", "pads"}, {"y"}, "mirror");
+  auto* mode = reflect->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("reflect");
+  AddOutput(pad, "y");
+  CHECK_THAT(ImportError(pad), Catch::Contains("node 'mirror' (Pad): reflect pads [0,0,2,2,0,0,2,2] need each "
+                                               "padded axis longer than its pads; the input is [1,3,2,5]"));
+  pad.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(2)
+      ->set_dim_value(3);
+  CHECK(ImportOnnx(pad).ok());
+  pad.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(2)
+      ->set_dim_value(2);
+  pad.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_s("constant");
+  CHECK(ImportOnnx(pad).ok());
+}
+
 TEST_CASE("auto_pad is resolved to the explicit pads it means") {
   auto m = NewModel(13);
   AddInput(m, "x", {1, 2, 7, 7});

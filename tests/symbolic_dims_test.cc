@@ -268,6 +268,33 @@ TEST_CASE("Image sizes a model cannot be built at as 1 are taken at the smallest
                              "the model builds at, as at 1: node 'conv' (Conv): kernel"));
 }
 
+TEST_CASE("Sizes a runtime refuses for opaque nodes are grown past too: a 1-D convolution, a reflecting pad",
+          "[symbolic]") {
+  // wav[1,t] -> Unsqueeze -> Conv1d (kernel 10, stride 5) -> Pad reflect 2 -> y: ONNX
+  // infers sizes at t = 1 for both; 32 is the first power of two they run at (t = 16
+  // gives the Pad an axis of 2).
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "wav", {1, 16000});
+  testing::InputDim(m, 0, 1)->set_dim_param("t");
+  testing::AddInt64Init(m, "axes", {1});
+  testing::AddNode(m, "Unsqueeze", {"wav", "axes"}, {"x"}, "unsqueeze");
+  testing::AddFloatInit(m, "w", {4, 1, 10});
+  testing::SetIntsAttr(testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv1d"), "strides", {5});
+  testing::AddInt64Init(m, "pads", {0, 0, 2, 0, 0, 2});
+  auto* pad = testing::AddNode(m, "Pad", {"c", "pads"}, {"y"}, "mirror");
+  auto* mode = pad->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("reflect");
+  testing::AddOutput(m, "y");
+  const OnnxModel model = testing::ImportFolded(m);
+  REQUIRE(model.symbolic_dims.size() == 1);
+  CHECK(model.symbolic_dims[0].value == 32);
+  CHECK_THAT(model.symbolic_dims[0].why_not_one,
+             Catch::Contains("node 'conv1d' (Conv): window [10] is larger than the padded input [1,1,1]"));
+  CHECK(model.graph.value(model.graph.FindValue("y")).shape == Shape{1, 4, 9});  // 5 samples, padded
+}
+
 TEST_CASE("A model that builds at no size of its symbolic dimensions fails saying what was tried", "[symbolic]") {
   // x[1,n] -> Reshape([5,7]): 35 elements, which no power of two gives.
   auto m = testing::NewModel(13);

@@ -35,6 +35,20 @@ void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* nam
   }
 }
 
+// The names the file declared for dimensions written symbolic but unnamed (they move with
+// the inputs' sizes, though not as one of them does): the user's name for an output's
+// length stays, and ONNX's inference does not invent one.
+void KeepDeclaredNames(const onnx::ValueInfoProto& declared, onnx::ValueInfoProto* out) {
+  const auto& was = declared.type().tensor_type().shape();
+  auto* now = out->mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (was.dim_size() != now->dim_size()) return;
+  for (int i = 0; i < now->dim_size(); ++i) {
+    auto* d = now->mutable_dim(i);
+    if (!d->has_dim_value() && !d->has_dim_param() && was.dim(i).has_dim_param())
+      d->set_dim_param(was.dim(i).dim_param());
+  }
+}
+
 // The ValueInfoProto the original model had for this name (with the symbolic dimensions
 // kept, if any; as it was where the value's shape is unknown here), or a fresh one.
 void WriteValueInfo(const OnnxModel& model, const Value& v,
@@ -45,7 +59,10 @@ void WriteValueInfo(const OnnxModel& model, const Value& v,
     if (vi.name() == v.name) {
       *out = vi;
       if (!v.shape_known) return;  // the file's declaration is all that is known
-      if (symbolic != model.symbolic_shapes.end()) return FillValueInfo(v, out, &symbolic->second);
+      if (symbolic != model.symbolic_shapes.end()) {
+        FillValueInfo(v, out, &symbolic->second);
+        return KeepDeclaredNames(vi, out);
+      }
       if (auto t = vi.type(); t.has_tensor_type() && t.tensor_type().has_shape()) {
         bool same = t.tensor_type().shape().dim_size() == static_cast<int>(v.shape.size());
         for (int i = 0; same && i < t.tensor_type().shape().dim_size(); ++i)
@@ -149,11 +166,21 @@ absl::Status CheckAndInferShapes(onnx::ModelProto* model) {
 // optimizers trust it: with the detections RetinaNet keeps (a count known only at run
 // time) named alike in two tensors, it rewrote a Reshape target to [0, -1], which it
 // cannot apply to no detection. The input's own names are kept.
-void DropInventedDimNames(onnx::GraphProto* g) {
-  for (auto& vi : *g->mutable_value_info()) {
-    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
-    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
-      if (d.has_dim_param() && absl::StartsWith(d.dim_param(), "unk__")) d.clear_dim_param();
+void DropInventedDimNames(onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+  for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+    if (d.has_dim_param() && absl::StartsWith(d.dim_param(), "unk__")) d.clear_dim_param();
+}
+
+// Those of the value infos, and of the outputs whose declaration the export changed (an
+// output written as the file declared it stays so).
+void DropInventedDimNames(onnx::GraphProto* g,
+                          const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& declared) {
+  for (auto& vi : *g->mutable_value_info()) DropInventedDimNames(vi);
+  for (auto& out : *g->mutable_output()) {
+    bool as_declared = false;
+    for (const auto& d : declared) as_declared |= d.SerializeAsString() == out.SerializeAsString();
+    if (!as_declared) DropInventedDimNames(out);
   }
 }
 
@@ -229,7 +256,7 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original_outputs, g->add_output());
   WriteIntermediateValueInfos(model, order, g);
   if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(&out));
-  DropInventedDimNames(out.mutable_graph());
+  DropInventedDimNames(out.mutable_graph(), original_outputs);
   return out;
 }
 

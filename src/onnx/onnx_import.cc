@@ -11,6 +11,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx_structure.h"
 #include "taso/ir/onnx_fold.h"
+#include "taso/ir/onnx_size_limit.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/ops/constant.h"
 #include "taso/ir/ops/names.h"
@@ -288,6 +289,7 @@ class NodeImporter {
       ASSIGN_OR_RETURN(chosen, ChooseOperator(node, opset_, infos, num_outputs));
     }
     if (chosen.op != nullptr) return AddLibraryNode(node, std::move(chosen), inputs, out_names);
+    RETURN_IF_ERROR(CheckRuntimeAccepts(node, infos));
     return AddOpaqueNode(node, std::move(inputs), out_names);
   }
 
@@ -320,6 +322,17 @@ class NodeImporter {
                                                        " but its inputs give ", ShapeToString(graph_.value(v).shape)));
     }
     return absl::OkStatus();
+  }
+
+  // An opaque node at sizes a runtime refuses although ONNX's inference accepts them
+  // (onnx_size_limit.h) fails the import, as a library operator's wrong sizes do.
+  static absl::Status CheckRuntimeAccepts(const onnx::NodeProto& node, const std::vector<InputInfo>& infos) {
+    const OnnxSizeLimit limit = IsDefaultDomain(node.domain()) ? FindOnnxSizeLimit(node.op_type()) : nullptr;
+    if (limit == nullptr) return absl::OkStatus();
+    const absl::Status fits = limit(node, infos);
+    if (fits.ok()) return fits;
+    return absl::InvalidArgumentError(
+        absl::StrCat("node '", node.name(), "' (", node.op_type(), "): ", fits.message()));
   }
 
   // Outer values a subgraph reads are the node's dependencies too. Omitted outputs get no

@@ -96,7 +96,36 @@ class ImageSizes(torch.nn.Module):
         return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
 
 
-def export(model, x, path, opset, axes=None):
+class ReflectionStem(torch.nn.Module):
+    """A style-transfer network's stem, with dynamic height and width: a reflecting pad of
+    3, which ONNX's inference lets through at a 1x1 image and ONNX Runtime refuses below 4."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.ReflectionPad2d(3), torch.nn.Conv2d(3, 8, 7),
+                                        torch.nn.InstanceNorm2d(8, affine=True), torch.nn.ReLU(),
+                                        torch.nn.Conv2d(8, 8, 3, padding=1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class AudioStem(torch.nn.Module):
+    """A speech model's feature encoder, with a dynamic length (opset 17: LayerNormalization):
+    1-D convolutions, which ONNX infers an empty output for at 1 sample, then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Sequential(torch.nn.Conv1d(1, 16, 10, 5), torch.nn.GELU(), torch.nn.Conv1d(16, 16, 3, 2),
+                                        torch.nn.GELU())
+        self.norm = torch.nn.LayerNorm(16)
+        self.proj = torch.nn.Linear(16, 32)
+
+    def forward(self, x):
+        return self.proj(self.norm(self.conv(x.unsqueeze(1)).transpose(1, 2)))
+
+
+def export(model, x, path, opset, axes=None, out_axes=None):
     torch.manual_seed(0)
     model.eval()
     with torch.no_grad():
@@ -105,7 +134,8 @@ def export(model, x, path, opset, axes=None):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     torch.onnx.export(model, (x,), path, opset_version=opset, input_names=["input"], output_names=["output"],
-                      dynamic_axes={"input": axes or {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=True)
+                      dynamic_axes={"input": axes or {0: "batch"}, "output": out_axes or {0: "batch"}},
+                      do_constant_folding=True)
 
 
 def axes_to_input(model, node, name):
@@ -157,6 +187,11 @@ def main():
     export(swin, torch.rand(1, 3, 40, 40), os.path.join(out, "swin_opset14.onnx"), 14)
     export(ImageSizes(), torch.rand(1, 3, 32, 32), os.path.join(out, "image_sizes_opset12.onnx"), 12,
            {0: "batch", 2: "height", 3: "width"})
+    image_axes = {0: "batch", 2: "height", 3: "width"}
+    export(ReflectionStem(), torch.rand(1, 3, 32, 32), os.path.join(out, "reflection_opset13.onnx"), 13, image_axes,
+           image_axes)
+    export(AudioStem(), torch.rand(1, 400), os.path.join(out, "audio_opset17.onnx"), 17, {0: "batch", 1: "length"},
+           {0: "batch", 1: "frames"})
     for opset in (18, 21):
         bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
     # Weights as external data, as every model over 2 GB stores them.
