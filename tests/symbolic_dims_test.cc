@@ -2,6 +2,7 @@
 // the others are written fixed.
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 
 #include "rule_lookup.h"
 #include "taso/ir/ops/names.h"
@@ -46,6 +47,40 @@ onnx::ModelProto SymbolicTwoProducts() {
   testing::AddNode(m, op_names::kAdd, {"a", "b"}, {"y"});
   testing::AddOutput(m, "y");
   return m;
+}
+
+// A runtime where the input as read takes `input_ms` per row of its batch and a rewritten
+// model `rewritten_ms` per row at batch 1, `larger_ms` per row at larger batches; no
+// spread. It notes the batches it was asked to time.
+class BatchRuntime : public RuntimeTimer {
+ public:
+  BatchRuntime(std::multiset<std::string> input_ops, double input_ms, double rewritten_ms, double larger_ms)
+      : input_ops_(std::move(input_ops)), input_ms_(input_ms), rewritten_ms_(rewritten_ms), larger_ms_(larger_ms) {}
+  std::string name() const override { return "stand-in"; }
+  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
+    batches.insert(Batch(b));
+    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+  }
+  std::set<int64_t> batches;
+
+ private:
+  static int64_t Batch(const OnnxModel& m) { return m.graph.value(m.graph.inputs()[0]).shape[0]; }
+  double Seconds(const OnnxModel& m) const {
+    const int64_t batch = Batch(m);
+    const double per_row = testing::OperatorNames(m.graph) == input_ops_ ? input_ms_
+                           : batch == 1                                  ? rewritten_ms_
+                                                                         : larger_ms_;
+    return per_row * batch * 1e-3;
+  }
+  std::multiset<std::string> input_ops_;
+  double input_ms_, rewritten_ms_, larger_ms_;
+};
+
+PipelineOptions TimedOptions(RuntimeTimer& timer) {
+  PipelineOptions options = AnalyticOptions();
+  options.verify_speed = true;
+  options.timer = &timer;
+  return options;
 }
 
 // x[batch,4,h,w] -> Conv 3x3 without padding -> Relu -> y: no output at h or w 1 or 2.
@@ -318,4 +353,58 @@ TEST_CASE("A model that builds at no size of its symbolic dimensions fails sayin
       std::string(model.status().message()),
       Catch::Contains("reshape") && Catch::Contains("with the symbolic dimensions n at 1, nor at any power of two "
                                                     "up to 1024; give their sizes with --input-shape"));
+}
+
+TEST_CASE("A rewrite faster at the batch searched but slower at a larger one is not written", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicTwoProducts());
+  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, 1.5);
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
+  REQUIRE(result.ok());
+  REQUIRE(result->larger_sizes.has_value());
+  // The input's 1 ms at batch 1 grows to 16 within the 20 ms budget.
+  CHECK(result->larger_sizes->sizes == "batch=16");
+  CHECK(runtime.batches.count(16) == 1);
+  CHECK(result->larger_sizes->slower);
+  CHECK(result->model.graph.num_nodes() == model.graph.num_nodes());  // the input, as read
+  CHECK(result->search.rules_applied.empty());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].kept);
+  const std::string summary = SummaryText(TimedOptions(runtime), *result, "m");
+  CHECK_THAT(summary, Catch::Contains("timed at larger sizes too (batch=16): 16.000 ms -> 24.000 ms (0.667x") &&
+                          Catch::Contains("slower there, so the input is written as read") &&
+                          Catch::Contains("none kept: faster at the sizes searched, 0.667x at batch=16"));
+}
+
+TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one is written", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicTwoProducts());
+  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, 0.9);
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
+  REQUIRE(result.ok());
+  REQUIRE(result->larger_sizes.has_value());
+  CHECK_FALSE(result->larger_sizes->slower);
+  CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());
+  CHECK_THAT(SummaryText(TimedOptions(runtime), *result, "m"),
+             Catch::Contains("timed at larger sizes too (batch=16)") && Catch::Contains("not slower there"));
+}
+
+TEST_CASE("Sizes given by --input-shape, or an input too slow to time larger, are not timed larger", "[symbolic]") {
+  const OnnxModel slow_input = testing::ImportFolded(SymbolicTwoProducts());
+  BatchRuntime slow(testing::OperatorNames(slow_input.graph), 8.0, 4.0, 12.0);
+  auto result = OptimizeModel(slow_input, testing::ShippedRules().rules, TimedOptions(slow));
+  REQUIRE(result.ok());
+  REQUIRE(result->larger_sizes.has_value());
+  CHECK(result->larger_sizes->sizes == "batch=4");
+  CHECK_THAT(result->larger_sizes->not_timed, Catch::Contains("over 20 ms"));
+  CHECK(result->model.graph.num_nodes() < slow_input.graph.num_nodes());  // written as the speed check chose
+
+  ImportOptions given;
+  given.fold_shape_arithmetic = true;
+  given.input_shapes["x"] = {1, 64};
+  const absl::StatusOr<OnnxModel> at_one = ImportOnnx(SymbolicTwoProducts(), given);
+  REQUIRE(at_one.ok());
+  BatchRuntime runtime(testing::OperatorNames(at_one->graph), 1.0, 0.5, 1.5);
+  result = OptimizeModel(*at_one, testing::ShippedRules().rules, TimedOptions(runtime));
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->larger_sizes.has_value());
+  CHECK(runtime.batches == std::set<int64_t>{1});
 }

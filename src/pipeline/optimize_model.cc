@@ -12,6 +12,7 @@
 #include "pipeline/output_checks.h"
 #include "pipeline/region_estimate.h"
 #include "pipeline/search_engines.h"
+#include "pipeline/speed_at_sizes.h"
 #include "pipeline/speed_stage.h"
 #include "pipeline/stage_output.h"
 #include "pipeline/symbolic_dims.h"
@@ -255,6 +256,26 @@ void DescribeWritten(const OnnxModel& input, StageOutput out, PipelineResult& re
   result.model.external_data = input.external_data;
 }
 
+// Where the speed check kept a rewritten model whose symbolic dimensions the search ran at
+// sizes of its own choosing, the same at larger sizes (speed_at_sizes.h), in a timer with
+// time of its own; the input as read is written where that model runs measurably slower
+// there.
+absl::Status CheckAtLargerSizes(const OnnxModel& model, const StageInputs& in, CostModels& costs,
+                                const PipelineOptions& options, PipelineResult& result) {
+  if (result.symbolic_dims.empty() || !pipeline::SpeedCheckKeptRewrites(result)) return absl::OkStatus();
+  std::unique_ptr<RuntimeTimer> owned;
+  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, in.cleaned, owned);
+  if (timer == nullptr) return absl::OkStatus();
+  pipeline::Announce(options, "speed check", absl::StrCat("at larger sizes, in ", timer->name()));
+  ASSIGN_OR_RETURN(result.larger_sizes, pipeline::TimeAtLargerSizes(model, result.model, result, *timer));
+  if (!result.larger_sizes || !result.larger_sizes->slower) return absl::OkStatus();
+  ASSIGN_OR_RETURN(StageOutput as_read, AsReadOutput(in, costs, options));
+  DescribeWritten(model, std::move(as_read), result);
+  result.symbolic_dims.clear();
+  result.symbolic_check_difference.reset();
+  return pipeline::DecideSymbolicDims(model, options, result.model, result);
+}
+
 // What the summary says beyond the figures: what was left alone, how the rules read.
 void DescribeChanges(const std::vector<Rule>& rules, PipelineResult& result) {
   result.left_alone = pipeline::LeftAlone(result.model.graph);
@@ -305,6 +326,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   result.cost_sources = costs.Sources();
   DescribeWritten(model, std::move(priced.out), result);
   RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
+  RETURN_IF_ERROR(CheckAtLargerSizes(model, in, costs, options, result));
   result.nodes_after = OnnxNodeCount(result.model);
   DescribeChanges(rules, result);
   return result;

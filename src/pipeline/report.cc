@@ -223,6 +223,17 @@ constexpr absl::string_view kTimeSpent = "the speed check's time (--verify-speed
 
 // The speed check: the input and the model returned, timed end to end in the target's
 // runtime (or, where the time ran out first, the last model timed).
+std::string LargerSizesLine(const PipelineResult& r) {
+  if (!r.larger_sizes) return "";
+  const PipelineResult::LargerSizesCheck& l = *r.larger_sizes;
+  if (!l.not_timed.empty()) return absl::StrFormat("  not timed at larger sizes (%s): %s\n", l.sizes, l.not_timed);
+  const PairTiming& t = l.timing;
+  return absl::StrFormat(
+      "  timed at larger sizes too (%s): %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs)%s\n", l.sizes,
+      t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs,
+      l.slower ? "; slower there, so the input is written as read" : "; not slower there");
+}
+
 std::string SpeedCheckLines(const PipelineResult& r) {
   if (!r.speed_check) return "";
   const PipelineResult::SpeedCheck& c = *r.speed_check;
@@ -260,25 +271,36 @@ std::string SpeedCheckLines(const PipelineResult& r) {
     absl::StrAppendFormat(&out, "  its estimate prices it above the input: the input is written as read\n");
   else if (c.rewrites_kept < c.rewrites)
     absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
-  return out;
+  return out + LargerSizesLine(r);
+}
+
+std::string JsonLargerSizes(const PipelineResult& r) {
+  if (!r.larger_sizes) return "null";
+  const PipelineResult::LargerSizesCheck& l = *r.larger_sizes;
+  if (!l.not_timed.empty())
+    return absl::StrCat("{\"sizes\": ", JsonQuote(l.sizes), ", \"not_timed\": ", JsonQuote(l.not_timed), "}");
+  return absl::StrCat("{\"sizes\": ", JsonQuote(l.sizes), ", \"before_ms\": ", l.timing.a_seconds * 1e3,
+                      ", \"after_ms\": ", l.timing.b_seconds * 1e3, ", \"ratio\": ", l.timing.ratio(),
+                      ", \"resolved\": ", l.timing.Resolved() ? "true" : "false",
+                      ", \"slower\": ", l.slower ? "true" : "false", "}");
 }
 
 std::string JsonSpeedCheck(const PipelineResult& r) {
   if (!r.speed_check) return "null";
   const PipelineResult::SpeedCheck& c = *r.speed_check;
   const PairTiming& t = c.timing;
-  return absl::StrCat("{\"runtime\": \"", c.runtime, "\", \"before_ms\": ", t.a_seconds * 1e3,
-                      ", \"after_ms\": ", t.b_seconds * 1e3, ", \"ratio\": ", t.ratio(),
-                      ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
-                      ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs,
-                      ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
-                      ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false",
-                      ", \"other_extractions_timed\": ", c.other_extractions_timed,
-                      ", \"other_extractions_untimed\": ", c.other_extractions_untimed,
-                      ", \"groups_dropped_untimed\": ", c.groups_dropped_untimed,
-                      ", \"written_untimed\": ", c.written_untimed ? "true" : "false",
-                      ", \"extraction\": ", c.extraction.empty() ? "null" : absl::StrCat("\"", c.extraction, "\""),
-                      ", \"beat_search\": ", c.beat_search ? "true" : "false", "}");
+  return absl::StrCat(
+      "{\"runtime\": \"", c.runtime, "\", \"before_ms\": ", t.a_seconds * 1e3, ", \"after_ms\": ", t.b_seconds * 1e3,
+      ", \"ratio\": ", t.ratio(), ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
+      ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs, ", \"runs\": ", t.runs,
+      ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept, ", \"comparisons\": ", c.comparisons,
+      ", \"kept_input\": ", c.kept_input ? "true" : "false",
+      ", \"other_extractions_timed\": ", c.other_extractions_timed,
+      ", \"other_extractions_untimed\": ", c.other_extractions_untimed,
+      ", \"groups_dropped_untimed\": ", c.groups_dropped_untimed,
+      ", \"written_untimed\": ", c.written_untimed ? "true" : "false",
+      ", \"extraction\": ", c.extraction.empty() ? "null" : absl::StrCat("\"", c.extraction, "\""),
+      ", \"beat_search\": ", c.beat_search ? "true" : "false", ", \"larger_sizes\": ", JsonLargerSizes(r), "}");
 }
 
 // One row of the table: a label, then lines of text aligned after it.
@@ -298,7 +320,10 @@ std::vector<std::string> RewriteLines(const PipelineResult& r) {
     lines.push_back(absl::StrCat(rule, " x", n, form == r.rule_forms.end() ? "" : ": " + form->second));
   }
   if (!lines.empty()) return lines;
-  if (r.region_estimate && r.region_estimate->input_written)
+  if (r.larger_sizes && r.larger_sizes->slower)
+    lines.push_back(absl::StrFormat("none kept: faster at the sizes searched, %.3fx at %s",
+                                    r.larger_sizes->timing.ratio(), r.larger_sizes->sizes));
+  else if (r.region_estimate && r.region_estimate->input_written)
     lines.push_back("none kept: the search's graph ran measurably slower where it differs (timed as regions)");
   else if (const auto& slower = r.estimated_slower)
     lines.push_back(
@@ -338,7 +363,8 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     if (const auto& m = r.measured)
       Row(out, absl::StrCat("measured (", BackendName(m->executor), ")"), {Speed(m->before_seconds, m->after_seconds)});
     // Not where the model timed is not the one written (priced above the input after).
-    if (const auto& c = r.speed_check; c && !c->written_untimed && !r.estimated_slower)
+    const bool slower_larger = r.larger_sizes && r.larger_sizes->slower;
+    if (const auto& c = r.speed_check; c && !c->written_untimed && !r.estimated_slower && !slower_larger)
       Row(out, absl::StrCat("verified (", c->runtime, ")"), {Speed(c->timing.a_seconds, c->timing.b_seconds)});
     Row(out, "rewrites applied", RewriteLines(r));
   }

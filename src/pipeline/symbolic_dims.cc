@@ -44,16 +44,22 @@ std::vector<Variable> VariablesOf(const std::vector<SymbolicDim>& dims) {
   return vars;
 }
 
-// The inputs' shapes with the variables in `moved` at their `which`-th other size, the
-// rest at their built sizes.
-absl::flat_hash_map<std::string, Shape> InputShapesAt(const OnnxModel& imported, const std::vector<Variable>& moved,
-                                                      int which) {
+// The inputs' shapes with the variables in `sizes` (by key) at those sizes, the rest at
+// their built sizes.
+absl::flat_hash_map<std::string, Shape> InputShapesAt(const OnnxModel& imported,
+                                                      const absl::flat_hash_map<std::string, int64_t>& sizes) {
   absl::flat_hash_map<std::string, Shape> shapes;
   for (ValueId v : imported.graph.inputs()) shapes[imported.graph.value(v).name] = imported.graph.value(v).shape;
   for (const SymbolicDim& d : imported.symbolic_dims)
-    for (const Variable& var : moved)
-      if (var.key == d.Key()) shapes[d.input][d.axis] = var.others[which];
+    if (auto it = sizes.find(d.Key()); it != sizes.end()) shapes[d.input][d.axis] = it->second;
   return shapes;
+}
+
+// The variables in `moved` at their `which`-th other size.
+absl::flat_hash_map<std::string, int64_t> OtherSizes(const std::vector<Variable>& moved, int which) {
+  absl::flat_hash_map<std::string, int64_t> sizes;
+  for (const Variable& var : moved) sizes[var.key] = var.others[which];
+  return sizes;
 }
 
 // The inputs' symbolic dimensions `dims` named again in `proto`, so that an import at
@@ -97,23 +103,32 @@ struct Sources {
   const Graph& optimized;
 };
 
-absl::StatusOr<Checked> CheckAt(const Sources& sources, const std::vector<Variable>& moved, uint64_t seed) {
+// The input as read and the optimized model, both imported with the variables at `sizes`.
+absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,
+                                         const absl::flat_hash_map<std::string, int64_t>& sizes) {
   const OnnxModel& imported = sources.imported;
+  ImportOptions options;
+  options.fold_shape_arithmetic = true;
+  options.input_shapes = InputShapesAt(imported, sizes);
+  options.external_data_dir = imported.external_data_dir;
+  options.shared_weights = &imported.graph;
+  BothAtSizes both;
+  ASSIGN_OR_RETURN(both.input, ImportOnnx(*imported.source, options));
+  options.shared_weights = &sources.optimized;
+  ASSIGN_OR_RETURN(both.optimized, ImportOnnx(sources.portable, options));
+  return both;
+}
+
+absl::StatusOr<Checked> CheckAt(const Sources& sources, const std::vector<Variable>& moved, uint64_t seed) {
   Checked checked;
   for (int which = 0; which < 2; ++which) {
-    ImportOptions options;
-    options.fold_shape_arithmetic = true;
-    options.input_shapes = InputShapesAt(imported, moved, which);
-    options.external_data_dir = imported.external_data_dir;
-    options.shared_weights = &imported.graph;
-    ASSIGN_OR_RETURN(const OnnxModel original, ImportOnnx(*imported.source, options));
-    options.shared_weights = &sources.optimized;
-    ASSIGN_OR_RETURN(OnnxModel optimized, ImportOnnx(sources.portable, options));
+    ASSIGN_OR_RETURN(BothAtSizes both, ImportBothAt(sources, OtherSizes(moved, which)));
+    const OnnxModel &original = both.input, &optimized = both.optimized;
     ASSIGN_OR_RETURN(const SelfCheckCoverage coverage, SelfCheck(original.graph, optimized.graph, seed));
     if (!coverage.mismatch.empty())
       return absl::FailedPreconditionError(absl::StrCat("the self-check differs there: ", coverage.mismatch));
     checked.difference = std::max(checked.difference, coverage.max_difference);
-    checked.optimized[which] = std::move(optimized.graph);
+    checked.optimized[which] = std::move(both.optimized.graph);
   }
   return checked;
 }
@@ -214,6 +229,13 @@ absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions
   if (kept.checked) optimized.symbolic_shapes = DimNamesOf(optimized.graph, *kept.checked, kept.vars);
   Report(vars, imported.symbolic_dims, kept, why_fixed, result);
   return absl::OkStatus();
+}
+
+absl::StatusOr<BothAtSizes> BuildBothAt(const OnnxModel& imported, const OnnxModel& optimized,
+                                        const absl::flat_hash_map<std::string, int64_t>& sizes) {
+  if (imported.source == nullptr) return absl::FailedPreconditionError("the model keeps no source to build again");
+  ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized, imported.symbolic_dims));
+  return ImportBothAt({imported, portable, optimized.graph}, sizes);
 }
 
 }  // namespace taso::pipeline

@@ -3,8 +3,10 @@
 // sizes of it, passes the self-check against the original built at the same sizes.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/pipeline/pipeline.h"
@@ -16,5 +18,14 @@ namespace taso::pipeline {
 // on inputs, outputs and intermediate values. Without the self-check nothing is kept.
 absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions& options, OnnxModel& optimized,
                                 PipelineResult& result);
+
+// The input as read and the optimized model (as written, its inputs' symbolic dimensions
+// named), both built again with the inputs' symbolic dimensions in `sizes` (by
+// SymbolicDim::Key) at those sizes, the others at their built sizes.
+struct BothAtSizes {
+  OnnxModel input, optimized;
+};
+absl::StatusOr<BothAtSizes> BuildBothAt(const OnnxModel& imported, const OnnxModel& optimized,
+                                        const absl::flat_hash_map<std::string, int64_t>& sizes);
 
 }  // namespace taso::pipeline

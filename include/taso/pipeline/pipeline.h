@@ -248,6 +248,16 @@ struct PipelineResult {
     bool written_untimed = false;
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
+  // The speed check again at larger sizes of the symbolic dimensions taso-opt chose the
+  // search's sizes for (src/pipeline/speed_at_sizes.h): set where the speed check kept a
+  // rewritten model that keeps such a dimension symbolic.
+  struct LargerSizesCheck {
+    std::string sizes;      // "t=256": the dimensions moved, at the sizes timed
+    PairTiming timing;      // the input (a) against the rewritten model (b), there
+    bool slower = false;    // measurably: the input was written instead
+    std::string not_timed;  // where nothing was timed: why
+  };
+  std::optional<LargerSizesCheck> larger_sizes;
   // The inputs' symbolic dimensions (one entry per dim_param, or per unnamed dimension):
   // the size the search ran at, and whether the written model keeps the dimension.
   struct SymbolicDimension {

@@ -1,0 +1,81 @@
+#include "pipeline/speed_at_sizes.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "pipeline/symbolic_dims.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso::pipeline {
+
+namespace {
+
+constexpr int64_t kMaxGrowth = 256;
+constexpr int64_t kLeastGrowth = 4;
+constexpr double kBudgetSeconds = 0.020;
+
+// The kept, not given dimensions to grow (by SymbolicDim::Key): those on no input's first
+// axis where there are any, else those on one.
+std::vector<const PipelineResult::SymbolicDimension*> DimensionsToGrow(const OnnxModel& imported,
+                                                                       const PipelineResult& result) {
+  std::vector<const PipelineResult::SymbolicDimension*> batch, others;
+  for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
+    if (!d.kept || d.given) continue;
+    bool first_axis = false;
+    for (const SymbolicDim& s : imported.symbolic_dims) first_axis |= s.Key() == d.name && s.axis == 0;
+    (first_axis ? batch : others).push_back(&d);
+  }
+  return others.empty() ? batch : others;
+}
+
+// The largest power of two up to kMaxGrowth whose input estimate stays within the budget.
+int64_t Growth(double input_seconds, size_t dimensions) {
+  int64_t factor = 1;
+  while (factor * 2 <= kMaxGrowth &&
+         input_seconds * std::pow(static_cast<double>(factor * 2), static_cast<double>(dimensions)) <= kBudgetSeconds)
+    factor *= 2;
+  return factor;
+}
+
+}  // namespace
+
+bool SpeedCheckKeptRewrites(const PipelineResult& result) {
+  const auto& check = result.speed_check;
+  return check && !check->kept_input && !check->written_untimed && !result.estimated_slower;
+}
+
+absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSizes(const OnnxModel& imported,
+                                                                                  const OnnxModel& written,
+                                                                                  const PipelineResult& result,
+                                                                                  RuntimeTimer& timer) {
+  const std::vector<const PipelineResult::SymbolicDimension*> grown = DimensionsToGrow(imported, result);
+  if (grown.empty()) return std::nullopt;
+  PipelineResult::LargerSizesCheck check;
+  const int64_t factor = Growth(result.cost_before, grown.size());
+  absl::flat_hash_map<std::string, int64_t> sizes;
+  std::vector<std::string> named;
+  for (const auto* d : grown) {
+    sizes[d->name] = d->built_at * std::max(factor, kLeastGrowth);
+    named.push_back(absl::StrCat(d->name, "=", sizes[d->name]));
+  }
+  check.sizes = absl::StrJoin(named, ", ");
+  if (factor < kLeastGrowth) {
+    check.not_timed = absl::StrFormat("the input's estimate at %s is over %.0f ms", check.sizes, kBudgetSeconds * 1e3);
+    return check;
+  }
+  absl::StatusOr<BothAtSizes> both = BuildBothAt(imported, written, sizes);
+  if (!both.ok()) {
+    check.not_timed = absl::StrCat("the models do not build there: ", both.status().message());
+    return check;
+  }
+  ASSIGN_OR_RETURN(check.timing, timer.Compare(both->input, both->optimized));
+  check.slower = check.timing.ratio() < 1 && check.timing.Resolved();
+  return check;
+}
+
+}  // namespace taso::pipeline
