@@ -339,29 +339,13 @@ TEST_CASE("Opaque nodes at sizes a runtime refuses are refused at import, saying
   auto pad = NewModel(13);
   AddInput(pad, "x", {1, 3, 2, 5});
   AddInt64Init(pad, "pads", {0, 0, 2, 2, 0, 0, 2, 2});
-  auto* reflect = AddNode(pad, "Pad", {"x", "pads"}, {"y"}, "mirror");
-  auto* mode = reflect->add_attribute();
-  mode->set_name("mode");
-  mode->set_type(onnx::AttributeProto::STRING);
-  mode->set_s("reflect");
+  SetStringAttr(AddNode(pad, "Pad", {"x", "pads"}, {"y"}, "mirror"), "mode", "reflect");
   AddOutput(pad, "y");
   CHECK_THAT(ImportError(pad), Catch::Contains("node 'mirror' (Pad): reflect pads [0,0,2,2,0,0,2,2] need each "
                                                "padded axis longer than its pads; the input is [1,3,2,5]"));
-  pad.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(2)
-      ->set_dim_value(3);
+  InputDim(pad, 0, 2)->set_dim_value(3);
   CHECK(ImportOnnx(pad).ok());
-  pad.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(2)
-      ->set_dim_value(2);
+  InputDim(pad, 0, 2)->set_dim_value(2);
   pad.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_s("constant");
   CHECK(ImportOnnx(pad).ok());
 }
@@ -372,10 +356,7 @@ TEST_CASE("auto_pad is resolved to the explicit pads it means") {
   auto* pool = AddNode(m, op_names::kMaxPool, {"x"}, {"y"}, "pool");
   SetIntsAttr(pool, "kernel_shape", {3, 3});
   SetIntsAttr(pool, "strides", {2, 2});
-  auto* a = pool->add_attribute();
-  a->set_name("auto_pad");
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s("SAME_UPPER");
+  SetStringAttr(pool, "auto_pad", "SAME_UPPER");
   AddOutput(m, "y");
   auto r = ImportOnnx(m);
   REQUIRE(r.ok());

@@ -316,11 +316,7 @@ TEST_CASE("Sizes a runtime refuses for opaque nodes are grown past too: a 1-D co
   testing::AddFloatInit(m, "w", {4, 1, 10});
   testing::SetIntsAttr(testing::AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv1d"), "strides", {5});
   testing::AddInt64Init(m, "pads", {0, 0, 2, 0, 0, 2});
-  auto* pad = testing::AddNode(m, "Pad", {"c", "pads"}, {"y"}, "mirror");
-  auto* mode = pad->add_attribute();
-  mode->set_name("mode");
-  mode->set_type(onnx::AttributeProto::STRING);
-  mode->set_s("reflect");
+  testing::SetStringAttr(testing::AddNode(m, "Pad", {"c", "pads"}, {"y"}, "mirror"), "mode", "reflect");
   testing::AddOutput(m, "y");
   const OnnxModel model = testing::ImportFolded(m);
   REQUIRE(model.symbolic_dims.size() == 1);

@@ -101,6 +101,13 @@ void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_
   for (int64_t x : v) a->add_ints(x);
 }
 
+void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 onnx::ModelProto SmallConvReluModel() {
   onnx::ModelProto m = NewModel(13);
   AddInput(m, "x", {1, 4, 8, 8});

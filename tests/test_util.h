@@ -36,6 +36,7 @@ onnx::NodeProto* AddNode(onnx::ModelProto& m, const std::string& op_type, std::v
 onnx::TensorShapeProto::Dimension* InputDim(onnx::ModelProto& m, int input, int axis);
 void SetIntAttr(onnx::NodeProto* n, const std::string& name, int64_t v);
 void SetIntsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v);
+void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::string& v);
 
 // x [1,4,8,8] -> Conv (3x3, pads 1, no bias) -> Relu -> y: the convolution can take the
 // relu in.
