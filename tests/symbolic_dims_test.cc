@@ -1,5 +1,6 @@
 // Symbolic input dimensions through OptimizeModel: which the written model keeps, and why
 // the others are written fixed.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
@@ -50,18 +51,26 @@ onnx::ModelProto SymbolicTwoProducts() {
 }
 
 // A runtime where the input as read takes `input_ms` per row of its batch and a rewritten
-// model `rewritten_ms` per row at batch 1, `larger_ms` per row at larger batches; no
-// spread. It notes the batches it was asked to time.
+// model `rewritten_ms` per row at batch 1; at larger batches, `larger_ms` per row, its
+// values in turn, one per comparison (the last repeated). No spread. It notes the batches
+// it was asked to time.
 class BatchRuntime : public RuntimeTimer {
  public:
-  BatchRuntime(std::multiset<std::string> input_ops, double input_ms, double rewritten_ms, double larger_ms)
-      : input_ops_(std::move(input_ops)), input_ms_(input_ms), rewritten_ms_(rewritten_ms), larger_ms_(larger_ms) {}
+  BatchRuntime(std::multiset<std::string> input_ops, double input_ms, double rewritten_ms,
+               std::vector<double> larger_ms)
+      : input_ops_(std::move(input_ops)),
+        input_ms_(input_ms),
+        rewritten_ms_(rewritten_ms),
+        larger_ms_(std::move(larger_ms)) {}
   std::string name() const override { return "stand-in"; }
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
-    batches.insert(Batch(b));
-    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+    const bool larger = Batch(b) > 1;
+    batches.push_back(Batch(b));
+    const PairTiming t{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+    if (larger && larger_ms_.size() > 1) larger_ms_.erase(larger_ms_.begin());
+    return t;
   }
-  std::set<int64_t> batches;
+  std::vector<int64_t> batches;
 
  private:
   static int64_t Batch(const OnnxModel& m) { return m.graph.value(m.graph.inputs()[0]).shape[0]; }
@@ -69,11 +78,12 @@ class BatchRuntime : public RuntimeTimer {
     const int64_t batch = Batch(m);
     const double per_row = testing::OperatorNames(m.graph) == input_ops_ ? input_ms_
                            : batch == 1                                  ? rewritten_ms_
-                                                                         : larger_ms_;
+                                                                         : larger_ms_.front();
     return per_row * batch * 1e-3;
   }
   std::multiset<std::string> input_ops_;
-  double input_ms_, rewritten_ms_, larger_ms_;
+  double input_ms_, rewritten_ms_;
+  std::vector<double> larger_ms_;
 };
 
 PipelineOptions TimedOptions(RuntimeTimer& timer) {
@@ -353,13 +363,14 @@ TEST_CASE("A model that builds at no size of its symbolic dimensions fails sayin
 
 TEST_CASE("A rewrite faster at the batch searched but slower at a larger one is not written", "[symbolic]") {
   const OnnxModel model = testing::ImportFolded(SymbolicTwoProducts());
-  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, 1.5);
+  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, {1.5});
   auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());
-  // The input's 1 ms at batch 1 grows to 16 within the 20 ms budget.
+  // The input's 1 ms at batch 1 grows to 16 within the 20 ms budget; slower there, it is
+  // timed again before the input is written.
   CHECK(result->larger_sizes->sizes == "batch=16");
-  CHECK(runtime.batches.count(16) == 1);
+  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 16) == 2);
   CHECK(result->larger_sizes->slower);
   CHECK(result->model.graph.num_nodes() == model.graph.num_nodes());  // the input, as read
   CHECK(result->search.rules_applied.empty());
@@ -367,25 +378,37 @@ TEST_CASE("A rewrite faster at the batch searched but slower at a larger one is 
   CHECK(result->symbolic_dims[0].kept);
   const std::string summary = SummaryText(TimedOptions(runtime), *result, "m");
   CHECK_THAT(summary, Catch::Contains("timed at larger sizes too (batch=16): 16.000 ms -> 24.000 ms (0.667x") &&
-                          Catch::Contains("slower there, so the input is written as read") &&
+                          Catch::Contains("slower there, twice, so the input is written as read") &&
                           Catch::Contains("none kept: faster at the sizes searched, 0.667x at batch=16"));
 }
 
 TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one is written", "[symbolic]") {
   const OnnxModel model = testing::ImportFolded(SymbolicTwoProducts());
-  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, 0.9);
+  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, {0.9});
   auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());
   CHECK_FALSE(result->larger_sizes->slower);
+  CHECK_FALSE(result->larger_sizes->first_ratio.has_value());
   CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());
   CHECK_THAT(SummaryText(TimedOptions(runtime), *result, "m"),
-             Catch::Contains("timed at larger sizes too (batch=16)") && Catch::Contains("not slower there"));
+             Catch::Contains("timed at larger sizes too (batch=16)") && Catch::Contains("; not slower there\n"));
+
+  // Slower at the first timing only: taken as noise, the rewritten model is written.
+  BatchRuntime flaky(testing::OperatorNames(model.graph), 1.0, 0.5, {1.5, 0.9});
+  result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(flaky));
+  REQUIRE(result.ok());
+  REQUIRE(result->larger_sizes.has_value());
+  CHECK_FALSE(result->larger_sizes->slower);
+  CHECK(result->larger_sizes->first_ratio == Approx(1.0 / 1.5));
+  CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());
+  CHECK_THAT(SummaryText(TimedOptions(flaky), *result, "m"),
+             Catch::Contains("not slower there when timed again (first 0.667x)"));
 }
 
 TEST_CASE("Sizes given by --input-shape, or an input too slow to time larger, are not timed larger", "[symbolic]") {
   const OnnxModel slow_input = testing::ImportFolded(SymbolicTwoProducts());
-  BatchRuntime slow(testing::OperatorNames(slow_input.graph), 8.0, 4.0, 12.0);
+  BatchRuntime slow(testing::OperatorNames(slow_input.graph), 8.0, 4.0, {12.0});
   auto result = OptimizeModel(slow_input, testing::ShippedRules().rules, TimedOptions(slow));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());
@@ -398,9 +421,9 @@ TEST_CASE("Sizes given by --input-shape, or an input too slow to time larger, ar
   given.input_shapes["x"] = {1, 64};
   const absl::StatusOr<OnnxModel> at_one = ImportOnnx(SymbolicTwoProducts(), given);
   REQUIRE(at_one.ok());
-  BatchRuntime runtime(testing::OperatorNames(at_one->graph), 1.0, 0.5, 1.5);
+  BatchRuntime runtime(testing::OperatorNames(at_one->graph), 1.0, 0.5, {1.5});
   result = OptimizeModel(*at_one, testing::ShippedRules().rules, TimedOptions(runtime));
   REQUIRE(result.ok());
   CHECK_FALSE(result->larger_sizes.has_value());
-  CHECK(runtime.batches == std::set<int64_t>{1});
+  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 1) == static_cast<long>(runtime.batches.size()));
 }

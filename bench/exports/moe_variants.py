@@ -8,6 +8,8 @@ Usage: moe_variants.py OUT_DIR   (writes OUT_DIR/NAME.onnx and prints the names)
   moe4_t32        four experts Linear(512,1024)-ReLU-Linear(1024,512), x [batch, tokens, 512]
   moe4_unsqueeze  the gate's column read as g[..., e].unsqueeze(-1) (Gather and Unsqueeze)
   moe4_stack      the experts' outputs stacked and summed: (stack(...) * g[..., None, :]).sum(-1)
+  moe4_top2       four experts Linear(128,256)-ReLU-Linear(256,128), x [batch, tokens, 128], the
+                  gate's two largest weights kept (topk, scatter) and the rest zero
 """
 import sys
 
@@ -35,6 +37,10 @@ class MoE(nn.Module):
         g = torch.softmax(self.gate(x), -1)
         if self.style == "slice":
             return sum(g[..., i:i + 1] * e(x) for i, e in enumerate(self.experts))
+        if self.style == "top2":
+            top, index = g.topk(2, -1)
+            g = torch.zeros_like(g).scatter(-1, index, top)
+            return sum(g[..., i:i + 1] * e(x) for i, e in enumerate(self.experts))
         if self.style == "unsqueeze":
             return sum(g[..., i].unsqueeze(-1) * e(x) for i, e in enumerate(self.experts))
         return (torch.stack([e(x) for e in self.experts], -1) * g.unsqueeze(-2)).sum(-1)
@@ -45,6 +51,7 @@ VARIANTS = {
     "moe4_t32": (lambda: MoE(4, 512, 1024), (1, 32, 512)),
     "moe4_unsqueeze": (lambda: MoE(4, 512, 1024, style="unsqueeze"), (16, 512)),
     "moe4_stack": (lambda: MoE(4, 512, 1024, style="stack"), (16, 512)),
+    "moe4_top2": (lambda: MoE(4, 128, 256, style="top2"), (2, 16, 128)),
 }
 
 

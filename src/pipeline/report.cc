@@ -228,10 +228,13 @@ std::string LargerSizesLine(const PipelineResult& r) {
   const PipelineResult::LargerSizesCheck& l = *r.larger_sizes;
   if (!l.not_timed.empty()) return absl::StrFormat("  not timed at larger sizes (%s): %s\n", l.sizes, l.not_timed);
   const PairTiming& t = l.timing;
+  const std::string verdict = l.slower ? "slower there, twice, so the input is written as read"
+                              : l.first_ratio
+                                  ? absl::StrFormat("not slower there when timed again (first %.3fx)", *l.first_ratio)
+                                  : "not slower there";
   return absl::StrFormat(
-      "  timed at larger sizes too (%s): %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs)%s\n", l.sizes,
-      t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs,
-      l.slower ? "; slower there, so the input is written as read" : "; not slower there");
+      "  timed at larger sizes too (%s): %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs); %s\n", l.sizes,
+      t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, verdict);
 }
 
 std::string SpeedCheckLines(const PipelineResult& r) {
@@ -282,6 +285,7 @@ std::string JsonLargerSizes(const PipelineResult& r) {
   return absl::StrCat("{\"sizes\": ", JsonQuote(l.sizes), ", \"before_ms\": ", l.timing.a_seconds * 1e3,
                       ", \"after_ms\": ", l.timing.b_seconds * 1e3, ", \"ratio\": ", l.timing.ratio(),
                       ", \"resolved\": ", l.timing.Resolved() ? "true" : "false",
+                      ", \"first_ratio\": ", l.first_ratio ? absl::StrCat(*l.first_ratio) : "null",
                       ", \"slower\": ", l.slower ? "true" : "false", "}");
 }
 

@@ -4,8 +4,8 @@
 // runs at any size (a mixture of experts merged at a sequence of 1 ran 1.23x faster there
 // and 0.94x at 512). So where the speed check kept a rewritten model that keeps such a
 // dimension symbolic, both models are built again with those dimensions larger and timed
-// against each other; one measurably slower there is not written (the caller writes the
-// input as read).
+// against each other; one measurably slower there, twice in turn, is not written (the
+// caller writes the input as read).
 //
 // The dimensions that grow: those not on an input's first axis where there are any (a
 // batch stays where the sequence or the image grows), else those on it. By how much: one

@@ -252,9 +252,12 @@ struct PipelineResult {
   // search's sizes for (src/pipeline/speed_at_sizes.h): set where the speed check kept a
   // rewritten model that keeps such a dimension symbolic.
   struct LargerSizesCheck {
-    std::string sizes;      // "t=256": the dimensions moved, at the sizes timed
-    PairTiming timing;      // the input (a) against the rewritten model (b), there
-    bool slower = false;    // measurably: the input was written instead
+    std::string sizes;  // "t=256": the dimensions moved, at the sizes timed
+    PairTiming timing;  // the input (a) against the rewritten model (b), there
+    // Where the first timing found the rewritten model slower, it was timed again, and
+    // `timing` is the second: its ratio is the first's.
+    std::optional<double> first_ratio;
+    bool slower = false;    // measurably, both times: the input was written instead
     std::string not_timed;  // where nothing was timed: why
   };
   std::optional<LargerSizesCheck> larger_sizes;
