@@ -1,7 +1,10 @@
 // The size limit (taso/ir/onnx_size_limit.h) of ONNX's windowed operators of any rank as
 // opaque nodes (the library's 2-D ones check their own): the dilated window must fit the
 // padded input, where ONNX's inference gives an empty output (a 1-D convolution of
-// kernel 10 over 1 sample) and runtimes refuse the node.
+// kernel 10 over 1 sample) and runtimes refuse the node. ONNX Runtime's pools give that
+// empty output rather than refuse it; it is refused for them too, as the library's own
+// 2-D windows refuse it: nothing after an empty window computes anything.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,17 @@ bool FitsAxis(int64_t size, int64_t pad_begin, int64_t pad_end, int64_t kernel, 
   return ceil_mode ? room > -static_cast<__int128>(stride) : room >= 0;
 }
 
+// The dilations and pads where they are not the defaults, for the message.
+std::string WindowDetails(const std::vector<int64_t>& pads, const std::vector<int64_t>& dilations) {
+  const auto set = [](const std::vector<int64_t>& v, int64_t fallback) {
+    return std::any_of(v.begin(), v.end(), [&](int64_t x) { return x != fallback; });
+  };
+  std::vector<std::string> parts;
+  if (set(dilations, 1)) parts.push_back(absl::StrCat("dilations [", absl::StrJoin(dilations, ","), "]"));
+  if (set(pads, 0)) parts.push_back(absl::StrCat("pads [", absl::StrJoin(pads, ","), "]"));
+  return parts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(parts, ", "), ")");
+}
+
 absl::Status CheckWindowFits(const onnx::NodeProto& node, const std::vector<InputInfo>& in) {
   if (in.empty() || !in[0].present || !in[0].shape_known || in[0].shape.size() < 3) return absl::OkStatus();
   const Shape& x = in[0].shape;
@@ -49,8 +63,9 @@ absl::Status CheckWindowFits(const onnx::NodeProto& node, const std::vector<Inpu
     // Windows, dilations and strides that are not positive are ONNX's checker's to refuse.
     if (kernel[d] < 1 || dilations[d] < 1 || strides[d] < 1 || x[d + 2] < 1) continue;
     if (!FitsAxis(x[d + 2], pads[d], pads[d + spatial], kernel[d], dilations[d], strides[d], ceil_mode))
-      return absl::InvalidArgumentError(absl::StrCat(
-          "window [", absl::StrJoin(kernel, ","), "] is larger than the padded input [", absl::StrJoin(x, ","), "]"));
+      return absl::InvalidArgumentError(absl::StrCat("window [", absl::StrJoin(kernel, ","), "]",
+                                                     WindowDetails(pads, dilations),
+                                                     " is larger than the padded input [", absl::StrJoin(x, ","), "]"));
   }
   return absl::OkStatus();
 }

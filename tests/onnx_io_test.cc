@@ -322,7 +322,8 @@ TEST_CASE("Opaque nodes at sizes a runtime refuses are refused at import, saying
   SetIntsAttr(conv.mutable_graph()->mutable_node(0), "pads", {3, 3});  // 4 + 6 fits 10
   CHECK(ImportOnnx(conv).ok());
   SetIntsAttr(conv.mutable_graph()->mutable_node(0), "dilations", {2});  // a window of 19
-  CHECK_THAT(ImportError(conv), Catch::Contains("larger than the padded input"));
+  CHECK_THAT(ImportError(conv), Catch::Contains("window [10] (dilations [2], pads [3,3]) is larger than the padded "
+                                                "input [1,1,4]"));
 
   // A 3-D pool of 3 over 2: refused, unless ceil_mode lets a window start inside.
   auto pool = NewModel(13);

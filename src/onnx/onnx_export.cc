@@ -1,4 +1,5 @@
 // ONNX export: Graph -> ModelProto, checked by the ONNX checker before it is returned.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -178,9 +179,10 @@ void DropInventedDimNames(onnx::GraphProto* g,
                           const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& declared) {
   for (auto& vi : *g->mutable_value_info()) DropInventedDimNames(vi);
   for (auto& out : *g->mutable_output()) {
-    bool as_declared = false;
-    for (const auto& d : declared) as_declared |= d.SerializeAsString() == out.SerializeAsString();
-    if (!as_declared) DropInventedDimNames(out);
+    const auto same_name = std::find_if(declared.begin(), declared.end(),
+                                        [&](const onnx::ValueInfoProto& d) { return d.name() == out.name(); });
+    if (same_name == declared.end() || same_name->SerializeAsString() != out.SerializeAsString())
+      DropInventedDimNames(out);
   }
 }
 

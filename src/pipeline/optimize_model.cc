@@ -257,19 +257,21 @@ void DescribeWritten(const OnnxModel& input, StageOutput out, PipelineResult& re
 }
 
 // Where the speed check kept a rewritten model whose symbolic dimensions the search ran at
-// sizes of its own choosing, the same at larger sizes (speed_at_sizes.h), in a timer with
-// time of its own; the input as read is written where that model runs measurably slower
-// there.
+// sizes of its own choosing, the same at larger sizes (speed_at_sizes.h), in a timer of
+// its own (the options' where given), so that it has up to --verify-speed-seconds more;
+// the input as read is written where that model runs measurably slower there, and the
+// result describes it (measured again where asked for).
 absl::Status CheckAtLargerSizes(const OnnxModel& model, const StageInputs& in, CostModels& costs,
                                 const PipelineOptions& options, PipelineResult& result) {
   if (result.symbolic_dims.empty() || !pipeline::SpeedCheckKeptRewrites(result)) return absl::OkStatus();
   std::unique_ptr<RuntimeTimer> owned;
   RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, in.cleaned, owned);
   if (timer == nullptr) return absl::OkStatus();
-  pipeline::Announce(options, "speed check", absl::StrCat("at larger sizes, in ", timer->name()));
-  ASSIGN_OR_RETURN(result.larger_sizes, pipeline::TimeAtLargerSizes(model, result.model, result, *timer));
+  ASSIGN_OR_RETURN(result.larger_sizes, pipeline::TimeAtLargerSizes(model, result.model, result, *timer, options));
   if (!result.larger_sizes || !result.larger_sizes->slower) return absl::OkStatus();
   ASSIGN_OR_RETURN(StageOutput as_read, AsReadOutput(in, costs, options));
+  ASSIGN_OR_RETURN(result.measured, Measure(model.graph, as_read.run_graph, costs, options));
+  result.region_estimate.reset();
   DescribeWritten(model, std::move(as_read), result);
   result.symbolic_dims.clear();
   result.symbolic_check_difference.reset();

@@ -221,22 +221,39 @@ std::string CheckLines(const PipelineOptions& options, const PipelineResult& r) 
 
 constexpr absl::string_view kTimeSpent = "the speed check's time (--verify-speed-seconds) was spent";
 
-// The speed check: the input and the model returned, timed end to end in the target's
-// runtime (or, where the time ran out first, the last model timed).
+// The line on the speed check at larger sizes (speed_at_sizes.h), where it was made.
 std::string LargerSizesLine(const PipelineResult& r) {
   if (!r.larger_sizes) return "";
   const PipelineResult::LargerSizesCheck& l = *r.larger_sizes;
   if (!l.not_timed.empty()) return absl::StrFormat("  not timed at larger sizes (%s): %s\n", l.sizes, l.not_timed);
   const PairTiming& t = l.timing;
-  const std::string verdict = l.slower ? "slower there, twice, so the input is written as read"
-                              : l.first_ratio
-                                  ? absl::StrFormat("not slower there when timed again (first %.3fx)", *l.first_ratio)
-                                  : "not slower there";
+  const std::string verdict =
+      l.slower        ? absl::StrFormat("slower there, twice (first %.3fx), so the input is written as read",
+                                        l.first_ratio.value_or(t.ratio()))
+      : l.first_ratio ? absl::StrFormat("not slower there when timed again (first %.3fx)", *l.first_ratio)
+                      : "not slower there";
   return absl::StrFormat(
       "  timed at larger sizes too (%s): %.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs); %s\n", l.sizes,
       t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, verdict);
 }
 
+// Which of the e-graph's graphs the speed check chose, where it tried others.
+std::string ExtractionLine(const PipelineResult::SpeedCheck& c) {
+  if (!c.extraction.empty() && c.beat_search)
+    return absl::StrFormat(
+        "  %s is written: measurably faster than the e-graph's extraction by the target's costs, "
+        "which was faster than the input\n",
+        pipeline::AlternativeName(c.extraction));
+  if (!c.extraction.empty())
+    return absl::StrFormat("  %s is written: measurably faster than the input, where the search's result was not\n",
+                           pipeline::AlternativeName(c.extraction));
+  if (c.other_extractions_timed > 0)
+    return absl::StrFormat("  %d other graph(s) timed too: none measurably faster\n", c.other_extractions_timed);
+  return "";
+}
+
+// The speed check: the input and the model returned, timed end to end in the target's
+// runtime (or, where the time ran out first, the last model timed).
 std::string SpeedCheckLines(const PipelineResult& r) {
   if (!r.speed_check) return "";
   const PipelineResult::SpeedCheck& c = *r.speed_check;
@@ -248,18 +265,9 @@ std::string SpeedCheckLines(const PipelineResult& r) {
   std::string out = c.written_untimed
                         ? absl::StrCat("timed in ", c.runtime, ", the input against a rewritten model: ", figures, "\n")
                         : absl::StrCat("verified in ", c.runtime, ": ", figures, "\n");
-  if (!c.extraction.empty() && c.beat_search)
-    absl::StrAppendFormat(&out,
-                          "  %s is written: measurably faster than the e-graph's extraction by the target's costs, "
-                          "which was faster than the input\n",
-                          pipeline::AlternativeName(c.extraction));
-  else if (!c.extraction.empty())
-    absl::StrAppendFormat(&out,
-                          "  %s is written: measurably faster than the input, where the search's result "
-                          "was not\n",
-                          pipeline::AlternativeName(c.extraction));
-  else if (c.other_extractions_timed > 0)
-    absl::StrAppendFormat(&out, "  %d other graph(s) timed too: none measurably faster\n", c.other_extractions_timed);
+  // Where the check at larger sizes undid it, what the speed check chose is not written.
+  const bool undone = r.larger_sizes && r.larger_sizes->slower;
+  if (!undone) out += ExtractionLine(c);
   if (c.other_extractions_untimed > 0)
     absl::StrAppendFormat(&out, "  %d other graph(s) not timed: %s\n", c.other_extractions_untimed, kTimeSpent);
   if (c.groups_dropped_untimed > 0)
@@ -272,7 +280,7 @@ std::string SpeedCheckLines(const PipelineResult& r) {
     absl::StrAppendFormat(&out, "  no rewrite made it measurably faster: the input is written as read\n");
   else if (r.estimated_slower)
     absl::StrAppendFormat(&out, "  its estimate prices it above the input: the input is written as read\n");
-  else if (c.rewrites_kept < c.rewrites)
+  else if (c.rewrites_kept < c.rewrites && !undone)
     absl::StrAppendFormat(&out, "  kept %d of %d rewrites (%d timings)\n", c.rewrites_kept, c.rewrites, c.comparisons);
   return out + LargerSizesLine(r);
 }

@@ -28,10 +28,12 @@ namespace taso::pipeline {
 bool SpeedCheckKeptRewrites(const PipelineResult& result);
 
 // `written` (result.model, its symbolic dimensions decided) against the input `imported`
-// at larger sizes, in `timer`; nullopt where no dimension qualifies.
+// at larger sizes, in `timer`; nullopt where no dimension qualifies. Where the models do
+// not build or run there, the check says why and finds nothing slower.
 absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSizes(const OnnxModel& imported,
                                                                                   const OnnxModel& written,
                                                                                   const PipelineResult& result,
-                                                                                  RuntimeTimer& timer);
+                                                                                  RuntimeTimer& timer,
+                                                                                  const PipelineOptions& options);
 
 }  // namespace taso::pipeline

@@ -254,8 +254,8 @@ struct PipelineResult {
   struct LargerSizesCheck {
     std::string sizes;  // "t=256": the dimensions moved, at the sizes timed
     PairTiming timing;  // the input (a) against the rewritten model (b), there
-    // Where the first timing found the rewritten model slower, it was timed again, and
-    // `timing` is the second: its ratio is the first's.
+    // Where the first timing found the rewritten model slower, it was timed again:
+    // `timing` is then the second, and this the first's ratio.
     std::optional<double> first_ratio;
     bool slower = false;    // measurably, both times: the input was written instead
     std::string not_timed;  // where nothing was timed: why
