@@ -64,8 +64,9 @@ class BlockDiag : public KernelOp<BlockDiag> {
   absl::Status ToOnnx(const Params&, OnnxExportNode& e) const override {
     const Shape &b = e.input_info(0).shape, &d = e.input_info(1).shape;
     const std::string top = e.NewName("blockdiag_top"), bottom = e.NewName("blockdiag_bottom");
+    const Shape four{4};  // named: GCC 12 warns falsely on a temporary InlinedVector here
     auto widths = [&](std::vector<int64_t> pads) {
-      return e.AddInitializer("blockdiag_pads", *TensorData::Int64(Shape{4}, std::move(pads)));
+      return e.AddInitializer("blockdiag_pads", *TensorData::Int64(four, std::move(pads)));
     };
     e.AddNode("Pad", {e.input(0), widths({0, 0, 0, d[1]})}, {top});
     e.AddNode("Pad", {e.input(1), widths({0, b[1], 0, 0})}, {bottom});
