@@ -45,7 +45,7 @@ int64_t Growth(double input_seconds, size_t dimensions) {
 
 // Measurably slower: a verdict that would undo a gain measured at the sizes searched, so
 // the caller times again before taking it (ONNX Runtime's sessions of one model differ by
-// up to 5%, and a resolved ratio of 0.96 was seen where 16 more pairs gave 1.006).
+// up to 5%, and a resolved ratio of 0.957 was seen where 10-pair runs gave 1.006).
 bool Slower(const PairTiming& t) { return t.ratio() < 1 && t.Resolved(); }
 
 // The check where the runtime failed on the models at the larger sizes.
