@@ -3,16 +3,14 @@
 #include "taso/ir/ops/conv2d.h"
 #include "taso/ir/ops/names.h"
 
+#include <type_traits>
+
 #include "absl/container/flat_hash_map.h"
+#include "conv_float.h"
 #include "op_util.h"
 
 namespace taso::ops {
 namespace {
-
-struct ConvGeometry {
-  int64_t n, c, h, w, o, cg, oh, ow, group;
-  Window2D win;
-};
 
 // One kernel of one input channel per channel (no channel multiplier), as in TASO and
 // MobileNet: the axioms about depthwise convolutions (concatenating channels) hold only then.
@@ -98,6 +96,12 @@ class Conv2D : public KernelOp<Conv2D> {
     const Window2D& k = g.win;
     const int64_t og = g.o / g.group;
     const bool relu = p.Str("activation", "none") == "relu";
+    if constexpr (std::is_same_v<S, float>) {
+      if (ConvolveFloatPays(g)) {
+        ConvolveFloat(g, x.data.data(), w.data.data(), bias ? bias->data.data() : nullptr, relu, y.data.data());
+        return absl::OkStatus();
+      }
+    }
     for (int64_t n = 0; n < g.n; ++n) {
       for (int64_t o = 0; o < g.o; ++o) {
         S* out = y.data.data() + ((n * g.o + o) * g.oh) * g.ow;

@@ -44,10 +44,12 @@ std::string ErrorOf(const std::string& op, const Params& p, std::vector<Shape> s
   return r.ok() ? "" : std::string(r.status().message());
 }
 
-// Direct definition of grouped, strided, padded, dilated convolution.
+// Direct definition of grouped, strided, padded, dilated convolution: each output the bias
+// (zero without one), then its products over (input channel, kernel row, kernel column) in
+// turn.
 template <typename S>
 Tensor<S> NaiveConv(const Tensor<S>& x, const Tensor<S>& w, int64_t group, std::vector<int64_t> s,
-                    std::vector<int64_t> pads, std::vector<int64_t> d) {
+                    std::vector<int64_t> pads, std::vector<int64_t> d, const Tensor<S>* bias = nullptr) {
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
   const int64_t O = w.shape[0], CG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
   const int64_t OH = (H + pads[0] + pads[2] - d[0] * (KH - 1) - 1) / s[0] + 1;
@@ -57,7 +59,7 @@ Tensor<S> NaiveConv(const Tensor<S>& x, const Tensor<S>& w, int64_t group, std::
     for (int64_t o = 0; o < O; ++o)
       for (int64_t oy = 0; oy < OH; ++oy)
         for (int64_t ox = 0; ox < OW; ++ox) {
-          S acc = Domain<S>::Zero();
+          S acc = bias ? bias->data[o] : Domain<S>::Zero();
           for (int64_t ci = 0; ci < CG; ++ci)
             for (int64_t ky = 0; ky < KH; ++ky)
               for (int64_t kx = 0; kx < KW; ++kx) {
@@ -131,6 +133,41 @@ TEST_CASE("Conv2D matches the direct definition in both domains") {
     auto xu = RandomU32(c.x, seed++), wu = RandomU32(c.w, seed++);
     REQUIRE(Run<uint32_t>(op_names::kConv2D, p, {&xu, &wu})[0].data ==
             NaiveConv(xu, wu, c.group, c.s, c.pads, c.d).data);
+  }
+}
+
+// The float kernel multiplies weights by the input's patches, in tiles and register blocks
+// (ops/conv_float.cc), for 16 output channels per group or more: the floats must be those of
+// the direct definition, summed in the same order. The cases cover the edges of its blocks
+// (channel counts not multiples of 4, positions not multiples of 8), several tiles, the
+// 1x1 convolution that reads the input as it is, strides, dilations, pads on one side,
+// groups, the bias and relu, and a convolution large enough to be shared among threads.
+TEST_CASE("Conv2D's float kernel gives the direct definition's floats") {
+  struct Case {
+    Shape x, w;
+    int64_t group;
+    std::vector<int64_t> s, pads, d;
+  };
+  const std::vector<Case> cases = {
+      {{1, 3, 9, 11}, {16, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{2, 8, 7, 5}, {18, 8, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+      {{1, 8, 9, 9}, {19, 8, 1, 1}, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {{1, 32, 12, 13}, {34, 16, 3, 3}, 2, {2, 1}, {0, 2, 1, 0}, {2, 1}},
+      {{1, 4, 30, 30}, {17, 4, 5, 5}, 1, {1, 1}, {2, 2, 2, 2}, {1, 1}},
+      {{1, 2, 1, 1}, {16, 2, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+      {{2, 64, 24, 20}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},  // on several threads
+  };
+  uint64_t seed = 100;
+  for (const Case& c : cases) {
+    INFO("x " << ShapeToString(c.x) << ", w " << ShapeToString(c.w));
+    const auto x = RandomTensor(c.x, seed++), w = RandomTensor(c.w, seed++), b = RandomTensor({c.w[0]}, seed++);
+    const Params p = ConvParams(c.s, c.pads, c.group, c.d);
+    const auto expected = NaiveConv(x, w, c.group, c.s, c.pads, c.d, &b);
+    const auto got = Run<float>(op_names::kConv2D, p, {&x, &w, &b})[0];
+    REQUIRE(got.shape == expected.shape);
+    REQUIRE(got.data == expected.data);
+    const auto relu = Run<float>(op_names::kConv2D, Params(p).Set("activation", "relu"), {&x, &w, &b})[0];
+    for (size_t i = 0; i < relu.data.size(); ++i) REQUIRE(relu.data[i] == std::max(expected.data[i], 0.0f));
   }
 }
 
