@@ -135,6 +135,31 @@ TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other 
                  Catch::Contains("kept symbolic (self-check passed at 2 and 3 too)"));
 }
 
+// The model read from its file is the source the symbolic check builds again at other
+// sizes; those imports keep no source of their own (each would copy every weight).
+TEST_CASE("A symbolic model read from its file keeps the model read as its source, once", "[symbolic]") {
+  const onnx::ModelProto proto = SymbolicTwoProducts();
+  const std::string path = (testing::TempDir("source_kept") / "m.onnx").string();
+  testing::WriteFile(path, proto.SerializeAsString());
+  ImportOptions folding;
+  folding.fold_shape_arithmetic = true;
+  absl::StatusOr<OnnxModel> read = ImportOnnxFile(path, folding);
+  REQUIRE(read.ok());
+  REQUIRE(read->source != nullptr);
+  CHECK(read->source->SerializeAsString() == proto.SerializeAsString());
+  folding.keep_source = false;
+  absl::StatusOr<OnnxModel> again = ImportOnnx(proto, folding);
+  REQUIRE(again.ok());
+  CHECK(again->source == nullptr);
+  CHECK(again->symbolic_dims.size() == 1);
+
+  auto result = OptimizeModel(*read, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+}
+
 TEST_CASE("A symbolic batch given by --input-shape is searched at that size", "[symbolic]") {
   ImportOptions options;
   options.input_shapes["x"] = {3, 4, 8, 8};

@@ -537,7 +537,7 @@ absl::StatusOr<OnnxModel> ImportSymbolic(const onnx::ModelProto& model, int opse
   if (at_bound_sizes && sharing.shared_weights == nullptr) sharing.shared_weights = &at_bound_sizes->graph;
   known.dynamic = DynamicValues(model, opset);
   ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
-  result.source = std::make_shared<onnx::ModelProto>(model);
+  if (options.keep_source) result.source = std::make_shared<onnx::ModelProto>(model);
   result.symbolic_dims = bound.dims;
   return result;
 }
@@ -601,7 +601,15 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
   if (with_dir.external_data_dir.empty())
     with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
   if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
-  return ImportOnnx(model, with_dir);
+  // The model read becomes the source itself rather than a copy where the import keeps it
+  // as it is (not converted from an older opset).
+  const absl::StatusOr<int> opset = DefaultOpset(model);
+  const bool as_read = options.keep_source && opset.ok() && *opset >= kMinOpset;
+  if (as_read) with_dir.keep_source = false;
+  ASSIGN_OR_RETURN(OnnxModel imported, ImportOnnx(model, with_dir));
+  if (as_read && !imported.symbolic_dims.empty())
+    imported.source = std::make_shared<const onnx::ModelProto>(std::move(model));
+  return imported;
 }
 
 }  // namespace taso

@@ -112,6 +112,7 @@ absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,
   options.input_shapes = InputShapesAt(imported, sizes);
   options.external_data_dir = imported.external_data_dir;
   options.shared_weights = &imported.graph;
+  options.keep_source = false;
   BothAtSizes both;
   ASSIGN_OR_RETURN(both.input, ImportOnnx(*imported.source, options));
   options.shared_weights = &sources.optimized;
