@@ -79,6 +79,13 @@ void RequireClose(const Tensor<float>& a, const Tensor<float>& b, double tol = 1
   for (size_t i = 0; i < a.data.size(); ++i) REQUIRE(std::fabs(a.data[i] - b.data[i]) <= tol);
 }
 
+// A convolution's input and weight shapes, groups, strides, pads and dilations.
+struct ConvCase {
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> s, pads, d;
+};
+
 Params ConvParams(std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t group,
                   std::vector<int64_t> dil = {1, 1}) {
   return Params().Set("strides", strides).Set("pads", pads).Set("group", group).Set("dilations", dil);
@@ -114,19 +121,14 @@ ChildResult RunInChild(const std::function<void()>& body) {
 }  // namespace
 
 TEST_CASE("Conv2D matches the direct definition in both domains") {
-  struct Case {
-    Shape x, w;
-    int64_t group;
-    std::vector<int64_t> s, pads, d;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ConvCase> cases = {
       {{1, 3, 7, 7}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{2, 4, 9, 8}, {6, 2, 3, 1}, 2, {2, 1}, {0, 1, 2, 0}, {1, 1}},
       {{1, 4, 10, 10}, {4, 1, 3, 3}, 4, {1, 2}, {2, 2, 2, 2}, {2, 2}},
       {{1, 2, 5, 6}, {3, 2, 5, 5}, 1, {3, 3}, {2, 2, 2, 2}, {1, 1}},
   };
   uint64_t seed = 1;
-  for (const Case& c : cases) {
+  for (const ConvCase& c : cases) {
     const Params p = ConvParams(c.s, c.pads, c.group, c.d);
     auto xf = RandomTensor(c.x, seed++), wf = RandomTensor(c.w, seed++);
     RequireClose(Run<float>(op_names::kConv2D, p, {&xf, &wf})[0], NaiveConv(xf, wf, c.group, c.s, c.pads, c.d));
@@ -143,12 +145,7 @@ TEST_CASE("Conv2D matches the direct definition in both domains") {
 // 1x1 convolution that reads the input as it is, strides, dilations, pads on one side,
 // groups, the bias and relu, and a convolution large enough to be shared among threads.
 TEST_CASE("Conv2D's float kernel gives the direct definition's floats") {
-  struct Case {
-    Shape x, w;
-    int64_t group;
-    std::vector<int64_t> s, pads, d;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<ConvCase> cases = {
       {{1, 3, 9, 11}, {16, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},
       {{2, 8, 7, 5}, {18, 8, 1, 1}, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}},
       {{1, 8, 9, 9}, {19, 8, 1, 1}, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}},
@@ -158,7 +155,7 @@ TEST_CASE("Conv2D's float kernel gives the direct definition's floats") {
       {{2, 64, 24, 20}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}},  // on several threads
   };
   uint64_t seed = 100;
-  for (const Case& c : cases) {
+  for (const ConvCase& c : cases) {
     INFO("x " << ShapeToString(c.x) << ", w " << ShapeToString(c.w));
     const auto x = RandomTensor(c.x, seed++), w = RandomTensor(c.w, seed++), b = RandomTensor({c.w[0]}, seed++);
     const Params p = ConvParams(c.s, c.pads, c.group, c.d);
