@@ -5,8 +5,7 @@
 
 #include <set>
 
-#include "rule_lookup.h"
-#include "taso/backends/runtime_timer.h"
+#include "stand_in_runtime.h"
 #include "taso/ir/ops/names.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/rewrite_gated_mixtures.h"
@@ -87,48 +86,21 @@ TEST_CASE("A mixture missing a column, or whose product is read elsewhere, is le
   CHECK(merged->graph.StructuralHash() == g.StructuralHash());
 }
 
-// A runtime where a model with a Reshape (the merged mixture's grouped scale) takes
-// `merged_ms` and any other 1 ms; no spread.
-class ReshapePricedRuntime : public RuntimeTimer {
- public:
-  explicit ReshapePricedRuntime(double merged_ms) : merged_ms_(merged_ms) {}
-  std::string name() const override { return "stand-in"; }
-  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
-    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
-  }
-
- private:
-  double Seconds(const OnnxModel& m) const {
-    return (CountOps(m.graph, op_names::kReshape) > 0 ? merged_ms_ : 1.0) * 1e-3;
-  }
-  double merged_ms_;
-};
-
 TEST_CASE("The pipeline writes the merged mixture where the runtime times it faster, else the input", "[speed_check]") {
   const OnnxModel model = NewOnnxModel(GatedMixture({.experts = 3}));
   double merged_ms = 0;
   bool merged = false;
   SECTION("faster") { merged_ms = 0.5, merged = true; }
   SECTION("slower") { merged_ms = 2, merged = false; }
-  ReshapePricedRuntime runtime(merged_ms);
-  PipelineOptions options;
-  options.backend = Backend::kAnalytic;
-  options.search = SearchKind::kSubstitutions;
-  options.engine = SearchEngine::kEGraph;
-  options.verify_speed = true;
-  options.timer = &runtime;
-  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
-  INFO(r.status().ToString());
-  REQUIRE(r.ok());
-  REQUIRE(r->self_check.has_value());
-  CHECK(r->self_check->mismatch.empty());
-  REQUIRE(r->speed_check.has_value());
-  CHECK(r->search.rules_applied.count(std::string(kGatedMixtureRewrite)) == (merged ? 1 : 0));
-  CHECK((CountOps(r->model.graph, op_names::kReshape) == 3) == merged);
-  CHECK((r->speed_check->extraction == kGatedMixturesMerged) == merged);
+  testing::OpPricedRuntime runtime(op_names::kReshape, merged_ms);  // the merge's grouped scale
+  const PipelineOptions options = testing::SpeedCheckedBy(runtime);
+  const PipelineResult r = testing::OptimizedWithSpeedCheck(model, options);
+  CHECK(r.search.rules_applied.count(std::string(kGatedMixtureRewrite)) == (merged ? 1 : 0));
+  CHECK((CountOps(r.model.graph, op_names::kReshape) == 3) == merged);
+  CHECK((r.speed_check->extraction == kGatedMixturesMerged) == merged);
   if (merged)
-    CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("the graph with its gated mixtures merged is written"));
-  CHECK(testing::OutputDifference(model.graph, r->model.graph) < 1e-5);
+    CHECK_THAT(SummaryText(options, r, "m"), Catch::Contains("the graph with its gated mixtures merged is written"));
+  CHECK(testing::OutputDifference(model.graph, r.model.graph) < 1e-5);
 }
 
 }  // namespace

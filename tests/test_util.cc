@@ -262,12 +262,12 @@ Graph GatedMixture(const MixtureForm& form) {
   return g;
 }
 
-OnnxModel TorchPatternExport(const std::string& pattern) {
+OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& options) {
   const std::filesystem::path dir = TempDir("torch_patterns_" + pattern);
   const std::string cmd = "/usr/bin/python3 " + std::string(TASO_SOURCE_DIR) + "/bench/exports/patterns.py " +
                           dir.string() + " " + pattern + " > " + dir.string() + "/log 2>&1";
   if (std::system(cmd.c_str()) != 0) FAIL("exporting " << pattern << " failed; see " << dir.string() << "/log");
-  absl::StatusOr<OnnxModel> model = ImportOnnxFile((dir / (pattern + ".onnx")).string());
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile((dir / (pattern + ".onnx")).string(), options);
   INFO(model.status().ToString());
   REQUIRE(model.ok());
   return *std::move(model);

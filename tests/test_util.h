@@ -101,7 +101,7 @@ struct MixtureForm {
 Graph GatedMixture(const MixtureForm& form);
 
 // PyTorch's own export of `pattern` of bench/exports/patterns.py (/usr/bin/python3, torch
-// 1.13), imported.
-OnnxModel TorchPatternExport(const std::string& pattern);
+// 1.13), imported with `options`.
+OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& options = {});
 
 }  // namespace taso::testing

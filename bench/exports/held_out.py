@@ -6,7 +6,7 @@ Exported at opset 17 with seed 1, each with its hand merge, as patterns.py does.
 Usage: held_out.py OUT_DIR [NAME ...] [--opset N] [--seed S]
 (bench/export_bench.sh times them with EXPORT_PATTERNS=bench/exports/held_out.py.)
 """
-from patterns import (DetectionHeads, Experts, GRUCell, Heads, LoRAMLP, QKVAttention, Tower, main)
+from patterns import (DetectionHeads, EinsumAttention, Experts, GRUCell, Heads, LoRAMLP, QKVAttention, Tower, main)
 
 HELD_OUT = {
     "lora_mlp_d1024_t1": (lambda: LoRAMLP(d=1024, r=8), [(1, 1, 1024)]),
@@ -19,6 +19,7 @@ HELD_OUT = {
     "gru_d192": (lambda: GRUCell(d=192, steps=8), [(8, 1, 192)]),
     "detection_c128": (lambda: DetectionHeads(c=128, classes=80, boxes=24), [(1, 128, 40, 40)]),
     "tower_d384": (lambda: Tower(d=384, h=768), [(8, 384), (8, 384)]),
+    "einsum_d512_t128": (lambda: EinsumAttention(d=512, heads=8), [(1, 128, 512)]),
 }
 
 if __name__ == "__main__":

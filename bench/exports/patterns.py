@@ -304,6 +304,32 @@ class Encoder12(nn.Module):
         return None
 
 
+class EinsumAttention(nn.Module):
+    """Self-attention as research code often writes it, with torch.einsum (d 256, 8 heads;
+    ONNX Einsum "bhid,bhjd->bhij" and "bhij,bhjd->bhid"), then an output projection and a
+    residual; the hand merge is the same module with its einsums written as matmuls."""
+
+    def __init__(self, d=256, heads=8, use_einsum=True):
+        super().__init__()
+        self.heads, self.use_einsum = heads, use_einsum
+        self.qkv, self.out = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = (t.reshape(b, n, self.heads, -1).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        if self.use_einsum:
+            scores = torch.einsum("bhid,bhjd->bhij", q, k) / (d // self.heads) ** 0.5
+            a = torch.einsum("bhij,bhjd->bhid", scores.softmax(-1), v)
+        else:
+            a = (q @ k.transpose(-1, -2) / (d // self.heads) ** 0.5).softmax(-1) @ v
+        return x + self.out(a.transpose(1, 2).reshape(b, n, d))
+
+    def merged(self):
+        m = EinsumAttention(self.out.in_features, self.heads, use_einsum=False)
+        m.load_state_dict(self.state_dict())
+        return m
+
+
 # name -> (module factory, input shapes)
 PATTERNS = {
     "lora_mlp_t1": (LoRAMLP, [(1, 1, 768)]),
@@ -321,6 +347,7 @@ PATTERNS = {
     "tower_two_inputs": (Tower, [(16, 512), (16, 512)]),
     "gpt2_block": (GPT2Block, [(1, 32, 768)]),
     "encoder12_t128": (Encoder12, [(1, 128, 768)]),
+    "einsum_attention_t64": (EinsumAttention, [(1, 64, 256)]),
 }
 
 

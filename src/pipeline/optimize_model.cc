@@ -22,6 +22,7 @@
 #include "taso/ir/memory_limit.h"
 #include "taso/ir/status_macros.h"
 #include "taso/passes/activation_fusion.h"
+#include "taso/passes/einsum_products.h"
 #include "taso/passes/fold.h"
 #include "taso/passes/rewrite_gated_mixtures.h"
 #include "taso/pipeline/pipeline.h"
@@ -44,23 +45,32 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
   return absl::OkStatus();
 }
 
-// Mixtures of experts merged (rewrite_gated_mixtures.h), a rewrite no rule states, offered
-// to the speed check as the first graph to time after the search's own: it is written only
-// where it passes the self-check and runs measurably faster. The merge reads the input at
-// its rank, its activations fused, and is then prepared as the search's input was. Nothing
-// where no speed check runs, or where the merge cannot be built (it is an offer: the model
-// is optimized without it). `activations`: the input with its activations fused, as the
-// search's input was made from it.
-void OfferMergedMixtures(const Graph& activations, const PipelineOptions& options,
-                         std::vector<egraph::Alternative>& alternatives) {
-  if (!options.verify_speed) return;
-  absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations);
-  if (!merged.ok() || merged->mixtures == 0) return;
-  absl::StatusOr<Graph> prepared = pipeline::PrepareFused(merged->graph);
+// A rewrite no rule states, applied to the input with its activations fused, prepared as
+// the search's input was, and offered to the speed check as the first graph to time after
+// the search's own: it is written only where it passes the self-check and runs measurably
+// faster. Nothing where no speed check runs, or where the rewrite cannot be prepared (it
+// is an offer: the model is optimized without it).
+void Offer(const Graph& rewritten, int applied, absl::string_view rewrite, absl::string_view pricing,
+           const PipelineOptions& options, std::vector<egraph::Alternative>& alternatives) {
+  if (!options.verify_speed || applied == 0) return;
+  absl::StatusOr<Graph> prepared = pipeline::PrepareFused(rewritten);
   if (!prepared.ok()) return;
-  egraph::Alternative offered{
-      *std::move(prepared), {{std::string(kGatedMixtureRewrite), merged->mixtures}}, std::string(kGatedMixturesMerged)};
+  egraph::Alternative offered{*std::move(prepared), {{std::string(rewrite), applied}}, std::string(pricing)};
   alternatives.insert(alternatives.begin(), std::move(offered));
+}
+
+// The rewrites no rule states (docs/ARCHITECTURE.md, "Rewrites checked only by
+// execution"), each offered on its own: mixtures of experts merged
+// (rewrite_gated_mixtures.h), the merge reading the input at its rank; Einsums computed as
+// matrix products (einsum_products.h). `activations`: the input with its activations fused,
+// as the search's input was made from it.
+void OfferUnprovedRewrites(const Graph& activations, const PipelineOptions& options,
+                           std::vector<egraph::Alternative>& alternatives) {
+  if (!options.verify_speed) return;
+  if (absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations); merged.ok())
+    Offer(merged->graph, merged->mixtures, kGatedMixtureRewrite, kGatedMixturesMerged, options, alternatives);
+  if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(activations); lowered.ok())
+    Offer(lowered->graph, lowered->einsums, kEinsumProductRewrite, kEinsumsAsProducts, options, alternatives);
 }
 
 // The checked output and its record: whether the search's rewrites were dropped for a gain
@@ -301,7 +311,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, pipeline::PrepareFused(activations));
   pipeline::Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   pipeline::EngineRun search = pipeline::MakeSearchEngine(options, costs)->Search(separated, matchers);
-  OfferMergedMixtures(activations, options, search.alternatives);
+  OfferUnprovedRewrites(activations, options, search.alternatives);
   ASSIGN_OR_RETURN(const Graph cleaned, pipeline::FinishGraph(separated));
   pipeline::SelfChecker checker(model.graph, options.seed);
   const StageInputs in{model.graph, separated, cleaned, checker};

@@ -235,7 +235,8 @@ struct PipelineResult {
     bool kept_input = false;  // no rewrite made it faster: the input, as read
     // When the model returned is another graph than the search's (egraph::Alternative):
     // its `pricing`, the cost model whose extraction it is ("analytic"), or
-    // kGatedMixturesMerged for the input with its mixtures of experts merged.
+    // kGatedMixturesMerged for the input with its mixtures of experts merged,
+    // kEinsumsAsProducts for the input with its Einsums computed as matrix products.
     std::string extraction;
     bool beat_search = false;         // that graph ran measurably faster than the search's too
     int other_extractions_timed = 0;  // the other graphs timed, kept or not

@@ -16,6 +16,7 @@ inline constexpr char kConstant[] = "Constant";
 inline constexpr char kConv2D[] = "Conv2D";
 inline constexpr char kDiv[] = "Div";
 inline constexpr char kDropout[] = "Dropout";
+inline constexpr char kEinsum[] = "Einsum";
 inline constexpr char kEnlarge[] = "Enlarge";
 inline constexpr char kErf[] = "Erf";
 inline constexpr char kFlatten[] = "Flatten";
@@ -62,6 +63,7 @@ inline constexpr const char* kAll[] = {kAdd,
                                        kConv2D,
                                        kDiv,
                                        kDropout,
+                                       kEinsum,
                                        kEnlarge,
                                        kErf,
                                        kFlatten,

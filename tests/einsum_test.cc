@@ -1,0 +1,221 @@
+// Einsum in the operator library (ops/einsum.cc) and computed as matrix products
+// (taso/passes/einsum_products.h): the kernel gives the equation's sums, forms it does not
+// represent stay opaque, the lowering computes what the Einsum does, and the pipeline
+// writes it only where the runtime times it faster.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "stand_in_runtime.h"
+#include "taso/backends/cpu_executor.h"
+#include "taso/ir/executor.h"
+#include "taso/ir/ops/names.h"
+#include "taso/onnx/onnx_io.h"
+#include "taso/passes/einsum_products.h"
+#include "taso/pipeline/pipeline.h"
+#include "test_util.h"
+
+namespace taso {
+namespace {
+
+using testing::AddOp;
+using testing::CountOps;
+
+Params Equation(const std::string& equation) { return Params().Set("equation", equation); }
+
+// The equation summed letter by letter over every assignment of the letters' values, in
+// doubles: the definition, with nothing of the kernel's gathering and products.
+std::vector<double> NaiveEinsum(const std::string& a_letters, const std::string& b_letters, const std::string& out,
+                                const Tensor<float>& a, const Tensor<float>& b) {
+  std::map<char, int64_t> size;
+  for (size_t i = 0; i < a_letters.size(); ++i) size[a_letters[i]] = a.shape[i];
+  for (size_t i = 0; i < b_letters.size(); ++i) size[b_letters[i]] = b.shape[i];
+  std::vector<char> letters;
+  for (const auto& [c, n] : size) letters.push_back(c);
+  const auto offset = [&](const std::string& term, const std::map<char, int64_t>& at, const Shape& shape) {
+    int64_t o = 0;
+    for (size_t i = 0; i < term.size(); ++i) o = o * shape[i] + at.at(term[i]);
+    return o;
+  };
+  Shape out_shape;
+  for (char c : out) out_shape.push_back(size[c]);
+  std::vector<double> y(NumElements(out_shape), 0.0);
+  std::map<char, int64_t> at;
+  for (char c : letters) at[c] = 0;
+  for (;;) {
+    y[offset(out, at, out_shape)] += static_cast<double>(a.data[offset(a_letters, at, a.shape)]) *
+                                     static_cast<double>(b.data[offset(b_letters, at, b.shape)]);
+    size_t d = 0;
+    for (; d < letters.size(); ++d) {
+      if (++at[letters[d]] < size[letters[d]]) break;
+      at[letters[d]] = 0;
+    }
+    if (d == letters.size()) return y;
+  }
+}
+
+struct EinsumCase {
+  std::string equation, a, b, out;  // the equation, and its terms with the output explicit
+  Shape a_shape, b_shape;
+};
+
+const EinsumCase kCases[] = {
+    {"bhid,bhjd->bhij", "bhid", "bhjd", "bhij", {2, 3, 5, 4}, {2, 3, 6, 4}},  // attention's scores
+    {"bhij,bhjd->bhid", "bhij", "bhjd", "bhid", {2, 3, 5, 6}, {2, 3, 6, 4}},  // and values
+    {"b i d, b j d -> b i j", "bid", "bjd", "bij", {3, 5, 7}, {3, 4, 7}},     // spaces, as PyTorch users write
+    {"ik,kj", "ik", "kj", "ij", {5, 7}, {7, 3}},                              // the output implicit
+    {"bik,bjk->jbi", "bik", "bjk", "jbi", {2, 5, 3}, {2, 4, 3}},              // the output permuted
+    {"acb,cbd->dab", "acb", "cbd", "dab", {2, 3, 4}, {3, 4, 5}},              // batch letter in the middle
+    {"bij,bk->bijk", "bij", "bk", "bijk", {2, 3, 4}, {2, 5}},                 // two row letters, none summed
+    {"xyzw,yzwv->xv", "xyzw", "yzwv", "xv", {3, 2, 3, 2}, {2, 3, 2, 4}},      // three summed letters
+};
+
+// A graph computing the case's Einsum of two run-time inputs.
+Graph EinsumGraph(const EinsumCase& c) {
+  Graph g;
+  const ValueId a = *g.AddInput("a", DataType::kFloat32, c.a_shape);
+  const ValueId b = *g.AddInput("b", DataType::kFloat32, c.b_shape);
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kEinsum, {a, b}, "y", Equation(c.equation))).ok());
+  return g;
+}
+
+TEST_CASE("Einsum's kernel gives the sums its equation states") {
+  for (const EinsumCase& c : kCases) {
+    INFO(c.equation);
+    const Graph g = EinsumGraph(c);
+    const Tensor<float> a = testing::RandomTensor(c.a_shape, 1), b = testing::RandomTensor(c.b_shape, 2);
+    absl::StatusOr<TensorMap> out = RunReference(g, {{"a", a}, {"b", b}});
+    REQUIRE(out.ok());
+    const Tensor<float>& y = out->at("y");
+    const std::vector<double> want = NaiveEinsum(c.a, c.b, c.out, a, b);
+    REQUIRE(y.data.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(y.data[i] == Approx(want[i]).margin(1e-5));
+  }
+}
+
+TEST_CASE("The cpu executor runs Einsums, in the buffers it gives them, as the reference executor does") {
+  // Attention's two products, the first read by a Relu: a kernel that wrote elsewhere
+  // than the executor's buffer would leave the later nodes reading garbage.
+  Graph g;
+  const ValueId q = *g.AddInput("q", DataType::kFloat32, {2, 3, 5, 4});
+  const ValueId k = *g.AddInput("k", DataType::kFloat32, {2, 3, 6, 4});
+  const ValueId v = *g.AddInput("v", DataType::kFloat32, {2, 3, 6, 4});
+  const ValueId scores = AddOp(g, op_names::kEinsum, {q, k}, "scores", Equation("bhid,bhjd->bhij"));
+  const ValueId weights = AddOp(g, op_names::kRelu, {scores}, "weights");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kEinsum, {weights, v}, "y", Equation("bhij,bhjd->bhid"))).ok());
+  absl::StatusOr<std::unique_ptr<CpuExecutor>> executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  const TensorMap inputs = RandomInputs(g, 3);
+  absl::StatusOr<TensorMap> got = (*executor)->Run(inputs);
+  absl::StatusOr<TensorMap> want = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(want.ok());
+  CHECK(got->at("y").data == want->at("y").data);
+}
+
+TEST_CASE("Einsum refuses operands its equation does not fit") {
+  Graph g;
+  const ValueId a = *g.AddInput("a", DataType::kFloat32, {2, 3});
+  const ValueId b = *g.AddInput("b", DataType::kFloat32, {4, 5});
+  absl::StatusOr<std::vector<ValueId>> wrong_size =
+      g.AddNode(testing::Op(op_names::kEinsum), Equation("ij,jk->ik"), {a, b});
+  REQUIRE_FALSE(wrong_size.ok());
+  CHECK_THAT(std::string(wrong_size.status().message()), Catch::Contains("letter 'j'"));
+  CHECK_FALSE(g.AddNode(testing::Op(op_names::kEinsum), Equation("ijk,jk->ik"), {a, b}).ok());  // rank
+}
+
+// An ONNX model of one Einsum of inputs of `a` and `b` shapes, then a Relu.
+onnx::ModelProto EinsumModel(const std::string& equation, std::vector<int64_t> a, std::vector<int64_t> b,
+                             int opset = 13) {
+  onnx::ModelProto m = testing::NewModel(opset);
+  testing::AddInput(m, "a", std::move(a));
+  testing::AddInput(m, "b", std::move(b));
+  testing::SetStringAttr(testing::AddNode(m, "Einsum", {"a", "b"}, {"e"}), "equation", equation);
+  testing::AddNode(m, "Relu", {"e"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
+TEST_CASE("An export's product-form Einsum imports typed; the forms the library does not state stay opaque") {
+  // ONNX 1.12 infers an Einsum's rank only: what follows is typed by the library's Einsum.
+  const OnnxModel typed = testing::ImportFolded(EinsumModel("b i d, b j d -> b i j", {2, 5, 4}, {2, 6, 4}));
+  CHECK(CountOps(typed.graph, op_names::kEinsum) == 1);
+  CHECK(CountOps(typed.graph, op_names::kRelu) == 1);
+  CHECK(typed.graph.value(typed.graph.outputs()[0]).shape == Shape{2, 5, 6});
+  for (const auto& [equation, a, b] : std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>>{
+           {"...ij,...jk->...ik", {2, 3, 4}, {2, 4, 5}},  // an ellipsis
+           {"ii,ij->j", {3, 3}, {3, 4}},                  // a diagonal
+           {"ij,jk->k", {3, 4}, {4, 5}},                  // i summed within the first operand alone
+           {"ij,jk->ik", {3, 4}, {5, 6}},                 // j of two sizes: ONNX Runtime's to refuse
+           {"iJ,Jk", {3, 4}, {4, 5}},                     // implicit output over both cases
+       }) {
+    INFO(equation);
+    const OnnxModel opaque = testing::ImportFolded(EinsumModel(equation, a, b));
+    CHECK(CountOps(opaque.graph, op_names::kEinsum) == 0);
+  }
+}
+
+TEST_CASE("An Einsum written back keeps its equation; its product form computes the same") {
+  const OnnxModel model = testing::ImportFolded(EinsumModel("bhij,bhjd->bhid", {1, 2, 3, 4}, {1, 2, 4, 5}));
+  absl::StatusOr<onnx::ModelProto> written = ExportOnnx(model);
+  REQUIRE(written.ok());
+  const auto einsum = std::find_if(written->graph().node().begin(), written->graph().node().end(),
+                                   [](const onnx::NodeProto& n) { return n.op_type() == "Einsum"; });
+  REQUIRE(einsum != written->graph().node().end());
+  CHECK(einsum->attribute(0).s() == "bhij,bhjd->bhid");
+}
+
+TEST_CASE("Einsums of one row, column and summed letter become MatMul; the others stay") {
+  for (const EinsumCase& c : kCases) {
+    INFO(c.equation);
+    const Graph g = EinsumGraph(c);
+    absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(g);
+    REQUIRE(lowered.ok());
+    const bool one_each = c.equation != "bij,bk->bijk" && c.equation != "xyzw,yzwv->xv";
+    CHECK(lowered->einsums == (one_each ? 1 : 0));
+    CHECK(CountOps(lowered->graph, op_names::kEinsum) == (one_each ? 0 : 1));
+    CHECK(CountOps(lowered->graph, op_names::kMatMul) == (one_each ? 1 : 0));
+    CHECK(testing::OutputDifference(g, lowered->graph) < 1e-5);
+    // Transposes only where an order differs: attention's keys [b, h, j, d] are read as
+    // [b, h, d, j]; its values and "ik,kj" are in MatMul's order already.
+    if (c.equation == "ik,kj") CHECK(CountOps(lowered->graph, op_names::kTranspose) == 0);
+    if (c.equation == "bhij,bhjd->bhid") CHECK(CountOps(lowered->graph, op_names::kTranspose) == 0);
+    if (c.equation == "bhid,bhjd->bhij") CHECK(CountOps(lowered->graph, op_names::kTranspose) == 1);
+  }
+}
+
+TEST_CASE("The pipeline writes Einsums as products where the runtime times them faster, else the input",
+          "[speed_check]") {
+  const OnnxModel model = testing::ImportFolded(EinsumModel("bhid,bhjd->bhij", {1, 2, 8, 4}, {1, 2, 6, 4}));
+  double einsum_ms = 0;
+  bool lowered = false;
+  SECTION("faster") { einsum_ms = 2, lowered = true; }
+  SECTION("slower") { einsum_ms = 0.5, lowered = false; }
+  testing::OpPricedRuntime runtime(op_names::kEinsum, einsum_ms);
+  const PipelineOptions options = testing::SpeedCheckedBy(runtime);
+  const PipelineResult r = testing::OptimizedWithSpeedCheck(model, options);
+  CHECK(r.search.rules_applied.count(std::string(kEinsumProductRewrite)) == (lowered ? 1 : 0));
+  CHECK(CountOps(r.model.graph, op_names::kEinsum) == (lowered ? 0 : 1));
+  CHECK(CountOps(r.model.graph, op_names::kMatMul) == (lowered ? 1 : 0));
+  CHECK((r.speed_check->extraction == kEinsumsAsProducts) == lowered);
+  if (lowered)
+    CHECK_THAT(SummaryText(options, r, "m"),
+               Catch::Contains("the graph with its einsums computed as matrix products is written"));
+}
+
+TEST_CASE("PyTorch's einsum attention imports typed, and its products compute the same") {
+  ImportOptions folding;  // the heads' Reshape targets are shape arithmetic
+  folding.fold_shape_arithmetic = true;
+  const OnnxModel model = testing::TorchPatternExport("einsum_attention_t64", folding);
+  CHECK(CountOps(model.graph, op_names::kEinsum) == 2);
+  CHECK(CountOps(model.graph, op_names::kSoftmax) == 1);  // typed after the first Einsum
+  absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(model.graph);
+  REQUIRE(lowered.ok());
+  CHECK(lowered->einsums == 2);
+  CHECK(testing::OutputDifference(model.graph, lowered->graph) < 1e-4);
+}
+
+}  // namespace
+}  // namespace taso
