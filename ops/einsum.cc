@@ -13,7 +13,9 @@
 
 #include "absl/strings/ascii.h"
 #include "dense_product.h"
+#include "onnx_attributes.h"
 #include "op_util.h"
+#include "taso/ir/onnx_inference_hazard.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops {
@@ -245,6 +247,17 @@ class Einsum : public KernelOp<Einsum> {
 };
 
 TASO_REGISTER_OP(Einsum);
+
+// ONNX 1.12's inference of an implicit output counts each character of the operands'
+// terms but ',' and '.' at `num_letter_occurrences[c - 'a']`, an array of 26: an uppercase
+// letter ("iJ,Jk", valid ONNX) writes before it, and the process dies.
+bool ImplicitOutputBeyondLowercase(const onnx::NodeProto& node) {
+  const std::string equation = StringAttribute(node, "equation", "");
+  if (equation.find("->") != std::string::npos) return false;
+  return std::any_of(equation.begin(), equation.end(),
+                     [](char c) { return c != ',' && c != '.' && c != ' ' && (c < 'a' || c > 'z'); });
+}
+TASO_REGISTER_ONNX_INFERENCE_HAZARD("Einsum", ImplicitOutputBeyondLowercase);
 
 const OpDef* Registered(absl::string_view name) { return OpRegistry::Global().Find(name); }
 

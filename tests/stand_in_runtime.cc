@@ -7,11 +7,12 @@
 
 namespace taso::testing {
 
-absl::StatusOr<PairTiming> OpPricedRuntime::Compare(const OnnxModel& a, const OnnxModel& b) {
-  return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
+absl::StatusOr<PairTiming> PricedRuntime::Compare(const OnnxModel& a, const OnnxModel& b) {
+  return PairTiming{.a_seconds = ms_(a.graph) * 1e-3, .b_seconds = ms_(b.graph) * 1e-3, .pairs = 4, .runs = 40};
 }
 
-double OpPricedRuntime::Seconds(const OnnxModel& m) const { return (CountOps(m.graph, op_) > 0 ? with_ms_ : 1) * 1e-3; }
+OpPricedRuntime::OpPricedRuntime(const std::string& op, double with_ms)
+    : PricedRuntime([op, with_ms](const Graph& g) { return CountOps(g, op) > 0 ? with_ms : 1.0; }) {}
 
 PipelineOptions SpeedCheckedBy(RuntimeTimer& timer) {
   PipelineOptions options;

@@ -2,6 +2,7 @@
 // timings set by the test, not measured): taso_tests only, as it runs the pipeline.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -10,19 +11,23 @@
 
 namespace taso::testing {
 
-// A runtime where a model with a node of library operator `op` takes `with_ms` and any
-// other 1 ms; no spread: it stands in for the speed check's timings of a rewrite no rule
-// states (the merged mixtures' Reshape, an Einsum kept).
-class OpPricedRuntime : public RuntimeTimer {
+// A runtime that times a model at what `ms` says of its graph, in milliseconds; no
+// spread: it stands in for the speed check's timings of rewrites no rule states.
+class PricedRuntime : public RuntimeTimer {
  public:
-  OpPricedRuntime(std::string op, double with_ms) : op_(std::move(op)), with_ms_(with_ms) {}
+  explicit PricedRuntime(std::function<double(const Graph&)> ms) : ms_(std::move(ms)) {}
   std::string name() const override { return "stand-in"; }
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override;
 
  private:
-  double Seconds(const OnnxModel& m) const;
-  std::string op_;
-  double with_ms_;
+  std::function<double(const Graph&)> ms_;
+};
+
+// A model with a node of library operator `op` takes `with_ms`, any other 1 ms (the
+// merged mixtures' Reshape, an Einsum kept).
+class OpPricedRuntime : public PricedRuntime {
+ public:
+  OpPricedRuntime(const std::string& op, double with_ms);
 };
 
 // The analytic backend (the e-graph, substitutions only), the speed check timed by `timer`.

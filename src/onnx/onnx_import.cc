@@ -103,33 +103,6 @@ struct KnownTypes {
   absl::flat_hash_set<std::string> dynamic;
 };
 
-// Whether ONNX's shape inference can run on the graph. It assumes valid nodes: on a node
-// its schema refuses (a Constant given an input) it may read past what is there, and it
-// divides by every "strides" attribute unchecked (a stride of 0 stops the process with
-// SIGFPE). So every node of the default domain, in the graph and its subgraphs, must pass
-// its schema's checks and have positive strides; otherwise the importer's own checks,
-// which name what is wrong, decide.
-bool SafeForInference(const onnx::GraphProto& g, int opset) {
-  for (const auto& n : g.node()) {
-    if (const onnx::OpSchema* schema =
-            IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr) {
-      try {
-        schema->Verify(n);
-      } catch (const std::exception&) {
-        return false;
-      }
-    }
-    for (const auto& a : n.attribute()) {
-      if (a.name() == "strides" && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t s) { return s <= 0; }))
-        return false;
-      if (a.has_g() && !SafeForInference(a.g(), opset)) return false;
-      for (const auto& sg : a.graphs())
-        if (!SafeForInference(sg, opset)) return false;
-    }
-  }
-  return true;
-}
-
 // The model as ONNX's shape inference sees it. At an opset the installed library does not
 // know, nodes whose shape rule changed since are left out (what they produce, and what
 // depends on it, stays unknown to ONNX) rather than inferred with the old rule.
@@ -150,7 +123,7 @@ onnx::ModelProto CopyToInfer(const onnx::ModelProto& model, int opset, const Inp
 onnx::ModelProto InferredCopy(const onnx::ModelProto& model, int opset, const InputShapes& shapes = {}) {
   onnx::ModelProto copy = CopyToInfer(model, opset, shapes);
   // Best effort: nodes whose types stay unknown are reported by the caller.
-  if (SafeForInference(model.graph(), opset)) InferShapesIsolated(&copy);
+  if (SafeForOnnxInference(model.graph(), opset)) InferShapesIsolated(&copy);
   return copy;
 }
 
@@ -466,7 +439,7 @@ bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
 bool AddTypesInferredFromFolds(const onnx::ModelProto& model, int opset, const InputShapes& shapes,
                                const Graph& at_bound_sizes, KnownTypes& known) {
   onnx::ModelProto copy = CopyToInfer(model, opset, shapes);
-  if (!FoldedAsInitializers(at_bound_sizes, copy) || !SafeForInference(copy.graph(), opset)) return true;
+  if (!FoldedAsInitializers(at_bound_sizes, copy) || !SafeForOnnxInference(copy.graph(), opset)) return true;
   if (!InferShapesIsolated(&copy)) return false;
   AddStaticTypes(copy.graph(), known.inferred);
   return true;

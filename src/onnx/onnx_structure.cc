@@ -1,5 +1,6 @@
 #include "onnx_structure.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -7,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
+#include "taso/ir/onnx_inference_hazard.h"
 #include "taso/ir/status_macros.h"
 
 namespace taso {
@@ -234,6 +236,28 @@ absl::Status CheckStructure(const onnx::ModelProto& model, int opset) {
 absl::Status CheckConvertible(const onnx::ModelProto& model, int opset) {
   RETURN_IF_ERROR(CheckNodesConvertible(model.graph(), opset));
   return CheckDimensionsFitInt(model.graph());
+}
+
+bool SafeForOnnxInference(const onnx::GraphProto& g, int opset) {
+  for (const auto& n : g.node()) {
+    if (const onnx::OpSchema* schema =
+            IsDefaultDomain(n.domain()) ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset) : nullptr) {
+      try {
+        schema->Verify(n);
+      } catch (const std::exception&) {
+        return false;
+      }
+      if (const OnnxInferenceHazard hazard = FindOnnxInferenceHazard(n.op_type()); hazard && hazard(n)) return false;
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.name() == "strides" && std::any_of(a.ints().begin(), a.ints().end(), [](int64_t s) { return s <= 0; }))
+        return false;
+      if (a.has_g() && !SafeForOnnxInference(a.g(), opset)) return false;
+      for (const auto& sg : a.graphs())
+        if (!SafeForOnnxInference(sg, opset)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace taso

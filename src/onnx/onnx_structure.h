@@ -37,6 +37,15 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
 // subgraph output is defined in its scope; no declared input dimension is negative.
 absl::Status CheckStructure(const onnx::ModelProto& model, int opset);
 
+// Whether ONNX's shape inference can run on the graph. It assumes valid nodes: on a node
+// its schema refuses (a Constant given an input) it may read past what is there, it
+// divides by every "strides" attribute unchecked (a stride of 0 stops the process with
+// SIGFPE), and some valid nodes it mishandles (taso/ir/onnx_inference_hazard.h). So every
+// node of the default domain, in the graph and its subgraphs, must pass its schema's
+// checks, have positive strides and be no such hazard; otherwise the importer's own
+// checks, which name what is wrong, decide, and the export's check leaves inference out.
+bool SafeForOnnxInference(const onnx::GraphProto& g, int opset);
+
 // What ONNX's version converter needs beyond CheckStructure, for a model at `opset`:
 // every node, subgraphs included, is of the default domain, has a schema at `opset` and
 // passes its checks (inputs, outputs, attributes), and every declared dimension fits the

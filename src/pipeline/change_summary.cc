@@ -75,6 +75,7 @@ std::map<std::string, std::string> RuleForms(const std::vector<Rule>& rules,
 std::string AlternativeName(absl::string_view pricing) {
   if (pricing == kGatedMixturesMerged) return "the graph with its gated mixtures merged";
   if (pricing == kEinsumsAsProducts) return "the graph with its einsums computed as matrix products";
+  if (pricing == kSearchWithEinsumsAsProducts) return "the search's graph with its einsums computed as matrix products";
   if (pricing == egraph::kOperatorsCountedPricing)
     return "the e-graph's extraction by analytic costs with each operator at the input's mean price";
   return absl::StrCat("the e-graph's extraction by ", pricing, " costs");

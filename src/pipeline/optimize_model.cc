@@ -45,32 +45,57 @@ absl::Status CheckPreconditions(const Graph& graph, const PipelineOptions& optio
   return absl::OkStatus();
 }
 
-// A rewrite no rule states, applied to the input with its activations fused, prepared as
-// the search's input was, and offered to the speed check as the first graph to time after
-// the search's own: it is written only where it passes the self-check and runs measurably
-// faster. Nothing where no speed check runs, or where the rewrite cannot be prepared (it
-// is an offer: the model is optimized without it).
-void Offer(const Graph& rewritten, int applied, absl::string_view rewrite, absl::string_view pricing,
-           const PipelineOptions& options, std::vector<egraph::Alternative>& alternatives) {
-  if (!options.verify_speed || applied == 0) return;
+// Whether the search applied rewrites whose gain beats the noise (kMinSearchGain); its graph
+// is dropped otherwise.
+bool Gained(const SearchFound& search) {
+  return !search.rules_applied.empty() && search.best_cost <= search.initial_cost * (1 - kMinSearchGain);
+}
+
+// A rewrite no rule states, to offer to the speed check: it is written only where it
+// passes the self-check and runs measurably faster (than the search's graph too, where
+// the speed check kept that). Nothing where it changed nothing.
+std::optional<egraph::Alternative> Offered(Graph rewritten, std::map<std::string, int> rules_applied, int applied,
+                                           absl::string_view rewrite, absl::string_view pricing) {
+  if (applied == 0) return std::nullopt;
+  rules_applied[std::string(rewrite)] += applied;
+  return egraph::Alternative{std::move(rewritten), std::move(rules_applied), std::string(pricing)};
+}
+
+// The same, applied to the input with its activations fused and then prepared as the
+// search's input was made from it; nothing where that preparation fails (it is an offer:
+// the model is optimized without it).
+std::optional<egraph::Alternative> OfferedOnInput(const Graph& rewritten, int applied, absl::string_view rewrite,
+                                                  absl::string_view pricing) {
+  if (applied == 0) return std::nullopt;
   absl::StatusOr<Graph> prepared = pipeline::PrepareFused(rewritten);
-  if (!prepared.ok()) return;
-  egraph::Alternative offered{*std::move(prepared), {{std::string(rewrite), applied}}, std::string(pricing)};
-  alternatives.insert(alternatives.begin(), std::move(offered));
+  if (!prepared.ok()) return std::nullopt;
+  return Offered(*std::move(prepared), {}, applied, rewrite, pricing);
 }
 
 // The rewrites no rule states (docs/ARCHITECTURE.md, "Rewrites checked only by
-// execution"), each offered on its own: mixtures of experts merged
-// (rewrite_gated_mixtures.h), the merge reading the input at its rank; Einsums computed as
-// matrix products (einsum_products.h). `activations`: the input with its activations fused,
-// as the search's input was made from it.
-void OfferUnprovedRewrites(const Graph& activations, const PipelineOptions& options,
+// execution"), timed after the search's own graph and before the e-graph's other
+// extractions, in this order: the input with its Einsums computed as matrix products
+// (einsum_products.h); the search's graph with them too, where the search found a gain
+// (which a speed check that kept the search's graph times against it); the input with
+// its mixtures of experts merged (rewrite_gated_mixtures.h; the merge reads the input at
+// its rank). `activations`: the input with its activations fused, as the search's input
+// was made from it. None where no speed check runs.
+void OfferUnprovedRewrites(const Graph& activations, const SearchFound& search, const PipelineOptions& options,
                            std::vector<egraph::Alternative>& alternatives) {
   if (!options.verify_speed) return;
-  if (absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations); merged.ok())
-    Offer(merged->graph, merged->mixtures, kGatedMixtureRewrite, kGatedMixturesMerged, options, alternatives);
+  std::vector<std::optional<egraph::Alternative>> offers;
   if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(activations); lowered.ok())
-    Offer(lowered->graph, lowered->einsums, kEinsumProductRewrite, kEinsumsAsProducts, options, alternatives);
+    offers.push_back(OfferedOnInput(lowered->graph, lowered->einsums, kEinsumProductRewrite, kEinsumsAsProducts));
+  if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(search.best); Gained(search) && lowered.ok())
+    offers.push_back(Offered(std::move(lowered->graph), search.rules_applied, lowered->einsums, kEinsumProductRewrite,
+                             kSearchWithEinsumsAsProducts));
+  if (absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations); merged.ok())
+    offers.push_back(OfferedOnInput(merged->graph, merged->mixtures, kGatedMixtureRewrite, kGatedMixturesMerged));
+  std::vector<egraph::Alternative> first;
+  for (std::optional<egraph::Alternative>& offer : offers)
+    if (offer) first.push_back(*std::move(offer));
+  alternatives.insert(alternatives.begin(), std::make_move_iterator(first.begin()),
+                      std::make_move_iterator(first.end()));
 }
 
 // The checked output and its record: whether the search's rewrites were dropped for a gain
@@ -89,8 +114,7 @@ struct Checked {
 absl::StatusOr<Checked> CheckedOutput(const StageInputs& in, const SearchFound& search, CostModels& costs,
                                       const PipelineOptions& options) {
   Checked checked;
-  const bool gain = search.best_cost <= search.initial_cost * (1 - kMinSearchGain);
-  if (!gain || search.rules_applied.empty()) {
+  if (!Gained(search)) {
     checked.substitutions_dropped = !search.rules_applied.empty();
     ASSIGN_OR_RETURN(checked.out, AsReadOutput(in, costs, options));
     return checked;
@@ -311,7 +335,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(const Graph separated, pipeline::PrepareFused(activations));
   pipeline::Announce(options, "search", absl::StrCat(matchers.size(), " rule instances"));
   pipeline::EngineRun search = pipeline::MakeSearchEngine(options, costs)->Search(separated, matchers);
-  OfferUnprovedRewrites(activations, options, search.alternatives);
+  OfferUnprovedRewrites(activations, search.found, options, search.alternatives);
   ASSIGN_OR_RETURN(const Graph cleaned, pipeline::FinishGraph(separated));
   pipeline::SelfChecker checker(model.graph, options.seed);
   const StageInputs in{model.graph, separated, cleaned, checker};

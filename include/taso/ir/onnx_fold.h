@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
+#include "taso/ir/onnx_op_table.h"
 #include "taso/ir/op.h"
 #include "taso/ir/tensor.h"
 
@@ -19,9 +20,11 @@ namespace taso {
 using OnnxFolder = std::optional<TensorDataPtr> (*)(const onnx::NodeProto& node, int opset,
                                                     const std::vector<InputInfo>& inputs);
 
-void RegisterOnnxFolder(const std::string& onnx_op, OnnxFolder fold);
+inline void RegisterOnnxFolder(const std::string& onnx_op, OnnxFolder fold) {
+  OnnxOpTable<OnnxFolder>::Register(onnx_op, fold);
+}
 // The rule for an ONNX operator of the default domain, or null.
-OnnxFolder FindOnnxFolder(absl::string_view onnx_op);
+inline OnnxFolder FindOnnxFolder(absl::string_view onnx_op) { return OnnxOpTable<OnnxFolder>::Find(onnx_op); }
 
 }  // namespace taso
 

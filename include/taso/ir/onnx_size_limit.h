@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "onnx/onnx_pb.h"
+#include "taso/ir/onnx_op_table.h"
 #include "taso/ir/op.h"
 
 namespace taso {
@@ -21,9 +22,11 @@ namespace taso {
 // shapes, pads not constant); otherwise an error whose message says what does not fit.
 using OnnxSizeLimit = absl::Status (*)(const onnx::NodeProto& node, const std::vector<InputInfo>& inputs);
 
-void RegisterOnnxSizeLimit(const std::string& onnx_op, OnnxSizeLimit limit);
+inline void RegisterOnnxSizeLimit(const std::string& onnx_op, OnnxSizeLimit limit) {
+  OnnxOpTable<OnnxSizeLimit>::Register(onnx_op, limit);
+}
 // The limit of an ONNX operator of the default domain, or null.
-OnnxSizeLimit FindOnnxSizeLimit(absl::string_view onnx_op);
+inline OnnxSizeLimit FindOnnxSizeLimit(absl::string_view onnx_op) { return OnnxOpTable<OnnxSizeLimit>::Find(onnx_op); }
 
 }  // namespace taso
 

@@ -21,6 +21,8 @@ namespace taso {
 // rules_applied) and as the graph the speed check chose (egraph::Alternative::pricing).
 inline constexpr absl::string_view kEinsumProductRewrite = "einsum_as_matmul";
 inline constexpr absl::string_view kEinsumsAsProducts = "einsums as matrix products";
+// The search's graph with its Einsums as products too (the pricing of that alternative).
+inline constexpr absl::string_view kSearchWithEinsumsAsProducts = "the search's graph, einsums as matrix products";
 
 struct EinsumsLowered {
   Graph graph;
