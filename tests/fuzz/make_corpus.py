@@ -135,6 +135,10 @@ def hand_models():
     ident = helper.make_node("Identity", ["x"], ["y"])
     yield "int64_identity", helper.make_graph(
         [ident], "g", [value("x", [4], TensorProto.INT64)], [value("y", [4], TensorProto.INT64)])
+    scores = helper.make_node("Einsum", ["q", "k"], ["s"], equation="b h i d, b h j d -> b h i j")
+    softmax = helper.make_node("Softmax", ["s"], ["y"], axis=-1)
+    yield "einsum_attention", helper.make_graph(
+        [scores, softmax], "g", [value("q", [1, 2, 3, 4]), value("k", [1, 2, 5, 4])], [value("y", [1, 2, 3, 5])])
 
 
 def write_hand_models():
