@@ -1,9 +1,9 @@
-// Einsums computed as matrix products: each Einsum of one row, one column and one summed
-// letter (attention's "bhid,bhjd->bhij" and "bhij,bhjd->bhid", a batched linear map
-// "bid,bjd->bij") becomes Transposes of its operands into MatMul's order, one MatMul, and
-// a Transpose of the product into the equation's (ops/einsum.cc builds them). ONNX
-// Runtime runs such an Einsum through its general contraction, 1.4-1.5x slower than the
-// MatMul (bench/RESULTS.md).
+// Einsums computed as matrix products: each Einsum that one MatMul computes (attention's
+// "bhid,bhjd->bhij" and "bhij,bhjd->bhid", a linear map "bnd,de->bne"; the forms are
+// include/taso/ir/ops/einsum.h's) becomes Transposes of its operands into MatMul's order,
+// one MatMul, and a Transpose of the product into the equation's (ops/einsum.cc builds
+// them). ONNX Runtime runs such an Einsum through its general contraction, 1.2-1.5x
+// slower than the MatMul (bench/RESULTS.md).
 //
 // No axiom states Einsum, so this rewrite is not proved: the pipeline offers its result
 // as one more graph for the speed check, which self-checks it against the input on the
