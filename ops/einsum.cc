@@ -9,7 +9,9 @@
 #include "taso/ir/ops/einsum.h"
 
 #include <algorithm>
-#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "dense_product.h"
