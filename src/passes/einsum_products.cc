@@ -9,8 +9,19 @@
 #include "taso/ir/status_macros.h"
 
 namespace taso {
+namespace {
+
+// Whether any node of `graph` is an Einsum: most models have none, and are not copied.
+bool HasEinsum(const Graph& graph) {
+  for (NodeId n = 0; n < graph.num_nodes(); ++n)
+    if (graph.node(n).op != nullptr && graph.node(n).op->name() == op_names::kEinsum) return true;
+  return false;
+}
+
+}  // namespace
 
 absl::StatusOr<EinsumsLowered> LowerEinsumsToProducts(const Graph& graph) {
+  if (!HasEinsum(graph)) return EinsumsLowered{graph, 0};
   ASSIGN_OR_RETURN(const std::vector<NodeId> order, graph.TopologicalOrder());
   GraphCopy copy(graph);
   RETURN_IF_ERROR(copy.CopyInputs());

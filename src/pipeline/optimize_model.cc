@@ -86,9 +86,10 @@ void OfferUnprovedRewrites(const Graph& activations, const SearchFound& search, 
   std::vector<std::optional<egraph::Alternative>> offers;
   if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(activations); lowered.ok())
     offers.push_back(OfferedOnInput(lowered->graph, lowered->einsums, kEinsumProductRewrite, kEinsumsAsProducts));
-  if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(search.best); Gained(search) && lowered.ok())
-    offers.push_back(Offered(std::move(lowered->graph), search.rules_applied, lowered->einsums, kEinsumProductRewrite,
-                             kSearchWithEinsumsAsProducts));
+  if (Gained(search))
+    if (absl::StatusOr<EinsumsLowered> lowered = LowerEinsumsToProducts(search.best); lowered.ok())
+      offers.push_back(Offered(std::move(lowered->graph), search.rules_applied, lowered->einsums, kEinsumProductRewrite,
+                               kSearchWithEinsumsAsProducts));
   if (absl::StatusOr<GatedMixturesMerged> merged = MergeGatedMixtures(activations); merged.ok())
     offers.push_back(OfferedOnInput(merged->graph, merged->mixtures, kGatedMixtureRewrite, kGatedMixturesMerged));
   std::vector<egraph::Alternative> first;
