@@ -171,6 +171,7 @@ TEST_CASE("An implicit Einsum of uppercase letters, which ONNX 1.12's inference 
   for (int64_t d : {3, 5}) shape->add_dim()->set_dim_value(d);
   const OnnxModel model = testing::ImportFolded(proto);
   CHECK(CountOps(model.graph, op_names::kEinsum) == 0);  // mixed case: opaque
+  CHECK_FALSE(OnnxInferenceChecks(model));               // what the written model's summary says
   absl::StatusOr<onnx::ModelProto> written = ExportOnnx(model);
   INFO(written.status().ToString());
   CHECK(written.ok());
@@ -178,6 +179,7 @@ TEST_CASE("An implicit Einsum of uppercase letters, which ONNX 1.12's inference 
 
 TEST_CASE("An Einsum written back keeps its equation; its product form computes the same") {
   const OnnxModel model = testing::ImportFolded(EinsumModel("bhij,bhjd->bhid", {1, 2, 3, 4}, {1, 2, 4, 5}));
+  CHECK(OnnxInferenceChecks(model));
   absl::StatusOr<onnx::ModelProto> written = ExportOnnx(model);
   REQUIRE(written.ok());
   const auto einsum = std::find_if(written->graph().node().begin(), written->graph().node().end(),

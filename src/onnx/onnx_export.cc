@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -266,14 +267,31 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
   return out;
 }
 
-int OnnxNodeCount(const OnnxModel& model) {
+namespace {
+
+// The model's nodes as ExportOnnx writes them, without weights or value infos; nullopt
+// where one cannot be written.
+std::optional<onnx::GraphProto> NodesAsWritten(const OnnxModel& model) {
   const Graph& graph = model.graph;
   onnx::GraphProto nodes;
   absl::flat_hash_set<std::string> used = UsedNames(graph);
   UniqueNodeNames names(used);
   for (NodeId id = 0; id < graph.num_nodes(); ++id)
-    if (!WriteNode(model, graph.node(id), names, used, &nodes).ok()) return graph.num_nodes();
-  return nodes.node_size();
+    if (!WriteNode(model, graph.node(id), names, used, &nodes).ok()) return std::nullopt;
+  return nodes;
+}
+
+}  // namespace
+
+int OnnxNodeCount(const OnnxModel& model) {
+  const std::optional<onnx::GraphProto> nodes = NodesAsWritten(model);
+  return nodes ? nodes->node_size() : model.graph.num_nodes();
+}
+
+bool OnnxInferenceChecks(const OnnxModel& model) {
+  if (!OnnxCheckerCovers(model.opset)) return false;
+  const std::optional<onnx::GraphProto> nodes = NodesAsWritten(model);
+  return nodes && SafeForOnnxInference(*nodes, model.opset);
 }
 
 bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }

@@ -97,6 +97,10 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
 // fused is two), without its weights; the graph's own count where it cannot be exported.
 int OnnxNodeCount(const OnnxModel& model);
 bool OnnxCheckerCovers(int opset);
+// Whether ExportOnnx checks the model with ONNX's strict shape inference too: its opset
+// is covered and it holds no node the installed inference mishandles (such a model is
+// checked by the ONNX checker alone).
+bool OnnxInferenceChecks(const OnnxModel& model);
 // A fresh model shell at the given opset, for graphs built in code.
 OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_name = "taso");
 // Another graph in `model`'s shell and opset, written at the sizes it has (no symbolic
