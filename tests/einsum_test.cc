@@ -264,6 +264,65 @@ TEST_CASE("Where the speed check keeps the search's graph, its Einsums as produc
   CHECK(testing::OutputDifference(model.graph, r.model.graph) < 1e-3);
 }
 
+// x w1 + x w2 (which the search merges into x (w1 + w2)), then an Einsum "ij,kj->ik" with
+// a weight.
+Graph SumThenEinsum() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {16, 8});
+  const ValueId w1 = testing::AddWeight(g, "w1", {8, 8}, 1), w2 = testing::AddWeight(g, "w2", {8, 8}, 2);
+  const ValueId w3 = testing::AddWeight(g, "w3", {4, 8}, 3);
+  const ValueId sum =
+      AddOp(g, op_names::kAdd, {AddOp(g, op_names::kMatMul, {x, w1}, "m1"), AddOp(g, op_names::kMatMul, {x, w2}, "m2")},
+            "sum");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kEinsum, {sum, w3}, "out", Equation("ij,kj->ik"))).ok());
+  return g;
+}
+
+// Prices a node at 1 us, an Einsum at 10 us: the search's cost model of a runtime whose
+// Einsum is slow.
+class SlowEinsumCost : public CostModel {
+ public:
+  std::string name() const override { return "slow-einsum"; }
+  double NodeCost(const Graph& g, NodeId n) override { return g.node(n).op->name() == op_names::kEinsum ? 1e-5 : 1e-6; }
+};
+
+TEST_CASE("Graphs the search's costs price below its own are timed first; the first faster is written",
+          "[speed_check]") {
+  // By those prices the search's graph (one product, then the Einsum) gains on the input,
+  // and the lowered graphs gain more: they are timed first, the search's with its Einsum
+  // lowered (cheapest) first of all. The runtime takes 1 ms a node, 3 for an Einsum, plus
+  // `lowered_ms` for a graph without one.
+  const OnnxModel model = NewOnnxModel(SumThenEinsum());
+  double lowered_ms = 0;
+  bool lowered = false;
+  SECTION("the lowered graphs faster") { lowered_ms = 0, lowered = true; }
+  SECTION("the lowered graphs slower") { lowered_ms = 10, lowered = false; }
+  testing::PricedRuntime runtime([&](const Graph& g) {
+    const int einsums = CountOps(g, op_names::kEinsum);
+    return g.num_nodes() + 2.0 * einsums + (einsums == 0 ? lowered_ms : 0);
+  });
+  SlowEinsumCost prices;
+  PipelineOptions options = testing::SpeedCheckedBy(runtime);
+  options.cost_model = &prices;
+  const PipelineResult r = testing::OptimizedWithSpeedCheck(model, options);
+  const PipelineResult::SpeedCheck& check = *r.speed_check;
+  CHECK(check.timing.SecondFaster());
+  CHECK(check.timed_before_search == lowered);
+  CHECK(CountOps(r.model.graph, op_names::kEinsum) == (lowered ? 0 : 1));
+  CHECK(CountOps(r.model.graph, op_names::kMatMul) == (lowered ? 2 : 1));  // x (w1 + w2) either way
+  if (lowered) {
+    CHECK(check.extraction == kSearchWithEinsumsAsProducts);
+    CHECK(check.comparisons == 1);  // the search's own graph is never timed
+    CHECK_THAT(SummaryText(options, r, "m"), Catch::Contains("timed before the search's result"));
+    CHECK_THAT(JsonReport(options, r), Catch::Contains("\"timed_before_search\": true"));
+  } else {
+    CHECK(check.extraction.empty());
+    CHECK(check.other_extractions_timed >= 2);  // both lowered graphs, before the search's
+    CHECK(check.rewrites_kept == check.rewrites);
+  }
+  CHECK(testing::OutputDifference(model.graph, r.model.graph) < 1e-4);
+}
+
 TEST_CASE("PyTorch's einsum attention imports typed, and its products compute the same") {
   ImportOptions folding;  // the heads' Reshape targets are shape arithmetic
   folding.fold_shape_arithmetic = true;

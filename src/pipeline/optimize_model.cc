@@ -73,8 +73,9 @@ std::optional<egraph::Alternative> OfferedOnInput(const Graph& rewritten, int ap
 }
 
 // The rewrites no rule states (docs/ARCHITECTURE.md, "Rewrites checked only by
-// execution"), timed after the search's own graph and before the e-graph's other
-// extractions, in this order: the input with its Einsums computed as matrix products
+// execution"), timed after the search's own graph (before it where the search's costs
+// price them below it: VerifySpeed) and before the e-graph's other extractions, in this
+// order: the input with its Einsums computed as matrix products
 // (einsum_products.h); the search's graph with them too, where the search found a gain
 // (which a speed check that kept the search's graph times against it); the input with
 // its mixtures of experts merged (rewrite_gated_mixtures.h; the merge reads the input at
@@ -343,9 +344,10 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(Checked checked, CheckedOutput(in, search.found, costs, options));
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
+  const double searched_cost = checked.out.rules_applied.empty() ? search.found.initial_cost : search.found.best_cost;
   ASSIGN_OR_RETURN(
       pipeline::SpeedChecked speed,
-      pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out),
+      pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out), searched_cost,
                             pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options));
   Estimated estimated = EstimateWritten(model, in, std::move(speed.out), speed.check, costs, options);
   ASSIGN_OR_RETURN(estimated, InputWhereRegionSlower(in, std::move(estimated), costs, options));

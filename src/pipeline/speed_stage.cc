@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "pipeline/speed_check.h"
 #include "taso/backends/executor_timer.h"
 #include "taso/backends/ort_timer.h"
@@ -23,15 +24,28 @@ struct SpeedStage {
   RuntimeTimer& timer;
   CostModels& costs;
   const PipelineOptions& options;
+  double search_cost;  // of the search's graph, by the search's cost model
   std::optional<PipelineResult::SpeedCheck> check;
 };
+
+// The record of a timing that follows others already made (other graphs timed first, none
+// kept): it describes that timing, and counts the earlier ones too.
+PipelineResult::SpeedCheck AfterEarlierTimings(const std::optional<PipelineResult::SpeedCheck>& earlier,
+                                               PipelineResult::SpeedCheck check) {
+  if (!earlier) return check;
+  check.comparisons += earlier->comparisons;
+  check.other_extractions_timed += earlier->other_extractions_timed;
+  return check;
+}
 
 // Times the checked output against the input in the target's runtime and returns what to
 // write: with only the search's rewrites that make it measurably faster
 // (speed_check.h), finished and checked again when that is a subset.
 absl::StatusOr<StageOutput> VerifyRewrites(SpeedStage& stage, StageOutput out) {
   if (out.rules_applied.empty()) return out;
-  Announce(stage.options, "speed check", absl::StrCat("in ", stage.timer.name()));
+  Announce(stage.options, "speed check",
+           absl::StrFormat("the search's graph (priced %.4f ms by the search's costs), in %s", stage.search_cost * 1e3,
+                           stage.timer.name()));
   const StageInputs& in = stage.in;
   auto build = [&](const std::vector<bool>& keep) -> absl::StatusOr<OnnxModel> {
     if (std::find(keep.begin(), keep.end(), false) == keep.end()) return InShellOf(stage.model, out.graph);
@@ -45,7 +59,7 @@ absl::StatusOr<StageOutput> VerifyRewrites(SpeedStage& stage, StageOutput out) {
   if (out.path.empty()) groups.push_back("the search's graph");
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
                    pipeline::ChooseFasterRewrites(stage.timer, stage.model, groups, build));
-  stage.check = choice.check;
+  stage.check = AfterEarlierTimings(stage.check, choice.check);
   if (choice.check.rewrites_kept == choice.check.rewrites) return out;
   if (choice.check.rewrites_kept == 0) return AsReadOutput(in, stage.costs, stage.options);
   std::map<std::string, int> applied;
@@ -87,19 +101,44 @@ absl::StatusOr<bool> BeatsRival(SpeedStage& stage, const StageOutput& alternativ
   return choice.keep[0];
 }
 
+// An alternative graph with its price in the search's cost model.
+struct PricedAlternative {
+  const egraph::Alternative* alternative;
+  double search_cost;
+};
+
+// The alternatives the search's cost model prices measurably below the search's own
+// graph (`search_cost`: by kMinSearchGain), cheapest first; and the others, in their order.
+std::pair<std::vector<PricedAlternative>, std::vector<PricedAlternative>> SplitByPrice(
+    const std::vector<egraph::Alternative>& alternatives, double search_cost, CostModel& search) {
+  std::vector<PricedAlternative> cheaper, others;
+  for (const egraph::Alternative& a : alternatives) {
+    const PricedAlternative priced{&a, search.TotalCost(a.graph)};
+    (priced.search_cost < search_cost * (1 - kMinSearchGain) ? cheaper : others).push_back(priced);
+  }
+  std::stable_sort(cheaper.begin(), cheaper.end(), [](const PricedAlternative& a, const PricedAlternative& b) {
+    return a.search_cost < b.search_cost;
+  });
+  return {std::move(cheaper), std::move(others)};
+}
+
 // The alternative finished, checked and timed against the input as a whole; returned
 // only when it passes the self-check and runs measurably faster, and than `rival` too
 // where one is given (the search's graph the speed check kept). The stage's record counts
-// the timings either way, and describes the alternative where it is returned.
-absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, const egraph::Alternative& alternative,
-                                                          const StageOutput* rival) {
-  const double search_cost = stage.costs.search().TotalCost(alternative.graph);
+// the timings either way, and describes the alternative where it is returned. Where it
+// is not faster, the input is timed for the report only if nothing was timed before and
+// `report_input_timing` asks for it.
+absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, const PricedAlternative& priced,
+                                                          const StageOutput* rival, bool report_input_timing = true) {
+  const egraph::Alternative& alternative = *priced.alternative;
   ASSIGN_OR_RETURN(StageOutput out, FinishAndCheck(stage.in, alternative.graph, alternative.rules_applied, {},
                                                    stage.costs, stage.options));
   if (!out.Mismatch().empty()) return std::nullopt;  // never written, so not reported
-  out.extraction = StageOutput::Extraction{alternative.graph, search_cost};
-  Announce(stage.options, "speed check",
-           absl::StrCat(pipeline::AlternativeName(alternative.pricing), ", in ", stage.timer.name()));
+  out.extraction = StageOutput::Extraction{alternative.graph, priced.search_cost};
+  Announce(
+      stage.options, "speed check",
+      absl::StrFormat("%s (priced %.4f ms by the search's costs), in %s",
+                      pipeline::AlternativeName(alternative.pricing), priced.search_cost * 1e3, stage.timer.name()));
   if (rival != nullptr) {
     ASSIGN_OR_RETURN(const bool beats, BeatsRival(stage, out, *rival, alternative.pricing));
     if (!beats) return std::nullopt;
@@ -108,8 +147,8 @@ absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, con
     return InShellOf(stage.model, keep[0] ? out.graph : stage.in.cleaned);
   };
   // The input's own graph is timed for the report only where no timing was reported yet.
-  const auto when_none =
-      stage.check ? pipeline::WhenNoneKept::kReportTheLastTiming : pipeline::WhenNoneKept::kTimeTheInput;
+  const auto when_none = stage.check || !report_input_timing ? pipeline::WhenNoneKept::kReportTheLastTiming
+                                                             : pipeline::WhenNoneKept::kTimeTheInput;
   ASSIGN_OR_RETURN(const pipeline::SpeedChoice choice,
                    pipeline::ChooseFasterRewrites(stage.timer, stage.model, {alternative.pricing}, build, when_none));
   PipelineResult::SpeedCheck check = AfterAlternative(stage.check, choice, alternative.pricing);
@@ -141,26 +180,45 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
   return owned.get();
 }
 
-// VerifyRewrites, then the e-graph's other extractions in turn: where no rewrite of the
-// search's result pays, the first measurably faster than the input is written; where
-// the search's result is kept, one measurably faster than it (and than the input).
+// The alternatives priced measurably below the search's graph, cheapest first, each
+// against the input: the first measurably faster is written. Then VerifyRewrites, then the
+// other alternatives in turn: where no rewrite of the search's result pays, the first
+// measurably faster than the input is written; where the search's result is kept, one
+// measurably faster than it (and than the input). The cheaper ones go first because the
+// check's time may not last for all: a large model's comparisons take seconds each.
 absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
                                          const std::vector<RuleMatcher>& matchers,
                                          const std::vector<egraph::Alternative>& alternatives, StageOutput out,
-                                         RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options) {
+                                         double search_cost, RuntimeTimer* timer, CostModels& costs,
+                                         const PipelineOptions& options) {
   if (timer == nullptr) return SpeedChecked{std::move(out), std::nullopt};
-  SpeedStage stage{model, in, matchers, *timer, costs, options, std::nullopt};
-  ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
-  for (size_t i = 0; i < alternatives.size(); ++i) {
+  SpeedStage stage{model, in, matchers, *timer, costs, options, search_cost, std::nullopt};
+  const auto [cheaper, others] = SplitByPrice(alternatives, search_cost, costs.search());
+  const bool search_to_time = !out.rules_applied.empty();
+  size_t untimed = 0;
+  for (const PricedAlternative& alternative : cheaper) {
     if (timer->OutOfTime()) {
-      if (stage.check) stage.check->other_extractions_untimed = alternatives.size() - i;
-      break;
+      ++untimed;
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
+                     TryAlternative(stage, alternative, nullptr, /*report_input_timing=*/!search_to_time));
+    if (!faster) continue;
+    stage.check->timed_before_search = search_to_time;
+    return SpeedChecked{std::move(*faster), std::move(stage.check)};
+  }
+  ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
+  for (const PricedAlternative& alternative : others) {
+    if (timer->OutOfTime()) {
+      ++untimed;
+      continue;
     }
     const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
     ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
-                     TryAlternative(stage, alternatives[i], search_kept ? &out : nullptr));
+                     TryAlternative(stage, alternative, search_kept ? &out : nullptr));
     if (faster) return SpeedChecked{std::move(*faster), std::move(stage.check)};
   }
+  if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
   return SpeedChecked{std::move(out), std::move(stage.check)};
 }
 

@@ -32,13 +32,17 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
 
 // The checked output `out` timed against the input in the target's runtime, with only the
 // search's rewrites that make it measurably faster (finished and checked again when that
-// is a subset); then the e-graph's other extractions in turn: where no rewrite of the
-// search's result pays, the first measurably faster than the input is written; where the
-// search's result is kept, one measurably faster than it (and than the input). Returns
-// `out` as it is, and no record, where `timer` is null.
+// is a subset); then the other graphs (the e-graph's other extractions, rewrites offered
+// to the check) in turn: where no rewrite of the search's result pays, the first
+// measurably faster than the input is written; where the search's result is kept, one
+// measurably faster than it (and than the input). Those the search's cost model prices
+// measurably below `out` (`search_cost`: its price there) are timed before it instead,
+// cheapest first, each against the input. Returns `out` as it is, and no record, where
+// `timer` is null.
 absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
                                          const std::vector<RuleMatcher>& matchers,
                                          const std::vector<egraph::Alternative>& alternatives, StageOutput out,
-                                         RuntimeTimer* timer, CostModels& costs, const PipelineOptions& options);
+                                         double search_cost, RuntimeTimer* timer, CostModels& costs,
+                                         const PipelineOptions& options);
 
 }  // namespace taso::pipeline

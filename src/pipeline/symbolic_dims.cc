@@ -14,7 +14,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "pipeline/output_checks.h"
+#include "pipeline/stage_output.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_input_shapes.h"
 
@@ -224,6 +226,10 @@ absl::Status DecideSymbolicDims(const OnnxModel& imported, const PipelineOptions
   if (!options.self_check) {
     for (const Variable& v : vars) why_fixed[v.key] = "the self-check is off, so nothing shows it holds at other sizes";
   } else {
+    std::vector<std::string> keys;
+    for (const Variable& v : vars) keys.push_back(v.key);
+    Announce(options, "symbolic dimensions",
+             absl::StrCat("both graphs built and self-checked at other sizes of ", absl::StrJoin(keys, ", ")));
     ASSIGN_OR_RETURN(const onnx::ModelProto portable, Portable(optimized, imported.symbolic_dims));
     ASSIGN_OR_RETURN(kept, KeptVariables({imported, portable, optimized.graph}, vars, options.seed, why_fixed));
   }

@@ -238,7 +238,10 @@ struct PipelineResult {
     // kGatedMixturesMerged for the input with its mixtures of experts merged,
     // kEinsumsAsProducts for the input with its Einsums computed as matrix products.
     std::string extraction;
-    bool beat_search = false;         // that graph ran measurably faster than the search's too
+    bool beat_search = false;  // that graph ran measurably faster than the search's too
+    // That graph was timed before the search's, which was not timed: the search's cost
+    // model priced it measurably below the search's graph.
+    bool timed_before_search = false;
     int other_extractions_timed = 0;  // the other graphs timed, kept or not
     // Once the timer's time was spent (RuntimeTimer::OutOfTime): rewrite groups dropped
     // without timing them, the e-graph's alternatives not timed, and whether the input's
