@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 #include <vector>
 
+#include "kernel_threads.h"
 #include "taso/ir/parallel.h"
 #include "taso/ir/scalar_domain.h"
 
@@ -114,11 +114,6 @@ void GatherPatches(const ConvGeometry& g, const float* x_group, int64_t first, i
   }
 }
 
-// Work for more threads than this many multiply-adds each would cost more to start than it
-// saves; and past this many threads the tiles of a small image run out.
-constexpr double kMultiplyAddsPerThread = 4e6;
-constexpr int kMaxThreads = 16;
-
 // One convolution cut into tiles of output positions, each of one image and group: tiles
 // are independent (each writes its own outputs), so threads take them in any order and the
 // floats stay the same.
@@ -128,9 +123,7 @@ class TiledConvolution {
       : g_(g), x_(x), w_(w), relu_(relu), y_(y), init_(g.o, 0.0f) {
     if (bias) std::copy(bias, bias + g.o, init_.begin());
     const double multiply_adds = static_cast<double>(g.n) * g.o * positions_ * depth_;
-    const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    threads_ = static_cast<int>(
-        std::clamp(multiply_adds / kMultiplyAddsPerThread, 1.0, static_cast<double>(std::min(cores, kMaxThreads))));
+    threads_ = KernelThreads(multiply_adds);
     // Tiles small enough for the L2 cache, and for every thread to have some.
     const int64_t fits_cache = kTileFloats / depth_ / kBlockCols * kBlockCols;
     const int64_t per_thread = RoundUp(CeilDiv(positions_ * g.n * g.group, threads_), kBlockCols);

@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
+#include "kernel_threads.h"
+#include "taso/ir/parallel.h"
 #include "taso/ir/scalar_domain.h"
 
 namespace taso::ops {
@@ -43,6 +47,34 @@ void MultiplyDense(const S* a, const S* b, S* c, int64_t m, int64_t k, int64_t n
       for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
     }
   }
+}
+
+// `batches` products of one size, MultiplyDense(a, b, c, m, k, n) with product i's
+// pointers from `operands(i)` (a std::tuple<const S*, const S*, S*>), on as many threads as
+// their multiply-adds pay for (KernelThreads), each taking blocks of whole groups of four
+// rows. Every element is summed as MultiplyDense sums it, so the result is the same on any
+// number of threads. Floats only: the other domains (fingerprints, symbolic terms) run on
+// the calling thread.
+template <typename S, typename Operands>
+void MultiplyDenseBatches(int64_t batches, int64_t m, int64_t k, int64_t n, Operands operands) {
+  const double multiply_adds = static_cast<double>(batches) * m * k * n;
+  const int threads = std::is_same_v<S, float> ? KernelThreads(multiply_adds) : 1;
+  if (threads == 1) {
+    for (int64_t i = 0; i < batches; ++i) {
+      const auto [a, b, c] = operands(i);
+      MultiplyDense(a, b, c, m, k, n);
+    }
+    return;
+  }
+  const auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+  const int64_t blocks = std::min(ceil_div(m, 4), ceil_div(threads, batches));  // per product
+  const int64_t rows = ceil_div(ceil_div(m, blocks), 4) * 4;
+  ParallelFor(static_cast<size_t>(batches * blocks), threads, [&](size_t item) {
+    const int64_t i = static_cast<int64_t>(item) / blocks, first = static_cast<int64_t>(item) % blocks * rows;
+    if (first >= m) return;
+    const auto [a, b, c] = operands(i);
+    MultiplyDense(a + first * k, b, c + first * n, std::min(rows, m - first), k, n);
+  });
 }
 
 // The transpose of row-major x[rows, cols], row-major [cols, rows].

@@ -204,8 +204,10 @@ class Einsum : public KernelOp<Einsum> {
     Shape product_shape;
     for (char c : product_order) product_shape.push_back(size[c]);
     Tensor<S> product(product_shape);
-    for (int64_t i = 0; i < batches; ++i)
-      MultiplyDense(ga.data() + i * m * k, gb.data() + i * k * n, product.data.data() + i * m * n, m, k, n);
+    MultiplyDenseBatches<S>(batches, m, k, n, [&](int64_t i) {
+      return std::tuple<const S*, const S*, S*>(ga.data() + i * m * k, gb.data() + i * k * n,
+                                                product.data.data() + i * m * n);
+    });
     // Into the output's own buffer: executors hand kernels storage they keep.
     Permute(product, Positions(product_order, f.out), args.out[0]->data.data());
     return absl::OkStatus();

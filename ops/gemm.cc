@@ -49,7 +49,10 @@ class Gemm : public KernelOp<Gemm> {
     const auto scale = [](double factor, S v) { return factor == 1.0 ? v : Domain<S>::FromDouble(factor) * v; };
     const std::vector<S> at = ta ? Transposed(a.data.data(), k, m) : std::vector<S>();
     const std::vector<S> bt = tb ? Transposed(b.data.data(), n, k) : std::vector<S>();
-    MultiplyDense(ta ? at.data() : a.data.data(), tb ? bt.data() : b.data.data(), y.data.data(), m, k, n);
+    MultiplyDenseBatches<S>(1, m, k, n, [&](int64_t) {
+      return std::tuple<const S*, const S*, S*>(ta ? at.data() : a.data.data(), tb ? bt.data() : b.data.data(),
+                                                y.data.data());
+    });
     if (alpha_value != 1.0)
       for (S& v : y.data) v = scale(alpha_value, v);
     if (args.in.size() == 3 && args.in[2] != nullptr) {

@@ -64,11 +64,11 @@ class MatMul : public KernelOp<MatMul> {
     Tensor<S>& c = *args.out[0];
     const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
     const int64_t batches = m * n == 0 ? 0 : c.numel() / (m * n);
-    for (int64_t bi = 0; bi < batches; ++bi) {
-      const S* pa = a.data.data() + BatchOffset(bi, c.shape, a.shape);
-      const S* pb = b.data.data() + BatchOffset(bi, c.shape, b.shape);
-      MultiplyDense(pa, pb, c.data.data() + bi * m * n, m, k, n);
-    }
+    MultiplyDenseBatches<S>(batches, m, k, n, [&](int64_t bi) {
+      return std::tuple<const S*, const S*, S*>(a.data.data() + BatchOffset(bi, c.shape, a.shape),
+                                                b.data.data() + BatchOffset(bi, c.shape, b.shape),
+                                                c.data.data() + bi * m * n);
+    });
     return absl::OkStatus();
   }
 

@@ -250,6 +250,33 @@ TEST_CASE("MatMul and Gemm sum each element's products in order, whatever its ro
     }
 }
 
+TEST_CASE("Products large enough for several threads give the same floats as the sum in order") {
+  // 203 rows (not a multiple of four), batches of 101 rows, and Gemm's transposed operand:
+  // each over kMultiplyAddsPerThread several times, so cut into blocks of rows by thread.
+  const auto a = RandomTensor({203, 256}, 1), b = RandomTensor({256, 300}, 2);
+  const auto c = Run<float>(op_names::kMatMul, {}, {&a, &b})[0];
+  const auto bt = RandomTensor({300, 256}, 3);
+  const auto y = Run<float>(op_names::kGemm, Params().Set("transB", int64_t{1}), {&a, &bt})[0];
+  int differing = 0;
+  for (int64_t i = 0; i < 203; ++i)
+    for (int64_t j = 0; j < 300; ++j) {
+      differing += c.data[i * 300 + j] != ProductElement(a, b, false, false, i, j);
+      differing += y.data[i * 300 + j] != ProductElement(a, bt, false, true, i, j);
+    }
+  CHECK(differing == 0);
+  const auto batched = RandomTensor({3, 101, 256}, 4);
+  const auto cb = Run<float>(op_names::kMatMul, {}, {&batched, &b})[0];
+  REQUIRE(cb.shape == Shape{3, 101, 300});
+  for (int64_t bi = 0; bi < 3; ++bi) {
+    Tensor<float> one({101, 256});
+    std::copy_n(batched.data.begin() + bi * 101 * 256, 101 * 256, one.data.begin());
+    for (int64_t i = 0; i < 101; ++i)
+      for (int64_t j = 0; j < 300; ++j)
+        differing += cb.data[(bi * 101 + i) * 300 + j] != ProductElement(one, b, false, false, i, j);
+  }
+  CHECK(differing == 0);
+}
+
 TEST_CASE("Element-wise operators broadcast as ONNX does") {
   auto a = RandomTensor({2, 3, 4}, 1), b = RandomTensor({3, 1}, 2);
   auto sum = Run<float>(op_names::kAdd, {}, {&a, &b})[0];
