@@ -7,7 +7,7 @@
 namespace taso::ops {
 
 // Work for more threads than this many multiply-adds each would cost more to start than it
-// saves; and past this many threads the tiles of a small image run out.
+// saves; and past this many threads a small tensor's work runs out.
 inline constexpr double kMultiplyAddsPerThread = 4e6;
 inline constexpr int kMaxThreads = 16;
 

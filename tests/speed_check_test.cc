@@ -10,6 +10,7 @@
 
 #include "pipeline/speed_check.h"
 #include "rule_lookup.h"
+#include "stand_in_runtime.h"
 #include "taso/backends/executor_timer.h"
 #include "taso/ir/ops/names.h"
 #include "taso/ir/status_macros.h"
@@ -37,24 +38,11 @@ OnnxModel TwoProducts() {
 
 // A runtime where a model with the input's operators takes 1 ms and any other
 // `rewritten_ms`; no spread.
-class StandInRuntime : public RuntimeTimer {
- public:
-  StandInRuntime(std::multiset<std::string> input_ops, double rewritten_ms)
-      : input_ops_(std::move(input_ops)), rewritten_ms_(rewritten_ms) {}
-  std::string name() const override { return "stand-in"; }
-  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
-    ++comparisons;
-    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
-  }
-  int comparisons = 0;
-
- private:
-  double Seconds(const OnnxModel& m) const {
-    return (testing::OperatorNames(m.graph) == input_ops_ ? 1.0 : rewritten_ms_) * 1e-3;
-  }
-  std::multiset<std::string> input_ops_;
-  double rewritten_ms_;
-};
+testing::PricedRuntime StandInRuntime(std::multiset<std::string> input_ops, double rewritten_ms) {
+  return testing::PricedRuntime([input_ops = std::move(input_ops), rewritten_ms](const Graph& g) {
+    return testing::OperatorNames(g) == input_ops ? 1.0 : rewritten_ms;
+  });
+}
 
 PipelineOptions StandInOptions(RuntimeTimer* timer) {
   PipelineOptions options;
@@ -71,7 +59,7 @@ PipelineOptions StandInOptions(RuntimeTimer* timer) {
 
 TEST_CASE("A rewrite that makes the target runtime slower is dropped before writing", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 1.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -89,7 +77,7 @@ TEST_CASE("A rewrite that makes the target runtime slower is dropped before writ
 
 TEST_CASE("A rewrite that makes the target runtime faster is kept", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 0.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -106,8 +94,8 @@ TEST_CASE("A rewrite the speed check keeps but whose own estimate is slower is n
   // The whole models time faster with the rewrite; its region, timed apart, slower: the
   // two measurements disagree, and the input as read is the safe one to write.
   const OnnxModel model = TwoProducts();
-  StandInRuntime whole(testing::OperatorNames(model.graph), 0.5);
-  StandInRuntime regions(testing::OperatorNames(model.graph), 1.5);
+  testing::PricedRuntime whole = StandInRuntime(testing::OperatorNames(model.graph), 0.5);
+  testing::PricedRuntime regions = StandInRuntime(testing::OperatorNames(model.graph), 1.5);
   PipelineOptions options = StandInOptions(&whole);
   options.region_timer = &regions;
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
@@ -129,7 +117,7 @@ TEST_CASE("A rewrite the speed check keeps but whose own estimate is slower is n
 
 TEST_CASE("Where its regions are not timed, the speed check's times are the output's estimate", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 0.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, StandInOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -164,7 +152,7 @@ TEST_CASE("Where no rewrite is written, the input is written as read, not as the
   bn_inputs[4] = AddOp(g, op_names::kRelu, {bn_inputs[4]}, "variance");  // a weight-only node, folded
   REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {AddOp(g, op_names::kBatchNormalization, bn_inputs, "bn")}, "y")).ok());
   const OnnxModel model = NewOnnxModel(std::move(g));
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 1.5);
   for (bool verify_speed : {false, true}) {
     PipelineOptions options = StandInOptions(&runtime);
     options.verify_speed = verify_speed;
@@ -230,7 +218,7 @@ TEST_CASE("Without the speed check, rewrites priced above the input as read are 
 TEST_CASE("Without the speed check, a graph whose differing region times slower gives way to the input",
           "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 1.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 1.5);
   const PipelineOptions options = UnverifiedOptions(&runtime);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
   REQUIRE(r.ok());
@@ -249,7 +237,7 @@ TEST_CASE("Without the speed check, a graph whose differing region times slower 
 
 TEST_CASE("Without the speed check, a graph whose differing region times faster is written", "[speed_check]") {
   const OnnxModel model = TwoProducts();
-  StandInRuntime runtime(testing::OperatorNames(model.graph), 0.5);
+  testing::PricedRuntime runtime = StandInRuntime(testing::OperatorNames(model.graph), 0.5);
   absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, UnverifiedOptions(&runtime));
   REQUIRE(r.ok());
   REQUIRE(r->region_estimate.has_value());
@@ -414,21 +402,12 @@ TEST_CASE("The search's rewrites replay on its input, all of them or none", "[sp
 namespace {
 
 // A runtime whose times are the analytic model's estimates, or their inverses.
-class AnalyticRuntime : public RuntimeTimer {
- public:
-  explicit AnalyticRuntime(bool inverted) : inverted_(inverted) {}
-  std::string name() const override { return "analytic stand-in"; }
-  absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override {
-    return PairTiming{.a_seconds = Seconds(a), .b_seconds = Seconds(b), .pairs = 4, .runs = 40, .spread = 0};
-  }
-
- private:
-  double Seconds(const OnnxModel& m) const {
-    const double t = AnalyticCost().TotalCost(m.graph);
-    return inverted_ ? 1e-9 / t : t;
-  }
-  bool inverted_;
-};
+testing::PricedRuntime AnalyticRuntime(bool inverted) {
+  return testing::PricedRuntime([inverted](const Graph& g) {
+    const double seconds = AnalyticCost().TotalCost(g);
+    return (inverted ? 1e-9 / seconds : seconds) * 1e3;
+  });
+}
 
 // The e-graph engine with node-count prices, which keep the chain as it is: the analytic
 // model's extraction is the other one the speed check may time.
@@ -451,7 +430,7 @@ absl::StatusOr<PipelineResult> OptimizeChain(RuntimeTimer& runtime) {
 TEST_CASE("Where the search's graph is not faster, the e-graph's other extraction is timed and kept if faster",
           "[speed_check]") {
   const OnnxModel model = NewOnnxModel(testing::ProductChain());
-  AnalyticRuntime runtime(/*inverted=*/false);
+  testing::PricedRuntime runtime = AnalyticRuntime(/*inverted=*/false);
   absl::StatusOr<PipelineResult> r = OptimizeChain(runtime);
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
@@ -476,7 +455,7 @@ TEST_CASE("Where the search's graph is faster, an other extraction faster still 
                             "sum"))
               .ok());
   const OnnxModel model = NewOnnxModel(g);
-  AnalyticRuntime runtime(/*inverted=*/false);
+  testing::PricedRuntime runtime = AnalyticRuntime(/*inverted=*/false);
   testing::NodeCountCost prices;
   absl::StatusOr<PipelineResult> r =
       OptimizeModel(model, testing::ShippedRules().rules, NodeCountEGraphOptions(&runtime, &prices));
@@ -499,7 +478,7 @@ TEST_CASE("Where the search's graph is faster, an other extraction faster still 
 
 TEST_CASE("An other extraction that is not faster in the runtime is not written", "[speed_check]") {
   const OnnxModel model = NewOnnxModel(testing::ProductChain());
-  AnalyticRuntime runtime(/*inverted=*/true);
+  testing::PricedRuntime runtime = AnalyticRuntime(/*inverted=*/true);
   absl::StatusOr<PipelineResult> r = OptimizeChain(runtime);
   REQUIRE(r.ok());
   REQUIRE(r->speed_check.has_value());
