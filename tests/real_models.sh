@@ -27,7 +27,7 @@ for name in "${models[@]}"; do
     exit 1
   fi
   # The check ran, compared tensors around opaque nodes and names the nodes it fed.
-  coverage=$(grep -E "^self-check: [0-9]+ random inputs \(inputs in [^)]*\), [1-9][0-9]* compared tensors \(1 outputs, [1-9][0-9]* opaque inputs\).*; [1-9][0-9]* opaque nodes \(.+\) fed random values$" "$log") ||
+  coverage=$(grep -E "^self-check: [0-9]+ random inputs \(inputs in [^)]*\), [1-9][0-9]* compared tensors \(1 outputs, [1-9][0-9]* opaque inputs\).*; [1-9][0-9]* opaque nodes \(.+\) fed random values(; [0-9]+ of the optimized graph.s [0-9]+ library nodes run, .*)?$" "$log") ||
     { echo "$name: no self-check coverage line"; cat "$log"; exit 1; }
   echo "$name: $(grep -E " nodes -> " "$log" | sed 's/^[^:]*: //')"
   echo "  $coverage"

@@ -3,10 +3,12 @@
 // opaque node, and what it refuses.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "onnx/onnx_pb.h"
 #include "pipeline/cut_run.h"
 #include "pipeline/output_checks.h"
 #include "taso/ir/ops/names.h"
+#include "taso/passes/fold.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -97,10 +99,15 @@ TEST_CASE("The self-check finds a change before, after and at an opaque node", "
 }
 
 TEST_CASE("The self-check agrees where both graphs make a NaN from the values fed", "[self_check]") {
-  // Random values fed to a square root give NaNs, in the same places in both graphs.
-  const Graph g = ImportFolded(AroundOpaque(0.25f, op_names::kSqrt)).graph;
-  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(g, g, 1);
+  // Random values fed to a square root give NaNs, in the same places in both graphs (an
+  // Identity before it in one, so that both are run).
+  onnx::ModelProto through_identity = AroundOpaque(0.25f, op_names::kSqrt);
+  through_identity.mutable_graph()->mutable_node(3)->set_input(0, "f_copy");
+  AddNode(through_identity, op_names::kIdentity, {"f"}, {"f_copy"}, "copy");
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(ImportFolded(AroundOpaque(0.25f, op_names::kSqrt)).graph,
+                                                            ImportFolded(through_identity).graph, 1);
   REQUIRE(c.ok());
+  CHECK(c->library_nodes_run == 2);  // the Identity and the square root
   CHECK(c->max_difference == 0);
   CHECK(c->mismatch.empty());
 }
@@ -191,4 +198,102 @@ TEST_CASE("One self-checker checks several graphs against the input it ran once"
   CHECK_THAT(around_checker.Check(ImportFolded(AroundOpaque(0.25f, op_names::kSigmoid)).graph)->mismatch,
              Catch::StartsWith("output 'z' differs by "));
   CHECK(around_checker.Check(ImportFolded(AroundOpaque()).graph)->mismatch.empty());
+}
+
+namespace {
+
+// x -> Conv -> Relu -> each of `tail` in turn -> z.
+onnx::ModelProto Chain(const std::vector<std::string>& tail) {
+  onnx::ModelProto m = NewModel(13);
+  AddInput(m, "x", {1, 4, 8, 8});
+  AddFloatInit(m, "w", {4, 4, 3, 3}, 0.25f);
+  SetIntsAttr(AddNode(m, "Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  std::string last = "y";
+  AddNode(m, op_names::kRelu, {"c"}, {last}, "relu");
+  for (size_t i = 0; i < tail.size(); ++i) {
+    const std::string out = i + 1 == tail.size() ? "z" : absl::StrCat("t", i);
+    AddNode(m, tail[i], {last}, {out}, absl::StrCat("tail", i));
+    last = out;
+  }
+  AddOutput(m, last);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("A graph that computes as the input is checked without running either", "[self_check]") {
+  // Imported twice: weights of the same content at other addresses, the same computation.
+  const Graph input = ImportFolded(AroundOpaque()).graph;
+  absl::StatusOr<SelfCheckCoverage> same = pipeline::SelfCheck(input, ImportFolded(AroundOpaque()).graph, 1);
+  REQUIRE(same.ok());
+  CHECK(same->mismatch.empty());
+  CHECK(same->library_nodes == 3);
+  CHECK(same->library_nodes_run == 0);
+  CHECK(same->max_difference == 0);
+  // What it compares is said as for a graph that runs.
+  absl::StatusOr<SelfCheckCoverage> other = pipeline::SelfCheck(input, ImportFolded(AroundOpaque(0.3f)).graph, 1);
+  REQUIRE(other.ok());
+  CHECK(other->library_nodes_run == 2);  // the Conv and the Relu before the opaque node; after it, alike
+  CHECK_THAT(other->mismatch, Catch::StartsWith("input 0 of opaque node 'f' differs by "));
+  CHECK(same->outputs == other->outputs);
+  CHECK(same->opaque_inputs == other->opaque_inputs);
+  CHECK(same->by_source == other->by_source);
+  CHECK(same->random_inputs == other->random_inputs);
+  CHECK(same->fed_opaque == other->fed_opaque);
+  CHECK(same->input_scales == other->input_scales);
+}
+
+TEST_CASE("The self-check runs only what the optimized graph computes otherwise", "[self_check]") {
+  const Graph input = ImportFolded(Chain({op_names::kSigmoid})).graph;
+  // Relu(Relu(y)) is Relu(y): the second Relu and the Sigmoid run, on the input's Relu.
+  absl::StatusOr<SelfCheckCoverage> equal =
+      pipeline::SelfCheck(input, ImportFolded(Chain({op_names::kRelu, op_names::kSigmoid})).graph, 1);
+  REQUIRE(equal.ok());
+  CHECK(equal->library_nodes_run == 2);
+  CHECK(equal->mismatch.empty());
+  CHECK(equal->max_difference == 0);
+  // A wrong last node is found, run on what the input's run computed before it.
+  absl::StatusOr<SelfCheckCoverage> wrong = pipeline::SelfCheck(input, ImportFolded(Chain({op_names::kTanh})).graph, 1);
+  REQUIRE(wrong.ok());
+  CHECK(wrong->library_nodes_run == 1);
+  CHECK_THAT(wrong->mismatch, Catch::StartsWith("output 'z' differs by "));
+}
+
+TEST_CASE("A checker runs the input again for values an earlier check did not keep", "[self_check]") {
+  const Graph input = ImportFolded(Chain({op_names::kSigmoid, op_names::kTanh})).graph;
+  const Graph at_end = ImportFolded(Chain({op_names::kSigmoid, op_names::kSigmoid})).graph,
+              earlier = ImportFolded(Chain({op_names::kTanh, op_names::kTanh})).graph;
+  pipeline::SelfChecker checker(input, 1);
+  for (const Graph* after : {&at_end, &earlier, &at_end}) {
+    absl::StatusOr<SelfCheckCoverage> by_checker = checker.Check(*after), alone = pipeline::SelfCheck(input, *after, 1);
+    REQUIRE(by_checker.ok());
+    REQUIRE(alone.ok());
+    CHECK_THAT(by_checker->mismatch, Catch::StartsWith("output 'z' differs by "));
+    CHECK(by_checker->mismatch == alone->mismatch);
+    CHECK(by_checker->library_nodes_run == (after == &at_end ? 1 : 2));
+  }
+}
+
+TEST_CASE("Weights the input computes from weights are the folded model's weights", "[self_check]") {
+  // PyTorch reads a shared weight through an Identity, and a transposed one through a
+  // Transpose; the model written holds both folded.
+  onnx::ModelProto input = NewModel(13);
+  AddInput(input, "x", {2, 3});
+  AddFloatInit(input, "w", {3, 4}, 0.5f);
+  AddFloatInit(input, "v", {4, 3}, 0.25f);
+  AddNode(input, op_names::kIdentity, {"w"}, {"w_copy"}, "copy");
+  AddNode(input, op_names::kTranspose, {"v"}, {"v_t"}, "transpose");
+  AddNode(input, op_names::kMatMul, {"x", "w_copy"}, {"a"}, "first");
+  AddNode(input, op_names::kMatMul, {"x", "v_t"}, {"b"}, "second");
+  AddNode(input, op_names::kAdd, {"a", "b"}, {"y"}, "sum");
+  AddOutput(input, "y");
+  const Graph before = ImportFolded(input).graph;
+  REQUIRE(before.num_nodes() == 5);
+  absl::StatusOr<Graph> folded = FoldWeights(before);
+  REQUIRE(folded.ok());
+  REQUIRE(folded->num_nodes() == 3);
+  absl::StatusOr<SelfCheckCoverage> c = pipeline::SelfCheck(before, *folded, 1);
+  REQUIRE(c.ok());
+  CHECK(c->mismatch.empty());
+  CHECK(c->library_nodes_run == 0);
 }

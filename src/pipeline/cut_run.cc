@@ -12,11 +12,14 @@ namespace taso::pipeline {
 
 namespace {
 
-// A float32 tensor of known shape: what the reference kernels compute on.
-bool Computable(const Value& v) { return v.dtype == DataType::kFloat32 && v.shape_known; }
-
 std::string OpaqueNodeKey(const Graph& graph, const Node& node) {
   return node.outputs.empty() ? node.name : graph.value(node.outputs[0]).name;
+}
+
+std::string OutputKey(const Graph& graph, ValueId v) { return absl::StrCat("output '", graph.value(v).name, "'"); }
+
+std::string OpaqueInputKey(const std::string& node_key, size_t i) {
+  return absl::StrCat("input ", i, " of opaque node '", node_key, "'");
 }
 
 // Where a value the run does not compute comes from: a constant's content, else its name
@@ -31,13 +34,15 @@ std::string SourceOf(const Graph& graph, ValueId v) {
 // One run: the values (by id), which are there, and what is recorded.
 class CutRunner {
  public:
-  explicit CutRunner(const Graph& graph)
-      : graph_(graph), values_(graph.num_values()), ready_(graph.num_values(), false) {}
+  CutRunner(const Graph& graph, const RunPart& part)
+      : graph_(graph), part_(part), values_(graph.num_values()), ready_(graph.num_values(), false) {}
 
   absl::Status Feed(const TensorMap& inputs, const TensorMap& opaque_outputs) {
     RETURN_IF_ERROR(FeedInputs(inputs));
     FeedWeights();
-    return FeedOpaqueOutputs(opaque_outputs);
+    RETURN_IF_ERROR(FeedOpaqueOutputs(opaque_outputs));
+    for (const auto& [id, tensor] : part_.given) Set(id, *tensor);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<CutRun> Run() && {
@@ -46,16 +51,20 @@ class CutRunner {
     for (NodeId n : order) {
       const Node& node = graph_.node(n);
       if (node.op->is_opaque()) {
-        RecordInputs(node);
-        FreeAfterLastRead(node);
-        continue;
+        if (part_.record) RecordInputs(node);
+      } else if (part_.nodes.empty() || part_.nodes[n]) {
+        RETURN_IF_ERROR(CheckInputsThere(node));
+        RETURN_IF_ERROR(RunReferenceNode(graph_, node, values_));
+        ++result_.nodes_run;
+        for (ValueId v : node.outputs) ready_[v] = Computable(graph_.value(v));
       }
-      RETURN_IF_ERROR(CheckInputsThere(node));
-      RETURN_IF_ERROR(RunReferenceNode(graph_, node, values_));
-      for (ValueId v : node.outputs) ready_[v] = Computable(graph_.value(v));
       FreeAfterLastRead(node);
     }
-    for (ValueId v : graph_.outputs()) Record(absl::StrCat("output '", graph_.value(v).name, "'"), v);
+    if (part_.record)
+      for (ValueId v : graph_.outputs()) Record(OutputKey(graph_, v), v);
+    for (ValueId v : part_.keep)
+      if (ready_[v])
+        result_.kept[v] = values_[v].data.empty() ? ReferenceOperand(graph_, v, values_) : std::move(values_[v]);
     return std::move(result_);
   }
 
@@ -101,6 +110,7 @@ class CutRunner {
       for (ValueId v : graph_.node(n).inputs)
         if (v != kNoValue) ++reads_left_[v];
     for (ValueId v : graph_.outputs()) ++reads_left_[v];  // read at the end
+    for (ValueId v : part_.keep) ++reads_left_[v];
   }
 
   // Computed values go once their last reader has run (weights and inputs stay).
@@ -111,6 +121,11 @@ class CutRunner {
   }
 
   void Record(const std::string& key, ValueId v) {
+    if (part_.alike && part_.alike_keys.contains(key)) {
+      if (auto t = part_.alike->tensors.find(key); t != part_.alike->tensors.end()) result_.tensors[key] = t->second;
+      if (auto s = part_.alike->sources.find(key); s != part_.alike->sources.end()) result_.sources[key] = s->second;
+      return;
+    }
     if (ready_[v] && Computable(graph_.value(v)))
       result_.tensors[key] = ReferenceOperand(graph_, v, values_);
     else
@@ -120,7 +135,7 @@ class CutRunner {
   void RecordInputs(const Node& node) {
     const std::string key = OpaqueNodeKey(graph_, node);
     for (size_t i = 0; i < node.inputs.size(); ++i)
-      if (node.inputs[i] != kNoValue) Record(absl::StrCat("input ", i, " of opaque node '", key, "'"), node.inputs[i]);
+      if (node.inputs[i] != kNoValue) Record(OpaqueInputKey(key, i), node.inputs[i]);
   }
 
   // A library node's float inputs must have been computed or fed; the others are
@@ -137,6 +152,7 @@ class CutRunner {
   }
 
   const Graph& graph_;
+  const RunPart& part_;
   std::vector<Tensor<float>> values_;
   std::vector<bool> ready_;
   std::vector<int> reads_left_;  // by value: reads by nodes not yet run, and by the graph outputs
@@ -144,6 +160,21 @@ class CutRunner {
 };
 
 }  // namespace
+
+bool Computable(const Value& v) { return v.dtype == DataType::kFloat32 && v.shape_known; }
+
+std::vector<std::pair<std::string, ValueId>> CheckPoints(const Graph& graph) {
+  std::vector<std::pair<std::string, ValueId>> points;
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) {
+    const Node& node = graph.node(n);
+    if (!node.op->is_opaque()) continue;
+    const std::string key = OpaqueNodeKey(graph, node);
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] != kNoValue) points.emplace_back(OpaqueInputKey(key, i), node.inputs[i]);
+  }
+  for (ValueId v : graph.outputs()) points.emplace_back(OutputKey(graph, v), v);
+  return points;
+}
 
 std::map<std::string, std::string> OpaqueNodes(const Graph& graph) {
   std::map<std::string, std::string> nodes;
@@ -171,8 +202,9 @@ absl::StatusOr<TensorMap> RandomOpaqueOutputs(const Graph& graph, uint64_t seed,
   return fed;
 }
 
-absl::StatusOr<CutRun> RunAroundOpaque(const Graph& graph, const TensorMap& inputs, const TensorMap& opaque_outputs) {
-  CutRunner runner(graph);
+absl::StatusOr<CutRun> RunAroundOpaque(const Graph& graph, const TensorMap& inputs, const TensorMap& opaque_outputs,
+                                       const RunPart& part) {
+  CutRunner runner(graph, part);
   RETURN_IF_ERROR(runner.Feed(inputs, opaque_outputs));
   return std::move(runner).Run();
 }

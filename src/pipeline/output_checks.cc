@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "onnx/onnx_pb.h"
+#include "pipeline/check_plan.h"
 #include "pipeline/cut_run.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/ir/executor.h"
@@ -44,19 +45,25 @@ std::string SourcesMismatch(const CutRun& expected, const CutRun& got) {
   return "the optimized graph has check points the original has not";
 }
 
-SelfCheckCoverage Coverage(const Graph& before, const Graph& after, const TensorMap& inputs, const TensorMap& fed,
-                           const CutRun& run) {
+// What a check of `after` against `before` compares: a float check point as a tensor (cut
+// runs compute or are fed every one), the others by source.
+SelfCheckCoverage Coverage(const Graph& before, const Graph& after) {
   SelfCheckCoverage c;
-  c.random_inputs = static_cast<int>(inputs.size());
-  for (const auto& [key, t] : run.tensors) ++(absl::StartsWith(key, "output ") ? c.outputs : c.opaque_inputs);
-  c.by_source = static_cast<int>(run.sources.size());
+  for (ValueId v : before.inputs()) c.random_inputs += before.value(v).dtype == DataType::kFloat32;
+  for (const auto& [key, v] : CheckPoints(before)) {
+    if (!Computable(before.value(v)))
+      ++c.by_source;
+    else
+      ++(absl::StartsWith(key, "output ") ? c.outputs : c.opaque_inputs);
+  }
   for (NodeId n = 0; n < after.num_nodes(); ++n) c.library_nodes += !after.node(n).op->is_opaque();
   for (NodeId n = 0; n < before.num_nodes(); ++n) {
     const Node& node = before.node(n);
-    const bool fed_any = std::any_of(node.outputs.begin(), node.outputs.end(),
-                                     [&](ValueId v) { return fed.contains(before.value(v).name); });
+    const bool fed_any =
+        std::any_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) { return Computable(before.value(v)); });
     if (node.op->is_opaque() && fed_any) ++c.fed_opaque[node.onnx_node ? node.onnx_node->op_type() : "?"];
   }
+  c.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
   return c;
 }
 
@@ -83,15 +90,37 @@ absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& af
   return SelfChecker(before, seed).Check(after);
 }
 
-absl::Status SelfChecker::RunInput() {
+absl::Status SelfChecker::RunInput(const std::vector<ValueId>& keep) {
   std::vector<InputRun> runs;
+  RunPart part;
+  part.keep = keep;
   for (double scale : kInputScales) {
     InputRun run{scale, RandomInputs(before_, seed_, scale), {}, {}};
     ASSIGN_OR_RETURN(run.fed, RandomOpaqueOutputs(before_, seed_, scale));
-    ASSIGN_OR_RETURN(run.expected, RunAroundOpaque(before_, run.inputs, run.fed));
+    ASSIGN_OR_RETURN(run.expected, RunAroundOpaque(before_, run.inputs, run.fed, part));
     runs.push_back(std::move(run));
   }
   runs_ = std::move(runs);
+  return absl::OkStatus();
+}
+
+absl::Status SelfChecker::KeepAlso(const std::vector<ValueId>& values) {
+  RunPart part;
+  part.record = false;
+  for (ValueId v : values)
+    if (!runs_.front().expected.kept.contains(v)) part.keep.push_back(v);
+  if (part.keep.empty()) return absl::OkStatus();
+  for (InputRun& run : runs_) {
+    absl::flat_hash_set<ValueId> given;
+    part.given.clear();
+    for (const auto& [v, tensor] : run.expected.kept) {
+      given.insert(v);
+      part.given[v] = &tensor;
+    }
+    part.nodes = NodesComputing(before_, part.keep, given);
+    ASSIGN_OR_RETURN(CutRun more, RunAroundOpaque(before_, run.inputs, run.fed, part));
+    for (auto& [v, tensor] : more.kept) run.expected.kept.try_emplace(v, std::move(tensor));
+  }
   return absl::OkStatus();
 }
 
@@ -99,17 +128,36 @@ absl::StatusOr<SelfCheckCoverage> SelfChecker::Check(const Graph& after) {
   SelfCheckCoverage coverage;
   coverage.mismatch = OpaqueNodesMismatch(before_, after);
   if (!coverage.mismatch.empty()) return coverage;
-  if (runs_.empty()) RETURN_IF_ERROR(RunInput());
+  if (before_numbers_.empty()) {
+    ASSIGN_OR_RETURN(before_numbers_, numbering_.Number(before_));
+  }
+  ASSIGN_OR_RETURN(const std::vector<uint32_t> after_numbers, numbering_.Number(after));
+  const CheckPlan plan = PlanCheck(before_, before_numbers_, after, after_numbers);
+  if (plan.all_alike) return Coverage(before_, after);  // the same computation: nothing to run
+  std::vector<ValueId> borrowed;
+  for (const auto& [mine, input_value] : plan.borrowed) borrowed.push_back(input_value);
+  RETURN_IF_ERROR(runs_.empty() ? RunInput(borrowed) : KeepAlso(borrowed));
+  return Compare(after, plan);
+}
+
+// Runs `plan`'s part of `after` at each input scale, given the input run's values it
+// borrows, and compares its check points with the input's.
+absl::StatusOr<SelfCheckCoverage> SelfChecker::Compare(const Graph& after, const CheckPlan& plan) const {
+  SelfCheckCoverage coverage = Coverage(before_, after);
   OutputAgreement agreement;
+  RunPart part;
+  part.nodes = plan.after_nodes;
+  part.alike_keys = plan.alike_keys;
   for (const InputRun& run : runs_) {
-    ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, run.inputs, run.fed));
-    coverage = Coverage(before_, after, run.inputs, run.fed, run.expected);
+    part.alike = &run.expected;
+    for (const auto& [mine, input_value] : plan.borrowed) part.given[mine] = &run.expected.kept.at(input_value);
+    ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, run.inputs, run.fed, part));
+    coverage.library_nodes_run = got.nodes_run;
     coverage.mismatch = SourcesMismatch(run.expected, got);
     if (!coverage.mismatch.empty()) return coverage;
     agreement.Merge(CompareOutputs(run.expected.tensors, got.tensors, run.scale));
   }
   coverage.max_difference = agreement.max_abs;
-  coverage.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
   if (!agreement.Agrees()) coverage.mismatch = agreement.Describe(" between the original and the optimized graph");
   return coverage;
 }

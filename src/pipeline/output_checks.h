@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "pipeline/check_plan.h"
 #include "pipeline/cut_run.h"
+#include "pipeline/value_numbering.h"
 #include "taso/ir/graph.h"
 #include "taso/pipeline/pipeline.h"
 
@@ -27,7 +29,10 @@ absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& af
 
 // SelfCheck of several graphs against one input graph, which is run once per input scale
 // for all of them (a pipeline that checks the search's graph and then the input as read
-// runs the input once rather than twice). `before` must outlive it.
+// runs the input once rather than twice). A checked graph runs only what it computes
+// otherwise than the input (pipeline/check_plan.h): a check point computed alike is the
+// input's, and a value computed alike is taken from the input's run (run again for the
+// values an earlier check did not keep). `before` must outlive it.
 class SelfChecker {
  public:
   SelfChecker(const Graph& before, uint64_t seed) : before_(before), seed_(seed) {}
@@ -37,12 +42,16 @@ class SelfChecker {
   struct InputRun {  // the input's run at one scale of kInputScales
     double scale;
     TensorMap inputs, fed;
-    CutRun expected;
+    CutRun expected;  // its kept values: those of `before_` that checked graphs read
   };
-  absl::Status RunInput();
+  absl::Status RunInput(const std::vector<ValueId>& keep);
+  absl::Status KeepAlso(const std::vector<ValueId>& values);
+  absl::StatusOr<SelfCheckCoverage> Compare(const Graph& after, const CheckPlan& plan) const;
 
   const Graph& before_;
   uint64_t seed_;
+  ValueNumbering numbering_;
+  std::vector<uint32_t> before_numbers_;
   std::vector<InputRun> runs_;  // made by the first Check
 };
 

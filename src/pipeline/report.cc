@@ -185,6 +185,11 @@ std::string SelfCheckLine(const PipelineOptions& options, const PipelineResult& 
   int fed = 0;
   for (const auto& [type, n] : c.fed_opaque) fed += n;
   if (fed > 0) absl::StrAppendFormat(&out, "; %d opaque nodes (%s) fed random values", fed, CountsByName(c.fed_opaque));
+  if (c.library_nodes_run < c.library_nodes)
+    absl::StrAppendFormat(&out,
+                          "; %d of the optimized graph's %d library nodes run, the others computing exactly what "
+                          "nodes of the input do",
+                          c.library_nodes_run, c.library_nodes);
   return out + "\n";
 }
 
@@ -460,8 +465,8 @@ std::string JsonSelfCheck(const PipelineResult& r) {
   return absl::StrCat("{\"max_abs_difference\": ", c.max_difference, ", \"random_inputs\": ", c.random_inputs,
                       ", \"outputs\": ", c.outputs, ", \"opaque_inputs\": ", c.opaque_inputs,
                       ", \"by_source\": ", c.by_source, ", \"library_nodes\": ", c.library_nodes,
-                      ", \"input_scales\": [", absl::StrJoin(c.input_scales, ", "), "], \"fed_opaque\": {",
-                      absl::StrJoin(fed, ", "), "}}");
+                      ", \"library_nodes_run\": ", c.library_nodes_run, ", \"input_scales\": [",
+                      absl::StrJoin(c.input_scales, ", "), "], \"fed_opaque\": {", absl::StrJoin(fed, ", "), "}}");
 }
 
 std::string JsonEndToEnd(const PipelineResult& r) {
