@@ -176,6 +176,15 @@ TEST_CASE("An error that shows only for inputs beyond [-1, 1] is found", "[self_
   CHECK_THAT(mismatch, Catch::StartsWith("output 'y' differs by ") &&
                            Catch::Contains(" between the original and the optimized graph for inputs in [-10, 10]"));
   CHECK(Mismatch(ClipModel(2), ClipModel(2)).empty());
+  // A check at the scales given runs only those.
+  const Graph two = ImportFolded(ClipModel(2)).graph, three = ImportFolded(ClipModel(3)).graph;
+  absl::StatusOr<SelfCheckCoverage> small = pipeline::SelfCheck(two, three, 1, {1.0}),
+                                    large = pipeline::SelfCheck(two, three, 1, {10.0});
+  REQUIRE(small.ok());
+  REQUIRE(large.ok());
+  CHECK(small->input_scales == std::vector<double>{1.0});
+  CHECK(small->mismatch.empty());
+  CHECK_THAT(large->mismatch, Catch::Contains("for inputs in [-10, 10]"));
 }
 
 TEST_CASE("One self-checker checks several graphs against the input it ran once", "[self_check]") {

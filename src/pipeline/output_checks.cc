@@ -45,9 +45,12 @@ std::string SourcesMismatch(const CutRun& expected, const CutRun& got) {
   return "the optimized graph has check points the original has not";
 }
 
-// What a check of `after` against `before` compares: a float check point as a tensor (cut
-// runs compute or are fed every one), the others by source.
-SelfCheckCoverage Coverage(const Graph& before, const Graph& after) {
+}  // namespace
+
+// What a check of `after` compares: a float check point as a tensor (cut runs compute or
+// are fed every one), the others by source.
+SelfCheckCoverage SelfChecker::Coverage(const Graph& after) const {
+  const Graph& before = before_;
   SelfCheckCoverage c;
   for (ValueId v : before.inputs()) c.random_inputs += before.value(v).dtype == DataType::kFloat32;
   for (const auto& [key, v] : CheckPoints(before)) {
@@ -63,11 +66,9 @@ SelfCheckCoverage Coverage(const Graph& before, const Graph& after) {
         std::any_of(node.outputs.begin(), node.outputs.end(), [&](ValueId v) { return Computable(before.value(v)); });
     if (node.op->is_opaque() && fed_any) ++c.fed_opaque[node.onnx_node ? node.onnx_node->op_type() : "?"];
   }
-  c.input_scales.assign(std::begin(kInputScales), std::end(kInputScales));
+  c.input_scales = scales_;
   return c;
 }
-
-}  // namespace
 
 absl::Status CheckSelfCheckCanRun(const Graph& graph) {
   for (NodeId n = 0; n < graph.num_nodes(); ++n) {
@@ -86,15 +87,16 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed) {
-  return SelfChecker(before, seed).Check(after);
+absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed,
+                                            std::vector<double> scales) {
+  return SelfChecker(before, seed, std::move(scales)).Check(after);
 }
 
 absl::Status SelfChecker::RunInput(const std::vector<ValueId>& keep) {
   std::vector<InputRun> runs;
   RunPart part;
   part.keep = keep;
-  for (double scale : kInputScales) {
+  for (double scale : scales_) {
     InputRun run{scale, RandomInputs(before_, seed_, scale), {}, {}};
     ASSIGN_OR_RETURN(run.fed, RandomOpaqueOutputs(before_, seed_, scale));
     ASSIGN_OR_RETURN(run.expected, RunAroundOpaque(before_, run.inputs, run.fed, part));
@@ -133,7 +135,7 @@ absl::StatusOr<SelfCheckCoverage> SelfChecker::Check(const Graph& after) {
   }
   ASSIGN_OR_RETURN(const std::vector<uint32_t> after_numbers, numbering_.Number(after));
   const CheckPlan plan = PlanCheck(before_, before_numbers_, after, after_numbers);
-  if (plan.all_alike) return Coverage(before_, after);  // the same computation: nothing to run
+  if (plan.all_alike) return Coverage(after);  // the same computation: nothing to run
   std::vector<ValueId> borrowed;
   for (const auto& [mine, input_value] : plan.borrowed) borrowed.push_back(input_value);
   RETURN_IF_ERROR(runs_.empty() ? RunInput(borrowed) : KeepAlso(borrowed));
@@ -143,7 +145,7 @@ absl::StatusOr<SelfCheckCoverage> SelfChecker::Check(const Graph& after) {
 // Runs `plan`'s part of `after` at each input scale, given the input run's values it
 // borrows, and compares its check points with the input's.
 absl::StatusOr<SelfCheckCoverage> SelfChecker::Compare(const Graph& after, const CheckPlan& plan) const {
-  SelfCheckCoverage coverage = Coverage(before_, after);
+  SelfCheckCoverage coverage = Coverage(after);
   OutputAgreement agreement;
   RunPart part;
   part.nodes = plan.after_nodes;

@@ -11,6 +11,7 @@
 #include "pipeline/cut_run.h"
 #include "pipeline/value_numbering.h"
 #include "taso/ir/graph.h"
+#include "taso/ir/output_agreement.h"
 #include "taso/pipeline/pipeline.h"
 
 namespace taso::pipeline {
@@ -25,7 +26,9 @@ absl::Status CheckSelfCheckCanRun(const Graph& graph);
 // the graph outputs and opaque nodes' inputs are compared. Where the graphs disagree
 // (other opaque nodes, a compared value beyond tolerance) the coverage's `mismatch` says
 // where; fails only when a graph cannot be run.
-absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed);
+// `scales`: the inputs' ranges, each a run of both graphs (default: kInputScales).
+absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& after, uint64_t seed,
+                                            std::vector<double> scales = {});
 
 // SelfCheck of several graphs against one input graph, which is run once per input scale
 // for all of them (a pipeline that checks the search's graph and then the input as read
@@ -35,7 +38,11 @@ absl::StatusOr<SelfCheckCoverage> SelfCheck(const Graph& before, const Graph& af
 // values an earlier check did not keep). `before` must outlive it.
 class SelfChecker {
  public:
-  SelfChecker(const Graph& before, uint64_t seed) : before_(before), seed_(seed) {}
+  SelfChecker(const Graph& before, uint64_t seed, std::vector<double> scales = {})
+      : before_(before),
+        seed_(seed),
+        scales_(scales.empty() ? std::vector<double>(std::begin(kInputScales), std::end(kInputScales))
+                               : std::move(scales)) {}
   absl::StatusOr<SelfCheckCoverage> Check(const Graph& after);
 
  private:
@@ -47,9 +54,11 @@ class SelfChecker {
   absl::Status RunInput(const std::vector<ValueId>& keep);
   absl::Status KeepAlso(const std::vector<ValueId>& values);
   absl::StatusOr<SelfCheckCoverage> Compare(const Graph& after, const CheckPlan& plan) const;
+  SelfCheckCoverage Coverage(const Graph& after) const;
 
   const Graph& before_;
   uint64_t seed_;
+  std::vector<double> scales_;
   ValueNumbering numbering_;
   std::vector<uint32_t> before_numbers_;
   std::vector<InputRun> runs_;  // made by the first Check

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/change_summary.h"
+#include "pipeline/symbolic_dims.h"
 #include "taso/backends/ort_worker.h"
 #include "taso/ir/output_agreement.h"
 #include "taso/pipeline/pipeline.h"
@@ -417,8 +418,8 @@ std::string SymbolicLines(const PipelineResult& r) {
                                                                  "the model builds at, as at 1: ",
                                                                  d.why_not_one));
     if (d.kept)
-      absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too)\n",
-                            absl::StrJoin(d.checked_at, " and "));
+      absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too, %s)\n",
+                            absl::StrJoin(d.checked_at, " and "), InputScalesText({pipeline::kSymbolicCheckScale}));
     else
       absl::StrAppendFormat(&out, "written fixed at %d: %s\n", d.built_at, d.why_fixed);
   }

@@ -6,8 +6,9 @@
 // at those sizes, and so is the optimized model (written out at its sizes and read back
 // with other input shapes: library operators infer their shapes again, shape arithmetic
 // and Reshape targets folded at the old sizes fail to), and both run through the
-// self-check. A variable kept passes at both sizes, jointly with the other kept ones. The
-// sizes each value has at the three builds say how its dimensions are written.
+// self-check, at one input scale (kSymbolicCheckScale). A variable kept passes at both sizes, jointly with the
+// other kept ones. The sizes each value has at the three builds say how its dimensions are
+// written.
 #include "pipeline/symbolic_dims.h"
 
 #include <array>
@@ -127,7 +128,8 @@ absl::StatusOr<Checked> CheckAt(const Sources& sources, const std::vector<Variab
   for (int which = 0; which < 2; ++which) {
     ASSIGN_OR_RETURN(BothAtSizes both, ImportBothAt(sources, OtherSizes(moved, which)));
     const OnnxModel &original = both.input, &optimized = both.optimized;
-    ASSIGN_OR_RETURN(const SelfCheckCoverage coverage, SelfCheck(original.graph, optimized.graph, seed));
+    ASSIGN_OR_RETURN(const SelfCheckCoverage coverage,
+                     SelfCheck(original.graph, optimized.graph, seed, {kSymbolicCheckScale}));
     if (!coverage.mismatch.empty())
       return absl::FailedPreconditionError(absl::StrCat("the self-check differs there: ", coverage.mismatch));
     checked.difference = std::max(checked.difference, coverage.max_difference);

@@ -8,10 +8,16 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "taso/ir/output_agreement.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/pipeline/pipeline.h"
 
 namespace taso::pipeline {
+
+// The inputs' range at the other sizes: what differs by size shows at any values, and the
+// check at the built size and the end-to-end check at another size in the target's
+// runtime take both of kInputScales.
+inline constexpr double kSymbolicCheckScale = kInputScales[0];
 
 // Decides for each symbolic dimension of `imported` (which must keep its `source`)
 // whether `optimized` keeps it, and sets optimized.symbolic_shapes to write the kept ones
