@@ -101,21 +101,8 @@ class WeightFolder {
 
   // Runs the node's reference kernel and adds its results as weights.
   absl::Status Compute(const Node& node) {
-    std::vector<const Tensor<float>*> inputs;
-    std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
-    shaped.reserve(node.inputs.size());
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      const ValueId v = node.inputs[i];
-      if (v == kNoValue) {
-        inputs.push_back(nullptr);
-      } else if (node.op->reads_only_shape_of(static_cast<int>(i))) {
-        inputs.push_back(&shaped.emplace_back(g_.value(v).shape));
-      } else {
-        ASSIGN_OR_RETURN(const Tensor<float>* t, ValueOf(v));
-        inputs.push_back(t);
-      }
-    }
-    ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs, RunOp<float>(*node.op, node.params, inputs));
+    ASSIGN_OR_RETURN(std::vector<Tensor<float>> outs,
+                     RunOnKnownInputs(g_, node, [&](ValueId v) { return ValueOf(v); }));
     for (ValueId v : node.inputs)
       if (v != kNoValue && g_.value(v).is_weight()) Index(v, g_.value(v).data);
     for (size_t k = 0; k < outs.size(); ++k) {
@@ -155,13 +142,12 @@ class WeightFolder {
     return std::nullopt;
   }
 
-  // The value of a float constant or of a folded node's output, read in place.
-  absl::StatusOr<const Tensor<float>*> ValueOf(ValueId read) {
+  // The value of a float constant or of a folded node's output, read in place (null for
+  // another element type).
+  const Tensor<float>* ValueOf(ValueId read) const {
     const ValueId v = same_as_[read];
     const TensorData* data = results_[v] ? results_[v].get() : g_.ConstantData(v);
-    if (data == nullptr || data->dtype() != DataType::kFloat32)
-      return absl::FailedPreconditionError("a folded operator reads a non-float constant");
-    return &data->float_tensor();
+    return data && data->dtype() == DataType::kFloat32 ? &data->float_tensor() : nullptr;
   }
 
   const Graph& g_;
@@ -177,6 +163,26 @@ class WeightFolder {
 };
 
 }  // namespace
+
+absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(
+    const Graph& graph, const Node& node, const std::function<const Tensor<float>*(ValueId)>& value_of) {
+  std::vector<const Tensor<float>*> inputs;
+  std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
+  shaped.reserve(node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ValueId v = node.inputs[i];
+    if (v == kNoValue) {
+      inputs.push_back(nullptr);
+    } else if (node.op->reads_only_shape_of(static_cast<int>(i))) {
+      inputs.push_back(&shaped.emplace_back(graph.value(v).shape));
+    } else if (const Tensor<float>* t = value_of(v)) {
+      inputs.push_back(t);
+    } else {
+      return absl::FailedPreconditionError("a folded operator reads a non-float constant");
+    }
+  }
+  return RunOp<float>(*node.op, node.params, inputs);
+}
 
 absl::StatusOr<Graph> FoldWeights(const Graph& graph) { return WeightFolder(graph).Run(); }
 

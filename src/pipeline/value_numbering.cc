@@ -1,7 +1,7 @@
 #include "pipeline/value_numbering.h"
 
-#include "taso/ir/executor.h"
 #include "taso/ir/status_macros.h"
+#include "taso/passes/fold.h"
 
 namespace taso::pipeline {
 
@@ -21,22 +21,10 @@ std::vector<TensorDataPtr> Folded(const Graph& graph, const Node& node, const st
     elements += NumElements(out.shape);
   }
   if (elements > kMaxFoldedElements) return {};
-  std::vector<const Tensor<float>*> inputs;
-  std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
-  shaped.reserve(node.inputs.size());
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const ValueId v = node.inputs[i];
-    if (v == kNoValue) {
-      inputs.push_back(nullptr);
-    } else if (node.op->reads_only_shape_of(static_cast<int>(i))) {
-      inputs.push_back(&shaped.emplace_back(graph.value(v).shape));
-    } else if (known[v] && known[v]->dtype() == DataType::kFloat32) {
-      inputs.push_back(&known[v]->float_tensor());
-    } else {
-      return {};
-    }
-  }
-  absl::StatusOr<std::vector<Tensor<float>>> outs = RunOp<float>(*node.op, node.params, inputs);
+  absl::StatusOr<std::vector<Tensor<float>>> outs =
+      RunOnKnownInputs(graph, node, [&](ValueId v) -> const Tensor<float>* {
+        return known[v] && known[v]->dtype() == DataType::kFloat32 ? &known[v]->float_tensor() : nullptr;
+      });
   if (!outs.ok() || outs->size() != node.outputs.size()) return {};
   std::vector<TensorDataPtr> results;
   for (Tensor<float>& t : *outs) results.push_back(TensorData::Float(t.shape, std::move(t.data)));

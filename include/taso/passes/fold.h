@@ -3,10 +3,19 @@
 // reference kernels and replaced by a weight holding its result, under its output's name.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "taso/ir/graph.h"
 
 namespace taso {
+
+// `node`'s reference kernel run on inputs known ahead of time, as FoldWeights runs it:
+// `value_of(v)` gives a float input's values (null where they are not known, which
+// fails); an input the operator reads only the shape of is given a tensor of its shape.
+absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(
+    const Graph& graph, const Node& node, const std::function<const Tensor<float>*(ValueId)>& value_of);
 
 absl::StatusOr<Graph> FoldWeights(const Graph& graph);
 
