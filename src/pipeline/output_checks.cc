@@ -152,7 +152,13 @@ absl::StatusOr<SelfCheckCoverage> SelfChecker::Compare(const Graph& after, const
   part.alike_keys = plan.alike_keys;
   for (const InputRun& run : runs_) {
     part.alike = &run.expected;
-    for (const auto& [mine, input_value] : plan.borrowed) part.given[mine] = &run.expected.kept.at(input_value);
+    for (const auto& [mine, input_value] : plan.borrowed) {
+      const auto kept = run.expected.kept.find(input_value);
+      if (kept == run.expected.kept.end())
+        return absl::InternalError(absl::StrCat("the input's run did not keep '", before_.value(input_value).name,
+                                                "', which the optimized graph's check reads"));
+      part.given[mine] = &kept->second;
+    }
     ASSIGN_OR_RETURN(const CutRun got, RunAroundOpaque(after, run.inputs, run.fed, part));
     coverage.library_nodes_run = got.nodes_run;
     coverage.mismatch = SourcesMismatch(run.expected, got);
