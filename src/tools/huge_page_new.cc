@@ -35,9 +35,8 @@
 namespace {
 
 constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
-// Below this, a huge page would mostly hold other allocations' data, and the saving is
-// a few faults.
-constexpr std::size_t kLargeBytes = std::size_t{2} << 20;
+// An allocation smaller than a huge page holds no huge page whole.
+constexpr std::size_t kLargeBytes = kHugePageBytes;
 
 // Whether glibc gives every allocation of kLargeBytes or more a mapping of its own: its
 // threshold fixed there (not grown as it frees), so huge pages are asked only for memory
