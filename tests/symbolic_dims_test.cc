@@ -135,6 +135,28 @@ TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other 
                  Catch::Contains("kept symbolic (self-check passed at 2 and 3 too, inputs in [-1, 1])"));
 }
 
+TEST_CASE("A model with nothing to optimize keeps its symbolic batch, decided as any model's", "[symbolic]") {
+  // x[batch,3] (float16) -> Relu -> y: no node the library computes.
+  onnx::ModelProto m = testing::NewModel(14);
+  testing::AddInput(m, "x", {1, 3}, onnx::TensorProto::FLOAT16);
+  MakeBatchSymbolic(*m.mutable_graph()->mutable_input(0));
+  testing::AddNode(m, op_names::kRelu, {"x"}, {"y"}, "relu");
+  testing::AddOutput(m, "y");
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT16);
+  const OnnxModel model = testing::ImportFolded(m);
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->nothing_to_optimize);
+  REQUIRE(result->symbolic_dims.size() == 1);
+  CHECK(result->symbolic_dims[0].kept);
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(0)) == "batch");
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"),
+             Catch::Contains("\nsymbolic dimension 'batch': built at 1 (no --input-shape given"));
+}
+
 // The model read from its file is the source the symbolic check builds again at other
 // sizes; those imports keep no source of their own (each would copy every weight).
 TEST_CASE("A symbolic model read from its file keeps the model read as its source, once", "[symbolic]") {

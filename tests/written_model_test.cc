@@ -228,6 +228,37 @@ TEST_CASE("A model checked end to end is written with the check's figures") {
   }
 }
 
+TEST_CASE("A float16 model is checked end to end in ONNX Runtime, and a wrong one refused") {
+  // y = x * two, all of float16 (0x4000 is 2.0, 0x4200 3.0).
+  onnx::ModelProto m = testing::NewModel();
+  testing::AddInput(m, "x", {4}, onnx::TensorProto::FLOAT16);
+  onnx::TensorProto* two = m.mutable_graph()->add_initializer();
+  two->set_name("two");
+  two->set_data_type(onnx::TensorProto::FLOAT16);
+  two->set_raw_data(std::string("\x00\x40", 2));
+  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
+  testing::AddOutput(m, "y");
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT16);
+  const fs::path dir = testing::TempDir("e2e_float16");
+  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
+  testing::WriteFile(f.input, m.SerializeAsString());
+  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
+  REQUIRE(model.ok());
+  const absl::StatusOr<WrittenModel> written = Write(f, *model, Target::kOrt, nullptr);
+  INFO(written.status());
+  REQUIRE(written.ok());
+  CHECK(written->end_to_end.not_run.empty());
+  CHECK(written->end_to_end.outputs == 1);
+  CHECK(written->end_to_end.max_difference == 0);
+  fs::remove(f.destination);
+  const auto fault = [](onnx::ModelProto& proto) {
+    for (onnx::TensorProto& t : *proto.mutable_graph()->mutable_initializer())
+      if (t.name() == "two") t.set_raw_data(std::string("\x00\x42", 2));
+  };
+  ExpectRefused(Write(f, *model, Target::kOrt, WriterWith(fault)), f, "y");
+}
+
 TEST_CASE("Where the runtime cannot run the input file, the model is written and the report says so") {
   // An operator of a domain ONNX Runtime does not know.
   onnx::ModelProto m = testing::NewModel();

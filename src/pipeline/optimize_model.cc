@@ -262,8 +262,9 @@ absl::StatusOr<std::optional<PipelineResult::Measurement>> Measure(const Graph& 
 
 // A model none of whose nodes the library computes (one all of float16, say) is returned
 // as it is, but for its constant nodes, which become initializers (those the import made
-// of shape arithmetic included); those nothing reads any more are not written.
-PipelineResult Unchanged(const OnnxModel& model) {
+// of shape arithmetic included); those nothing reads any more are not written. Its
+// symbolic dimensions are decided as any model's are, so it keeps those it was read with.
+absl::StatusOr<PipelineResult> Unchanged(const OnnxModel& model, const PipelineOptions& options) {
   PipelineResult result;
   result.model = model;
   if (absl::StatusOr<Graph> folded = FoldWeights(model.graph); folded.ok()) result.model.graph = *std::move(folded);
@@ -271,6 +272,7 @@ PipelineResult Unchanged(const OnnxModel& model) {
   result.nodes_after = OnnxNodeCount(result.model);
   result.left_alone = pipeline::LeftAlone(model.graph);
   result.nothing_to_optimize = true;
+  RETURN_IF_ERROR(pipeline::DecideSymbolicDims(model, options, result.model, result));
   return result;
 }
 
@@ -325,7 +327,7 @@ void DescribeChanges(const std::vector<Rule>& rules, PipelineResult& result) {
 absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::vector<Rule>& rules,
                                              const PipelineOptions& options) {
   RETURN_IF_ERROR(CheckPreconditions(model.graph, options));
-  if (!pipeline::HasLibraryComputation(model.graph)) return Unchanged(model);
+  if (!pipeline::HasLibraryComputation(model.graph)) return Unchanged(model, options);
   ASSIGN_OR_RETURN(CostModels costs, pipeline::MakeCostModels(options));
   PipelineResult result;
   const std::vector<RuleMatcher> matchers = PrepareRules(rules, &result.rule_instances_unusable);

@@ -407,11 +407,13 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
   return out;
 }
 
-// Each symbolic input dimension: the size searched at, and whether the output keeps it.
+// Each symbolic input dimension: the size searched at (built at, where nothing could be
+// optimized), and whether the output keeps it.
 std::string SymbolicLines(const PipelineResult& r) {
   std::string out;
+  const char* built = r.nothing_to_optimize ? "built" : "searched";
   for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims) {
-    absl::StrAppendFormat(&out, "symbolic dimension '%s': searched at %d (%s); ", d.name, d.built_at,
+    absl::StrAppendFormat(&out, "symbolic dimension '%s': %s at %d (%s); ", d.name, built, d.built_at,
                           d.given                 ? "--input-shape"
                           : d.why_not_one.empty() ? "no --input-shape given: symbolic dimensions take 1"
                                                   : absl::StrCat("no --input-shape given; the smallest power of two "
@@ -500,8 +502,9 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
   if (result.nothing_to_optimize)
     return absl::StrFormat(
         "%s: %d nodes -> %d nodes; nothing could be optimized (no node computes with the "
-        "library's operators); written as read, its constants as initializers\n%s",
-        model_name, result.nodes_before, result.nodes_after, ChangeTable(options, result, model_name));
+        "library's operators); written as read, its constants as initializers\n%s%s",
+        model_name, result.nodes_before, result.nodes_after, SymbolicLines(result),
+        ChangeTable(options, result, model_name));
   return absl::StrCat(GraphLines(options, result, model_name), "target: ", TargetName(options.target), "\n",
                       SearchLines(options, result), CheckLines(options, result), SymbolicLines(result),
                       SpeedCheckLines(result), ChangeTable(options, result, model_name));

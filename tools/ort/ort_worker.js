@@ -14,8 +14,9 @@
 //    "dir": DIR, "threads": T}
 //       -> {"outputs": K, "name_I": ..., "shape_I": [dims]} for I < K: the model run once per
 //          scale on inputs that depend only on (seed, input name, scale): float inputs
-//          uniform in [-S, S], others zero; symbolic dimensions as "shapes" gives them.
-//          Output I of the run at scale index J is written to DIR/sJ_oI.bin as float32.
+//          uniform in [-S, S] (float16 ones rounded to it), others zero; symbolic dimensions
+//          as "shapes" gives them. Output I of the run at scale index J is written to
+//          DIR/sJ_oI.bin as float32.
 //   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
 //          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
@@ -49,9 +50,33 @@ function generator(seed) {  // mulberry32
 }
 
 const kArrays = {
-  float32: Float32Array, float64: Float64Array, int64: BigInt64Array, int32: Int32Array,
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array, int64: BigInt64Array, int32: Int32Array,
   int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
 };
+const kFloatTypes = new Set(['float32', 'float64', 'float16']);
+
+// IEEE half precision as ONNX Runtime holds it (its bits in a Uint16Array): the nearest
+// half to x, ties to even, and a half's value.
+const f32 = new Float32Array(1), f32Bits = new Uint32Array(f32.buffer);
+function toHalfBits(x) {
+  f32[0] = x;
+  const b = f32Bits[0], sign = (b >>> 16) & 0x8000, exponent = (b >>> 23) & 0xff, mantissa = b & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  const e = exponent - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  const [m, shift] = e > 0 ? [mantissa, 13] : [mantissa | 0x800000, 14 - e];
+  if (shift > 24) return sign;
+  let h = (e > 0 ? e << 10 : 0) | (m >>> shift);
+  const rest = m & ((1 << shift) - 1), halfway = 1 << (shift - 1);
+  if (rest > halfway || (rest === halfway && (h & 1))) ++h;  // a carry rounds up into the exponent
+  return sign | h;
+}
+function halfValue(h) {
+  const sign = h & 0x8000 ? -1 : 1, e = (h >>> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 0x1f) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
 
 // A 32-bit hash of a string (FNV-1a), to give each input its own stream of values.
 function hashName(name) {
@@ -71,9 +96,10 @@ function makeFeeds(session, shapes, seed, scale) {
     const Array_ = kArrays[meta.type];
     if (!Array_) throw new Error(`input ${meta.name} has type ${meta.type}, which the worker cannot feed`);
     const data = new Array_(shape.reduce((x, y) => x * y, 1));
-    if (meta.type === 'float32' || meta.type === 'float64') {
+    if (kFloatTypes.has(meta.type)) {
       const next = generator((seed ^ hashName(meta.name)) >>> 0);
-      for (let i = 0; i < data.length; ++i) data[i] = (next() * 2 - 1) * scale;
+      const store = meta.type === 'float16' ? toHalfBits : x => x;
+      for (let i = 0; i < data.length; ++i) data[i] = store((next() * 2 - 1) * scale);
     }
     feeds[meta.name] = new ort.Tensor(meta.type, data, shape);
   }
@@ -82,6 +108,7 @@ function makeFeeds(session, shapes, seed, scale) {
 
 function asFloat32(tensor, name) {
   if (tensor.type === 'float32') return tensor.data;
+  if (tensor.type === 'float16') return Float32Array.from(tensor.data, halfValue);
   if (!kArrays[tensor.type]) throw new Error(`output ${name} has type ${tensor.type}, which cannot be compared`);
   return Float32Array.from(tensor.data, x => Number(x));
 }
