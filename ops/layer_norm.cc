@@ -1,6 +1,8 @@
 // LayerNormalization (ONNX opset 17): each slice over the dimensions from `axis` on is
 // normalized to mean 0 and variance 1, then scaled and shifted. Only the output Y is
-// represented; a node that also asks for Mean or InvStdDev stays opaque.
+// represented; a node that also asks for Mean or InvStdDev stays opaque. Before opset 17
+// it is ONNX Runtime's operator of that name in ONNX's domain (the same computation, which
+// its optimizer writes at any opset; runtime_schemas.cc), and is written back so.
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
 
@@ -74,7 +76,6 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
     return Params().Set("axis", node.Int("axis", -1)).Set("epsilon", node.Float("epsilon", 1e-5));
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {
-    if (e.opset() < 17) return Bad("LayerNormalization needs opset 17");
     onnx::NodeProto* n = EmitSame(e, "LayerNormalization");
     OnnxExportNode::SetInt(n, "axis", p.Int("axis", -1));
     OnnxExportNode::SetFloat(n, "epsilon", p.Float("epsilon", 1e-5));

@@ -169,6 +169,17 @@ TEST_CASE("taso-opt writes the optimized model, prints its summary and writes th
   CHECK(again.code == 0);
 }
 
+TEST_CASE("taso-opt writes back a model ONNX Runtime's optimizer wrote, its own operators in it") {
+  const auto dir = taso::testing::TempDir("cli_runtime_operators");
+  const std::string in = (dir / "in.onnx").string(), out = (dir / "out.onnx").string();
+  taso::testing::WriteFile(in, taso::testing::RuntimeLayerNormModel().SerializeAsString());
+  auto r = RunTool("taso-opt " + in + " -o " + out + " --backend analytic --budget 20");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\nexport: checked by the ONNX checker and shape inference (opset 15)\n"));
+  CHECK(std::filesystem::exists(out));
+}
+
 TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   auto dir = taso::testing::TempDir("cli_opt_bad");
   const std::string model = ConvReluModel(dir), out = (dir / "out.onnx").string();

@@ -3,9 +3,9 @@
 # (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, one that
 # flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), a
 # small Swin Transformer, ones with dynamic image sizes or lengths too (a pooling, a
-# reflecting pad, 1-D convolutions too large for 1), and one with its weights as
-# external data, written by tests/python/export_dynamic_models.py
-# with the system's PyTorch. Each goes through taso-opt with no flags but
+# reflecting pad, 1-D convolutions too large for 1), one with its weights as external
+# data, two as ONNX Runtime saves them optimized and one converted to float16, written by
+# tests/python/export_dynamic_models.py with the system's PyTorch. Each goes through taso-opt with no flags but
 # --no-verify-speed, so that the rewritten graph is what is written (the speed check may
 # keep the input, which would leave nothing to check); the output must keep the batch axis
 # symbolic and give the original's outputs in ONNX Runtime at batch 1 and at batch 4.
@@ -124,3 +124,30 @@ done
 # External data: read beside the model, written beside the output.
 check cnn_external
 [ -s "$work/cnn_external.opt.onnx.data" ] || { echo "cnn_external: no data file beside the output"; exit 1; }
+
+# Models as ONNX Runtime saves them optimized offline (tools/ort/ort_save.js): its own
+# operators in them (LayerNormalization at opset 14, SkipLayerNormalization, BiasGelu,
+# FusedConv), known to ONNX's checker and inference only through ops/runtime_schemas.cc,
+# and what follows them typed.
+node "$here/tools/ort/ort_save.js" "$work/models/norm_mlp_opset14.onnx" "$work/models/norm_mlp_ort_saved.onnx"
+node "$here/tools/ort/ort_save.js" "$work/models/cnn_opset13.onnx" "$work/models/cnn_ort_saved.onnx"
+for name in norm_mlp_ort_saved cnn_ort_saved; do
+  check "$name"
+  if grep -qE "reads a tensor of unknown shape|computes on undefined" "$work/$name.log"; then
+    echo "$name: nodes after ONNX Runtime's operators were left untyped:"; cat "$work/$name.log"; exit 1
+  fi
+done
+
+# A model converted to float16 throughout: nothing in it computes with the library's
+# operators, so it is written as read; its batch stays symbolic, and ONNX Runtime ran both
+# files (taso-opt's end-to-end check, at batch 2 too).
+if ! "$build/taso-opt" "$work/models/cnn_float16.onnx" -o "$work/cnn_float16.opt.onnx" > "$work/cnn_float16.log" 2>&1
+then
+  cat "$work/cnn_float16.log"; exit 1
+fi
+[ "$(symbolic_inputs "$work/cnn_float16.opt.onnx")" = batch ] ||
+  { echo "cnn_float16: the batch was not kept symbolic"; cat "$work/cnn_float16.log"; exit 1; }
+grep -qE "end-to-end +passed in ONNX Runtime .*also at batch=2," "$work/cnn_float16.log" ||
+  { echo "cnn_float16: not checked end to end"; cat "$work/cnn_float16.log"; exit 1; }
+echo "cnn_float16: $(grep -E "nodes ->" "$work/cnn_float16.log" | cut -d: -f2- | cut -d';' -f1); batch symbolic," \
+     "checked end to end in ONNX Runtime"

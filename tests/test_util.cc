@@ -120,6 +120,18 @@ onnx::ModelProto SmallConvReluModel() {
   return m;
 }
 
+onnx::ModelProto RuntimeLayerNormModel() {
+  onnx::ModelProto m = NewModel(15);
+  AddInput(m, "x", {2, 3, 8});
+  AddFloatInit(m, "scale", {8}, 1.5f);
+  AddFloatInit(m, "bias", {8}, 0.25f);
+  AddFloatInit(m, "w", {8, 4});
+  AddNode(m, op_names::kLayerNormalization, {"x", "scale", "bias"}, {"n"}, "norm");
+  AddNode(m, "MatMul", {"n", "w"}, {"y"}, "proj");
+  AddOutput(m, "y");
+  return m;
+}
+
 std::filesystem::path TempDir(const std::string& name) {
   auto dir = std::filesystem::path(TASO_BINARY_DIR) / "test-tmp" / name;
   std::filesystem::remove_all(dir);

@@ -42,6 +42,10 @@ void SetStringAttr(onnx::NodeProto* n, const std::string& name, const std::strin
 // relu in.
 onnx::ModelProto SmallConvReluModel();
 
+// x [2,3,8] -> LayerNormalization at opset 15 (ONNX Runtime's operator, as its optimizer
+// writes it before ONNX's opset 17 has one) -> MatMul -> y [2,3,4].
+onnx::ModelProto RuntimeLayerNormModel();
+
 // A fresh directory under the build tree for this test's files.
 std::filesystem::path TempDir(const std::string& name);
 void WriteFile(const std::filesystem::path& p, const std::string& bytes);

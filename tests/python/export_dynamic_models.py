@@ -125,6 +125,40 @@ class AudioStem(torch.nn.Module):
         return self.proj(self.norm(self.conv(x.unsqueeze(1)).transpose(1, 2)))
 
 
+class NormMlp(torch.nn.Module):
+    """A transformer's feed-forward half: LayerNorm (decomposed below opset 17), a GELU MLP
+    and the residual sum, on [batch, 8, 32]. ONNX Runtime's optimizer fuses it into its own
+    LayerNormalization, Gelu and residual normalizations."""
+
+    def __init__(self, d=32):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.up, self.down = torch.nn.Linear(d, 2 * d), torch.nn.Linear(2 * d, d)
+        self.out_norm = torch.nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.out_norm(x + self.down(torch.nn.functional.gelu(self.up(self.norm(x)))))
+
+
+def float16_copy(src, dst):
+    """The model converted to float16 throughout, as onnxconverter-common's
+    convert_float_to_float16(keep_io_types=False) does: float initializers, inputs, outputs
+    and value infos, and Casts to float."""
+    model = onnx.load(src)
+    g = model.graph
+    for i, t in enumerate(g.initializer):
+        if t.data_type == onnx.TensorProto.FLOAT:
+            g.initializer[i].CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+    for v in list(g.input) + list(g.output) + list(g.value_info):
+        if v.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
+    for node in g.node:
+        for a in node.attribute:
+            if node.op_type == "Cast" and a.name == "to" and a.i == onnx.TensorProto.FLOAT:
+                a.i = onnx.TensorProto.FLOAT16
+    onnx.save(model, dst)
+
+
 def export(model, x, path, opset, axes=None, out_axes=None):
     torch.manual_seed(0)
     model.eval()
@@ -180,6 +214,8 @@ def main():
     export(SmallMlp(), torch.rand(1, 32), os.path.join(out, "mlp_opset13.onnx"), 13)
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
+    export(NormMlp(), torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_opset14.onnx"), 14)
+    float16_copy(os.path.join(out, "cnn_opset13.onnx"), os.path.join(out, "cnn_float16.onnx"))
     from torchvision.models.swin_transformer import SwinTransformer
     torch.manual_seed(2)
     swin = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
