@@ -141,9 +141,41 @@ def hand_models():
         [scores, softmax], "g", [value("q", [1, 2, 3, 4]), value("k", [1, 2, 5, 4])], [value("y", [1, 2, 3, 5])])
 
 
+def runtime_saved_models():
+    """Models as an ONNX Runtime session saves them optimized (ops/runtime_schemas.cc):
+    its own operators, LayerNormalization in ONNX's domain before opset 17 among them."""
+    rng = random.Random(2)
+    ms = {"domain": "com.microsoft"}
+    nodes = [
+        helper.make_node("LayerNormalization", ["x", "g"], ["n"], axis=-1, epsilon=1e-5),
+        helper.make_node("FusedMatMul", ["n", "w"], ["p"], transB=1, alpha=0.5, **ms),
+        helper.make_node("BiasGelu", ["p", "b"], ["a"], **ms),
+        helper.make_node("SkipLayerNormalization", ["a", "p", "g"], ["s", "", "", "sum"], epsilon=1e-5, **ms),
+        helper.make_node("SimplifiedLayerNormalization", ["s", "g"], ["r"], axis=-1, epsilon=1e-6),
+        helper.make_node("QuickGelu", ["r"], ["q"], alpha=1.702, **ms),
+        helper.make_node("FastGelu", ["q", "b"], ["f"], **ms),
+        helper.make_node("Gelu", ["f"], ["e"], **ms),
+        helper.make_node("Add", ["e", "sum"], ["y"]),
+    ]
+    yield "runtime_saved_transformer", 14, helper.make_graph(
+        nodes, "g", [value("x", [2, 3, 4])], [value("y", [2, 3, 4])],
+        [tensor("g", [4], rng), tensor("w", [4, 4], rng), tensor("b", [4], rng)])
+    conv = helper.make_node("FusedConv", ["x", "w", "c"], ["y"], activation="Relu", pads=[1, 1, 1, 1], **ms)
+    gemm = helper.make_node("FusedGemm", ["f", "m"], ["z"], transB=1, alpha=1.0, beta=1.0, activation="Relu", **ms)
+    flat = helper.make_node("Flatten", ["y"], ["f"])
+    yield "runtime_saved_cnn", 13, helper.make_graph(
+        [conv, flat, gemm], "g", [value("x", [1, 2, 3, 3])], [value("z", [1, 5])],
+        [tensor("w", [2, 2, 3, 3], rng), tensor("c", [2], rng), tensor("m", [5, 18], rng)])
+
+
 def write_hand_models():
     for name, graph in hand_models():
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        onnx.save(model, os.path.join(CORPUS, "onnx_import", name + ".onnx"))
+    for name, opset, graph in runtime_saved_models():
+        imports = [helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)]
+        model = helper.make_model(graph, opset_imports=imports)
         model.ir_version = 8
         onnx.save(model, os.path.join(CORPUS, "onnx_import", name + ".onnx"))
 
