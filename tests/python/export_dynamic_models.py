@@ -215,7 +215,6 @@ def main():
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
     export(NormMlp(), torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_opset14.onnx"), 14)
-    float16_copy(os.path.join(out, "cnn_opset13.onnx"), os.path.join(out, "cnn_float16.onnx"))
     from torchvision.models.swin_transformer import SwinTransformer
     torch.manual_seed(2)
     swin = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
@@ -230,6 +229,8 @@ def main():
            {0: "batch", 1: "frames"})
     for opset in (18, 21):
         bump_opset(os.path.join(out, "cnn_opset17.onnx"), os.path.join(out, f"cnn_opset{opset}.onnx"), opset)
+    float16_copy(os.path.join(out, "cnn_opset13.onnx"), os.path.join(out, "cnn_float16.onnx"))
+    float16_copy(os.path.join(out, "cnn_opset21.onnx"), os.path.join(out, "cnn_float16_opset21.onnx"))
     # Weights as external data, as every model over 2 GB stores them.
     model = onnx.load(os.path.join(out, "cnn_opset13.onnx"))
     onnx.save_model(model, os.path.join(out, "cnn_external.onnx"), save_as_external_data=True,

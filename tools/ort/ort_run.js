@@ -5,7 +5,8 @@
 // Runs an ONNX model on ONNX Runtime's CPU execution provider. Inputs are random in [-1, 1]
 // from a seed (the same seed gives the same inputs to every model with the same input
 // names and shapes) or read from DIR. Tensors on disk: DIR/manifest.json lists each
-// tensor's name, shape and file; the file holds little-endian float32 values.
+// tensor's name, shape and file; the file holds little-endian float32 values (of any
+// tensor type: an input is fed as its own type, integers rounded).
 // With --runs N it prints the median of N timed runs (after two warm-up runs); with
 // --against OTHER.onnx too, OTHER (same inputs) is timed in turn with MODEL, so that a
 // change in the machine's speed weighs on both alike; --pairs P times P pairs of sessions
@@ -18,6 +19,7 @@
 const fs = require('fs');
 const path = require('path');
 const {profileByOperator} = require('./ort_profile');
+const {toHalfBits, halfValue} = require('./float16');
 
 function fail(message, code = 2) {
   process.stderr.write(`ort_run: error: ${message}\n`);
@@ -82,26 +84,50 @@ async function load(ort, model, level) {
   }
 }
 
-function readTensors(ort, dir) {
+// A tensor's values as numbers: float16 bits decoded, integers as they are.
+function values(t) {
+  if (t.type === 'float16') return Float32Array.from(t.data, halfValue);
+  if (t.type === 'int64' || t.type === 'uint64') return Float64Array.from(t.data, Number);
+  return t.data;
+}
+
+// Float32 values `data` as a tensor of `type` (an input's), integers rounded.
+function tensorOf(ort, type, data, shape) {
+  const make = {
+    float16: () => Uint16Array.from(data, toHalfBits),
+    float64: () => Float64Array.from(data),
+    int64: () => BigInt64Array.from(data, x => BigInt(Math.round(x))),
+    int32: () => Int32Array.from(data, Math.round),
+    bool: () => Uint8Array.from(data, x => (x ? 1 : 0)),
+  }[type];
+  return make ? new ort.Tensor(type, make(), shape) : new ort.Tensor('float32', data, shape);
+}
+
+// Tensors from DIR (float32 files); each fed to an input of `session` as that input's
+// type (float32 where there is no such input: outputs read back to compare).
+function readTensors(ort, dir, session) {
   const manifestPath = path.join(dir, 'manifest.json');
   if (!fs.existsSync(manifestPath)) fail(`no tensors in ${dir} (manifest.json missing)`);
+  const types = new Map((session ? session.inputMetadata : []).map(meta => [meta.name, meta.type]));
   const out = {};
   for (const t of JSON.parse(fs.readFileSync(manifestPath, 'utf8'))) {
     const bytes = fs.readFileSync(path.join(dir, t.file));
     const data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
     if (data.length !== t.shape.reduce((x, y) => x * y, 1)) fail(`${t.file}: size does not match shape ${t.shape}`);
-    out[t.name] = new ort.Tensor('float32', data, t.shape);
+    out[t.name] = tensorOf(ort, types.get(t.name) || 'float32', data, t.shape);
   }
   return out;
 }
 
+// Tensors as float32 files (their values, whatever their type) and DIR/manifest.json.
 function writeTensors(dir, tensors) {
   fs.mkdirSync(dir, {recursive: true});
   const manifest = [];
   Object.keys(tensors).sort().forEach((name, i) => {
     const t = tensors[name];
     const file = `t${i}.bin`;
-    fs.writeFileSync(path.join(dir, file), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+    const data = Float32Array.from(values(t));
+    fs.writeFileSync(path.join(dir, file), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     manifest.push({name, shape: Array.from(t.dims), file});
   });
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 1));
@@ -117,16 +143,20 @@ function randomInputs(ort, session, seed) {
   return feeds;
 }
 
-// float32 in [-1, 1]; int64 (token ids, indices) in [0, 4), valid for any table of at
-// least 4 rows; bool either way.
+// Floats in [-1, 1] (float16 the nearest halves); int64 and int32 (token ids, indices) in
+// [0, 4), valid for any table of at least 4 rows; bool either way.
 function randomTensor(ort, meta, next) {
   const n = meta.shape.reduce((x, y) => x * y, 1);
+  const float = () => next() * 2 - 1, index = () => Math.floor(next() * 4);
   const make = {
-    float32: () => Float32Array.from({length: n}, () => next() * 2 - 1),
-    int64: () => BigInt64Array.from({length: n}, () => BigInt(Math.floor(next() * 4))),
+    float32: () => Float32Array.from({length: n}, float),
+    float64: () => Float64Array.from({length: n}, float),
+    float16: () => Uint16Array.from({length: n}, () => toHalfBits(float())),
+    int64: () => BigInt64Array.from({length: n}, () => BigInt(index())),
+    int32: () => Int32Array.from({length: n}, index),
     bool: () => Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0)),
   }[meta.type];
-  if (!make) fail(`input ${meta.name} is ${meta.type}; only float32, int64 and bool inputs can be generated`);
+  if (!make) fail(`input ${meta.name} is ${meta.type}; only float, int64, int32 and bool inputs can be generated`);
   return new ort.Tensor(meta.type, make(), meta.shape);
 }
 
@@ -136,11 +166,11 @@ function maxDifference(expected, got) {
   const names = Object.keys(expected);
   if (names.length !== Object.keys(got).length) return {diff: Infinity, scale};
   for (const name of names) {
-    const a = expected[name], b = got[name];
-    if (!b || a.dims.join() !== b.dims.join()) return {diff: Infinity, scale};
-    for (let i = 0; i < a.data.length; ++i) {
-      scale = Math.max(scale, Math.abs(a.data[i]));
-      const d = Math.abs(a.data[i] - b.data[i]);
+    if (!got[name] || expected[name].dims.join() !== got[name].dims.join()) return {diff: Infinity, scale};
+    const a = values(expected[name]), b = values(got[name]);
+    for (let i = 0; i < a.length; ++i) {
+      scale = Math.max(scale, Math.abs(a[i]));
+      const d = Math.abs(a[i] - b[i]);
       if (!(d <= worst)) worst = Number.isNaN(d) ? Infinity : d;
     }
   }
@@ -176,7 +206,7 @@ async function main() {
   }
   const session = await load(ort, opts.model, opts.level);
   const other = opts.against ? await load(ort, opts.against, opts.level) : null;
-  const feeds = opts.inputs ? readTensors(ort, opts.inputs) : randomInputs(ort, session, Number(opts.seed));
+  const feeds = opts.inputs ? readTensors(ort, opts.inputs, session) : randomInputs(ort, session, Number(opts.seed));
   if (opts.save_inputs) writeTensors(opts.save_inputs, feeds);
   const outputs = await session.run(feeds);
   if (opts.save_outputs) writeTensors(opts.save_outputs, outputs);
@@ -211,7 +241,7 @@ async function main() {
     summary.profile = await profileByOperator(ort, opts.model, sessionOptions(opts.level), feeds, opts.profile);
   let same = true;
   if (opts.compare) {
-    const {diff, scale} = maxDifference(readTensors(ort, opts.compare), outputs);
+    const {diff, scale} = maxDifference(readTensors(ort, opts.compare, null), outputs);
     summary.max_abs_difference = diff;
     same = diff <= opts.tolerance * scale;
     summary.same = same;

@@ -25,6 +25,7 @@
 // Inputs are fixed per session: float inputs from a seeded generator, others zero.
 'use strict';
 const readline = require('readline');
+const {toHalfBits, halfValue} = require('./float16');
 
 let ort;
 let loadError = null;
@@ -54,29 +55,6 @@ const kArrays = {
   int8: Int8Array, uint8: Uint8Array, bool: Uint8Array,
 };
 const kFloatTypes = new Set(['float32', 'float64', 'float16']);
-
-// IEEE half precision as ONNX Runtime holds it (its bits in a Uint16Array): the nearest
-// half to x, ties to even, and a half's value.
-const f32 = new Float32Array(1), f32Bits = new Uint32Array(f32.buffer);
-function toHalfBits(x) {
-  f32[0] = x;
-  const b = f32Bits[0], sign = (b >>> 16) & 0x8000, exponent = (b >>> 23) & 0xff, mantissa = b & 0x7fffff;
-  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
-  const e = exponent - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  const [m, shift] = e > 0 ? [mantissa, 13] : [mantissa | 0x800000, 14 - e];
-  if (shift > 24) return sign;
-  let h = (e > 0 ? e << 10 : 0) | (m >>> shift);
-  const rest = m & ((1 << shift) - 1), halfway = 1 << (shift - 1);
-  if (rest > halfway || (rest === halfway && (h & 1))) ++h;  // a carry rounds up into the exponent
-  return sign | h;
-}
-function halfValue(h) {
-  const sign = h & 0x8000 ? -1 : 1, e = (h >>> 10) & 0x1f, m = h & 0x3ff;
-  if (e === 0) return sign * m * 2 ** -24;
-  if (e === 0x1f) return m ? NaN : sign * Infinity;
-  return sign * (1 + m / 1024) * 2 ** (e - 15);
-}
 
 // A 32-bit hash of a string (FNV-1a), to give each input its own stream of values.
 function hashName(name) {

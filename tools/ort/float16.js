@@ -1,0 +1,30 @@
+// IEEE half precision as ONNX Runtime's Node.js binding holds float16 tensors (each
+// value's 16 bits in a Uint16Array), for ort_worker.js and ort_run.js.
+'use strict';
+
+const f32 = new Float32Array(1), f32Bits = new Uint32Array(f32.buffer);
+
+// The bits of the half nearest to x (through float32), ties to even.
+function toHalfBits(x) {
+  f32[0] = x;
+  const b = f32Bits[0], sign = (b >>> 16) & 0x8000, exponent = (b >>> 23) & 0xff, mantissa = b & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  const e = exponent - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  const [m, shift] = e > 0 ? [mantissa, 13] : [mantissa | 0x800000, 14 - e];
+  if (shift > 24) return sign;
+  let h = (e > 0 ? e << 10 : 0) | (m >>> shift);
+  const rest = m & ((1 << shift) - 1), halfway = 1 << (shift - 1);
+  if (rest > halfway || (rest === halfway && (h & 1))) ++h;  // a carry rounds up into the exponent
+  return sign | h;
+}
+
+// The value of a half's bits.
+function halfValue(h) {
+  const sign = h & 0x8000 ? -1 : 1, e = (h >>> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 0x1f) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+module.exports = {toHalfBits, halfValue};
