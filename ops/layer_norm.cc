@@ -73,6 +73,8 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
   absl::StatusOr<std::optional<Params>> FromOnnx(OnnxImportNode& node) const override {
     if (node.num_outputs() > 1) return std::nullopt;          // Mean or InvStdDev wanted
     if (node.Int("stash_type", 1) != 1) return std::nullopt;  // statistics in another type
+    for (const InputInfo& in : node.inputs())                 // ONNX Runtime's mixed precision before opset 17
+      if (in.present && in.dtype != DataType::kFloat32) return std::nullopt;
     return Params().Set("axis", node.Int("axis", -1)).Set("epsilon", node.Float("epsilon", 1e-5));
   }
   absl::Status ToOnnx(const Params& p, OnnxExportNode& e) const override {

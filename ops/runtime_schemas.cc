@@ -58,35 +58,45 @@ void LikeFirstInput(onnx::InferenceContext& ctx, size_t out) {
   if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, out);
 }
 
-// The statistics a normalization over the axes from `axis` on may output (mean, inverse
-// standard deviation): input 0's shape with those axes 1, in float for float inputs.
-void NormalizationStatistics(onnx::InferenceContext& ctx, size_t out) {
-  if (!HasOutput(ctx, out) || !onnx::hasInputShape(ctx, 0)) return;
-  const int32_t x_type = ctx.getInputType(0)->tensor_type().elem_type();
-  if (x_type != onnx::TensorProto::FLOAT && x_type != onnx::TensorProto::FLOAT16) return;
-  onnx::updateOutputElemType(ctx, out, onnx::TensorProto::FLOAT);
-  const onnx::TensorShapeProto& x = onnx::getInputShape(ctx, 0);
-  const int rank = x.dim_size();
-  int64_t axis = onnx::getAttribute(ctx, "axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return;
-  onnx::TensorShapeProto* shape = onnx::getOutputShape(ctx, out);
-  for (int d = 0; d < rank; ++d)
-    if (d < axis)
-      *shape->add_dim() = x.dim(d);
-    else
-      shape->add_dim()->set_dim_value(1);
+// The element type of input `i`, or 0 where it is absent or untyped.
+int32_t InputElemType(onnx::InferenceContext& ctx, size_t i) {
+  const onnx::TypeProto* type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+  return type != nullptr && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
 }
 
-// LayerNormalization (ONNX's domain before opset 17, as ONNX Runtime defines it there and
-// as ONNX does from 17) and SimplifiedLayerNormalization (root mean square, no mean).
+// A normalization's output: input 0's shape, in the type of its scale (input 1), as ONNX
+// Runtime types it (a float32 input with a float16 scale gives float16), else input 0's.
+void NormalizedOutput(onnx::InferenceContext& ctx) {
+  if (!HasOutput(ctx, 0)) return;
+  onnx::propagateElemTypeFromInputToOutput(ctx, InputElemType(ctx, 1) != 0 ? 1 : 0, 0);
+  if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+// The statistics a normalization may output (mean, inverse standard deviation), in the
+// type `stash_type` names (float by default); their shape only where the normalized axes
+// are the last one (input 0's shape, that axis 1), where every convention agrees.
+void NormalizationStatistics(onnx::InferenceContext& ctx, size_t out) {
+  if (!HasOutput(ctx, out)) return;
+  onnx::updateOutputElemType(ctx, out, static_cast<int32_t>(onnx::getAttribute(ctx, "stash_type", 1)));
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const onnx::TensorShapeProto& x = onnx::getInputShape(ctx, 0);
+  const int rank = x.dim_size();
+  const int64_t axis = onnx::getAttribute(ctx, "axis", -1);
+  if (rank == 0 || (axis != -1 && axis != rank - 1)) return;
+  onnx::TensorShapeProto* shape = onnx::getOutputShape(ctx, out);
+  for (int d = 0; d + 1 < rank; ++d) *shape->add_dim() = x.dim(d);
+  shape->add_dim()->set_dim_value(1);
+}
+
+// LayerNormalization (ONNX's domain before opset 17, as ONNX Runtime defines it there) and
+// SimplifiedLayerNormalization (root mean square, no mean).
 void InferLayerNormalization(onnx::InferenceContext& ctx) {
-  LikeFirstInput(ctx, 0);
+  NormalizedOutput(ctx);
   NormalizationStatistics(ctx, 1);
   NormalizationStatistics(ctx, 2);
 }
 void InferSimplifiedLayerNormalization(onnx::InferenceContext& ctx) {
-  LikeFirstInput(ctx, 0);
+  NormalizedOutput(ctx);
   NormalizationStatistics(ctx, 1);
 }
 

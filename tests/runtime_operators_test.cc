@@ -98,3 +98,34 @@ TEST_CASE("A fused product whose axes move across its batch is typed by element 
   REQUIRE(r.ok());
   CHECK_FALSE(r->graph.value(r->graph.FindValue("p")).shape_known);
 }
+
+TEST_CASE("ONNX Runtime's mixed-precision normalizations are typed by their scale, and kept as read") {
+  // x (float32) normalized with a float16 scale gives float16, then cast back to float32.
+  auto m = NewModel(14);
+  AddInput(m, "x", {2, 3, 8});
+  for (const char* name : {"scale", "bias"}) {
+    onnx::TensorProto* t = m.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT16);
+    t->add_dims(8);
+    t->set_raw_data(std::string(16, '\0'));
+  }
+  AddNode(m, "SimplifiedLayerNormalization", {"x", "scale"}, {"r"}, "rms");
+  AddNode(m, op_names::kLayerNormalization, {"x", "scale", "bias"}, {"n"}, "norm");
+  SetIntAttr(AddNode(m, "Cast", {"r"}, {"r32"}, "cast_r"), "to", onnx::TensorProto::FLOAT);
+  SetIntAttr(AddNode(m, "Cast", {"n"}, {"n32"}, "cast_n"), "to", onnx::TensorProto::FLOAT);
+  AddNode(m, op_names::kAdd, {"r32", "n32"}, {"y"}, "add");
+  AddOutput(m, "y");
+  auto r = ImportOnnx(m);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  for (const char* name : {"r", "n"}) {
+    INFO(name);
+    CHECK(KnownShape(r->graph, name) == Shape{2, 3, 8});
+    CHECK(static_cast<int>(r->graph.value(r->graph.FindValue(name)).dtype) == onnx::TensorProto::FLOAT16);
+  }
+  CHECK(r->graph.node(r->graph.value(r->graph.FindValue("n")).producer).op->is_opaque());
+  auto exported = ExportOnnx(*r);
+  INFO(exported.status().message());
+  REQUIRE(exported.ok());
+}

@@ -60,24 +60,38 @@ int RunLogged(const std::vector<std::string>& args, const std::string& log) {
   return WEXITSTATUS(status);
 }
 
-// Inputs for every input of the graph, as float32 values ort_run.js feeds as each input's
-// type: RandomInputs' for float32 ones; in [-1, 1] for other floating-point types; 0 to 3
-// for integers (token ids, indices: valid for any table of 4 rows); 0 or 1 for booleans.
-TensorMap ValidationInputs(const Graph& graph) {
-  TensorMap inputs = RandomInputs(graph, 5);
+// Inputs for the validation run, as float32 values ort_run.js feeds as each input's type.
+struct ValidationFeeds {
+  TensorMap inputs;
+  bool float32_only = true;  // every fed input is float32: the reference executor runs them
+  std::string unfed;         // an input of a type ort_run.js cannot feed, if any
+};
+
+// RandomInputs' for float32 inputs; in [-1, 1] for other floating-point types; 0 to 3 for
+// integers (token ids, indices: valid for any table of 4 rows); 0 or 1 for booleans. An
+// initializer listed as an input keeps its own value (ONNX Runtime uses it unfed).
+ValidationFeeds ValidationInputs(const Graph& graph) {
+  using onnx::TensorProto;
+  ValidationFeeds feeds{RandomInputs(graph, 5)};
   Rng rng(6);
   for (ValueId id : graph.inputs()) {
     const Value& v = graph.value(id);
-    if (v.dtype == DataType::kFloat32) continue;
-    const auto onnx_type = static_cast<onnx::TensorProto::DataType>(v.dtype);
-    const bool floating = onnx_type == onnx::TensorProto::FLOAT16 || onnx_type == onnx::TensorProto::DOUBLE ||
-                          onnx_type == onnx::TensorProto::BFLOAT16;
-    const double top = floating ? 1 : onnx_type == onnx::TensorProto::BOOL ? 2 : 4;
+    if (v.dtype == DataType::kFloat32 || v.is_weight()) continue;
+    const int type = static_cast<int>(v.dtype);
+    const bool floating = type == TensorProto::FLOAT16 || type == TensorProto::DOUBLE;
+    const bool integer = (type >= TensorProto::UINT8 && type <= TensorProto::INT64) || type == TensorProto::UINT32 ||
+                         type == TensorProto::UINT64 || type == TensorProto::BOOL;
+    if (!floating && !integer) {
+      feeds.unfed = absl::StrCat("input '", v.name, "' is ", DataTypeName(v.dtype), ", which ort_run.js cannot feed");
+      continue;
+    }
+    const double top = type == TensorProto::BOOL ? 2 : 4;
     Tensor<float> t(v.shape);
     for (float& x : t.data) x = floating ? static_cast<float>(rng.Uniform(-1, 1)) : std::floor(rng.Uniform(0, top));
-    inputs[v.name] = std::move(t);
+    feeds.inputs[v.name] = std::move(t);
+    feeds.float32_only = false;
   }
-  return inputs;
+  return feeds;
 }
 
 std::string FirstLine(const std::string& path) {
@@ -99,13 +113,14 @@ absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const s
         model.opset);
   const std::filesystem::path dir = path + ".check";
   std::filesystem::remove_all(dir);
-  const TensorMap inputs = ValidationInputs(model.graph);
-  RETURN_IF_ERROR(WriteTensors(dir / "inputs", inputs));
+  const std::string beyond =
+      absl::StrFormat("opset %d is beyond the installed ONNX checker (%d)", model.opset, kMaxCheckedOpset);
+  const ValidationFeeds feeds = ValidationInputs(model.graph);
+  if (!feeds.unfed.empty()) return absl::StrCat(beyond, ", and ", feeds.unfed, ": NOT validated");
+  RETURN_IF_ERROR(WriteTensors(dir / "inputs", feeds.inputs));
   std::vector<std::string> args = {"node", ort_runner, path, "--inputs", (dir / "inputs").string()};
-  // The reference executor computes on float32 inputs alone.
-  const bool all_float32 = inputs.size() == RandomInputs(model.graph, 5).size();
-  const absl::StatusOr<TensorMap> expected =
-      all_float32 ? RunReference(model.graph, inputs) : absl::UnavailableError("inputs other than float32");
+  const absl::StatusOr<TensorMap> expected = feeds.float32_only ? RunReference(model.graph, feeds.inputs)
+                                                                : absl::UnavailableError("inputs other than float32");
   if (expected.ok()) {
     RETURN_IF_ERROR(WriteTensors(dir / "expected", *expected));
     args.insert(args.end(), {"--compare", (dir / "expected").string()});
@@ -115,8 +130,6 @@ absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const s
   const std::string said = FirstLine(log);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
-  const std::string beyond =
-      absl::StrFormat("opset %d is beyond the installed ONNX checker (%d)", model.opset, kMaxCheckedOpset);
   if (status < 0 || said.find("not installed") != std::string::npos)
     return absl::StrCat(beyond, ", and ONNX Runtime (node ", ort_runner, ") is not available: NOT validated");
   if (status != 0) return absl::InternalError(absl::StrCat(beyond, "; ONNX Runtime refuses the written model: ", said));

@@ -419,7 +419,9 @@ std::string SymbolicLines(const PipelineResult& r) {
                                                   : absl::StrCat("no --input-shape given; the smallest power of two "
                                                                  "the model builds at, as at 1: ",
                                                                  d.why_not_one));
-    if (d.kept)
+    if (d.kept && r.nothing_to_optimize)
+      absl::StrAppendFormat(&out, "kept symbolic (the model is written as read)\n");
+    else if (d.kept)
       absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too, %s)\n",
                             absl::StrJoin(d.checked_at, " and "), InputScalesText({pipeline::kSymbolicCheckScale}));
     else

@@ -27,4 +27,10 @@ function halfValue(h) {
   return sign * (1 + m / 1024) * 2 ** (e - 15);
 }
 
-module.exports = {toHalfBits, halfValue};
+// A float16 tensor's values as a Float32Array: its data are bits in a Uint16Array, or
+// values where the binding wraps them in a Float16Array (Node.js releases that have one).
+function halfValues(data) {
+  return data instanceof Uint16Array ? Float32Array.from(data, halfValue) : Float32Array.from(data);
+}
+
+module.exports = {toHalfBits, halfValue, halfValues};

@@ -19,7 +19,7 @@
 const fs = require('fs');
 const path = require('path');
 const {profileByOperator} = require('./ort_profile');
-const {toHalfBits, halfValue} = require('./float16');
+const {toHalfBits, halfValues} = require('./float16');
 
 function fail(message, code = 2) {
   process.stderr.write(`ort_run: error: ${message}\n`);
@@ -86,7 +86,7 @@ async function load(ort, model, level) {
 
 // A tensor's values as numbers: float16 bits decoded, integers as they are.
 function values(t) {
-  if (t.type === 'float16') return Float32Array.from(t.data, halfValue);
+  if (t.type === 'float16') return halfValues(t.data);
   if (t.type === 'int64' || t.type === 'uint64') return Float64Array.from(t.data, Number);
   return t.data;
 }
@@ -98,6 +98,12 @@ function tensorOf(ort, type, data, shape) {
     float64: () => Float64Array.from(data),
     int64: () => BigInt64Array.from(data, x => BigInt(Math.round(x))),
     int32: () => Int32Array.from(data, Math.round),
+    int16: () => Int16Array.from(data, Math.round),
+    int8: () => Int8Array.from(data, Math.round),
+    uint8: () => Uint8Array.from(data, Math.round),
+    uint16: () => Uint16Array.from(data, Math.round),
+    uint32: () => Uint32Array.from(data, Math.round),
+    uint64: () => BigUint64Array.from(data, x => BigInt(Math.round(x))),
     bool: () => Uint8Array.from(data, x => (x ? 1 : 0)),
   }[type];
   return make ? new ort.Tensor(type, make(), shape) : new ort.Tensor('float32', data, shape);
