@@ -19,7 +19,7 @@
 const fs = require('fs');
 const path = require('path');
 const {profileByOperator} = require('./ort_profile');
-const {toHalfBits, halfValues} = require('./float16');
+const {toHalfBits, numericValues} = require('./tensor_values');
 
 function fail(message, code = 2) {
   process.stderr.write(`ort_run: error: ${message}\n`);
@@ -84,13 +84,6 @@ async function load(ort, model, level) {
   }
 }
 
-// A tensor's values as numbers: float16 bits decoded, integers as they are.
-function values(t) {
-  if (t.type === 'float16') return halfValues(t.data);
-  if (t.type === 'int64' || t.type === 'uint64') return Float64Array.from(t.data, Number);
-  return t.data;
-}
-
 // Float32 values `data` as a tensor of `type` (an input's), integers rounded.
 function tensorOf(ort, type, data, shape) {
   const make = {
@@ -132,7 +125,7 @@ function writeTensors(dir, tensors) {
   Object.keys(tensors).sort().forEach((name, i) => {
     const t = tensors[name];
     const file = `t${i}.bin`;
-    const data = Float32Array.from(values(t));
+    const data = Float32Array.from(numericValues(t));
     fs.writeFileSync(path.join(dir, file), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     manifest.push({name, shape: Array.from(t.dims), file});
   });
@@ -173,7 +166,7 @@ function maxDifference(expected, got) {
   if (names.length !== Object.keys(got).length) return {diff: Infinity, scale};
   for (const name of names) {
     if (!got[name] || expected[name].dims.join() !== got[name].dims.join()) return {diff: Infinity, scale};
-    const a = values(expected[name]), b = values(got[name]);
+    const a = numericValues(expected[name]), b = numericValues(got[name]);
     for (let i = 0; i < a.length; ++i) {
       scale = Math.max(scale, Math.abs(a[i]));
       const d = Math.abs(a[i] - b[i]);

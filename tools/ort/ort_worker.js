@@ -25,7 +25,7 @@
 // Inputs are fixed per session: float inputs from a seeded generator, others zero.
 'use strict';
 const readline = require('readline');
-const {toHalfBits, halfValues} = require('./float16');
+const {toHalfBits, numericValues} = require('./tensor_values');
 
 let ort;
 let loadError = null;
@@ -86,9 +86,8 @@ function makeFeeds(session, shapes, seed, scale) {
 
 function asFloat32(tensor, name) {
   if (tensor.type === 'float32') return tensor.data;
-  if (tensor.type === 'float16') return halfValues(tensor.data);
   if (!kArrays[tensor.type]) throw new Error(`output ${name} has type ${tensor.type}, which cannot be compared`);
-  return Float32Array.from(tensor.data, x => Number(x));
+  return Float32Array.from(numericValues(tensor));
 }
 
 async function outputs(req) {

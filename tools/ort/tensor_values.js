@@ -1,5 +1,6 @@
-// IEEE half precision as ONNX Runtime's Node.js binding holds float16 tensors (each
-// value's 16 bits in a Uint16Array), for ort_worker.js and ort_run.js.
+// Tensors' values as ONNX Runtime's Node.js binding holds them, for ort_worker.js and
+// ort_run.js: float16 tensors as each value's 16 bits in a Uint16Array, 64-bit integers
+// as BigInts.
 'use strict';
 
 const f32 = new Float32Array(1), f32Bits = new Uint32Array(f32.buffer);
@@ -33,4 +34,12 @@ function halfValues(data) {
   return data instanceof Uint16Array ? Float32Array.from(data, halfValue) : Float32Array.from(data);
 }
 
-module.exports = {toHalfBits, halfValue, halfValues};
+// A tensor's values as numbers (float16 decoded, 64-bit integers as Numbers); its own
+// array where they are numbers already.
+function numericValues(tensor) {
+  if (tensor.type === 'float16') return halfValues(tensor.data);
+  if (tensor.type === 'int64' || tensor.type === 'uint64') return Float64Array.from(tensor.data, Number);
+  return tensor.data;
+}
+
+module.exports = {toHalfBits, numericValues};
