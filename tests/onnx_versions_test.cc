@@ -248,6 +248,29 @@ TEST_CASE("Weights stored as external data are read, and written the same way") 
   CHECK(again->graph.value(again->graph.FindValue("w")).data->floats() == w.floats());
 }
 
+TEST_CASE("A model too large for one file is written with its weights beside it") {
+  const auto dir = TempDir("external_data_large");
+  WriteWeightFile(dir / "weights.bin");
+  WriteFile(dir / "model.onnx", ExternalConvModel("weights.bin", 16).SerializeAsString());
+  auto imported = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(imported.ok());
+  imported->external_data = false;  // as a model read from one file, or built in code
+
+  const auto small = dir / "small.onnx";
+  REQUIRE(ExportOnnxFile(*imported, small.string()).ok());
+  CHECK_FALSE(std::filesystem::exists(ExternalDataPath(small.string())));
+  // Over the limit (protobuf's 2 GiB, here a few bytes) the weights go to a data file.
+  const auto large = dir / "large.onnx";
+  REQUIRE(ExportOnnxFile(*imported, large.string(), /*max_inline_bytes=*/64).ok());
+  REQUIRE(std::filesystem::exists(ExternalDataPath(large.string())));
+  CHECK(std::filesystem::file_size(large) < std::filesystem::file_size(small));
+  auto again = ImportOnnxFile(large.string());
+  REQUIRE(again.ok());
+  CHECK(again->external_data);
+  const auto weights = [](const OnnxModel& m) { return m.graph.value(m.graph.FindValue("w")).data->floats(); };
+  CHECK(weights(*again) == weights(*imported));
+}
+
 TEST_CASE("External data outside the model's directory or file is refused") {
   const auto dir = TempDir("external_data_bad");
   WriteWeightFile(dir / "weights.bin");

@@ -332,6 +332,28 @@ TEST_CASE("A model that cannot be written or moved into place leaves nothing beh
   CHECK(Entries(f.dir) == 2);  // the input and the folder in the way
 }
 
+TEST_CASE("A model written with its weights beside it is checked and moved with them") {
+  // y = x W, W of 2 KiB: large enough for the data file.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 16});
+  const ValueId w = testing::AddWeight(g, "w", {16, 32}, 7);
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMatMul, {x, w}, "y")).ok());
+  const OnnxModel model = ModelOf(std::move(g));
+  const Files f = InputFile("e2e_external_data", model);
+  // As ExportOnnxFile writes a model over 2 GiB: the weights in a data file.
+  const ModelWriter beside = [](const OnnxModel& m, const std::string& path) {
+    return ExportOnnxFile(m, path, /*max_inline_bytes=*/0);
+  };
+  absl::StatusOr<StagedModel> staged = StageCheckedModel(RequestFor(f, model, Target::kOrt, beside));
+  INFO(staged.status());
+  REQUIRE(staged.ok());
+  CHECK(staged->external_data());
+  CHECK(staged->checks().end_to_end.not_run.empty());
+  REQUIRE(staged->MoveIntoPlace().ok());
+  CHECK(fs::exists(f.destination));
+  CHECK(fs::file_size(ExternalDataPath(f.destination)) == 16 * 32 * sizeof(float));
+}
+
 TEST_CASE("A file that keeps a symbolic dimension is run at another size of it too") {
   // y = 2 x with x [N, 4]: imported at N = 1.
   onnx::ModelProto m = testing::NewModel();

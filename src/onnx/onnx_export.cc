@@ -316,9 +316,9 @@ absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& pa
   return absl::OkStatus();
 }
 
-absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path) {
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, size_t max_inline_bytes) {
   ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(model));
-  if (!model.external_data) return WriteModelFile(proto, path);
+  if (!model.external_data && proto.ByteSizeLong() <= max_inline_bytes) return WriteModelFile(proto, path);
   const std::string data_path = ExternalDataPath(path);
   RETURN_IF_ERROR(WriteExternalData(proto, data_path));
   absl::Status written = WriteModelFile(proto, path);

@@ -204,10 +204,7 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
 }  // namespace
 
 StagedModel::StagedModel(std::string folder, std::string staged, const WriteRequest& r)
-    : folder_(std::move(folder)),
-      staged_(std::move(staged)),
-      destination_(r.destination),
-      external_data_(r.output->external_data) {}
+    : folder_(std::move(folder)), staged_(std::move(staged)), destination_(r.destination) {}
 
 StagedModel::StagedModel(StagedModel&& other) noexcept
     : folder_(std::exchange(other.folder_, "")),
@@ -240,6 +237,8 @@ absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
   ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(r.destination));
   StagedModel staged(folder, (fs::path(folder) / fs::path(r.destination).filename()).string(), r);
   RETURN_IF_ERROR(r.writer ? r.writer(*r.output, staged.staged_) : ExportOnnxFile(*r.output, staged.staged_));
+  // The staging folder is the model's own, so a data file there is the one just written.
+  staged.external_data_ = fs::exists(ExternalDataPath(staged.staged_));
   ASSIGN_OR_RETURN(staged.checks_.validation, ValidateWrittenModel(*r.output, staged.staged_, r.ort_runner));
   if (r.run_end_to_end) {
     ASSIGN_OR_RETURN(staged.checks_.end_to_end, CheckEndToEnd(r, staged.staged_, folder + "/runs"));

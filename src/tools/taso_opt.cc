@@ -325,6 +325,9 @@ int main(int argc, char** argv) {
     std::printf("import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
                 model->converted_from_opset, model->opset, result->model.opset);
   std::printf("export: %s\n", staged->checks().validation.c_str());
-  std::printf("wrote %s\n", out.c_str());
+  if (staged->external_data())
+    std::printf("wrote %s (its weights in %s)\n", out.c_str(), taso::ExternalDataPath(out).c_str());
+  else
+    std::printf("wrote %s\n", out.c_str());
   return 0;
 }

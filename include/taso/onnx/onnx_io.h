@@ -1,6 +1,7 @@
 // ONNX import and export (opsets 11 to 21).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,9 +107,14 @@ OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_nam
 // Another graph in `model`'s shell and opset, written at the sizes it has (no symbolic
 // dimensions, weights inline): what the pipeline times and estimates.
 OnnxModel InShellOf(const OnnxModel& model, Graph graph);
+// The most bytes protobuf serializes as one message: a model larger than this cannot be
+// one file.
+inline constexpr size_t kMaxInlineModelBytes = (size_t{1} << 31) - 1;
 // Writes the file atomically: on any error nothing is left at `path`. With
-// model.external_data, the weights go to one file beside it, ExternalDataPath(path).
-absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path);
+// model.external_data, or where the model would be larger than `max_inline_bytes`, the
+// weights go to one file beside it, ExternalDataPath(path).
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path,
+                            size_t max_inline_bytes = kMaxInlineModelBytes);
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
 std::string ExternalDataPath(const std::string& model_path);
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);

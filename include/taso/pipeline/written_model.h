@@ -51,6 +51,9 @@ class StagedModel {
   StagedModel(StagedModel&&) noexcept;
   ~StagedModel();
   const WrittenModel& checks() const { return checks_; }
+  // Whether the weights were written to a file beside the model, ExternalDataPath: as the
+  // input's were, or because the model is too large for one file.
+  bool external_data() const { return external_data_; }
   // Moves the file (and its external data) to the destination; where that fails,
   // nothing is left there.
   absl::Status MoveIntoPlace();
