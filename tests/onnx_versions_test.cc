@@ -209,9 +209,9 @@ onnx::ModelProto ExternalConvModel(const std::string& location, int64_t offset =
 }
 
 // The weight's values, 0.25 each, after 16 bytes of something else.
-void WriteWeightFile(const std::filesystem::path& path) {
+void WriteWeightFile(const std::filesystem::path& path, float value = 0.25f) {
   std::string bytes(16, 'x');
-  const std::vector<float> values(16 * 27, 0.25f);
+  const std::vector<float> values(16 * 27, value);
   bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
   WriteFile(path, bytes);
 }
@@ -246,6 +246,30 @@ TEST_CASE("Weights stored as external data are read, and written the same way") 
   auto again = ImportOnnxFile(out.string());
   REQUIRE(again.ok());
   CHECK(again->graph.value(again->graph.FindValue("w")).data->floats() == w.floats());
+}
+
+TEST_CASE("A weight stored as external data is shared with a graph holding its values") {
+  const auto dir = TempDir("external_data_shared");
+  WriteWeightFile(dir / "weights.bin");
+  WriteFile(dir / "model.onnx", ExternalConvModel("weights.bin", 16).SerializeAsString());
+  auto first = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(first.ok());
+  const auto weight = [](const OnnxModel& m) { return m.graph.value(m.graph.FindValue("w")).data; };
+
+  ImportOptions sharing;
+  sharing.shared_weights = &first->graph;
+  auto again = ImportOnnxFile((dir / "model.onnx").string(), sharing);
+  REQUIRE(again.ok());
+  CHECK(weight(*again) == weight(*first));  // the same tensor, not read again
+
+  // The file changed under the same name: read, not shared.
+  const auto other = TempDir("external_data_shared_other");
+  WriteWeightFile(other / "weights.bin", 0.5f);
+  WriteFile(other / "model.onnx", ExternalConvModel("weights.bin", 16).SerializeAsString());
+  auto changed = ImportOnnxFile((other / "model.onnx").string(), sharing);
+  REQUIRE(changed.ok());
+  CHECK(weight(*changed) != weight(*first));
+  CHECK(weight(*changed)->floats()[0] == 0.5f);
 }
 
 TEST_CASE("A model too large for one file is written with its weights beside it") {

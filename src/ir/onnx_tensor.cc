@@ -6,9 +6,11 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "taso/ir/status_macros.h"
 
 namespace taso {
@@ -56,8 +58,14 @@ absl::StatusOr<std::filesystem::path> DataFilePath(const onnx::TensorProto& prot
   return std::filesystem::path(dir) / relative;
 }
 
-// The tensor with its external bytes read into raw_data.
-absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
+// Where a tensor's external bytes lie: a file inside the model's directory, and a span
+// of it within its size.
+struct ExternalSpan {
+  std::filesystem::path path;
+  int64_t offset = 0, length = 0;
+};
+
+absl::StatusOr<ExternalSpan> SpanOf(const onnx::TensorProto& proto, const std::string& dir) {
   if (dir.empty()) return BadExternal(proto, "the model was not read from a file, so its data files cannot be found");
   ASSIGN_OR_RETURN(const ExternalLocation where, LocationOf(proto));
   ASSIGN_OR_RETURN(const std::filesystem::path path, DataFilePath(proto, where.location, dir));
@@ -70,10 +78,16 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
   if (where.offset > file_size || length < 0 || where.offset + length > file_size)
     return BadExternal(proto, absl::StrCat("offset ", where.offset, " and length ", length, " lie beyond the end of '",
                                            path.string(), "' (", file_size, " bytes)"));
-  std::string bytes(static_cast<size_t>(length), '\0');
-  std::ifstream f(path, std::ios::binary);
-  if (!f.seekg(where.offset) || !f.read(bytes.data(), length))
-    return BadExternal(proto, absl::StrCat("cannot read data file '", path.string(), "'"));
+  return ExternalSpan{path, where.offset, length};
+}
+
+// The tensor with its external bytes read into raw_data.
+absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
+  ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
+  std::string bytes(static_cast<size_t>(span.length), '\0');
+  std::ifstream f(span.path, std::ios::binary);
+  if (!f.seekg(span.offset) || !f.read(bytes.data(), span.length))
+    return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
   onnx::TensorProto copy = proto;
   copy.clear_external_data();
   copy.set_data_location(onnx::TensorProto::DEFAULT);
@@ -81,16 +95,35 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
   return copy;
 }
 
+// Whether the tensor's external bytes are `bytes`, read a block at a time: a large model's
+// weights are compared without a second copy of them in memory.
+bool ExternalBytesEqual(const onnx::TensorProto& proto, const std::string& dir, absl::Span<const char> bytes) {
+  const absl::StatusOr<ExternalSpan> span = SpanOf(proto, dir);
+  if (!span.ok() || span->length != static_cast<int64_t>(bytes.size())) return false;
+  std::ifstream f(span->path, std::ios::binary);
+  if (!f.seekg(span->offset)) return false;
+  constexpr size_t kBlock = size_t{1} << 20;
+  std::vector<char> block(std::min(kBlock, bytes.size()));
+  for (size_t done = 0; done < bytes.size();) {
+    const size_t n = std::min(kBlock, bytes.size() - done);
+    if (!f.read(block.data(), static_cast<std::streamsize>(n)) ||
+        std::memcmp(block.data(), bytes.data() + done, n) != 0)
+      return false;
+    done += n;
+  }
+  return true;
+}
+
 }  // namespace
 
-bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto) {
-  if (proto.data_type() != onnx::TensorProto::FLOAT || data.dtype() != DataType::kFloat32 ||
-      proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return false;
+bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const std::string& external_data_dir) {
+  if (proto.data_type() != onnx::TensorProto::FLOAT || data.dtype() != DataType::kFloat32) return false;
   if (!std::equal(data.shape().begin(), data.shape().end(), proto.dims().begin(), proto.dims().end())) return false;
   const absl::Span<const float> values = data.floats();
   const size_t bytes = values.size() * sizeof(float);
   // Bit patterns, not floats, are compared: a NaN equals itself and -0 differs from 0.
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return ExternalBytesEqual(proto, external_data_dir, {reinterpret_cast<const char*>(values.data()), bytes});
   if (proto.has_raw_data())
     return proto.raw_data().size() == bytes &&
            (bytes == 0 || std::memcmp(proto.raw_data().data(), values.data(), bytes) == 0);

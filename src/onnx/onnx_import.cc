@@ -208,7 +208,8 @@ absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& s
 absl::StatusOr<TensorDataPtr> WeightData(const onnx::TensorProto& init, const ImportOptions& options) {
   if (const Graph* shared = options.shared_weights) {
     const ValueId v = shared->FindValue(init.name());
-    if (v != kNoValue && shared->value(v).is_constant() && HoldsValuesOf(*shared->value(v).data, init))
+    if (v != kNoValue && shared->value(v).is_constant() &&
+        HoldsValuesOf(*shared->value(v).data, init, options.external_data_dir))
       return shared->value(v).data;
   }
   return TensorFromProto(init, options.external_data_dir);

@@ -17,9 +17,10 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto,
                                               const std::string& external_data_dir = "");
 void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto);
 
-// Whether `data` holds exactly the values of `proto`, a float tensor stored inline, so
-// that a weight already read can stand for it.
-bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto);
+// Whether `data` holds exactly the values of `proto`, a float tensor (stored as external
+// data: in `external_data_dir`, as TensorFromProto reads it), so that a weight already read
+// can stand for it.
+bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const std::string& external_data_dir = "");
 
 // Moves the tensor's raw data to the end of the open file `data` (written as `location`,
 // relative to the model) and records where it is.
