@@ -321,6 +321,63 @@ TEST_CASE("A token expanded to a symbolic batch as PyTorch writes it is typed, a
   CHECK(result->symbolic_dims[0].kept);
 }
 
+// A decoder's step as exporters write it: the cached rows past[past,8] and the new ones
+// x[seq,8] concatenated, the attention mask m[total,1] added (total = past + seq tokens),
+// then two products by matrices, added (the search makes them one).
+onnx::ModelProto CachedRowsWithMask() {
+  onnx::ModelProto m = testing::NewModel(13);
+  testing::AddInput(m, "past", {1, 8});
+  testing::AddInput(m, "x", {1, 8});
+  testing::AddInput(m, "mask", {1, 1});
+  testing::InputDim(m, 0, 0)->set_dim_param("past");
+  testing::InputDim(m, 1, 0)->set_dim_param("seq");
+  testing::InputDim(m, 2, 0)->set_dim_param("total");
+  testing::SetIntAttr(testing::AddNode(m, op_names::kConcat, {"past", "x"}, {"rows"}), "axis", 0);
+  testing::AddNode(m, op_names::kAdd, {"rows", "mask"}, {"masked"});
+  testing::AddFloatInit(m, "w1", {8, 8}, 0.25f);
+  testing::AddFloatInit(m, "w2", {8, 8}, 0.5f);
+  testing::AddNode(m, op_names::kMatMul, {"masked", "w1"}, {"p1"});
+  testing::AddNode(m, op_names::kMatMul, {"masked", "w2"}, {"p2"});
+  testing::AddNode(m, op_names::kAdd, {"p1", "p2"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
+TEST_CASE("A dimension the model builds at only as a sum of two others is kept as that sum", "[symbolic]") {
+  // Built at 1 each, the mask broadcasts; apart from past + seq it does not.
+  auto result =
+      OptimizeModel(testing::ImportFolded(CachedRowsWithMask()), testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  CHECK(testing::CountOps(result->model.graph, op_names::kMatMul) == 1);
+  REQUIRE(result->symbolic_dims.size() == 3);
+  const auto& total = result->symbolic_dims[2];
+  REQUIRE(total.name == "total");
+  INFO(total.why_fixed);
+  CHECK(total.kept);
+  CHECK(total.sum_of == std::vector<std::string>{"past", "seq"});
+  CHECK(total.checked_at == std::vector<int64_t>{2 + 3, 3 + 5});  // past's sizes plus seq's
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"), Catch::Contains("kept symbolic, as past + seq"));
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(2)) == "total");
+  CHECK(FirstDim(exported->graph().output(0)) == "total");  // past + seq rows
+}
+
+TEST_CASE("A dimension that is no sum of two others is written fixed, saying why", "[symbolic]") {
+  // One new row, not a symbolic seq: total = past + 1, which no sum of kept ones gives.
+  onnx::ModelProto m = CachedRowsWithMask();
+  testing::InputDim(m, 1, 0)->set_dim_value(1);
+  auto result = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 2);
+  const auto& total = result->symbolic_dims[1];
+  REQUIRE(total.name == "total");
+  CHECK_FALSE(total.kept);
+  CHECK(total.sum_of.empty());
+  CHECK_THAT(total.why_fixed, Catch::Contains("broadcast"));
+  CHECK(result->symbolic_dims[0].kept);  // past
+}
+
 TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {
   PipelineOptions options = AnalyticOptions();
   options.self_check = false;
@@ -452,6 +509,18 @@ TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one
   CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());
   CHECK_THAT(SummaryText(TimedOptions(flaky), *result, "m"),
              Catch::Contains("not slower there when timed again (first 0.667x)"));
+}
+
+TEST_CASE("A dimension kept as a sum is timed at larger sizes as the sum of its terms", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(CachedRowsWithMask());
+  BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, {0.9});
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
+  REQUIRE(result.ok());
+  REQUIRE(result->larger_sizes.has_value());
+  // past and seq grow by 4 (1 ms, two dimensions, within 20 ms); total with them.
+  CHECK(result->larger_sizes->sizes == "past=4, seq=4, total=8");
+  CHECK(result->larger_sizes->not_timed.empty());
+  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 4) == 1);
 }
 
 TEST_CASE("Sizes given by --input-shape, or an input too slow to time larger, are not timed larger", "[symbolic]") {

@@ -422,7 +422,8 @@ std::string SymbolicLines(const PipelineResult& r) {
     if (d.kept && r.nothing_to_optimize)
       absl::StrAppendFormat(&out, "kept symbolic (the model is written as read)\n");
     else if (d.kept)
-      absl::StrAppendFormat(&out, "kept symbolic (self-check passed at %s too, %s)\n",
+      absl::StrAppendFormat(&out, "kept symbolic%s (self-check passed at %s too, %s)\n",
+                            d.sum_of.empty() ? "" : absl::StrCat(", as ", absl::StrJoin(d.sum_of, " + ")),
                             absl::StrJoin(d.checked_at, " and "), InputScalesText({pipeline::kSymbolicCheckScale}));
     else
       absl::StrAppendFormat(&out, "written fixed at %d: %s\n", d.built_at, d.why_fixed);
@@ -433,9 +434,11 @@ std::string SymbolicLines(const PipelineResult& r) {
 std::string JsonSymbolicDims(const PipelineResult& r) {
   std::vector<std::string> dims;
   for (const PipelineResult::SymbolicDimension& d : r.symbolic_dims)
-    dims.push_back(absl::StrCat("{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at, ", \"kept\": ",
-                                d.kept ? "true" : "false", ", \"checked_at\": [", absl::StrJoin(d.checked_at, ", "),
-                                "], \"why_not_one\": ", JsonQuote(d.why_not_one), "}"));
+    dims.push_back(absl::StrCat(
+        "{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at, ", \"kept\": ", d.kept ? "true" : "false",
+        ", \"checked_at\": [", absl::StrJoin(d.checked_at, ", "), "], \"sum_of\": [",
+        absl::StrJoin(d.sum_of, ", ", [](std::string* out, const std::string& name) { out->append(JsonQuote(name)); }),
+        "], \"why_not_one\": ", JsonQuote(d.why_not_one), "}"));
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 

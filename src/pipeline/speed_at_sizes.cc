@@ -26,12 +26,19 @@ std::vector<const PipelineResult::SymbolicDimension*> DimensionsToGrow(const Onn
                                                                        const PipelineResult& result) {
   std::vector<const PipelineResult::SymbolicDimension*> batch, others;
   for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
-    if (!d.kept || d.given) continue;
+    if (!d.kept || d.given || !d.sum_of.empty()) continue;
     bool first_axis = false;
     for (const SymbolicDim& s : imported.symbolic_dims) first_axis |= s.Key() == d.name && s.axis == 0;
     (first_axis ? batch : others).push_back(&d);
   }
   return others.empty() ? batch : others;
+}
+
+// The size the dimension named `name` was searched at.
+int64_t BuiltAt(const PipelineResult& result, const std::string& name) {
+  for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims)
+    if (d.name == name) return d.built_at;
+  return 1;
 }
 
 // The largest power of two up to kMaxGrowth whose input estimate stays within the budget.
@@ -76,6 +83,17 @@ absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSize
   for (const auto* d : grown) {
     sizes[d->name] = d->built_at * std::max(factor, kLeastGrowth);
     named.push_back(absl::StrCat(d->name, "=", sizes[d->name]));
+  }
+  // A dimension kept as a sum grows with its terms: the model builds only so.
+  for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
+    if (!d.kept || d.sum_of.empty()) continue;
+    int64_t sum = 0;
+    for (const std::string& term : d.sum_of) {
+      const auto grown_term = sizes.find(term);
+      sum += grown_term != sizes.end() ? grown_term->second : BuiltAt(result, term);
+    }
+    sizes[d.name] = sum;
+    named.push_back(absl::StrCat(d.name, "=", sum));
   }
   check.sizes = absl::StrJoin(named, ", ");
   Announce(options, "speed check", absl::StrCat("at larger sizes (", check.sizes, "), in ", timer.name()));

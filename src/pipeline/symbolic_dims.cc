@@ -11,6 +11,7 @@
 // written.
 #include "pipeline/symbolic_dims.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -30,6 +31,10 @@ struct Variable {
   std::string key, param;
   int64_t base = 1;
   std::array<int64_t, 2> others{};
+  // Where it is checked as the sum of other variables (TiedCandidates): their keys, and
+  // the size it has with them at their built sizes, which values computed from them have.
+  std::vector<std::string> sum_of;
+  int64_t tied_base = 0;
 };
 
 std::vector<Variable> VariablesOf(const std::vector<SymbolicDim>& dims) {
@@ -144,6 +149,63 @@ struct Kept {
   std::optional<Checked> checked;
 };
 
+// Whether the input as read builds with the variables at their `which`-th other sizes.
+bool InputBuildsAt(const Sources& sources, const std::vector<Variable>& moved, int which) {
+  const OnnxModel& imported = sources.imported;
+  ImportOptions options;
+  options.fold_shape_arithmetic = true;
+  options.input_shapes = InputShapesAt(imported, OtherSizes(moved, which));
+  options.external_data_dir = imported.external_data_dir;
+  options.shared_weights = &imported.graph;
+  options.keep_source = false;
+  return ImportOnnx(*imported.source, options).ok();
+}
+
+// `v` checked as the sum of `a` and `b`.
+Variable Tied(const Variable& v, const Variable& a, const Variable& b) {
+  Variable tied = v;
+  tied.sum_of = {a.key, b.key};
+  tied.tied_base = a.base + b.base;
+  for (int which = 0; which < 2; ++which) tied.others[which] = a.others[which] + b.others[which];
+  return tied;
+}
+
+// What a variable the input itself does not build apart from the others may be: the sum
+// of two kept variables, as a decoder's attention mask spans the cached and the new
+// tokens (total = past + seq). A candidate that moves as a kept variable does is left
+// out: the written names would not tell them apart.
+std::vector<Variable> TiedCandidates(const Variable& v, const std::vector<Variable>& kept) {
+  std::vector<Variable> candidates;
+  for (size_t a = 0; a < kept.size(); ++a)
+    for (size_t b = a + 1; b < kept.size(); ++b) {
+      Variable tied = Tied(v, kept[a], kept[b]);
+      if (std::none_of(kept.begin(), kept.end(), [&](const Variable& k) { return k.others == tied.others; }))
+        candidates.push_back(std::move(tied));
+    }
+  return candidates;
+}
+
+// Each variable that failed because the input itself does not build at its sizes, kept
+// where a tie to the kept ones passes with them.
+void KeepTied(const Sources& sources, const std::vector<Variable>& failed, uint64_t seed, Kept& kept,
+              absl::flat_hash_map<std::string, std::string>& why_fixed) {
+  for (const Variable& v : failed) {
+    std::vector<Variable> alone = kept.vars;
+    alone.push_back(v);
+    if (InputBuildsAt(sources, alone, 0) && InputBuildsAt(sources, alone, 1)) continue;
+    for (Variable& candidate : TiedCandidates(v, kept.vars)) {
+      std::vector<Variable> with = kept.vars;
+      with.push_back(candidate);
+      if (!InputBuildsAt(sources, with, 0) || !InputBuildsAt(sources, with, 1)) continue;
+      absl::StatusOr<Checked> checked = CheckAt(sources, with, seed);
+      if (!checked.ok()) continue;
+      kept = Kept{std::move(with), std::move(*checked)};
+      why_fixed.erase(v.key);
+      break;
+    }
+  }
+}
+
 absl::StatusOr<Kept> KeptVariables(const Sources& sources, const std::vector<Variable>& vars, uint64_t seed,
                                    absl::flat_hash_map<std::string, std::string>& why_fixed) {
   absl::StatusOr<Checked> joint = CheckAt(sources, vars, seed);
@@ -158,7 +220,14 @@ absl::StatusOr<Kept> KeptVariables(const Sources& sources, const std::vector<Var
   }
   if (passing.empty()) return Kept{};
   absl::StatusOr<Checked> again = CheckAt(sources, passing, seed);
-  if (again.ok()) return Kept{passing, std::move(*again)};
+  if (again.ok()) {
+    Kept kept{passing, std::move(*again)};
+    std::vector<Variable> failed;
+    for (const Variable& v : vars)
+      if (why_fixed.contains(v.key)) failed.push_back(v);
+    KeepTied(sources, failed, seed, kept, why_fixed);
+    return kept;
+  }
   for (const Variable& v : passing)
     why_fixed[v.key] = absl::StrCat("holds alone but not with the other dimensions: ", again.status().message());
   return Kept{};
@@ -169,7 +238,8 @@ absl::StatusOr<Kept> KeptVariables(const Sources& sources, const std::vector<Var
 std::optional<std::string> DimName(int64_t base, int64_t a, int64_t b, const std::vector<Variable>& kept) {
   if (a == base && b == base) return std::nullopt;
   for (const Variable& v : kept)
-    if (v.base == base && v.others[0] == a && v.others[1] == b) return v.param;
+    if ((v.base == base || (v.tied_base > 0 && v.tied_base == base)) && v.others[0] == a && v.others[1] == b)
+      return v.param;
   return std::string();
 }
 
@@ -208,8 +278,12 @@ void Report(const std::vector<Variable>& vars, const std::vector<SymbolicDim>& d
       r.given |= d.given;
       if (!d.why_not_one.empty()) r.why_not_one = d.why_not_one;
     }
-    for (const Variable& k : kept.vars) r.kept |= k.key == v.key;
-    if (kept.checked) r.checked_at.assign(v.others.begin(), v.others.end());
+    const auto as_kept =
+        std::find_if(kept.vars.begin(), kept.vars.end(), [&](const Variable& k) { return k.key == v.key; });
+    r.kept = as_kept != kept.vars.end();
+    const Variable& checked = r.kept ? *as_kept : v;  // a tied one at its terms' sizes
+    r.sum_of = checked.sum_of;
+    if (kept.checked) r.checked_at.assign(checked.others.begin(), checked.others.end());
     if (auto it = why_fixed.find(v.key); it != why_fixed.end()) r.why_fixed = it->second;
     result.symbolic_dims.push_back(std::move(r));
   }

@@ -277,7 +277,10 @@ struct PipelineResult {
     std::string why_not_one;          // not given, and built at another size than 1: why
     bool kept = false;                // written symbolic
     std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
-    std::string why_fixed;            // when not kept
+    // Kept as the sum of these dimensions (by name): the input does not build with it
+    // apart from them (a decoder's attention mask over past + seq tokens).
+    std::vector<std::string> sum_of;
+    std::string why_fixed;  // when not kept
   };
   std::vector<SymbolicDimension> symbolic_dims;
   std::optional<double> symbolic_check_difference;  // max over the checks at other sizes
