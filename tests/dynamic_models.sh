@@ -3,7 +3,8 @@
 # (torch.onnx.export(..., dynamic_axes=...)) at opsets 11, 13, 17, 18 and 21, one that
 # flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), a
 # small Swin Transformer, ones with dynamic image sizes or lengths too (a pooling, a
-# reflecting pad, 1-D convolutions too large for 1), one with its weights as external
+# reflecting pad, 1-D convolutions too large for 1), a decoder with its key/value cache
+# (an attention mask over past + seq tokens), one with its weights as external
 # data, two as ONNX Runtime saves them optimized and one converted to float16, written by
 # tests/python/export_dynamic_models.py with the system's PyTorch. Each goes through taso-opt with no flags but
 # --no-verify-speed, so that the rewritten graph is what is written (the speed check may
@@ -120,6 +121,33 @@ for opset in 18 21; do
     "$work/cnn_opset$opset.opt.onnx")
   [ "$written" = "$opset" ] || { echo "cnn_opset$opset: written at opset $written"; exit 1; }
 done
+
+# A decoder with its key/value cache: its attention mask spans the past + seq tokens, so
+# the model does not build with 'total' apart from them; it is kept as their sum (it was
+# written fixed at 1), and the output agrees in ONNX Runtime at seq 3, past 5, total 8.
+decoder="$work/models/cached_decoder_opset14.onnx" decoder_out="$work/cached_decoder.opt.onnx"
+"$build/taso-opt" "$decoder" -o "$decoder_out" --no-verify-speed > "$work/cached_decoder.log" 2>&1 ||
+  { cat "$work/cached_decoder.log"; exit 1; }
+[ "$(symbolic_inputs "$decoder_out")" = "batch seq batch total batch past batch past" ] &&
+  grep -q "symbolic dimension 'total': .*kept symbolic, as seq + past" "$work/cached_decoder.log" ||
+  { echo "cached_decoder: total not kept as seq + past"; cat "$work/cached_decoder.log"; exit 1; }
+"$python" - "$work/cached_decoder.in" <<'PY'
+import json, os, sys
+import numpy as np
+out, rng = sys.argv[1], np.random.default_rng(0)
+os.makedirs(out, exist_ok=True)
+batch, seq, past = 2, 3, 5
+tensors = {"input_ids": rng.integers(0, 50, (batch, seq)), "attention_mask": np.ones((batch, past + seq)),
+           "past_k": rng.uniform(-1, 1, (batch, 2, past, 16)), "past_v": rng.uniform(-1, 1, (batch, 2, past, 16))}
+tensors["attention_mask"][0, :2] = 0  # two cached tokens masked out in the first sequence
+for name, t in tensors.items():
+    t.astype("<f4").tofile(os.path.join(out, name + ".bin"))
+json.dump([{"name": n, "shape": list(t.shape), "file": n + ".bin"} for n, t in tensors.items()],
+          open(os.path.join(out, "manifest.json"), "w"))
+PY
+node "$runner" "$decoder" --inputs "$work/cached_decoder.in" --save-outputs "$work/cached_decoder.out" >/dev/null
+node "$runner" "$decoder_out" --inputs "$work/cached_decoder.in" --compare "$work/cached_decoder.out" >/dev/null
+echo "cached_decoder_opset14: total kept as seq + past; ONNX Runtime agrees at seq 3, past 5, total 8"
 
 # External data: read beside the model, written beside the output.
 check cnn_external

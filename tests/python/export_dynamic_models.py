@@ -140,6 +140,42 @@ class NormMlp(torch.nn.Module):
         return self.out_norm(x + self.down(torch.nn.functional.gelu(self.up(self.norm(x)))))
 
 
+class CachedDecoder(torch.nn.Module):
+    """One decoder layer with its key/value cache, as LLM exports for ONNX Runtime write it:
+    token ids and an attention mask over the cached and the new tokens (total = past +
+    seq), the cache read and written back; Q, K and V as one Linear, then split."""
+
+    def __init__(self, d=32, heads=2, vocab=50):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.emb = torch.nn.Embedding(vocab, d)
+        self.qkv, self.o = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, ids, attention_mask, past_k, past_v):
+        b, t = ids.shape
+        x = self.emb(ids)
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in self.qkv(x).split(self.d, dim=2))
+        k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
+        mask = (1.0 - attention_mask[:, None, None, :].float()) * -1e4
+        a = torch.softmax(q @ k.transpose(-1, -2) / 4.0 + mask, -1) @ v
+        return self.head(x + self.o(a.transpose(1, 2).reshape(b, t, self.d))), k, v
+
+
+def export_cached_decoder(path):
+    torch.manual_seed(3)
+    b, t, past, heads, d = 1, 2, 3, 2, 32
+    args = (torch.randint(0, 50, (b, t)), torch.ones(b, past + t, dtype=torch.int64),
+            torch.rand(b, heads, past, d // heads), torch.rand(b, heads, past, d // heads))
+    cache = {0: "batch", 2: "past"}
+    torch.onnx.export(CachedDecoder().eval(), args, path, opset_version=14,
+                      input_names=["input_ids", "attention_mask", "past_k", "past_v"],
+                      output_names=["logits", "present_k", "present_v"],
+                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
+                                    "past_k": cache, "past_v": cache, "logits": {0: "batch", 1: "seq"},
+                                    "present_k": {0: "batch", 2: "total"}, "present_v": {0: "batch", 2: "total"}})
+
+
 def float16_copy(src, dst):
     """The model converted to float16 throughout, as onnxconverter-common's
     convert_float_to_float16(keep_io_types=False) does: float initializers, inputs, outputs
@@ -215,6 +251,7 @@ def main():
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
     export(NormMlp(), torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_opset14.onnx"), 14)
+    export_cached_decoder(os.path.join(out, "cached_decoder_opset14.onnx"))
     from torchvision.models.swin_transformer import SwinTransformer
     torch.manual_seed(2)
     swin = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
