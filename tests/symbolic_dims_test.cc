@@ -363,19 +363,31 @@ TEST_CASE("A dimension the model builds at only as a sum of two others is kept a
   CHECK(FirstDim(exported->graph().output(0)) == "total");  // past + seq rows
 }
 
-TEST_CASE("A dimension that is no sum of two others is written fixed, saying why", "[symbolic]") {
-  // One new row, not a symbolic seq: total = past + 1, which no sum of kept ones gives.
+TEST_CASE("A dimension one more than another is kept as that sum; one twice another is fixed", "[symbolic]") {
+  // One new row, not a symbolic seq: total = past + 1, as an export for one new token has.
   onnx::ModelProto m = CachedRowsWithMask();
   testing::InputDim(m, 1, 0)->set_dim_value(1);
   auto result = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, AnalyticOptions());
   REQUIRE(result.ok());
   REQUIRE(result->symbolic_dims.size() == 2);
+  CHECK(result->symbolic_dims[0].kept);  // past
   const auto& total = result->symbolic_dims[1];
   REQUIRE(total.name == "total");
-  CHECK_FALSE(total.kept);
-  CHECK(total.sum_of.empty());
-  CHECK_THAT(total.why_fixed, Catch::Contains("broadcast"));
-  CHECK(result->symbolic_dims[0].kept);  // past
+  CHECK(total.kept);
+  CHECK(total.sum_of == std::vector<std::string>{"past"});
+  CHECK(total.sum_plus == 1);
+  CHECK_THAT(SummaryText(AnalyticOptions(), *result, "m"), Catch::Contains("kept symbolic, as past + 1"));
+
+  // The cached rows twice, no new ones: total = 2 past, which no candidate gives.
+  m.mutable_graph()->mutable_node(0)->set_input(1, "past");
+  result = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 2);
+  const auto& twice = result->symbolic_dims[1];
+  REQUIRE(twice.name == "total");
+  CHECK_FALSE(twice.kept);
+  CHECK(twice.sum_of.empty());
+  CHECK_THAT(twice.why_fixed, Catch::Contains("broadcast"));
 }
 
 TEST_CASE("Without the self-check symbolic dimensions are written fixed", "[symbolic]") {

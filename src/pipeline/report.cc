@@ -407,6 +407,12 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
   return out;
 }
 
+// ", as past + seq" for a dimension kept as a sum; else empty.
+std::string SumText(const PipelineResult::SymbolicDimension& d) {
+  if (d.sum_of.empty()) return "";
+  return absl::StrCat(", as ", absl::StrJoin(d.sum_of, " + "), d.sum_plus ? absl::StrCat(" + ", d.sum_plus) : "");
+}
+
 // Each symbolic input dimension: the size searched at (built at, where nothing could be
 // optimized), and whether the output keeps it.
 std::string SymbolicLines(const PipelineResult& r) {
@@ -422,8 +428,7 @@ std::string SymbolicLines(const PipelineResult& r) {
     if (d.kept && r.nothing_to_optimize)
       absl::StrAppendFormat(&out, "kept symbolic (the model is written as read)\n");
     else if (d.kept)
-      absl::StrAppendFormat(&out, "kept symbolic%s (self-check passed at %s too, %s)\n",
-                            d.sum_of.empty() ? "" : absl::StrCat(", as ", absl::StrJoin(d.sum_of, " + ")),
+      absl::StrAppendFormat(&out, "kept symbolic%s (self-check passed at %s too, %s)\n", SumText(d),
                             absl::StrJoin(d.checked_at, " and "), InputScalesText({pipeline::kSymbolicCheckScale}));
     else
       absl::StrAppendFormat(&out, "written fixed at %d: %s\n", d.built_at, d.why_fixed);
@@ -438,7 +443,7 @@ std::string JsonSymbolicDims(const PipelineResult& r) {
         "{\"name\": \"", d.name, "\", \"built_at\": ", d.built_at, ", \"kept\": ", d.kept ? "true" : "false",
         ", \"checked_at\": [", absl::StrJoin(d.checked_at, ", "), "], \"sum_of\": [",
         absl::StrJoin(d.sum_of, ", ", [](std::string* out, const std::string& name) { out->append(JsonQuote(name)); }),
-        "], \"why_not_one\": ", JsonQuote(d.why_not_one), "}"));
+        "], \"sum_plus\": ", d.sum_plus, ", \"why_not_one\": ", JsonQuote(d.why_not_one), "}"));
   return absl::StrCat("[", absl::StrJoin(dims, ", "), "]");
 }
 

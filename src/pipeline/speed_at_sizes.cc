@@ -87,7 +87,7 @@ absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSize
   // A dimension kept as a sum grows with its terms: the model builds only so.
   for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
     if (!d.kept || d.sum_of.empty()) continue;
-    int64_t sum = 0;
+    int64_t sum = d.sum_plus;
     for (const std::string& term : d.sum_of) {
       const auto grown_term = sizes.find(term);
       sum += grown_term != sizes.end() ? grown_term->second : BuiltAt(result, term);

@@ -31,9 +31,11 @@ struct Variable {
   std::string key, param;
   int64_t base = 1;
   std::array<int64_t, 2> others{};
-  // Where it is checked as the sum of other variables (TiedCandidates): their keys, and
-  // the size it has with them at their built sizes, which values computed from them have.
+  // Where it is checked as the sum of other variables and a constant (TiedCandidates):
+  // their keys, the constant, and the size it has with them at their built sizes, which
+  // values computed from them have.
   std::vector<std::string> sum_of;
+  int64_t plus = 0;
   int64_t tied_base = 0;
 };
 
@@ -161,27 +163,34 @@ bool InputBuildsAt(const Sources& sources, const std::vector<Variable>& moved, i
   return ImportOnnx(*imported.source, options).ok();
 }
 
-// `v` checked as the sum of `a` and `b`.
-Variable Tied(const Variable& v, const Variable& a, const Variable& b) {
+// `v` checked as the sum of `terms` and `plus`.
+Variable Tied(const Variable& v, const std::vector<const Variable*>& terms, int64_t plus) {
   Variable tied = v;
-  tied.sum_of = {a.key, b.key};
-  tied.tied_base = a.base + b.base;
-  for (int which = 0; which < 2; ++which) tied.others[which] = a.others[which] + b.others[which];
+  tied.sum_of.clear();
+  tied.plus = plus;
+  tied.tied_base = plus;
+  tied.others = {plus, plus};
+  for (const Variable* t : terms) {
+    tied.sum_of.push_back(t->key);
+    tied.tied_base += t->base;
+    for (int which = 0; which < 2; ++which) tied.others[which] += t->others[which];
+  }
   return tied;
 }
 
 // What a variable the input itself does not build apart from the others may be: the sum
 // of two kept variables, as a decoder's attention mask spans the cached and the new
-// tokens (total = past + seq). A candidate that moves as a kept variable does is left
-// out: the written names would not tell them apart.
+// tokens (total = past + seq), else a kept one plus 1, as it does where the export fixed
+// the new tokens at one. A candidate that moves as a kept variable does is left out: the
+// written names would not tell them apart.
 std::vector<Variable> TiedCandidates(const Variable& v, const std::vector<Variable>& kept) {
   std::vector<Variable> candidates;
   for (size_t a = 0; a < kept.size(); ++a)
-    for (size_t b = a + 1; b < kept.size(); ++b) {
-      Variable tied = Tied(v, kept[a], kept[b]);
-      if (std::none_of(kept.begin(), kept.end(), [&](const Variable& k) { return k.others == tied.others; }))
-        candidates.push_back(std::move(tied));
-    }
+    for (size_t b = a + 1; b < kept.size(); ++b) candidates.push_back(Tied(v, {&kept[a], &kept[b]}, 0));
+  for (const Variable& a : kept) candidates.push_back(Tied(v, {&a}, 1));
+  std::erase_if(candidates, [&](const Variable& c) {
+    return std::any_of(kept.begin(), kept.end(), [&](const Variable& k) { return k.others == c.others; });
+  });
   return candidates;
 }
 
@@ -283,6 +292,7 @@ void Report(const std::vector<Variable>& vars, const std::vector<SymbolicDim>& d
     r.kept = as_kept != kept.vars.end();
     const Variable& checked = r.kept ? *as_kept : v;  // a tied one at its terms' sizes
     r.sum_of = checked.sum_of;
+    r.sum_plus = checked.plus;
     if (kept.checked) r.checked_at.assign(checked.others.begin(), checked.others.end());
     if (auto it = why_fixed.find(v.key); it != why_fixed.end()) r.why_fixed = it->second;
     result.symbolic_dims.push_back(std::move(r));

@@ -277,9 +277,10 @@ struct PipelineResult {
     std::string why_not_one;          // not given, and built at another size than 1: why
     bool kept = false;                // written symbolic
     std::vector<int64_t> checked_at;  // sizes the self-check ran at besides built_at
-    // Kept as the sum of these dimensions (by name): the input does not build with it
-    // apart from them (a decoder's attention mask over past + seq tokens).
+    // Kept as the sum of these dimensions (by name) and sum_plus: the input does not build
+    // with it apart from them (a decoder's attention mask over past + seq tokens).
     std::vector<std::string> sum_of;
+    int64_t sum_plus = 0;
     std::string why_fixed;  // when not kept
   };
   std::vector<SymbolicDimension> symbolic_dims;
