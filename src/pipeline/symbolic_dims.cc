@@ -114,17 +114,24 @@ struct Sources {
 };
 
 // The input as read and the optimized model, both imported with the variables at `sizes`.
-absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,
-                                         const absl::flat_hash_map<std::string, int64_t>& sizes) {
-  const OnnxModel& imported = sources.imported;
-  ImportOptions options;
+// The input as read, imported with the variables at `sizes`, sharing the built graph's
+// weights.
+absl::StatusOr<OnnxModel> ImportInputAt(const OnnxModel& imported,
+                                        const absl::flat_hash_map<std::string, int64_t>& sizes,
+                                        ImportOptions& options) {
   options.fold_shape_arithmetic = true;
   options.input_shapes = InputShapesAt(imported, sizes);
   options.external_data_dir = imported.external_data_dir;
   options.shared_weights = &imported.graph;
   options.keep_source = false;
+  return ImportOnnx(*imported.source, options);
+}
+
+absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,
+                                         const absl::flat_hash_map<std::string, int64_t>& sizes) {
+  ImportOptions options;
   BothAtSizes both;
-  ASSIGN_OR_RETURN(both.input, ImportOnnx(*imported.source, options));
+  ASSIGN_OR_RETURN(both.input, ImportInputAt(sources.imported, sizes, options));
   options.shared_weights = &sources.optimized;
   ASSIGN_OR_RETURN(both.optimized, ImportOnnx(sources.portable, options));
   return both;
@@ -151,22 +158,18 @@ struct Kept {
   std::optional<Checked> checked;
 };
 
-// Whether the input as read builds with the variables at their `which`-th other sizes.
-bool InputBuildsAt(const Sources& sources, const std::vector<Variable>& moved, int which) {
-  const OnnxModel& imported = sources.imported;
-  ImportOptions options;
-  options.fold_shape_arithmetic = true;
-  options.input_shapes = InputShapesAt(imported, OtherSizes(moved, which));
-  options.external_data_dir = imported.external_data_dir;
-  options.shared_weights = &imported.graph;
-  options.keep_source = false;
-  return ImportOnnx(*imported.source, options).ok();
+// Whether the input as read builds with the variables at both their other sizes.
+bool InputBuildsAt(const OnnxModel& imported, const std::vector<Variable>& moved) {
+  for (int which = 0; which < 2; ++which) {
+    ImportOptions options;
+    if (!ImportInputAt(imported, OtherSizes(moved, which), options).ok()) return false;
+  }
+  return true;
 }
 
 // `v` checked as the sum of `terms` and `plus`.
 Variable Tied(const Variable& v, const std::vector<const Variable*>& terms, int64_t plus) {
   Variable tied = v;
-  tied.sum_of.clear();
   tied.plus = plus;
   tied.tied_base = plus;
   tied.others = {plus, plus};
@@ -199,13 +202,13 @@ std::vector<Variable> TiedCandidates(const Variable& v, const std::vector<Variab
 void KeepTied(const Sources& sources, const std::vector<Variable>& failed, uint64_t seed, Kept& kept,
               absl::flat_hash_map<std::string, std::string>& why_fixed) {
   for (const Variable& v : failed) {
-    std::vector<Variable> alone = kept.vars;
-    alone.push_back(v);
-    if (InputBuildsAt(sources, alone, 0) && InputBuildsAt(sources, alone, 1)) continue;
+    std::vector<Variable> apart = kept.vars;
+    apart.push_back(v);
+    if (InputBuildsAt(sources.imported, apart)) continue;  // the optimized graph failed: no tie helps
     for (Variable& candidate : TiedCandidates(v, kept.vars)) {
       std::vector<Variable> with = kept.vars;
       with.push_back(candidate);
-      if (!InputBuildsAt(sources, with, 0) || !InputBuildsAt(sources, with, 1)) continue;
+      // Fails at its first import where the input does not build with the candidate.
       absl::StatusOr<Checked> checked = CheckAt(sources, with, seed);
       if (!checked.ok()) continue;
       kept = Kept{std::move(with), std::move(*checked)};
