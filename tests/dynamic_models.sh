@@ -4,8 +4,8 @@
 # flattens with view(x.size(0), -1), one that views heads as view(b, t, h, d // h), a
 # small Swin Transformer, ones with dynamic image sizes or lengths too (a pooling, a
 # reflecting pad, 1-D convolutions too large for 1), a decoder with its key/value cache
-# (an attention mask over past + seq tokens), one with its weights as external
-# data, two as ONNX Runtime saves them optimized and one converted to float16, written by
+# (an attention mask over past + seq tokens), ones with modules as functions, one with
+# its weights as external data, two as ONNX Runtime saves them optimized and one converted to float16, written by
 # tests/python/export_dynamic_models.py with the system's PyTorch. Each goes through taso-opt with no flags but
 # --no-verify-speed, so that the rewritten graph is what is written (the speed check may
 # keep the input, which would leave nothing to check); the output must keep the batch axis
@@ -51,13 +51,17 @@ print(" ".join(d.dim_param for v in m.graph.input for d in v.type.tensor_type.sh
 }
 
 # The outputs' declared shapes, a line each: dimensions as sizes or names, "?" for none.
+# With ANY_DIM_NAMES=1 every name is "*": a name the exporter made up for an output's
+# dimension (torch's "SmallCnn31_dim_0" for a function's output) is written as the input
+# dimension it equals.
 declared_outputs() {  # model
   "$python" -c '
 import sys, onnx
-m = onnx.load(sys.argv[1], load_external_data=False)
+m, any_name = onnx.load(sys.argv[1], load_external_data=False), sys.argv[2] == "1"
 for v in m.graph.output:
     t = v.type.tensor_type
-    print(v.name, [d.dim_value or d.dim_param for d in t.shape.dim] if t.HasField("shape") else "?")' "$1"
+    dims = [d.dim_value or ("*" if any_name else d.dim_param) for d in t.shape.dim]
+    print(v.name, dims if t.HasField("shape") else "?")' "$1" "${ANY_DIM_NAMES:-0}"
 }
 
 check() {  # name, taso-opt flags; SYMBOLIC: the input dimensions to keep symbolic (batch)
@@ -148,6 +152,23 @@ PY
 node "$runner" "$decoder" --inputs "$work/cached_decoder.in" --save-outputs "$work/cached_decoder.out" >/dev/null
 node "$runner" "$decoder_out" --inputs "$work/cached_decoder.in" --compare "$work/cached_decoder.out" >/dev/null
 echo "cached_decoder_opset14: total kept as seq + past; ONNX Runtime agrees at seq 3, past 5, total 8"
+
+# Exported with modules as model-local functions (export_modules_as_functions, nested in
+# the NormMlp blocks): each call is replaced by its function's nodes, so that the search
+# reaches them as in the plain export (a call was one opaque node), and the written model
+# holds no function.
+check cnn_opset15
+for name in cnn_function_opset15 norm_mlp_functions_opset15; do
+  ANY_DIM_NAMES=1 check "$name"
+  { grep -q "^import: [0-9]* calls* of the model's functions replaced by their nodes" "$work/$name.log" &&
+    ! grep -q "not in the operator library" "$work/$name.log"; } ||
+    { echo "$name: the functions' calls were not replaced"; cat "$work/$name.log"; exit 1; }
+  functions=$("$python" -c 'import sys, onnx; print(len(onnx.load(sys.argv[1]).functions))' "$work/$name.opt.onnx")
+  [ "$functions" = 0 ] || { echo "$name: $functions functions written"; exit 1; }
+done
+[ "$(grep "nodes ->" "$work/cnn_function_opset15.log" | cut -d: -f2-)" = \
+  "$(grep "nodes ->" "$work/cnn_opset15.log" | cut -d: -f2-)" ] ||
+  { echo "cnn_function_opset15: searched otherwise than the plain export"; exit 1; }
 
 # External data: read beside the model, written beside the output.
 check cnn_external

@@ -516,17 +516,15 @@ absl::StatusOr<OnnxModel> ImportSymbolic(const onnx::ModelProto& model, int opse
   return result;
 }
 
-}  // namespace
-
 // The model's structure is checked first (CheckStructure). A model with symbolic input dimensions is imported at the
 // sizes bound to them (BuiltAtGrownSizes where it does not build at 1); what depends on them is not folded.
-absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
-  if (!model.has_graph()) return absl::InvalidArgumentError("the model has no graph");
+// Calls of model-local functions are left as they are (ImportOnnx inlines them first).
+absl::StatusOr<OnnxModel> ImportModel(const onnx::ModelProto& model, const ImportOptions& options) {
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   RETURN_IF_ERROR(CheckStructure(model, opset));  // before any of ONNX's code sees the model
   if (opset < kMinOpset) {
     ASSIGN_OR_RETURN(const onnx::ModelProto converted, ConvertedToMinOpset(model, opset));
-    ASSIGN_OR_RETURN(OnnxModel result, ImportOnnx(converted, options));
+    ASSIGN_OR_RETURN(OnnxModel result, ImportModel(converted, options));
     result.converted_from_opset = opset;
     return result;
   }
@@ -536,6 +534,21 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
   absl::StatusOr<OnnxModel> at_one = build(bound);
   if (at_one.ok()) return at_one;
   return BuiltAtGrownSizes(bound, at_one.status(), build);
+}
+
+}  // namespace
+
+absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
+  if (!model.has_graph()) return absl::InvalidArgumentError("the model has no graph");
+  if (!CallsLocalFunction(model)) return ImportModel(model, options);
+  // Inlined into a copy without the weights, which are copied in only where a call is
+  // inlined.
+  onnx::ModelProto inlined = CopyWithoutInitializers(model);
+  InlinedFunctions report = InlineLocalFunctions(inlined);
+  if (report.calls > 0) *inlined.mutable_graph()->mutable_initializer() = model.graph().initializer();
+  ASSIGN_OR_RETURN(OnnxModel result, ImportModel(report.calls > 0 ? inlined : model, options));
+  result.inlined_functions = std::move(report);
+  return result;
 }
 
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
@@ -575,12 +588,16 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
   if (with_dir.external_data_dir.empty())
     with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
   if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  // Inlined in place, so that the source kept is the model inlined (it is built again at
+  // other sizes) and its weights are not copied.
+  InlinedFunctions inlined = InlineLocalFunctions(model);
   // The model read becomes the source itself rather than a copy where the import keeps it
   // as it is (not converted from an older opset).
   const absl::StatusOr<int> opset = DefaultOpset(model);
   const bool as_read = options.keep_source && opset.ok() && *opset >= kMinOpset;
   if (as_read) with_dir.keep_source = false;
   ASSIGN_OR_RETURN(OnnxModel imported, ImportOnnx(model, with_dir));
+  if (inlined.calls > 0) imported.inlined_functions = std::move(inlined);
   if (as_read && !imported.symbolic_dims.empty())
     imported.source = std::make_shared<const onnx::ModelProto>(std::move(model));
   return imported;

@@ -55,6 +55,8 @@ onnx::ModelProto ShellCopy(const onnx::ModelProto& model) {
   return CopyBut(model, {"node", "initializer", "value_info"});
 }
 
+onnx::ModelProto CopyWithoutInitializers(const onnx::ModelProto& model) { return CopyBut(model, {"initializer"}); }
+
 onnx::ModelProto CopyForShapeInference(const onnx::ModelProto& model) {
   onnx::ModelProto copy = CopyBut(model, {"initializer"});
   if (!model.has_graph()) return copy;

@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "taso/ir/file_limits.h"
@@ -261,6 +262,15 @@ taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::On
   return request;
 }
 
+// What import did with the model's calls of its own functions.
+void PrintInlinedFunctions(const taso::InlinedFunctions& inlined) {
+  if (inlined.calls > 0)
+    std::printf("import: %d call%s of the model's functions replaced by their nodes (%s)\n", inlined.calls,
+                inlined.calls == 1 ? "" : "s", absl::StrJoin(inlined.functions, ", ").c_str());
+  for (const std::string& kept : inlined.kept)
+    std::printf("import: calls of the model's function %s kept as they are (opaque to the search)\n", kept.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -324,6 +334,7 @@ int main(int argc, char** argv) {
   if (model->converted_from_opset > 0)
     std::printf("import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
                 model->converted_from_opset, model->opset, result->model.opset);
+  PrintInlinedFunctions(model->inlined_functions);
   std::printf("export: %s\n", staged->checks().validation.c_str());
   if (staged->external_data())
     std::printf("wrote %s (its weights in %s)\n", out.c_str(), taso::ExternalDataPath(out).c_str());

@@ -94,14 +94,18 @@ def torch_models():
         "torch_rnn_cell": (RnnCell(), (torch.rand(1, 6), torch.rand(1, 6)), 11),
         "torch_attention": (attention, (torch.rand(3, 1, 8),) * 3, 14),
         "torch_lstm": (lstm, (torch.rand(3, 1, 4),), 13),
+        # Modules as model-local functions, LayerNorm's nested in Mlp's.
+        "torch_mlp_functions": (torch.nn.Sequential(Mlp(), Mlp()), (torch.rand(2, 8),), 15,
+                                {Mlp, torch.nn.LayerNorm}),
     }
 
 
-def export_torch(name, model, args, opset):
+def export_torch(name, model, args, opset, functions=None):
     model.eval()
     path = os.path.join(CORPUS, "onnx_import", name + ".onnx")
     with torch.no_grad():
-        torch.onnx.export(model, args, path, opset_version=opset, do_constant_folding=True)
+        torch.onnx.export(model, args, path, opset_version=opset, do_constant_folding=True,
+                          export_modules_as_functions=functions or False)
 
 
 def tensor(name, dims, rng):
@@ -233,8 +237,8 @@ def write_rewrite_choices():
 def main():
     for target in ("onnx_import", "onnx_mutate", "rules", "axioms", "rewrite"):
         os.makedirs(os.path.join(CORPUS, target), exist_ok=True)
-    for name, (model, args, opset) in torch_models().items():
-        export_torch(name, model, args, opset)
+    for name, (model, args, opset, *functions) in torch_models().items():
+        export_torch(name, model, args, opset, *functions)
     write_hand_models()
     # The mutator starts from the same valid models.
     for name in os.listdir(os.path.join(CORPUS, "onnx_import")):

@@ -209,10 +209,51 @@ bool ChangeOpset(ModelProto& m, Rng& rng) {
   return true;
 }
 
+// A model-local function's body spoiled: a node calling the function itself, a name
+// defined twice or read undefined, a node dropped, an attribute referring to one the call
+// may not give, the function's opset changed.
+bool SpoilFunction(ModelProto& m, Rng& rng) {
+  if (m.functions().empty()) return false;
+  onnx::FunctionProto& f = (*m.mutable_functions())[Pick(rng, m.functions_size())];
+  if (f.node().empty()) return false;
+  const int index = static_cast<int>(Pick(rng, f.node_size()));
+  onnx::NodeProto& n = (*f.mutable_node())[index];
+  switch (Pick(rng, 6)) {
+    case 0:
+      n.set_op_type(f.name());
+      n.set_domain(f.domain());
+      return true;
+    case 1: {
+      const onnx::NodeProto& other = f.node(static_cast<int>(Pick(rng, f.node_size())));
+      if (n.output().empty() || (other.output().empty() && f.input().empty())) return false;
+      n.set_output(0, other.output().empty() ? f.input(0) : other.output(0));
+      return true;
+    }
+    case 2:
+      if (n.input().empty()) return false;
+      n.set_input(static_cast<int>(Pick(rng, n.input_size())), "undefined_in_function");
+      return true;
+    case 3:
+      f.mutable_node()->erase(f.mutable_node()->begin() + index);
+      return true;
+    case 4: {
+      AttributeProto* a = n.attribute().empty() ? n.add_attribute() : n.mutable_attribute(0);
+      if (a->name().empty()) a->set_name("alpha");
+      a->set_ref_attr_name(rng.Next() % 2 && f.attribute_size() > 0 ? f.attribute(0) : "not_given");
+      return true;
+    }
+    default:
+      if (f.opset_import().empty()) return false;
+      f.mutable_opset_import(0)->set_version(static_cast<int64_t>(Pick(rng, 22)));
+      return true;
+  }
+}
+
 using Mutation = bool (*)(ModelProto&, Rng&);
 constexpr Mutation kMutations[] = {RetypeAttribute, DropNodeInput,     AddNodeInput,       LieAboutShape,
                                    OddDimension,    DuplicateName,     DropInitializer,    ChangeNodeOutputs,
-                                   SwapOpType,      ChangeElementType, InitializerAsInput, ChangeOpset};
+                                   SwapOpType,      ChangeElementType, InitializerAsInput, ChangeOpset,
+                                   SpoilFunction};
 
 }  // namespace
 

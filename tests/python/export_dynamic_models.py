@@ -176,6 +176,26 @@ def export_cached_decoder(path):
                                     "present_k": {0: "batch", 2: "total"}, "present_v": {0: "batch", 2: "total"}})
 
 
+class Wrapped(torch.nn.Module):
+    """`inner` as a submodule, so that the export can write it as a function."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def export_as_functions(model, x, path, modules):
+    """`model` at opset 15 (the first to have functions) with each module of a type in
+    `modules` written as a model-local function, its calls in the graph."""
+    torch.manual_seed(0)
+    torch.onnx.export(model.eval(), (x,), path, opset_version=15, input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                      export_modules_as_functions=modules)
+
+
 def float16_copy(src, dst):
     """The model converted to float16 throughout, as onnxconverter-common's
     convert_float_to_float16(keep_io_types=False) does: float initializers, inputs, outputs
@@ -252,6 +272,15 @@ def main():
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
     export(NormMlp(), torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_opset14.onnx"), 14)
     export_cached_decoder(os.path.join(out, "cached_decoder_opset14.onnx"))
+    # The same small CNN plainly and as a function; two NormMlp blocks as three functions.
+    torch.manual_seed(15)
+    cnn = Wrapped(SmallCnn())
+    export(cnn, image, os.path.join(out, "cnn_opset15.onnx"), 15)
+    export_as_functions(cnn, image, os.path.join(out, "cnn_function_opset15.onnx"), {SmallCnn})
+    torch.manual_seed(16)
+    blocks = torch.nn.Sequential(NormMlp(), NormMlp())
+    export_as_functions(blocks, torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_functions_opset15.onnx"),
+                        {NormMlp, torch.nn.LayerNorm})
     from torchvision.models.swin_transformer import SwinTransformer
     torch.manual_seed(2)
     swin = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],

@@ -16,6 +16,7 @@
 #include "taso/ir/graph.h"
 #include "taso/ir/memory_limit.h"
 #include "taso/ir/onnx_node.h"
+#include "taso/onnx/onnx_inline_functions.h"
 
 namespace taso {
 
@@ -58,6 +59,8 @@ struct OnnxModel {
   std::string external_data_dir;
   // The file's opset where import converted it to kMinOpset first (an older one); else 0.
   int converted_from_opset = 0;
+  // The calls of model-local functions import replaced by their bodies, and those kept.
+  InlinedFunctions inlined_functions;
 };
 
 struct ImportOptions {

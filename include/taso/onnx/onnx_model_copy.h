@@ -12,6 +12,9 @@ namespace taso {
 // (opsets, metadata, the graph's name, inputs and outputs, ...) as in `model`.
 onnx::ModelProto ShellCopy(const onnx::ModelProto& model);
 
+// The whole model but its graph's initializers.
+onnx::ModelProto CopyWithoutInitializers(const onnx::ModelProto& model);
+
 // The whole model, but each initializer of a floating-point type with more than
 // `kLargeInitializerElements` elements keeps only its name, type and dimensions: what
 // ONNX's shape inference reads of it (its inference functions read the values of shape,

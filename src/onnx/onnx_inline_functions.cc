@@ -1,0 +1,281 @@
+#include "taso/onnx/onnx_inline_functions.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "onnx_structure.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso {
+
+namespace {
+
+// Nested calls deeper than this are taken for a function calling itself.
+constexpr int kMaxNestingDepth = 64;
+// The most nodes inlining may add to a graph: a function calling another twice, which
+// calls another twice, ..., grows exponentially.
+constexpr int64_t kMaxInlinedNodes = int64_t{1} << 20;
+
+using FunctionKey = std::pair<std::string, std::string>;  // domain, name
+
+std::string DomainKey(const std::string& domain) { return IsDefaultDomain(domain) ? "" : domain; }
+
+FunctionKey KeyOf(const onnx::NodeProto& n) { return {DomainKey(n.domain()), n.op_type()}; }
+
+bool HasSubgraph(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
+// Calls `visit` on every node of `g` and of its subgraphs.
+template <typename Visit>
+void ForEachNodeDeep(const onnx::GraphProto& g, const Visit& visit) {
+  for (const auto& n : g.node()) {
+    visit(n);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) ForEachNodeDeep(a.g(), visit);
+      for (const auto& sg : a.graphs()) ForEachNodeDeep(sg, visit);
+    }
+  }
+}
+
+// Why `f`'s body cannot stand in for a call whatever the call: empty where it can.
+// `opsets` are the model's imports by domain.
+std::string WhyBodyNotInlinable(const onnx::FunctionProto& f, const std::map<std::string, int64_t>& opsets) {
+  for (const auto& o : f.opset_import()) {
+    auto it = opsets.find(DomainKey(o.domain()));
+    if (it != opsets.end() && it->second != o.version())
+      return absl::StrCat("it imports opset '", o.domain(), "' version ", o.version(), ", the model version ",
+                          it->second);
+  }
+  absl::flat_hash_set<std::string> defined(f.input().begin(), f.input().end());
+  if (defined.size() != static_cast<size_t>(f.input_size())) return "it names a formal input twice";
+  for (const auto& n : f.node()) {
+    if (HasSubgraph(n)) return absl::StrCat("its ", DescribeNode(n), " holds a subgraph");
+    for (const auto& in : n.input())
+      if (!in.empty() && !defined.contains(in))
+        return absl::StrCat("its ", DescribeNode(n), " reads '", in, "' before anything defines it");
+    for (const auto& out : n.output())
+      if (!out.empty() && !defined.insert(out).second) return absl::StrCat("it defines '", out, "' twice");
+  }
+  absl::flat_hash_set<std::string> outputs;
+  for (const auto& out : f.output()) {
+    if (out.empty() || !outputs.insert(out).second) return "its outputs are not distinct names";
+    if (!defined.contains(out) || std::count(f.input().begin(), f.input().end(), out) > 0)
+      return absl::StrCat("no node of it computes its output '", out, "'");
+  }
+  return "";
+}
+
+class Inliner {
+ public:
+  explicit Inliner(onnx::ModelProto& model) : model_(model) {
+    for (const auto& o : model.opset_import()) opsets_[DomainKey(o.domain())] = o.version();
+    for (const auto& f : model.functions()) functions_.emplace(FunctionKey{DomainKey(f.domain()), f.name()}, &f);
+    NoteTakenNames(model.graph());
+  }
+
+  // The function `n` calls, where the model defines it.
+  const onnx::FunctionProto* LocalFunction(const onnx::NodeProto& n) const {
+    auto it = functions_.find(KeyOf(n));
+    return it == functions_.end() ? nullptr : it->second;
+  }
+
+  // The main graph's nodes with each call it can inline replaced; what was kept, why.
+  InlinedFunctions Run() {
+    InlinedFunctions report;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    absl::flat_hash_set<const onnx::FunctionProto*> inlined;
+    std::set<std::string> kept;
+    for (const auto& n : model_.graph().node()) {
+      const onnx::FunctionProto* f = LocalFunction(n);
+      expanding_.clear();
+      absl::StatusOr<std::vector<onnx::NodeProto>> body =
+          f ? Expand(n, *f, absl::StrCat(n.name().empty() ? n.op_type() : n.name(), "/"), 0)
+            : absl::StatusOr<std::vector<onnx::NodeProto>>(std::vector<onnx::NodeProto>{n});
+      if (!body.ok()) {
+        kept.insert(absl::StrCat(n.op_type(), ": ", body.status().message()));
+        *nodes.Add() = n;
+        continue;
+      }
+      if (f) ++report.calls;
+      inlined.insert(expanding_.begin(), expanding_.end());
+      for (auto& inner : *body) *nodes.Add() = std::move(inner);
+    }
+    if (report.calls == 0) {
+      report.kept.assign(kept.begin(), kept.end());
+      return report;
+    }
+    model_.mutable_graph()->mutable_node()->Swap(&nodes);
+    for (const onnx::FunctionProto* f : inlined) {
+      AddOpsetsOf(*f);
+      report.functions.push_back(f->name());
+    }
+    std::sort(report.functions.begin(), report.functions.end());
+    RemoveUncalledFunctions();
+    report.kept.assign(kept.begin(), kept.end());
+    return report;
+  }
+
+ private:
+  void NoteTakenNames(const onnx::GraphProto& g) {
+    for (const auto& i : g.input()) taken_.insert(i.name());
+    for (const auto& i : g.initializer()) taken_.insert(i.name());
+    for (const auto& v : g.value_info()) taken_.insert(v.name());
+    for (const auto& o : g.output()) taken_.insert(o.name());
+    ForEachNodeDeep(g, [&](const onnx::NodeProto& n) { taken_.insert(n.output().begin(), n.output().end()); });
+  }
+
+  // `name`, or `name` with a suffix, such that no other value has it.
+  std::string Fresh(const std::string& name) {
+    std::string candidate = name;
+    for (int k = 1; taken_.contains(candidate); ++k) candidate = absl::StrCat(name, "_", k);
+    taken_.insert(candidate);
+    return candidate;
+  }
+
+  absl::Status CheckBody(const onnx::FunctionProto& f) {
+    auto [it, fresh] = why_not_.emplace(&f, "");
+    if (fresh) it->second = WhyBodyNotInlinable(f, opsets_);
+    if (!it->second.empty()) return absl::FailedPreconditionError(it->second);
+    return absl::OkStatus();
+  }
+
+  // `call`'s function body as nodes of the graph calling it (nested calls expanded).
+  absl::StatusOr<std::vector<onnx::NodeProto>> Expand(const onnx::NodeProto& call, const onnx::FunctionProto& f,
+                                                      const std::string& prefix, int depth) {
+    if (depth > kMaxNestingDepth)
+      return absl::FailedPreconditionError(
+          absl::StrCat("calls nest more than ", kMaxNestingDepth, " deep (does a function call itself?)"));
+    if (auto s = CheckBody(f); !s.ok())
+      return depth == 0 ? s : absl::FailedPreconditionError(absl::StrCat("it calls ", f.name(), ": ", s.message()));
+    expanding_.insert(&f);
+    absl::flat_hash_map<std::string, std::string> names = FormalNames(call, f, prefix);
+    std::vector<onnx::NodeProto> body;
+    for (int k = 0; k < f.node_size(); ++k) {
+      onnx::NodeProto n = f.node(k);
+      n.set_name(absl::StrCat(prefix, n.name().empty() ? absl::StrCat(n.op_type(), "_", k) : n.name()));
+      for (auto* list : {n.mutable_input(), n.mutable_output()})
+        for (std::string& v : *list) {
+          if (v.empty()) continue;
+          auto [it, fresh] = names.try_emplace(v);
+          if (fresh) it->second = Fresh(prefix + v);
+          v = it->second;
+        }
+      RETURN_IF_ERROR(BindAttributes(call, n));
+      const onnx::FunctionProto* inner = LocalFunction(n);
+      if (inner == nullptr) {
+        body.push_back(std::move(n));
+      } else {
+        ASSIGN_OR_RETURN(std::vector<onnx::NodeProto> nested, Expand(n, *inner, n.name() + "/", depth + 1));
+        std::move(nested.begin(), nested.end(), std::back_inserter(body));
+      }
+      if ((added_ += 1) > kMaxInlinedNodes)
+        return absl::ResourceExhaustedError(
+            absl::StrCat("inlined, the calls would add over ", kMaxInlinedNodes, " nodes"));
+    }
+    return body;
+  }
+
+  // The call's names for `f`'s formal inputs ("" where it gives none) and outputs (a new
+  // name where it leaves one out).
+  absl::flat_hash_map<std::string, std::string> FormalNames(const onnx::NodeProto& call, const onnx::FunctionProto& f,
+                                                            const std::string& prefix) {
+    absl::flat_hash_map<std::string, std::string> names;
+    for (int i = 0; i < f.input_size(); ++i) names[f.input(i)] = i < call.input_size() ? call.input(i) : "";
+    for (int i = 0; i < f.output_size(); ++i)
+      names[f.output(i)] =
+          i < call.output_size() && !call.output(i).empty() ? call.output(i) : Fresh(prefix + f.output(i));
+    return names;
+  }
+
+  // Each attribute of `n` that refers to one of the call's (ref_attr_name) becomes a copy
+  // of it; fails where the call does not give it.
+  static absl::Status BindAttributes(const onnx::NodeProto& call, onnx::NodeProto& n) {
+    for (onnx::AttributeProto& a : *n.mutable_attribute()) {
+      if (a.ref_attr_name().empty()) continue;
+      auto given = std::find_if(call.attribute().begin(), call.attribute().end(),
+                                [&](const onnx::AttributeProto& c) { return c.name() == a.ref_attr_name(); });
+      if (given == call.attribute().end())
+        return absl::FailedPreconditionError(absl::StrCat("a call does not give its attribute '", a.ref_attr_name(),
+                                                          "' (its default is not known to this version of ONNX)"));
+      const std::string name = a.name();
+      a = *given;
+      a.set_name(name);
+    }
+    return absl::OkStatus();
+  }
+
+  // The opsets an inlined function imports that the model does not.
+  void AddOpsetsOf(const onnx::FunctionProto& f) {
+    for (const auto& o : f.opset_import())
+      if (opsets_.emplace(DomainKey(o.domain()), o.version()).second) *model_.add_opset_import() = o;
+  }
+
+  // Drops the functions nothing calls any more (the graph, its subgraphs, the functions
+  // kept), and the opset imports of their domains no node uses.
+  void RemoveUncalledFunctions() {
+    absl::flat_hash_set<FunctionKey> called;
+    absl::flat_hash_set<std::string> used_domains;
+    std::vector<const onnx::FunctionProto*> pending;
+    auto note = [&](const onnx::NodeProto& n) {
+      used_domains.insert(DomainKey(n.domain()));
+      if (const onnx::FunctionProto* f = LocalFunction(n); f && called.insert(KeyOf(n)).second) pending.push_back(f);
+    };
+    ForEachNodeDeep(model_.graph(), note);
+    while (!pending.empty()) {
+      const onnx::FunctionProto* f = pending.back();
+      pending.pop_back();
+      for (const auto& n : f->node()) note(n);
+    }
+    absl::flat_hash_set<std::string> dropped_domains;
+    auto* functions = model_.mutable_functions();
+    for (int i = functions->size() - 1; i >= 0; --i) {
+      const FunctionKey key{DomainKey(functions->Get(i).domain()), functions->Get(i).name()};
+      if (called.contains(key)) continue;
+      dropped_domains.insert(key.first);
+      functions->DeleteSubrange(i, 1);
+    }
+    functions_.clear();  // its pointers point into the field just changed
+    auto* imports = model_.mutable_opset_import();
+    for (int i = imports->size() - 1; i >= 0; --i) {
+      const std::string domain = DomainKey(imports->Get(i).domain());
+      if (dropped_domains.contains(domain) && !used_domains.contains(domain)) imports->DeleteSubrange(i, 1);
+    }
+  }
+
+  onnx::ModelProto& model_;
+  std::map<std::string, int64_t> opsets_;
+  absl::flat_hash_map<FunctionKey, const onnx::FunctionProto*> functions_;
+  absl::flat_hash_map<const onnx::FunctionProto*, std::string> why_not_;
+  absl::flat_hash_set<std::string> taken_;
+  int64_t added_ = 0;
+  // The functions the call being inlined expands, nested ones included.
+  absl::flat_hash_set<const onnx::FunctionProto*> expanding_;
+};
+
+}  // namespace
+
+bool CallsLocalFunction(const onnx::ModelProto& model) {
+  if (model.functions_size() == 0) return false;
+  absl::flat_hash_set<FunctionKey> defined;
+  for (const auto& f : model.functions()) defined.emplace(DomainKey(f.domain()), f.name());
+  return std::any_of(model.graph().node().begin(), model.graph().node().end(),
+                     [&](const onnx::NodeProto& n) { return defined.contains(KeyOf(n)); });
+}
+
+InlinedFunctions InlineLocalFunctions(onnx::ModelProto& model) {
+  if (!CallsLocalFunction(model)) return {};
+  return Inliner(model).Run();
+}
+
+}  // namespace taso
