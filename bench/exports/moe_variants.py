@@ -10,6 +10,8 @@ Usage: moe_variants.py OUT_DIR   (writes OUT_DIR/NAME.onnx and prints the names)
   moe4_stack      the experts' outputs stacked and summed: (stack(...) * g[..., None, :]).sum(-1)
   moe4_top2       four experts Linear(128,256)-ReLU-Linear(256,128), x [batch, tokens, 128], the
                   gate's two largest weights kept (topk, scatter) and the rest zero
+  moe4_t32_functions  moe4_t32 with each expert a model-local function (export_modules_as_functions,
+                  opset 15): the main graph calls Expert four times
 """
 import sys
 
@@ -52,16 +54,18 @@ VARIANTS = {
     "moe4_unsqueeze": (lambda: MoE(4, 512, 1024, style="unsqueeze"), (16, 512)),
     "moe4_stack": (lambda: MoE(4, 512, 1024, style="stack"), (16, 512)),
     "moe4_top2": (lambda: MoE(4, 128, 256, style="top2"), (2, 16, 128)),
+    "moe4_t32_functions": (lambda: MoE(4, 512, 1024), (1, 32, 512), {Expert}),
 }
 
 
 def main():
     torch.manual_seed(0)
     out = sys.argv[1]
-    for name, (make, shape) in VARIANTS.items():
+    for name, (make, shape, *functions) in VARIANTS.items():
         axes = {0: "batch"} if len(shape) == 2 else {0: "batch", 1: "tokens"}
+        as_functions = dict(export_modules_as_functions=functions[0], opset_version=15) if functions else {}
         torch.onnx.export(make().eval(), (torch.randn(*shape),), f"{out}/{name}.onnx", input_names=["x"],
-                          output_names=["y"], opset_version=14, dynamic_axes={"x": axes})
+                          output_names=["y"], dynamic_axes={"x": axes}, **{"opset_version": 14, **as_functions})
         print(name)
 
 
