@@ -24,11 +24,55 @@ constexpr int kMaxNestingDepth = 64;
 // calls another twice, ..., grows exponentially.
 constexpr int64_t kMaxInlinedNodes = int64_t{1} << 20;
 
-using FunctionKey = std::pair<std::string, std::string>;  // domain, name
+// Fields of ONNX's IR 9 and 10 that version 1.12's classes do not know, so protobuf keeps
+// them as unknown fields: a function's attribute defaults, its overload name, and a
+// node's (the name of the overload it calls).
+constexpr int kFunctionAttributeDefaultsField = 11;
+constexpr int kFunctionOverloadField = 13;
+constexpr int kNodeOverloadField = 8;
+
+// The values of `message`'s unknown length-delimited field `number`.
+std::vector<std::string> UnknownField(const google::protobuf::Message& message, int number) {
+  std::vector<std::string> values;
+  const google::protobuf::UnknownFieldSet& fields = message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < fields.field_count(); ++i)
+    if (fields.field(i).number() == number &&
+        fields.field(i).type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      values.push_back(fields.field(i).length_delimited());
+  return values;
+}
+
+std::string Overload(const google::protobuf::Message& message, int field) {
+  std::vector<std::string> values = UnknownField(message, field);
+  return values.empty() ? "" : values.back();
+}
+
+struct FunctionKey {
+  std::string domain, name, overload;
+  bool operator==(const FunctionKey& o) const { return domain == o.domain && name == o.name && overload == o.overload; }
+  template <typename H>
+  friend H AbslHashValue(H h, const FunctionKey& k) {
+    return H::combine(std::move(h), k.domain, k.name, k.overload);
+  }
+};
 
 std::string DomainKey(const std::string& domain) { return IsDefaultDomain(domain) ? "" : domain; }
 
-FunctionKey KeyOf(const onnx::NodeProto& n) { return {DomainKey(n.domain()), n.op_type()}; }
+FunctionKey KeyOf(const onnx::NodeProto& n) {
+  return {DomainKey(n.domain()), n.op_type(), Overload(n, kNodeOverloadField)};
+}
+
+FunctionKey KeyOf(const onnx::FunctionProto& f) {
+  return {DomainKey(f.domain()), f.name(), Overload(f, kFunctionOverloadField)};
+}
+
+// The function's attributes with default values (IR 9's attribute_proto).
+std::vector<onnx::AttributeProto> AttributeDefaults(const onnx::FunctionProto& f) {
+  std::vector<onnx::AttributeProto> defaults;
+  for (const std::string& bytes : UnknownField(f, kFunctionAttributeDefaultsField))
+    if (onnx::AttributeProto a; a.ParseFromString(bytes)) defaults.push_back(std::move(a));
+  return defaults;
+}
 
 bool HasSubgraph(const onnx::NodeProto& n) {
   for (const auto& a : n.attribute())
@@ -80,7 +124,7 @@ class Inliner {
  public:
   explicit Inliner(onnx::ModelProto& model) : model_(model) {
     for (const auto& o : model.opset_import()) opsets_[DomainKey(o.domain())] = o.version();
-    for (const auto& f : model.functions()) functions_.emplace(FunctionKey{DomainKey(f.domain()), f.name()}, &f);
+    for (const auto& f : model.functions()) functions_.emplace(KeyOf(f), &f);
     NoteTakenNames(model.graph());
   }
 
@@ -171,7 +215,7 @@ class Inliner {
           if (fresh) it->second = Fresh(prefix + v);
           v = it->second;
         }
-      RETURN_IF_ERROR(BindAttributes(call, n));
+      RETURN_IF_ERROR(BindAttributes(call, AttributeDefaults(f), n));
       const onnx::FunctionProto* inner = LocalFunction(n);
       if (inner == nullptr) {
         body.push_back(std::move(n));
@@ -199,20 +243,32 @@ class Inliner {
   }
 
   // Each attribute of `n` that refers to one of the call's (ref_attr_name) becomes a copy
-  // of it; fails where the call does not give it.
-  static absl::Status BindAttributes(const onnx::NodeProto& call, onnx::NodeProto& n) {
-    for (onnx::AttributeProto& a : *n.mutable_attribute()) {
+  // of it, or of the function's default where the call does not give it; an attribute
+  // referring to one with neither is left out, as ONNX defines (the operator's default).
+  static absl::Status BindAttributes(const onnx::NodeProto& call, const std::vector<onnx::AttributeProto>& defaults,
+                                     onnx::NodeProto& n) {
+    auto* attributes = n.mutable_attribute();
+    for (int i = attributes->size() - 1; i >= 0; --i) {
+      onnx::AttributeProto& a = (*attributes)[i];
       if (a.ref_attr_name().empty()) continue;
-      auto given = std::find_if(call.attribute().begin(), call.attribute().end(),
-                                [&](const onnx::AttributeProto& c) { return c.name() == a.ref_attr_name(); });
-      if (given == call.attribute().end())
-        return absl::FailedPreconditionError(absl::StrCat("a call does not give its attribute '", a.ref_attr_name(),
-                                                          "' (its default is not known to this version of ONNX)"));
+      const onnx::AttributeProto* value = Named(call.attribute(), a.ref_attr_name());
+      if (value == nullptr) value = Named(defaults, a.ref_attr_name());
+      if (value == nullptr) {
+        attributes->DeleteSubrange(i, 1);
+        continue;
+      }
       const std::string name = a.name();
-      a = *given;
+      a = *value;
       a.set_name(name);
     }
     return absl::OkStatus();
+  }
+
+  template <typename Attributes>
+  static const onnx::AttributeProto* Named(const Attributes& attributes, const std::string& name) {
+    for (const onnx::AttributeProto& a : attributes)
+      if (a.name() == name) return &a;
+    return nullptr;
   }
 
   // The opsets an inlined function imports that the model does not.
@@ -240,9 +296,9 @@ class Inliner {
     absl::flat_hash_set<std::string> dropped_domains;
     auto* functions = model_.mutable_functions();
     for (int i = functions->size() - 1; i >= 0; --i) {
-      const FunctionKey key{DomainKey(functions->Get(i).domain()), functions->Get(i).name()};
+      const FunctionKey key = KeyOf(functions->Get(i));
       if (called.contains(key)) continue;
-      dropped_domains.insert(key.first);
+      dropped_domains.insert(key.domain);
       functions->DeleteSubrange(i, 1);
     }
     functions_.clear();  // its pointers point into the field just changed
@@ -268,7 +324,7 @@ class Inliner {
 bool CallsLocalFunction(const onnx::ModelProto& model) {
   if (model.functions_size() == 0) return false;
   absl::flat_hash_set<FunctionKey> defined;
-  for (const auto& f : model.functions()) defined.emplace(DomainKey(f.domain()), f.name());
+  for (const auto& f : model.functions()) defined.insert(KeyOf(f));
   return std::any_of(model.graph().node().begin(), model.graph().node().end(),
                      [&](const onnx::NodeProto& n) { return defined.contains(KeyOf(n)); });
 }

@@ -26,12 +26,14 @@ bool CallsLocalFunction(const onnx::ModelProto& model);
 // Replaces each node of the main graph that calls a function the model defines by the
 // function's nodes (and nested calls by theirs), in place: its formal inputs and outputs
 // become the call's, its other values get names no other value has, attributes it
-// refers to get the call's. A call is left as it is, whole, where its function (or one it
-// calls) imports an opset version other than the model's, has a node with a subgraph, is
-// not a valid single-assignment body in order, calls itself, or refers to an attribute
-// the call does not give. Functions no longer called are removed, with the imports of
-// their domains where nothing else uses them. Calls inside subgraphs are left as they are.
-// The result is meant for CheckStructure like any model read.
+// refers to get the call's, else the function's default (IR 9), else are left out. A
+// function is told by domain, name and overload (IR 10). A call is left as it is, whole,
+// where its function (or one it calls) imports an opset version other than the model's,
+// has a node with a subgraph, is not a valid single-assignment body in order, or calls
+// itself, and every call is where inlining would add over 2^20 nodes. Functions no longer
+// called are removed, with the imports of their domains where nothing else uses them.
+// Calls inside subgraphs are left as they are. The result is meant for CheckStructure
+// like any model read.
 InlinedFunctions InlineLocalFunctions(onnx::ModelProto& model);
 
 }  // namespace taso
