@@ -135,6 +135,9 @@ decoder="$work/models/cached_decoder_opset14.onnx" decoder_out="$work/cached_dec
 [ "$(symbolic_inputs "$decoder_out")" = "batch seq batch total batch past batch past" ] &&
   grep -q "symbolic dimension 'total': .*kept symbolic, as seq + past" "$work/cached_decoder.log" ||
   { echo "cached_decoder: total not kept as seq + past"; cat "$work/cached_decoder.log"; exit 1; }
+# Its first step, the cache empty, was run end to end too (past=0, total=seq).
+grep -qE "end-to-end +passed .* and at batch=[0-9]+, past=0, seq=([0-9]+), total=\1" "$work/cached_decoder.log" ||
+  { echo "cached_decoder: not run with an empty cache"; cat "$work/cached_decoder.log"; exit 1; }
 "$python" - "$work/cached_decoder.in" <<'PY'
 import json, os, sys
 import numpy as np

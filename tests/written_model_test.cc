@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "taso/ir/ops/names.h"
 #include "taso/ir/output_agreement.h"
 #include "taso/pipeline/written_model.h"
@@ -381,4 +382,46 @@ TEST_CASE("A file that keeps a symbolic dimension is run at another size of it t
   const absl::StatusOr<StagedModel> at_built = StageCheckedModel(r);
   INFO(at_built.status());
   CHECK(at_built.ok());
+}
+
+TEST_CASE("A kept dimension's empty size is run too where the input file runs there") {
+  // y = 2 x with x [N, 4], or y = 2 x[0] (which no input runs at N = 0), imported at N = 1.
+  for (const bool reads_first_row : {false, true}) {
+    onnx::ModelProto m = testing::NewModel();
+    testing::AddInput(m, "x", {1, 4});
+    testing::InputDim(m, 0, 0)->set_dim_param("N");
+    testing::AddFloatInit(m, "two", {}, 2.0f);
+    std::string x = "x";
+    if (reads_first_row) {
+      testing::AddInt64Init(m, "first", {0});
+      testing::AddNode(m, "Gather", {"x", "first"}, {"row"});
+      x = "row";
+    }
+    testing::AddNode(m, op_names::kMul, {x, "two"}, {"y"});
+    testing::AddOutput(m, "y");
+    const fs::path dir = testing::TempDir(absl::StrCat("e2e_empty_sizes", reads_first_row));
+    Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
+    testing::WriteFile(f.input, m.SerializeAsString());
+    const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
+    REQUIRE(model.ok());
+    OnnxModel symbolic = *model;  // written with N kept
+    symbolic.symbolic_shapes["x"] = {std::string("N"), std::nullopt};
+    if (!reads_first_row) symbolic.symbolic_shapes["y"] = {std::string("N"), std::nullopt};
+    WriteRequest r = RequestFor(f, symbolic, Target::kOrt, nullptr);
+    r.other_sizes["N"] = 3;
+    r.empty_sizes = {{{"N", 0}}};
+    const absl::StatusOr<StagedModel> staged = StageCheckedModel(r);
+    INFO(staged.status());
+    REQUIRE(staged.ok());
+    CHECK(staged->checks().end_to_end.other_sizes == "N=3");
+    CHECK(staged->checks().end_to_end.empty_sizes == (reads_first_row ? "" : "N=0"));
+    if (reads_first_row) continue;
+    // Written at the size built, N = 1, as a wrong rewrite at N = 0 would run: refused.
+    r = RequestFor(f, *model, Target::kOrt, nullptr);
+    r.empty_sizes = {{{"N", 0}}};
+    const absl::StatusOr<StagedModel> fixed = StageCheckedModel(r);
+    REQUIRE_FALSE(fixed.ok());
+    CHECK_THAT(std::string(fixed.status().message()),
+               Catch::Contains("cannot run the model written") && Catch::Contains("at N=0: "));
+  }
 }

@@ -63,20 +63,25 @@ std::map<std::string, Shape> BuiltShapes(const Graph& graph) {
   return shapes;
 }
 
+// The sizes the input was built at, with the symbolic dimensions named in `sizes` at
+// those sizes instead, labelled by them.
+InputSizes AtSizes(const WriteRequest& r, const std::map<std::string, int64_t>& sizes) {
+  InputSizes at{"", BuiltShapes(r.input->graph)};
+  std::map<std::string, int64_t> named;
+  for (const SymbolicDim& d : r.input->symbolic_dims)
+    if (auto it = sizes.find(d.Key()); it != sizes.end() && at.shapes.contains(d.input)) {
+      at.shapes[d.input][d.axis] = it->second;
+      named[d.Key()] = it->second;
+    }
+  at.label = absl::StrJoin(named, ", ", absl::PairFormatter("="));
+  return at;
+}
+
 // The sizes the input was built at; then, where the written file keeps symbolic
 // dimensions, those dimensions at their other sizes.
 std::vector<InputSizes> SizesToRun(const WriteRequest& r) {
-  const InputSizes built{"", BuiltShapes(r.input->graph)};
-  if (r.other_sizes.empty()) return {built};
-  InputSizes other = built;
-  std::map<std::string, int64_t> named;
-  for (const SymbolicDim& d : r.input->symbolic_dims)
-    if (auto it = r.other_sizes.find(d.Key()); it != r.other_sizes.end() && other.shapes.contains(d.input)) {
-      other.shapes[d.input][d.axis] = it->second;
-      named[d.Key()] = it->second;
-    }
-  other.label = absl::StrJoin(named, ", ", absl::PairFormatter("="));
-  return {built, other};
+  if (r.other_sizes.empty()) return {AtSizes(r, {})};
+  return {AtSizes(r, {}), AtSizes(r, r.other_sizes)};
 }
 
 absl::StatusOr<Tensor<float>> ReadFloats(const std::string& path, const std::vector<double>& dims) {
@@ -142,11 +147,34 @@ absl::StatusOr<Runs> RunOnExecutor(Backend backend, const Graph& graph, uint64_t
 }
 
 // Both files run in the target's runtime: `expected` the input file's runs, `got` the
-// written one's; `expected` failing means the input cannot be run there.
+// written one's; `expected` failing means the input cannot be run there. `empty_sizes`:
+// the labels of the sizes with a dimension at 0 among them.
 struct BothRuns {
   std::string runtime;
   absl::StatusOr<Runs> expected, got;
+  std::vector<std::string> empty_sizes;
 };
+
+// Both files run at each of r.empty_sizes where the input file runs (an exporter's graph
+// may not run with an empty dimension, which is then no size its users run at), their
+// runs added to `both`'s; the written file failing where the input runs fails `both.got`.
+void RunBothAtEmptySizes(OrtWorker& worker, const WriteRequest& r, const std::string& written,
+                         const std::string& scratch, BothRuns& both) {
+  for (size_t k = 0; k < r.empty_sizes.size() && both.expected.ok() && both.got.ok(); ++k) {
+    const InputSizes sizes = AtSizes(r, r.empty_sizes[k]);
+    const std::string dir = absl::StrCat(scratch, "/empty", k);
+    absl::StatusOr<Runs> expected = RunInOrt(worker, r.input_path, std::vector<InputSizes>{sizes}, r, dir + "/input");
+    if (!expected.ok()) continue;
+    absl::StatusOr<Runs> got = RunInOrt(worker, written, std::vector<InputSizes>{sizes}, r, dir + "/written");
+    if (!got.ok()) {
+      both.got = got.status();
+      return;
+    }
+    std::move(expected->begin(), expected->end(), std::back_inserter(*both.expected));
+    std::move(got->begin(), got->end(), std::back_inserter(*both.got));
+    both.empty_sizes.push_back(sizes.label);
+  }
+}
 
 absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& written, const std::string& scratch) {
   if (r.target == Target::kOrt) {
@@ -155,6 +183,7 @@ absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& writt
     BothRuns both{absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)"),
                   RunInOrt(*worker, r.input_path, sizes, r, scratch + "/input"),
                   RunInOrt(*worker, written, sizes, r, scratch + "/written")};
+    RunBothAtEmptySizes(*worker, r, written, scratch, both);
     return both;
   }
   const Backend backend = TargetBackend(r.target);
@@ -186,8 +215,9 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
     OutputAgreement run = CompareOutputs(expected.outputs, (*both.got)[k].outputs, expected.scale);
     run.worst = absl::StrCat("output '", run.worst, "'", expected.sizes.empty() ? "" : " at ", expected.sizes);
     agreement.Merge(run);
-    if (!expected.sizes.empty()) check.other_sizes = expected.sizes;
   }
+  if (!r.other_sizes.empty()) check.other_sizes = AtSizes(r, r.other_sizes).label;
+  check.empty_sizes = absl::StrJoin(both.empty_sizes, "; ");
   if (!agreement.Agrees())
     return absl::InternalError(absl::StrCat(
         "in ", both.runtime, " the model written gives other outputs than the input file: ", agreement.Describe(),

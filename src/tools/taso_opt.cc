@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -243,6 +244,27 @@ absl::Status WriteReport(const std::string& path, const std::string& json) {
   return absl::OkStatus();
 }
 
+// For each term of a dimension kept as a sum (past in total = seq + past), `other` with
+// that term at 0 and the sum at the other terms': a decoder's first step, its key/value
+// cache empty.
+std::vector<std::map<std::string, int64_t>> EmptyTermSizes(
+    const std::vector<taso::PipelineResult::SymbolicDimension>& dims, const std::map<std::string, int64_t>& other) {
+  std::vector<std::map<std::string, int64_t>> empty;
+  for (const taso::PipelineResult::SymbolicDimension& d : dims) {
+    const bool all_sized =
+        std::all_of(d.sum_of.begin(), d.sum_of.end(), [&](const std::string& t) { return other.contains(t); });
+    if (!other.contains(d.name) || !all_sized) continue;
+    for (const std::string& zero : d.sum_of) {
+      std::map<std::string, int64_t> sizes = other;
+      sizes[zero] = 0;
+      sizes[d.name] = d.sum_plus;
+      for (const std::string& t : d.sum_of) sizes[d.name] += sizes[t];
+      empty.push_back(std::move(sizes));
+    }
+  }
+  return empty;
+}
+
 taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::OnnxModel& input,
                                    const taso::PipelineResult& result, const taso::ImportOptions& import_options,
                                    const taso::PipelineOptions& options, const std::string& out) {
@@ -259,6 +281,7 @@ taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::On
   request.run_end_to_end = options.self_check;
   for (const taso::PipelineResult::SymbolicDimension& d : result.symbolic_dims)
     if (d.kept && !d.checked_at.empty()) request.other_sizes[d.name] = d.checked_at.front();
+  request.empty_sizes = EmptyTermSizes(result.symbolic_dims, request.other_sizes);
   return request;
 }
 

@@ -145,6 +145,9 @@ struct EndToEndCheck {
   std::vector<double> input_scales;  // float inputs drawn in [-s, s], for each s
   // The symbolic dimensions kept, run at another size too ("seq=5"); empty when none.
   std::string other_sizes;
+  // The sizes with a dimension at 0 both files were run at too ("past=0, total=3"; "; "
+  // between several); empty when none (or the input file fails there).
+  std::string empty_sizes;
   int outputs = 0;            // compared at each scale (and size)
   double max_difference = 0;  // the largest |difference| of any output
   // The output whose difference is largest relative to its own size, that ratio, and

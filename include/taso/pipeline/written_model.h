@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "taso/onnx/onnx_io.h"
@@ -33,6 +34,9 @@ struct WriteRequest {
   // Symbolic dimensions the written file keeps (by SymbolicDim::Key) with another size
   // to run both files at too, besides the sizes the input was built at (ort target).
   std::map<std::string, int64_t> other_sizes;
+  // Other sizes to run both files at where a dimension is 0 (an empty key/value cache:
+  // a term of a kept sum at 0), each only where the input file runs there.
+  std::vector<std::map<std::string, int64_t>> empty_sizes;
   std::string ort_runner;  // tools/ort/ort_run.js, for ValidateWrittenModel
   // Off (--skip-self-check, for models too large to run): the file is validated only.
   bool run_end_to_end = true;
