@@ -3,6 +3,7 @@
 // them; a call its function cannot stand in for is kept opaque, and the reason said.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,19 @@ TEST_CASE("Calls of a model's functions become the functions' nodes, and no func
   REQUIRE(written.ok());
   CHECK(written->functions_size() == 0);
   for (const auto& import : written->opset_import()) CHECK(import.domain() != kDomain);
+}
+
+TEST_CASE("A function the model does not call is written as it was, its domain imported") {
+  onnx::ModelProto m = TwoDenseLayers(true);
+  AddBodyNode(AddFunction(m, "Unused", {"X"}, {"Y"}), "Relu", {"X"}, {"Y"});
+  const OnnxModel model = Imported(m);
+  CHECK(model.inlined_functions.functions == std::vector<std::string>{"Dense"});
+  absl::StatusOr<onnx::ModelProto> written = ExportOnnx(model);
+  REQUIRE(written.ok());
+  REQUIRE(written->functions_size() == 1);
+  CHECK(written->functions(0).SerializeAsString() == m.functions(1).SerializeAsString());
+  CHECK(std::any_of(written->opset_import().begin(), written->opset_import().end(),
+                    [](const onnx::OperatorSetIdProto& o) { return o.domain() == kDomain; }));
 }
 
 TEST_CASE("Nested calls, names the graph also has and outputs a call leaves out are inlined") {

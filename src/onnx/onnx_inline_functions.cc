@@ -165,7 +165,7 @@ class Inliner {
       report.functions.push_back(f->name());
     }
     std::sort(report.functions.begin(), report.functions.end());
-    RemoveUncalledFunctions();
+    RemoveUncalled(inlined);
     report.kept.assign(kept.begin(), kept.end());
     return report;
   }
@@ -277,14 +277,13 @@ class Inliner {
       if (opsets_.emplace(DomainKey(o.domain()), o.version()).second) *model_.add_opset_import() = o;
   }
 
-  // Drops the functions nothing calls any more (the graph, its subgraphs, the functions
-  // kept), and the opset imports of their domains no node uses.
-  void RemoveUncalledFunctions() {
+  // Drops the functions of `inlined` nothing calls any more (the graph, its subgraphs, the
+  // functions kept), and the opset imports of their domains nothing else uses. A function
+  // the model did not call before is the model's and stays.
+  void RemoveUncalled(const absl::flat_hash_set<const onnx::FunctionProto*>& inlined) {
     absl::flat_hash_set<FunctionKey> called;
-    absl::flat_hash_set<std::string> used_domains;
     std::vector<const onnx::FunctionProto*> pending;
     auto note = [&](const onnx::NodeProto& n) {
-      used_domains.insert(DomainKey(n.domain()));
       if (const onnx::FunctionProto* f = LocalFunction(n); f && called.insert(KeyOf(n)).second) pending.push_back(f);
     };
     ForEachNodeDeep(model_.graph(), note);
@@ -296,17 +295,29 @@ class Inliner {
     absl::flat_hash_set<std::string> dropped_domains;
     auto* functions = model_.mutable_functions();
     for (int i = functions->size() - 1; i >= 0; --i) {
-      const FunctionKey key = KeyOf(functions->Get(i));
-      if (called.contains(key)) continue;
-      dropped_domains.insert(key.domain);
+      if (!inlined.contains(&functions->Get(i)) || called.contains(KeyOf(functions->Get(i)))) continue;
+      dropped_domains.insert(DomainKey(functions->Get(i).domain()));
       functions->DeleteSubrange(i, 1);
     }
     functions_.clear();  // its pointers point into the field just changed
+    const absl::flat_hash_set<std::string> used = UsedDomains();
     auto* imports = model_.mutable_opset_import();
     for (int i = imports->size() - 1; i >= 0; --i) {
       const std::string domain = DomainKey(imports->Get(i).domain());
-      if (dropped_domains.contains(domain) && !used_domains.contains(domain)) imports->DeleteSubrange(i, 1);
+      if (dropped_domains.contains(domain) && !used.contains(domain)) imports->DeleteSubrange(i, 1);
     }
+  }
+
+  // The domains of the graph's nodes (subgraphs included) and of the functions' nodes,
+  // and the functions' own.
+  absl::flat_hash_set<std::string> UsedDomains() const {
+    absl::flat_hash_set<std::string> used;
+    ForEachNodeDeep(model_.graph(), [&](const onnx::NodeProto& n) { used.insert(DomainKey(n.domain())); });
+    for (const auto& f : model_.functions()) {
+      used.insert(DomainKey(f.domain()));
+      for (const auto& n : f.node()) used.insert(DomainKey(n.domain()));
+    }
+    return used;
   }
 
   onnx::ModelProto& model_;

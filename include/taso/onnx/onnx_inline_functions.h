@@ -30,8 +30,9 @@ bool CallsLocalFunction(const onnx::ModelProto& model);
 // function is told by domain, name and overload (IR 10). A call is left as it is, whole,
 // where its function (or one it calls) imports an opset version other than the model's,
 // has a node with a subgraph, is not a valid single-assignment body in order, or calls
-// itself, and every call is where inlining would add over 2^20 nodes. Functions no longer
-// called are removed, with the imports of their domains where nothing else uses them.
+// itself, and every call is where inlining would add over 2^20 nodes. Functions inlined
+// and no longer called are removed, with the imports of their domains where nothing else
+// uses them; a function the model did not call stays.
 // Calls inside subgraphs are left as they are. The result is meant for CheckStructure
 // like any model read.
 InlinedFunctions InlineLocalFunctions(onnx::ModelProto& model);
