@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <utility>
@@ -75,20 +76,16 @@ std::vector<onnx::AttributeProto> AttributeDefaults(const onnx::FunctionProto& f
 }
 
 bool HasSubgraph(const onnx::NodeProto& n) {
-  for (const auto& a : n.attribute())
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  return false;
+  bool found = false;
+  ForEachSubgraph(n, [&](const onnx::GraphProto&) { found = true; });
+  return found;
 }
 
 // Calls `visit` on every node of `g` and of its subgraphs.
-template <typename Visit>
-void ForEachNodeDeep(const onnx::GraphProto& g, const Visit& visit) {
+void ForEachNodeDeep(const onnx::GraphProto& g, const std::function<void(const onnx::NodeProto&)>& visit) {
   for (const auto& n : g.node()) {
     visit(n);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) ForEachNodeDeep(a.g(), visit);
-      for (const auto& sg : a.graphs()) ForEachNodeDeep(sg, visit);
-    }
+    ForEachSubgraph(n, [&](const onnx::GraphProto& sg) { ForEachNodeDeep(sg, visit); });
   }
 }
 
@@ -204,6 +201,7 @@ class Inliner {
       return depth == 0 ? s : absl::FailedPreconditionError(absl::StrCat("it calls ", f.name(), ": ", s.message()));
     expanding_.insert(&f);
     absl::flat_hash_map<std::string, std::string> names = FormalNames(call, f, prefix);
+    const std::vector<onnx::AttributeProto> defaults = AttributeDefaults(f);
     std::vector<onnx::NodeProto> body;
     for (int k = 0; k < f.node_size(); ++k) {
       onnx::NodeProto n = f.node(k);
@@ -215,7 +213,7 @@ class Inliner {
           if (fresh) it->second = Fresh(prefix + v);
           v = it->second;
         }
-      RETURN_IF_ERROR(BindAttributes(call, AttributeDefaults(f), n));
+      BindAttributes(call, defaults, n);
       const onnx::FunctionProto* inner = LocalFunction(n);
       if (inner == nullptr) {
         body.push_back(std::move(n));
@@ -245,8 +243,8 @@ class Inliner {
   // Each attribute of `n` that refers to one of the call's (ref_attr_name) becomes a copy
   // of it, or of the function's default where the call does not give it; an attribute
   // referring to one with neither is left out, as ONNX defines (the operator's default).
-  static absl::Status BindAttributes(const onnx::NodeProto& call, const std::vector<onnx::AttributeProto>& defaults,
-                                     onnx::NodeProto& n) {
+  static void BindAttributes(const onnx::NodeProto& call, const std::vector<onnx::AttributeProto>& defaults,
+                             onnx::NodeProto& n) {
     auto* attributes = n.mutable_attribute();
     for (int i = attributes->size() - 1; i >= 0; --i) {
       onnx::AttributeProto& a = (*attributes)[i];
@@ -261,7 +259,6 @@ class Inliner {
       a = *value;
       a.set_name(name);
     }
-    return absl::OkStatus();
   }
 
   template <typename Attributes>

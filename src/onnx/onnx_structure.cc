@@ -19,14 +19,6 @@ namespace {
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
-// Calls `visit` on each subgraph of a node's attributes.
-void ForEachSubgraph(const onnx::NodeProto& n, const std::function<void(const onnx::GraphProto&)>& visit) {
-  for (const auto& a : n.attribute()) {
-    if (a.has_g()) visit(a.g());
-    for (const auto& sg : a.graphs()) visit(sg);
-  }
-}
-
 // Names read inside `g` (node inputs, graph outputs) that it does not define: outer-scope
 // captures. `defined` holds what the enclosing subgraphs define.
 void CollectCaptures(const onnx::GraphProto& g, absl::flat_hash_set<std::string>& defined,
@@ -189,6 +181,13 @@ absl::Status CheckDimensionsFitInt(const onnx::GraphProto& g) {
 }
 
 }  // namespace
+
+void ForEachSubgraph(const onnx::NodeProto& n, const std::function<void(const onnx::GraphProto&)>& visit) {
+  for (const auto& a : n.attribute()) {
+    if (a.has_g()) visit(a.g());
+    for (const auto& sg : a.graphs()) visit(sg);
+  }
+}
 
 std::string DescribeNode(const onnx::NodeProto& n) { return absl::StrCat("node '", n.name(), "' (", n.op_type(), ")"); }
 

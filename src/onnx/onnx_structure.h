@@ -3,6 +3,7 @@
 // dereference a null pointer, read out of bounds or loop forever on one that is not.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,9 @@ namespace taso {
 
 // Whether a node or opset import of `domain` is of ONNX's default operator set.
 bool IsDefaultDomain(const std::string& domain);
+
+// Calls `visit` on each subgraph of a node's attributes.
+void ForEachSubgraph(const onnx::NodeProto& n, const std::function<void(const onnx::GraphProto&)>& visit);
 
 // "node 'name' (OpType)", as errors name a node.
 std::string DescribeNode(const onnx::NodeProto& n);

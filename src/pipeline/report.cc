@@ -194,13 +194,13 @@ std::string SelfCheckLine(const PipelineOptions& options, const PipelineResult& 
   return out + "\n";
 }
 
-// ", also at b=2, past=5 and at past=0" for the sizes the end-to-end check ran at
-// besides the sizes built; empty for none.
-std::string AlsoAtText(const EndToEndCheck& e) {
+// "b=2, past=5 and at past=0": the sizes the end-to-end check ran at besides the sizes
+// built; empty for none.
+std::string OtherSizesText(const EndToEndCheck& e) {
   std::vector<std::string> sizes;
   for (const std::string* s : {&e.other_sizes, &e.empty_sizes})
     if (!s->empty()) sizes.push_back(*s);
-  return sizes.empty() ? "" : absl::StrCat(", also at ", absl::StrJoin(sizes, " and at "));
+  return absl::StrJoin(sizes, " and at ");
 }
 
 // The written file against the input file in the target's runtime, when it was checked.
@@ -208,13 +208,13 @@ std::string EndToEndLine(const PipelineResult& r) {
   if (!r.end_to_end) return "";
   const EndToEndCheck& e = *r.end_to_end;
   if (!e.not_run.empty()) return absl::StrCat("end-to-end: NOT CHECKED: ", e.not_run, "\n");
-  const std::string sizes = e.other_sizes.empty() ? "" : absl::StrCat(", at the sizes built and at ", e.other_sizes);
-  const std::string empty = e.empty_sizes.empty() ? "" : absl::StrCat(" and at ", e.empty_sizes);
+  const std::string other = OtherSizesText(e);
+  const std::string sizes = other.empty() ? "" : absl::StrCat(", at the sizes built and at ", other);
   return absl::StrFormat(
       "end-to-end: the file written gives the input file's %d outputs in %s (%s%s), max |difference| %g; "
       "closest to its tolerance: %s for inputs in [-%g, %g], at %.3g of it\n",
-      e.outputs, e.runtime, InputScalesText(e.input_scales), sizes + empty, e.max_difference, e.worst,
-      e.worst_input_scale, e.worst_input_scale, e.worst_relative / kOutputTolerance);
+      e.outputs, e.runtime, InputScalesText(e.input_scales), sizes, e.max_difference, e.worst, e.worst_input_scale,
+      e.worst_input_scale, e.worst_relative / kOutputTolerance);
 }
 
 // The self-check and the measurement, when they ran.
@@ -411,7 +411,9 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     Row(out, "end-to-end",
         {e->not_run.empty()
              ? absl::StrFormat("passed in %s: %d outputs, %s%s, max |difference| %g", e->runtime, e->outputs,
-                               InputScalesText(e->input_scales), AlsoAtText(*e), e->max_difference)
+                               InputScalesText(e->input_scales),
+                               OtherSizesText(*e).empty() ? "" : absl::StrCat(", also at ", OtherSizesText(*e)),
+                               e->max_difference)
              : absl::StrCat("NOT CHECKED: ", e->not_run)});
   return out;
 }
