@@ -135,6 +135,24 @@ TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other 
                  Catch::Contains("kept symbolic (self-check passed at 2 and 3 too, inputs in [-1, 1])"));
 }
 
+// As older PyTorch exports write every model (keep_initializers_as_inputs): the weights,
+// of fixed shape, take no size at the other sizes checked.
+TEST_CASE("A symbolic batch is kept where the weights are listed as inputs too", "[symbolic]") {
+  onnx::ModelProto m = SymbolicTwoProducts();
+  for (const char* weight : {"w1", "w2"}) testing::AddInput(m, weight, {64, 64});
+  const OnnxModel model = testing::ImportFolded(m);
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  INFO(SummaryText(AnalyticOptions(), *result, "m"));
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  CHECK(FirstDim(exported->graph().input(0)) == "batch");
+  CHECK(exported->graph().input_size() == 3);  // the weights still inputs
+}
+
 TEST_CASE("A model with nothing to optimize keeps its symbolic batch, decided as any model's", "[symbolic]") {
   // x[batch,3] (float16) -> Relu -> y: no node the library computes.
   onnx::ModelProto m = testing::NewModel(14);

@@ -229,6 +229,34 @@ TEST_CASE("A model checked end to end is written with the check's figures") {
   }
 }
 
+// Older exporters list every weight as an input too (keep_initializers_as_inputs): such a
+// weight is a run-time value with a default, of fixed shape, that the read-back takes no
+// size for.
+TEST_CASE("A model whose weights are inputs too is checked end to end on every target") {
+  // y = x * two with x [N, 4], "two" an initializer and an input.
+  onnx::ModelProto m = testing::NewModel();
+  testing::AddInput(m, "x", {1, 4});
+  testing::InputDim(m, 0, 0)->set_dim_param("N");
+  testing::AddInput(m, "two", {});
+  testing::AddFloatInit(m, "two", {}, 2.0f);
+  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
+  testing::AddOutput(m, "y");
+  const fs::path dir = testing::TempDir("e2e_weights_as_inputs");
+  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
+  testing::WriteFile(f.input, m.SerializeAsString());
+  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
+  REQUIRE(model.ok());
+  for (Target target : {Target::kOrt, Target::kCpu}) {
+    INFO(TargetName(target));
+    const absl::StatusOr<WrittenModel> written = Write(f, *model, target, nullptr);
+    INFO(written.status());
+    REQUIRE(written.ok());
+    CHECK(written->end_to_end.not_run.empty());
+    CHECK(written->end_to_end.outputs == 1);
+    fs::remove(f.destination);
+  }
+}
+
 TEST_CASE("A float16 model is checked end to end in ONNX Runtime, and a wrong one refused") {
   // y = x * two, all of float16 (0x4000 is 2.0, 0x4200 3.0).
   onnx::ModelProto m = testing::NewModel();

@@ -55,11 +55,12 @@ std::vector<Variable> VariablesOf(const std::vector<SymbolicDim>& dims) {
 }
 
 // The inputs' shapes with the variables in `sizes` (by key) at those sizes, the rest at
-// their built sizes.
+// their built sizes; not the initializers also listed as inputs (of fixed shape).
 absl::flat_hash_map<std::string, Shape> InputShapesAt(const OnnxModel& imported,
                                                       const absl::flat_hash_map<std::string, int64_t>& sizes) {
   absl::flat_hash_map<std::string, Shape> shapes;
-  for (ValueId v : imported.graph.inputs()) shapes[imported.graph.value(v).name] = imported.graph.value(v).shape;
+  for (ValueId v : imported.graph.inputs())
+    if (const Value& in = imported.graph.value(v); !in.is_weight()) shapes[in.name] = in.shape;
   for (const SymbolicDim& d : imported.symbolic_dims)
     if (auto it = sizes.find(d.Key()); it != sizes.end()) shapes[d.input][d.axis] = it->second;
   return shapes;

@@ -55,11 +55,12 @@ std::string ShapesJson(const std::map<std::string, Shape>& shapes) {
   return absl::StrCat("{", absl::StrJoin(entries, ", "), "}");
 }
 
-// The input model's inputs at the sizes it was built at, by name.
+// The input model's inputs at the sizes it was built at, by name; not the initializers
+// also listed as inputs (their shapes are fixed, and an import takes no size for them).
 std::map<std::string, Shape> BuiltShapes(const Graph& graph) {
   std::map<std::string, Shape> shapes;
   for (ValueId id : graph.inputs())
-    if (const Value& v = graph.value(id); v.shape_known) shapes[v.name] = v.shape;
+    if (const Value& v = graph.value(id); v.shape_known && !v.is_weight()) shapes[v.name] = v.shape;
   return shapes;
 }
 
