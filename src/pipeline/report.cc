@@ -513,8 +513,34 @@ std::string JsonEstimatedSlower(const PipelineResult& r) {
 
 std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
   std::vector<std::string> counts;
-  for (const auto& [rule, n] : rules) counts.push_back(absl::StrCat("\"", rule, "\": ", n));
+  for (const auto& [rule, n] : rules) counts.push_back(absl::StrCat(JsonQuote(rule), ": ", n));
   return absl::StrCat("{", absl::StrJoin(counts, ", "), "}");
+}
+
+// The opaque nodes by why they were left alone, then by operator type.
+std::string JsonLeftAlone(const PipelineResult& r) {
+  std::vector<std::string> reasons;
+  for (const auto& [why, types] : r.left_alone)
+    reasons.push_back(absl::StrCat(JsonQuote(why), ": ", JsonRuleCounts(types)));
+  return absl::StrCat("{", absl::StrJoin(reasons, ", "), "}");
+}
+
+std::string JsonStrings(const std::vector<std::string>& strings) {
+  std::vector<std::string> quoted;
+  for (const std::string& s : strings) quoted.push_back(JsonQuote(s));
+  return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
+}
+
+// What the import did (ImportText), or null.
+std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
+  if (imported == nullptr) return "null";
+  const InlinedFunctions& f = imported->inlined_functions;
+  return absl::StrCat(
+      "{\"opset_read\": ", imported->converted_from_opset > 0 ? imported->converted_from_opset : imported->opset,
+      ", \"opset_written\": ", r.model.opset,
+      ", \"converted\": ", imported->converted_from_opset > 0 ? "true" : "false",
+      ", \"function_calls_inlined\": ", f.calls, ", \"functions_inlined\": ", JsonStrings(f.functions),
+      ", \"functions_kept\": ", JsonStrings(f.kept), "}");
 }
 
 }  // namespace
@@ -531,12 +557,30 @@ std::string SummaryText(const PipelineOptions& options, const PipelineResult& re
                       SpeedCheckLines(result), ChangeTable(options, result, model_name));
 }
 
-std::string JsonReport(const PipelineOptions& options, const PipelineResult& r) {
+std::string ImportText(const OnnxModel& imported, const PipelineResult& result) {
+  std::string text;
+  if (imported.converted_from_opset > 0)
+    absl::StrAppendFormat(&text,
+                          "import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
+                          imported.converted_from_opset, imported.opset, result.model.opset);
+  const InlinedFunctions& inlined = imported.inlined_functions;
+  if (inlined.calls > 0)
+    absl::StrAppendFormat(&text, "import: %d call%s of the model's functions replaced by their nodes (%s)\n",
+                          inlined.calls, inlined.calls == 1 ? "" : "s", absl::StrJoin(inlined.functions, ", "));
+  for (const std::string& kept : inlined.kept)
+    absl::StrAppend(&text, "import: calls of the model's function ", kept,
+                    " kept as they are (opaque to the search)\n");
+  return text;
+}
+
+std::string JsonReport(const PipelineOptions& options, const PipelineResult& r, const OnnxModel* imported) {
   const SearchFound& search = r.search;
   const SearchStop stop = StopOf(r);
   const PipelineResult::Layouts layouts = r.layouts.value_or(PipelineResult::Layouts{});
   return absl::StrCat(
-      "{\n  \"backend\": \"", BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
+      "{\n  \"import\": ", JsonImport(imported, r), ",\n  \"nodes_before\": ", r.nodes_before,
+      ",\n  \"nodes_after\": ", r.nodes_after, ",\n  \"left_alone\": ", JsonLeftAlone(r), ",\n  \"backend\": \"",
+      BackendName(options.backend), "\",\n  \"search\": \"", SearchKindName(options.search),
       "\",\n  \"rule_instances\": ", r.rule_instances, ",\n  \"rule_instances_unusable\": ", r.rule_instances_unusable,
       ",\n  \"target\": \"", TargetName(options.target), "\",\n  \"search_engine\": \"",
       SearchEngineName(options.engine), "\",\n  \"egraph\": ", JsonEGraph(r),

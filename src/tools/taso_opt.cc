@@ -17,7 +17,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
 #include "taso/ir/file_limits.h"
@@ -285,15 +284,6 @@ taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::On
   return request;
 }
 
-// What import did with the model's calls of its own functions.
-void PrintInlinedFunctions(const taso::InlinedFunctions& inlined) {
-  if (inlined.calls > 0)
-    std::printf("import: %d call%s of the model's functions replaced by their nodes (%s)\n", inlined.calls,
-                inlined.calls == 1 ? "" : "s", absl::StrJoin(inlined.functions, ", ").c_str());
-  for (const std::string& kept : inlined.kept)
-    std::printf("import: calls of the model's function %s kept as they are (opaque to the search)\n", kept.c_str());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -346,7 +336,7 @@ int main(int argc, char** argv) {
   result->end_to_end = staged->checks().end_to_end;
   const std::string report = absl::GetFlag(FLAGS_report);
   if (!report.empty())
-    if (auto s = WriteReport(report, taso::JsonReport(*options, *result)); !s.ok()) return fail(s);
+    if (auto s = WriteReport(report, taso::JsonReport(*options, *result, &*model)); !s.ok()) return fail(s);
   if (auto s = staged->MoveIntoPlace(); !s.ok()) {
     std::error_code ignored;
     if (!report.empty()) std::filesystem::remove(report, ignored);
@@ -354,10 +344,7 @@ int main(int argc, char** argv) {
   }
   progress.Clear();
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
-  if (model->converted_from_opset > 0)
-    std::printf("import: opset %d converted to opset %d by ONNX's version converter; written at opset %d\n",
-                model->converted_from_opset, model->opset, result->model.opset);
-  PrintInlinedFunctions(model->inlined_functions);
+  std::fputs(taso::ImportText(*model, *result).c_str(), stdout);
   std::printf("export: %s\n", staged->checks().validation.c_str());
   if (staged->external_data())
     std::printf("wrote %s (its weights in %s)\n", out.c_str(), taso::ExternalDataPath(out).c_str());

@@ -312,7 +312,12 @@ absl::StatusOr<std::string> ValidateWrittenModel(const OnnxModel& model, const s
 // The lines taso-opt prints about a run (the "wrote" line aside); `model_name` names the
 // input model.
 std::string SummaryText(const PipelineOptions& options, const PipelineResult& result, absl::string_view model_name);
-// The run as JSON (taso-opt --report).
-std::string JsonReport(const PipelineOptions& options, const PipelineResult& result);
+// What the import did to the model before the search (its opset converted, calls of its
+// functions inlined or kept), as lines of the summary; empty when nothing.
+std::string ImportText(const OnnxModel& imported, const PipelineResult& result);
+// The run as JSON (taso-opt --report); `imported`, the model as read, adds what its
+// import did ("import": null without it).
+std::string JsonReport(const PipelineOptions& options, const PipelineResult& result,
+                       const OnnxModel* imported = nullptr);
 
 }  // namespace taso
