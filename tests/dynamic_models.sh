@@ -101,6 +101,19 @@ for name in heads_view_opset13 swin_opset14; do
   fi
 done
 
+# Position ids sliced to the input's length, then embedded: the slice is typed only once
+# the length is folded at the sizes built. A file taso-opt wrote, optimized again, declares
+# the slice's type with seq named; one passed through ONNX's shape inference, with no
+# shape. Either declaration was taken over the folded value's (seq was written fixed at 1).
+SYMBOLIC="batch seq" check positions_opset14
+cp "$work/positions_opset14.opt.onnx" "$work/models/positions_again.onnx"
+for name in positions_again positions_inferred_opset14; do
+  SYMBOLIC="batch seq" check "$name"
+  if grep -q "reads a tensor of unknown shape" "$work/$name.log"; then
+    echo "$name: nodes after the positions were left alone:"; cat "$work/$name.log"; exit 1
+  fi
+done
+
 # Height and width: a 1x1 image fits no convolution without padding, so the search takes
 # the smallest power of two the model builds at (8), and keeps them symbolic.
 SYMBOLIC="batch height width" check image_sizes_opset12

@@ -153,6 +153,50 @@ TEST_CASE("A symbolic batch is kept where the weights are listed as inputs too",
   CHECK(exported->graph().input_size() == 3);  // the weights still inputs
 }
 
+// x [1, seq, 4] plus position embeddings, as BERT exports add them: rows 0 .. seq-1 of a
+// table, the seq read from x's shape (ONNX's inference cannot tell the rows' count). The
+// file declares the rows' types with seq named, as taso-opt writes them, or with no
+// shape, as ONNX's shape inference writes what it cannot tell.
+onnx::ModelProto PositionsAddedWithDeclaredTypes(bool shapeless) {
+  auto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {1, 1, 4});
+  testing::InputDim(m, 0, 1)->set_dim_param("seq");
+  testing::AddInt64Init(m, "positions", {0, 1, 2, 3, 4, 5, 6, 7});
+  testing::AddFloatInit(m, "table", {8, 4}, 0.5f);
+  testing::AddInt64Init(m, "at1", {1});
+  testing::AddInt64Init(m, "zero", {0});
+  testing::AddNode(m, "Shape", {"x"}, {"x_shape"});
+  testing::SetIntAttr(testing::AddNode(m, "Gather", {"x_shape", "at1"}, {"seq_size"}), "axis", 0);
+  testing::AddNode(m, op_names::kSlice, {"positions", "zero", "seq_size", "zero"}, {"ids"});
+  testing::AddNode(m, "Gather", {"table", "ids"}, {"rows"});
+  testing::AddNode(m, op_names::kAdd, {"x", "rows"}, {"sum"});
+  testing::AddNode(m, op_names::kRelu, {"sum"}, {"y"});
+  testing::AddOutput(m, "y");
+  for (const auto& [name, dims] : std::vector<std::pair<std::string, int>>{{"ids", 1}, {"rows", 2}}) {
+    onnx::ValueInfoProto* vi = m.mutable_graph()->add_value_info();
+    vi->set_name(name);
+    auto* type = vi->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(name == "ids" ? onnx::TensorProto::INT64 : onnx::TensorProto::FLOAT);
+    if (shapeless) continue;
+    type->mutable_shape()->add_dim()->set_dim_param("seq");
+    if (dims == 2) type->mutable_shape()->add_dim()->set_dim_value(4);
+  }
+  return m;
+}
+
+TEST_CASE("Declared types that name a symbolic dimension, or of no shape, are read at the sizes built", "[symbolic]") {
+  const bool shapeless = GENERATE(false, true);
+  INFO("declared with no shape: " << shapeless);
+  const OnnxModel model = testing::ImportFolded(PositionsAddedWithDeclaredTypes(shapeless));
+  CHECK(testing::CountOps(model.graph, op_names::kAdd) == 1);  // the library's: its inputs' shapes known
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  INFO(SummaryText(AnalyticOptions(), *result, "m"));
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+}
+
 TEST_CASE("A model with nothing to optimize keeps its symbolic batch, decided as any model's", "[symbolic]") {
   // x[batch,3] (float16) -> Relu -> y: no node the library computes.
   onnx::ModelProto m = testing::NewModel(14);

@@ -412,10 +412,12 @@ void AddTypesOfOpaqueOutputs(const Graph& at_bound_sizes, KnownTypes& known) {
 
 // What the model built at its bound sizes folded (shape arithmetic made constants), as
 // initializers: the nodes that compute them are left out of `copy`, so that ONNX's
-// inference reads their values. False where nothing was folded.
+// inference reads their values, and so are the file's declared types of them (ONNX's
+// inference would take a declaration of no shape, or of a symbolic one, over the
+// initializer's). False where nothing was folded.
 bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
   auto* nodes = copy.mutable_graph()->mutable_node();
-  bool replaced = false;
+  absl::flat_hash_set<std::string> folded;
   for (int i = nodes->size() - 1; i >= 0; --i) {
     const onnx::NodeProto& node = nodes->Get(i);
     // A Constant node ONNX reads itself.
@@ -426,10 +428,14 @@ bool FoldedAsInitializers(const Graph& at_bound_sizes, onnx::ModelProto& copy) {
     const TensorData* data = at_bound_sizes.ConstantData(v);
     if (data == nullptr) continue;
     TensorToProto(*data, node.output(0), copy.mutable_graph()->add_initializer());
+    folded.insert(node.output(0));
     nodes->DeleteSubrange(i, 1);
-    replaced = true;
   }
-  return replaced;
+  auto* declared = copy.mutable_graph()->mutable_value_info();
+  declared->erase(std::remove_if(declared->begin(), declared->end(),
+                                 [&](const onnx::ValueInfoProto& vi) { return folded.contains(vi.name()); }),
+                  declared->end());
+  return !folded.empty();
 }
 
 // ONNX's inference again at the bound sizes, reading the values the static build folded:

@@ -10,6 +10,7 @@ import os
 import sys
 
 import onnx
+import onnx.shape_inference
 from onnx import helper, numpy_helper
 import numpy as np
 import torch
@@ -138,6 +139,20 @@ class NormMlp(torch.nn.Module):
 
     def forward(self, x):
         return self.out_norm(x + self.down(torch.nn.functional.gelu(self.up(self.norm(x)))))
+
+
+class PositionsAdded(torch.nn.Module):
+    """Position embeddings added to [batch, seq, 32] as BERT adds them: the embeddings of
+    the first seq position ids (seq read from the input's shape), then a Linear."""
+
+    def __init__(self, d=32, rows=64):
+        super().__init__()
+        self.register_buffer("position_ids", torch.arange(rows).expand((1, -1)))
+        self.positions = torch.nn.Embedding(rows, d)
+        self.proj = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.proj(x + self.positions(self.position_ids[:, :x.shape[1]]))
 
 
 class CachedDecoder(torch.nn.Module):
@@ -271,6 +286,13 @@ def main():
     export(FlattenByView(), torch.rand(1, 3, 8, 8), os.path.join(out, "view_opset13.onnx"), 13)
     export(HeadsByView(), torch.rand(1, 8, 48), os.path.join(out, "heads_view_opset13.onnx"), 13)
     export(NormMlp(), torch.rand(1, 8, 32), os.path.join(out, "norm_mlp_opset14.onnx"), 14)
+    export(PositionsAdded(), torch.rand(1, 8, 32), os.path.join(out, "positions_opset14.onnx"), 14,
+           {0: "batch", 1: "seq"}, {0: "batch", 1: "seq"})
+    # As users often pass a file through ONNX's shape inference first: what it cannot tell
+    # (the positions' slice and what follows) declared with no shape.
+    positions = onnx.load(os.path.join(out, "positions_opset14.onnx"))
+    inferred = onnx.shape_inference.infer_shapes(positions, data_prop=True)
+    onnx.save(inferred, os.path.join(out, "positions_inferred_opset14.onnx"))
     export_cached_decoder(os.path.join(out, "cached_decoder_opset14.onnx"))
     # The same small CNN plainly and as a function; two NormMlp blocks as three functions.
     torch.manual_seed(15)
