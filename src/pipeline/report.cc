@@ -531,6 +531,14 @@ std::string JsonStrings(const std::vector<std::string>& strings) {
   return absl::StrCat("[", absl::StrJoin(quoted, ", "), "]");
 }
 
+// The initializers the file also lists as graph inputs: a caller may feed them, so they
+// are run-time values, never folded, merged or packed.
+int WeightsAsInputs(const Graph& graph) {
+  int n = 0;
+  for (ValueId v : graph.inputs()) n += graph.value(v).is_weight();
+  return n;
+}
+
 // What the import did (ImportText), or null.
 std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
   if (imported == nullptr) return "null";
@@ -540,7 +548,8 @@ std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
       ", \"opset_written\": ", r.model.opset,
       ", \"converted\": ", imported->converted_from_opset > 0 ? "true" : "false",
       ", \"function_calls_inlined\": ", f.calls, ", \"functions_inlined\": ", JsonStrings(f.functions),
-      ", \"functions_kept\": ", JsonStrings(f.kept), "}");
+      ", \"functions_kept\": ", JsonStrings(f.kept), ", \"weights_as_inputs\": ", WeightsAsInputs(imported->graph),
+      "}");
 }
 
 }  // namespace
@@ -570,6 +579,12 @@ std::string ImportText(const OnnxModel& imported, const PipelineResult& result) 
   for (const std::string& kept : inlined.kept)
     absl::StrAppend(&text, "import: calls of the model's function ", kept,
                     " kept as they are (opaque to the search)\n");
+  if (const int n = WeightsAsInputs(imported.graph); n > 0)
+    absl::StrAppend(&text, "import: ",
+                    n == 1 ? "1 weight is also listed as a graph input"
+                           : absl::StrCat(n, " weights are also listed as graph inputs"),
+                    ", which a caller may feed: run-time values, never folded or merged (exported with "
+                    "keep_initializers_as_inputs; without it they would be)\n");
   return text;
 }
 
