@@ -111,6 +111,17 @@ std::string FirstDim(const onnx::ValueInfoProto& vi) {
   return d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param();
 }
 
+// The model optimized, its one symbolic dimension kept and checked at 2 and 3.
+PipelineResult OptimizedKeepingItsDimension(const OnnxModel& model) {
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 1);
+  INFO(SummaryText(AnalyticOptions(), *result, "m"));
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+  return *std::move(result);
+}
+
 }  // namespace
 
 TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other sizes", "[symbolic]") {
@@ -140,14 +151,8 @@ TEST_CASE("A symbolic batch the rewrites hold for is kept, checked at two other 
 TEST_CASE("A symbolic batch is kept where the weights are listed as inputs too", "[symbolic]") {
   onnx::ModelProto m = SymbolicTwoProducts();
   for (const char* weight : {"w1", "w2"}) testing::AddInput(m, weight, {64, 64});
-  const OnnxModel model = testing::ImportFolded(m);
-  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
-  REQUIRE(result.ok());
-  REQUIRE(result->symbolic_dims.size() == 1);
-  INFO(SummaryText(AnalyticOptions(), *result, "m"));
-  CHECK(result->symbolic_dims[0].kept);
-  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
-  auto exported = ExportOnnx(result->model);
+  const PipelineResult result = OptimizedKeepingItsDimension(testing::ImportFolded(m));
+  auto exported = ExportOnnx(result.model);
   REQUIRE(exported.ok());
   CHECK(FirstDim(exported->graph().input(0)) == "batch");
   CHECK(exported->graph().input_size() == 3);  // the weights still inputs
@@ -189,12 +194,7 @@ TEST_CASE("Declared types that name a symbolic dimension, or of no shape, are re
   INFO("declared with no shape: " << shapeless);
   const OnnxModel model = testing::ImportFolded(PositionsAddedWithDeclaredTypes(shapeless));
   CHECK(testing::CountOps(model.graph, op_names::kAdd) == 1);  // the library's: its inputs' shapes known
-  auto result = OptimizeModel(model, testing::ShippedRules().rules, AnalyticOptions());
-  REQUIRE(result.ok());
-  REQUIRE(result->symbolic_dims.size() == 1);
-  INFO(SummaryText(AnalyticOptions(), *result, "m"));
-  CHECK(result->symbolic_dims[0].kept);
-  CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
+  OptimizedKeepingItsDimension(model);
 }
 
 TEST_CASE("A model with nothing to optimize keeps its symbolic batch, decided as any model's", "[symbolic]") {

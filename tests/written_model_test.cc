@@ -88,6 +88,33 @@ WriteRequest RequestFor(const Files& f, const OnnxModel& model, Target target, M
   return r;
 }
 
+// y = 2 x with x [N, 4] (N symbolic); "two" listed as an input too where `two_is_input`.
+onnx::ModelProto TwiceModel(bool two_is_input = false) {
+  onnx::ModelProto m = testing::NewModel();
+  testing::AddInput(m, "x", {1, 4});
+  testing::InputDim(m, 0, 0)->set_dim_param("N");
+  if (two_is_input) testing::AddInput(m, "two", {});
+  testing::AddFloatInit(m, "two", {}, 2.0f);
+  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
+  testing::AddOutput(m, "y");
+  return m;
+}
+
+// `proto` as the input file, read back as taso-opt reads it.
+struct InputRead {
+  Files files;
+  OnnxModel model;
+};
+InputRead ReadAsInputFile(const std::string& test, const onnx::ModelProto& proto) {
+  const fs::path dir = testing::TempDir(test);
+  InputRead read{Files{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()}, {}};
+  testing::WriteFile(read.files.input, proto.SerializeAsString());
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile(read.files.input);
+  REQUIRE(model.ok());
+  read.model = *std::move(model);
+  return read;
+}
+
 // Staged, checked and moved into place: the checks' figures.
 absl::StatusOr<WrittenModel> Write(const Files& f, const OnnxModel& model, Target target, ModelWriter writer) {
   absl::StatusOr<StagedModel> staged = StageCheckedModel(RequestFor(f, model, target, std::move(writer)));
@@ -233,22 +260,12 @@ TEST_CASE("A model checked end to end is written with the check's figures") {
 // weight is a run-time value with a default, of fixed shape, that the read-back takes no
 // size for.
 TEST_CASE("A model whose weights are inputs too is checked end to end on every target") {
-  // y = x * two with x [N, 4], "two" an initializer and an input.
-  onnx::ModelProto m = testing::NewModel();
-  testing::AddInput(m, "x", {1, 4});
-  testing::InputDim(m, 0, 0)->set_dim_param("N");
-  testing::AddInput(m, "two", {});
-  testing::AddFloatInit(m, "two", {}, 2.0f);
-  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
-  testing::AddOutput(m, "y");
-  const fs::path dir = testing::TempDir("e2e_weights_as_inputs");
-  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
-  testing::WriteFile(f.input, m.SerializeAsString());
-  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
-  REQUIRE(model.ok());
+  const InputRead read = ReadAsInputFile("e2e_weights_as_inputs", TwiceModel(/*two_is_input=*/true));
+  const Files& f = read.files;
+  const OnnxModel& model = read.model;
   for (Target target : {Target::kOrt, Target::kCpu}) {
     INFO(TargetName(target));
-    const absl::StatusOr<WrittenModel> written = Write(f, *model, target, nullptr);
+    const absl::StatusOr<WrittenModel> written = Write(f, model, target, nullptr);
     INFO(written.status());
     REQUIRE(written.ok());
     CHECK(written->end_to_end.not_run.empty());
@@ -269,12 +286,10 @@ TEST_CASE("A float16 model is checked end to end in ONNX Runtime, and a wrong on
   testing::AddOutput(m, "y");
   m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
       onnx::TensorProto::FLOAT16);
-  const fs::path dir = testing::TempDir("e2e_float16");
-  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
-  testing::WriteFile(f.input, m.SerializeAsString());
-  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
-  REQUIRE(model.ok());
-  const absl::StatusOr<WrittenModel> written = Write(f, *model, Target::kOrt, nullptr);
+  const InputRead read = ReadAsInputFile("e2e_float16", m);
+  const Files& f = read.files;
+  const OnnxModel& model = read.model;
+  const absl::StatusOr<WrittenModel> written = Write(f, model, Target::kOrt, nullptr);
   INFO(written.status());
   REQUIRE(written.ok());
   CHECK(written->end_to_end.not_run.empty());
@@ -285,7 +300,7 @@ TEST_CASE("A float16 model is checked end to end in ONNX Runtime, and a wrong on
     for (onnx::TensorProto& t : *proto.mutable_graph()->mutable_initializer())
       if (t.name() == "two") t.set_raw_data(std::string("\x00\x42", 2));
   };
-  ExpectRefused(Write(f, *model, Target::kOrt, WriterWith(fault)), f, "y");
+  ExpectRefused(Write(f, model, Target::kOrt, WriterWith(fault)), f, "y");
 }
 
 TEST_CASE("Where the runtime cannot run the input file, the model is written and the report says so") {
@@ -302,13 +317,11 @@ TEST_CASE("Where the runtime cannot run the input file, the model is written and
   auto* opset = m.add_opset_import();
   opset->set_domain("com.example");
   opset->set_version(1);
-  const fs::path dir = testing::TempDir("e2e_not_run");
-  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
-  testing::WriteFile(f.input, m.SerializeAsString());
-  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
-  REQUIRE(model.ok());
+  const InputRead read = ReadAsInputFile("e2e_not_run", m);
+  const Files& f = read.files;
+  const OnnxModel& model = read.model;
   for (Target target : {Target::kOrt, Target::kCpu}) {
-    const absl::StatusOr<WrittenModel> written = Write(f, *model, target, nullptr);
+    const absl::StatusOr<WrittenModel> written = Write(f, model, target, nullptr);
     INFO(written.status());
     REQUIRE(written.ok());
     CHECK(fs::exists(f.destination));
@@ -384,21 +397,12 @@ TEST_CASE("A model written with its weights beside it is checked and moved with 
 }
 
 TEST_CASE("A file that keeps a symbolic dimension is run at another size of it too") {
-  // y = 2 x with x [N, 4]: imported at N = 1.
-  onnx::ModelProto m = testing::NewModel();
-  testing::AddInput(m, "x", {1, 4});
-  testing::InputDim(m, 0, 0)->set_dim_param("N");
-  testing::AddFloatInit(m, "two", {}, 2.0f);
-  testing::AddNode(m, op_names::kMul, {"x", "two"}, {"y"});
-  testing::AddOutput(m, "y");
-  const fs::path dir = testing::TempDir("e2e_other_sizes");
-  Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
-  testing::WriteFile(f.input, m.SerializeAsString());
-  const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
-  REQUIRE(model.ok());
+  const InputRead read = ReadAsInputFile("e2e_other_sizes", TwiceModel());  // imported at N = 1
+  const Files& f = read.files;
+  const OnnxModel& model = read.model;
   // Written at the size it was built at, as a wrong export of a kept dimension would be: it
   // runs at N = 1 and fails at N = 3.
-  WriteRequest r = RequestFor(f, *model, Target::kOrt, nullptr);
+  WriteRequest r = RequestFor(f, model, Target::kOrt, nullptr);
   r.other_sizes["N"] = 3;
   const absl::StatusOr<StagedModel> staged = StageCheckedModel(r);
   REQUIRE_FALSE(staged.ok());
@@ -427,12 +431,10 @@ TEST_CASE("A kept dimension's empty size is run too where the input file runs th
     }
     testing::AddNode(m, op_names::kMul, {x, "two"}, {"y"});
     testing::AddOutput(m, "y");
-    const fs::path dir = testing::TempDir(absl::StrCat("e2e_empty_sizes", reads_first_row));
-    Files f{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()};
-    testing::WriteFile(f.input, m.SerializeAsString());
-    const absl::StatusOr<OnnxModel> model = ImportOnnxFile(f.input);
-    REQUIRE(model.ok());
-    OnnxModel symbolic = *model;  // written with N kept
+    const InputRead read = ReadAsInputFile(absl::StrCat("e2e_empty_sizes", reads_first_row), m);
+    const Files& f = read.files;
+    const OnnxModel& model = read.model;
+    OnnxModel symbolic = model;  // written with N kept
     symbolic.symbolic_shapes["x"] = {std::string("N"), std::nullopt};
     if (!reads_first_row) symbolic.symbolic_shapes["y"] = {std::string("N"), std::nullopt};
     WriteRequest r = RequestFor(f, symbolic, Target::kOrt, nullptr);
@@ -445,7 +447,7 @@ TEST_CASE("A kept dimension's empty size is run too where the input file runs th
     CHECK(staged->checks().end_to_end.empty_sizes == (reads_first_row ? "" : "N=0"));
     if (reads_first_row) continue;
     // Written at the size built, N = 1, as a wrong rewrite at N = 0 would run: refused.
-    r = RequestFor(f, *model, Target::kOrt, nullptr);
+    r = RequestFor(f, model, Target::kOrt, nullptr);
     r.empty_sizes = {{{"N", 0}}};
     const absl::StatusOr<StagedModel> fixed = StageCheckedModel(r);
     REQUIRE_FALSE(fixed.ok());
