@@ -275,6 +275,30 @@ TEST_CASE("OptimizeModel optimizes the float32 part of a float16 model and check
   CHECK_THAT(SummaryText(options, *r, "m"), Catch::Contains("not in the operator library: Cast x2"));
 }
 
+TEST_CASE("OptimizeModel says a node holding subgraphs is left alone, its subgraphs not searched", "[pipeline]") {
+  // x -> Relu -> r; y = If(c) of two branches that give r.
+  onnx::ModelProto m = testing::NewModel(13);
+  testing::AddInput(m, "x", {2, 3});
+  testing::AddInput(m, "c", {}, onnx::TensorProto::BOOL);
+  testing::AddNode(m, op_names::kRelu, {"x"}, {"r"}, "relu");
+  onnx::NodeProto* branch = testing::AddNode(m, "If", {"c"}, {"y"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* a = branch->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(name);
+    a->mutable_g()->add_output()->set_name("r");
+  }
+  testing::AddOutput(m, "y");
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(testing::ImportFolded(m), testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  CHECK(r->left_alone ==
+        std::map<std::string, std::map<std::string, int>>{{"holds subgraphs, which are not searched", {{"If", 1}}}});
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\n  left alone           holds subgraphs, which are not searched: If x1\n"));
+}
+
 TEST_CASE("OptimizeModel drops the search's rewrites where the self-check finds them wrong", "[pipeline]") {
   // A wrong rule, relu(A) -> A: cheaper, so the search applies it.
   Rule wrong;

@@ -24,6 +24,8 @@ std::string ElementTypeName(DataType t) {
 // Why the importer kept this node opaque, in the order it decides.
 std::string WhyOpaque(const Graph& graph, const Node& node) {
   const onnx::NodeProto& proto = *node.onnx_node;
+  for (const onnx::AttributeProto& a : proto.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return "holds subgraphs, which are not searched";
   const bool default_domain = proto.domain().empty() || proto.domain() == "ai.onnx";
   if (!default_domain || OpRegistry::Global().ForOnnxType(proto.op_type()).empty())
     return "not in the operator library";

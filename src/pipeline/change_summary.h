@@ -12,9 +12,10 @@
 
 namespace taso::pipeline {
 
-// The graph's opaque nodes, by why the library does not model them ("not in the
-// operator library", "computes on int64", "reads a tensor of unknown shape", "attributes or
-// inputs the library does not represent") and then by ONNX operator type, with counts.
+// The graph's opaque nodes, by why the library does not model them ("holds subgraphs,
+// which are not searched" (If, Loop, Scan), "not in the operator library", "computes on
+// int64", "reads a tensor of unknown shape", "attributes or inputs the library does not
+// represent") and then by ONNX operator type, with counts.
 std::map<std::string, std::map<std::string, int>> LeftAlone(const Graph& graph);
 
 // Whether any node computes with the library's operators (constants aside): where none
