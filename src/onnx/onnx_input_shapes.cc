@@ -40,7 +40,9 @@ absl::Status CheckGivenNames(const std::vector<const onnx::ValueInfoProto*>& inp
 // One input's shape: its static dimensions, the given sizes, 1 for the other symbolic ones.
 absl::Status BindInput(const onnx::ValueInfoProto& in, const Shape* given, BoundInputs& bound) {
   if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
-    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' has no tensor shape"));
+    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(),
+                                                   "' has no tensor shape (not even its rank): declare its shape in "
+                                                   "the file, with a name for each dimension that varies"));
   const auto& dims = in.type().tensor_type().shape().dim();
   if (given && static_cast<int>(given->size()) != dims.size())
     return absl::InvalidArgumentError(absl::StrCat("--input-shape gives ", given->size(), " dimensions for input '",
