@@ -511,9 +511,10 @@ std::string JsonEstimatedSlower(const PipelineResult& r) {
                       ", \"input_ms\": ", r.estimated_slower->input_seconds * 1e3, "}");
 }
 
-std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
+// Counts by name (of rules, or of operator types) as a JSON object.
+std::string JsonCounts(const std::map<std::string, int>& by_name) {
   std::vector<std::string> counts;
-  for (const auto& [rule, n] : rules) counts.push_back(absl::StrCat(JsonQuote(rule), ": ", n));
+  for (const auto& [name, n] : by_name) counts.push_back(absl::StrCat(JsonQuote(name), ": ", n));
   return absl::StrCat("{", absl::StrJoin(counts, ", "), "}");
 }
 
@@ -521,7 +522,7 @@ std::string JsonRuleCounts(const std::map<std::string, int>& rules) {
 std::string JsonLeftAlone(const PipelineResult& r) {
   std::vector<std::string> reasons;
   for (const auto& [why, types] : r.left_alone)
-    reasons.push_back(absl::StrCat(JsonQuote(why), ": ", JsonRuleCounts(types)));
+    reasons.push_back(absl::StrCat(JsonQuote(why), ": ", JsonCounts(types)));
   return absl::StrCat("{", absl::StrJoin(reasons, ", "), "}");
 }
 
@@ -609,8 +610,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r, 
       ",\n  \"stopped_by_limit\": ", stop.by_limit ? "true" : "false", ",\n  \"stop_reason\": \"", stop.reason,
       "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
       ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
-      ",\n  \"rules_applied\": ", JsonRuleCounts(search.rules_applied),
-      ",\n  \"rules_rejected_by_self_check\": ", JsonRuleCounts(r.rejected_rules),
+      ",\n  \"rules_applied\": ", JsonCounts(search.rules_applied),
+      ",\n  \"rules_rejected_by_self_check\": ", JsonCounts(r.rejected_rules),
       ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }
 
