@@ -163,20 +163,20 @@ TEST_CASE("taso-opt writes the optimized model, prints its summary and writes th
   CHECK(std::filesystem::exists(out));
   std::ifstream f(report);
   const std::string json((std::istreambuf_iterator<char>(f)), {});
-  CHECK_THAT(json,
-             Catch::StartsWith(
-                 "{\n  \"import\": {\"opset_read\": 13, \"opset_written\": 13, \"converted\": "
-                 "false, \"function_calls_inlined\": 0, \"functions_inlined\": [], "
-                 "\"functions_kept\": [], \"weights_as_inputs\": 0},\n  \"nodes_before\": 2,\n  \"nodes_after\": 2,\n  "
-                 "\"left_alone\": {},\n  \"backend\": \"analytic\",") &&
-                 Catch::EndsWith("}\n"));
+  CHECK_THAT(json, Catch::StartsWith("{\n  \"import\": {\"opset_read\": 13, \"opset_written\": 13, \"converted\": "
+                                     "false, \"function_calls_inlined\": 0, \"functions_inlined\": [], "
+                                     "\"functions_kept\": [], \"weights_as_inputs\": 0, \"shapeless_inputs\": []},\n  "
+                                     "\"nodes_before\": 2,\n  \"nodes_after\": 2,\n  "
+                                     "\"left_alone\": {},\n  \"backend\": \"analytic\",") &&
+                       Catch::EndsWith("}\n"));
   // The written model runs and gives what the original gives.
   auto again = RunTool("taso-run " + out);
   CHECK(again.code == 0);
 }
 
 // What the import did is in the report as in the summary: here an opset 9 model converted,
-// its weight listed as an input too, and a node left alone.
+// its weight listed as an input too, its input of no declared shape given one, and a
+// node left alone.
 TEST_CASE("taso-opt's report says what the import did and what was left alone") {
   auto dir = taso::testing::TempDir("cli_opt_import");
   onnx::ModelProto m = taso::testing::SmallConvReluModel();
@@ -184,10 +184,12 @@ TEST_CASE("taso-opt's report says what the import did and what was left alone") 
   taso::testing::AddInput(m, "w", {4, 4, 3, 3});
   taso::testing::AddNode(m, "Sin", {"y"}, {"s"}, "sin");
   m.mutable_graph()->mutable_output(0)->set_name("s");
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
   const std::string model = (dir / "m.onnx").string(), out = (dir / "out.onnx").string();
   const std::string report = (dir / "r.json").string();
   taso::testing::WriteFile(model, m.SerializeAsString());
-  auto r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
+  auto r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --input-shape x=1x4x8x8 " +
+                   "--report " + report);
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Catch::Contains("\nimport: opset 9 converted to opset 11 by ONNX's version converter; written "
@@ -196,7 +198,9 @@ TEST_CASE("taso-opt's report says what the import did and what was left alone") 
   const std::string json((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(r.output, Catch::Contains("\nimport: 1 weight is also listed as a graph input, which a caller may feed"));
   CHECK_THAT(json, Catch::Contains("\"import\": {\"opset_read\": 9, \"opset_written\": 11, \"converted\": true,"));
-  CHECK_THAT(json, Catch::Contains("\"weights_as_inputs\": 1}"));
+  CHECK_THAT(r.output, Catch::Contains("\nimport: input 'x' declares no shape in the file; built at the shape "
+                                       "--input-shape gives it, and written with that rank"));
+  CHECK_THAT(json, Catch::Contains("\"weights_as_inputs\": 1, \"shapeless_inputs\": [\"x\"]}"));
   CHECK_THAT(json, Catch::Contains("\"nodes_before\": 3,"));
   CHECK_THAT(json, Catch::Contains("\"left_alone\": {\"not in the operator library\": {\"Sin\": 1}},"));
 }

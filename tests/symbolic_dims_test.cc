@@ -158,6 +158,34 @@ TEST_CASE("A symbolic batch is kept where the weights are listed as inputs too",
   CHECK(exported->graph().input_size() == 3);  // the weights still inputs
 }
 
+// A file that declares no shape for its input, given one by --input-shape: its batch is
+// kept symbolic (unnamed), the width the weights fix written at the size given.
+TEST_CASE("An input of no declared shape is written with the rank given, its batch kept", "[symbolic]") {
+  onnx::ModelProto m = SymbolicTwoProducts();
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  ImportOptions options;
+  options.fold_shape_arithmetic = true;
+  options.input_shapes["x"] = {5, 64};
+  auto model = ImportOnnx(m, options);
+  REQUIRE(model.ok());
+  CHECK(model->shapeless_inputs == std::vector<std::string>{"x"});
+  CHECK(model->graph.value(model->graph.inputs()[0]).shape == Shape{5, 64});
+
+  auto result = OptimizeModel(*model, testing::ShippedRules().rules, AnalyticOptions());
+  REQUIRE(result.ok());
+  REQUIRE(result->symbolic_dims.size() == 2);
+  CHECK(result->symbolic_dims[0].name == "x[0]");
+  CHECK(result->symbolic_dims[0].kept);
+  CHECK(result->symbolic_dims[1].name == "x[1]");
+  CHECK_FALSE(result->symbolic_dims[1].kept);  // the products' inner dimension
+  auto exported = ExportOnnx(result->model);
+  REQUIRE(exported.ok());
+  const auto& written = exported->graph().input(0).type().tensor_type().shape();
+  REQUIRE(written.dim_size() == 2);
+  CHECK_FALSE(written.dim(0).has_dim_value());
+  CHECK(written.dim(1).dim_value() == 64);
+}
+
 // x [1, seq, 4] plus position embeddings, as BERT exports add them: rows 0 .. seq-1 of a
 // table, the seq read from x's shape (ONNX's inference cannot tell the rows' count). The
 // file declares the rows' types with seq named, as taso-opt writes them, or with no

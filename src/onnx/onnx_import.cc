@@ -519,6 +519,7 @@ absl::StatusOr<OnnxModel> ImportSymbolic(const onnx::ModelProto& model, int opse
   ASSIGN_OR_RETURN(OnnxModel result, ImportGraph(model, opset, sharing, std::move(known), bound.shapes));
   if (options.keep_source) result.source = std::make_shared<onnx::ModelProto>(model);
   result.symbolic_dims = bound.dims;
+  result.shapeless_inputs = bound.shapeless;
   return result;
 }
 

@@ -37,12 +37,26 @@ absl::Status CheckGivenNames(const std::vector<const onnx::ValueInfoProto*>& inp
   return absl::OkStatus();
 }
 
+// An input declared with no shape, not even its rank, at the shape given for it: each
+// dimension unnamed and symbolic, so that the symbolic check keeps the ones that vary.
+absl::Status BindShapeless(const onnx::ValueInfoProto& in, const Shape* given, BoundInputs& bound) {
+  if (!given)
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", in.name(),
+                     "' has no tensor shape (not even its rank): give one with --input-shape, or declare its shape in "
+                     "the file, with a name for each dimension that varies"));
+  for (int axis = 0; axis < static_cast<int>(given->size()); ++axis)
+    bound.dims.push_back(SymbolicDim{"", in.name(), axis, (*given)[axis], true});
+  bound.shapes[in.name()] = *given;
+  bound.shapeless.push_back(in.name());
+  return absl::OkStatus();
+}
+
 // One input's shape: its static dimensions, the given sizes, 1 for the other symbolic ones.
 absl::Status BindInput(const onnx::ValueInfoProto& in, const Shape* given, BoundInputs& bound) {
-  if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
-    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(),
-                                                   "' has no tensor shape (not even its rank): declare its shape in "
-                                                   "the file, with a name for each dimension that varies"));
+  if (!in.type().has_tensor_type())
+    return absl::InvalidArgumentError(absl::StrCat("input '", in.name(), "' is not a tensor"));
+  if (!in.type().tensor_type().has_shape()) return BindShapeless(in, given, bound);
   const auto& dims = in.type().tensor_type().shape().dim();
   if (given && static_cast<int>(given->size()) != dims.size())
     return absl::InvalidArgumentError(absl::StrCat("--input-shape gives ", given->size(), " dimensions for input '",

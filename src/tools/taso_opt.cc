@@ -102,7 +102,8 @@ ABSL_FLAG(int64_t, egraph_memory_mb, taso::egraph::SaturationLimits().max_bytes 
           "e-graph engine: approximate memory of the e-graph at most, in MiB");
 ABSL_FLAG(std::vector<std::string>, input_shape, {},
           "NAME=D0xD1x...: the size of an input with symbolic dimensions to search at (repeatable, or "
-          "comma-separated); symbolic dimensions not given take 1");
+          "comma-separated); symbolic dimensions not given take 1. An input the file declares no shape for "
+          "needs one, and is written with its rank");
 
 namespace {
 

@@ -18,11 +18,14 @@ namespace taso {
 struct BoundInputs {
   std::vector<SymbolicDim> dims;                   // in input order, then axis order
   absl::flat_hash_map<std::string, Shape> shapes;  // of every input that is not a weight
+  // The inputs of no declared shape, each at the shape given for it, every dimension an
+  // unnamed symbolic one.
+  std::vector<std::string> shapeless;
 };
 
 // Fails for a name in `given` that is no run-time input, a shape of another rank than
 // the input's, a size that disagrees with a static dimension, two sizes for one dim_param,
-// and an input without a shape.
+// and an input without a shape that `given` gives none for.
 absl::StatusOr<BoundInputs> BindInputShapes(const onnx::GraphProto& graph,
                                             const absl::flat_hash_map<std::string, Shape>& given);
 
