@@ -142,15 +142,9 @@ done
 # A decoder with its key/value cache: its attention mask spans the past + seq tokens, so
 # the model does not build with 'total' apart from them; it is kept as their sum (it was
 # written fixed at 1), and the output agrees in ONNX Runtime at seq 3, past 5, total 8.
-decoder="$work/models/cached_decoder_opset14.onnx" decoder_out="$work/cached_decoder.opt.onnx"
-"$build/taso-opt" "$decoder" -o "$decoder_out" --no-verify-speed > "$work/cached_decoder.log" 2>&1 ||
-  { cat "$work/cached_decoder.log"; exit 1; }
-[ "$(symbolic_inputs "$decoder_out")" = "batch seq batch total batch past batch past" ] &&
-  grep -q "symbolic dimension 'total': .*kept symbolic, as seq + past" "$work/cached_decoder.log" ||
-  { echo "cached_decoder: total not kept as seq + past"; cat "$work/cached_decoder.log"; exit 1; }
-# Its first step, the cache empty, was run end to end too (past=0, total=seq).
-grep -qE "end-to-end +passed .* and at batch=[0-9]+, past=0, seq=([0-9]+), total=\1" "$work/cached_decoder.log" ||
-  { echo "cached_decoder: not run with an empty cache"; cat "$work/cached_decoder.log"; exit 1; }
+# With the heads' width computed from the shape, the model imports apart from them with
+# the attention opaque (of unknown shape), and does not compute there all the same (total
+# was kept apart, and ONNX Runtime could not run the input at the sizes checked).
 "$python" - "$work/cached_decoder.in" <<'PY'
 import json, os, sys
 import numpy as np
@@ -165,9 +159,19 @@ for name, t in tensors.items():
 json.dump([{"name": n, "shape": list(t.shape), "file": n + ".bin"} for n, t in tensors.items()],
           open(os.path.join(out, "manifest.json"), "w"))
 PY
-node "$runner" "$decoder" --inputs "$work/cached_decoder.in" --save-outputs "$work/cached_decoder.out" >/dev/null
-node "$runner" "$decoder_out" --inputs "$work/cached_decoder.in" --compare "$work/cached_decoder.out" >/dev/null
-echo "cached_decoder_opset14: total kept as seq + past; ONNX Runtime agrees at seq 3, past 5, total 8"
+for name in cached_decoder cached_decoder_heads_from_shape; do
+  decoder="$work/models/${name}_opset14.onnx" decoder_out="$work/$name.opt.onnx" log="$work/$name.log"
+  "$build/taso-opt" "$decoder" -o "$decoder_out" --no-verify-speed > "$log" 2>&1 || { cat "$log"; exit 1; }
+  [ "$(symbolic_inputs "$decoder_out")" = "batch seq batch total batch past batch past" ] &&
+    grep -q "symbolic dimension 'total': .*kept symbolic, as seq + past" "$log" ||
+    { echo "$name: total not kept as seq + past"; cat "$log"; exit 1; }
+  # Its first step, the cache empty, was run end to end too (past=0, total=seq).
+  grep -qE "end-to-end +passed .*(and at|;) batch=[0-9]+, past=0, seq=([0-9]+), total=\2" "$log" ||
+    { echo "$name: not run with an empty cache"; cat "$log"; exit 1; }
+  node "$runner" "$decoder" --inputs "$work/cached_decoder.in" --save-outputs "$work/$name.out" >/dev/null
+  node "$runner" "$decoder_out" --inputs "$work/cached_decoder.in" --compare "$work/$name.out" >/dev/null
+  echo "${name}_opset14: total kept as seq + past; ONNX Runtime agrees at seq 3, past 5, total 8"
+done
 
 # Exported with modules as model-local functions (export_modules_as_functions, nested in
 # the NormMlp blocks): each call is replaced by its function's nodes, so that the search

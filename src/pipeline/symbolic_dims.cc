@@ -114,9 +114,38 @@ struct Sources {
   const Graph& optimized;
 };
 
-// The input as read and the optimized model, both imported with the variables at `sizes`.
+// The first value whose shape the graph as built knows and `at` does not, or null.
+const Value* FirstShapeLost(const Graph& built, const Graph& at) {
+  for (ValueId v = 0; v < at.num_values(); ++v) {
+    const Value& value = at.value(v);
+    if (value.shape_known || value.name.empty()) continue;
+    const ValueId there = built.FindValue(value.name);
+    if (there != kNoValue && built.value(there).shape_known) return &value;
+  }
+  return nullptr;
+}
+
+// Why the input as read does not build at `shapes` though its symbolic import did: what
+// it computes there (its shape arithmetic folded at those sizes) fails to build, as
+// where a decoder's attention mask is not as long as its cached and new tokens.
+absl::Status NotTypedAt(const OnnxModel& imported, const absl::flat_hash_map<std::string, Shape>& shapes,
+                        const Value& lost, const ImportOptions& options) {
+  onnx::ModelProto fixed = *imported.source;
+  SetInputShapes(shapes, fixed);
+  ImportOptions as_static = options;
+  as_static.input_shapes.clear();
+  const absl::StatusOr<OnnxModel> built = ImportOnnx(fixed, as_static);
+  return absl::InvalidArgumentError(
+      absl::StrCat("the input does not compute at these sizes: ",
+                   built.ok() ? absl::StrCat("its value '", lost.name, "' has no known shape there")
+                              : std::string(built.status().message())));
+}
+
 // The input as read, imported with the variables at `sizes`, sharing the built graph's
-// weights.
+// weights. Fails where a value typed at the sizes built is not typed there: the types of
+// what the symbolic import leaves opaque come from the model built as static at those
+// sizes (TypedAtBoundSizes), and where that build fails, everything after it is opaque
+// and would pass any check.
 absl::StatusOr<OnnxModel> ImportInputAt(const OnnxModel& imported,
                                         const absl::flat_hash_map<std::string, int64_t>& sizes,
                                         ImportOptions& options) {
@@ -125,7 +154,10 @@ absl::StatusOr<OnnxModel> ImportInputAt(const OnnxModel& imported,
   options.external_data_dir = imported.external_data_dir;
   options.shared_weights = &imported.graph;
   options.keep_source = false;
-  return ImportOnnx(*imported.source, options);
+  ASSIGN_OR_RETURN(OnnxModel at, ImportOnnx(*imported.source, options));
+  if (const Value* lost = FirstShapeLost(imported.graph, at.graph))
+    return NotTypedAt(imported, options.input_shapes, *lost, options);
+  return at;
 }
 
 absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,

@@ -158,11 +158,14 @@ class PositionsAdded(torch.nn.Module):
 class CachedDecoder(torch.nn.Module):
     """One decoder layer with its key/value cache, as LLM exports for ONNX Runtime write it:
     token ids and an attention mask over the cached and the new tokens (total = past +
-    seq), the cache read and written back; Q, K and V as one Linear, then split."""
+    seq), the cache read and written back; Q, K and V as one Linear, then split.
+    `heads_from_shape`: each head's width computed from the activation's shape, the scores
+    scaled by its square root (as GPT-2's export computes them), which leaves the heads'
+    Reshape of a computed target."""
 
-    def __init__(self, d=32, heads=2, vocab=50):
+    def __init__(self, d=32, heads=2, vocab=50, heads_from_shape=False):
         super().__init__()
-        self.d, self.heads = d, heads
+        self.d, self.heads, self.heads_from_shape = d, heads, heads_from_shape
         self.emb = torch.nn.Embedding(vocab, d)
         self.qkv, self.o = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
         self.head = torch.nn.Linear(d, vocab)
@@ -170,20 +173,22 @@ class CachedDecoder(torch.nn.Module):
     def forward(self, ids, attention_mask, past_k, past_v):
         b, t = ids.shape
         x = self.emb(ids)
-        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in self.qkv(x).split(self.d, dim=2))
+        width = x.shape[2] // self.heads if self.heads_from_shape else -1
+        q, k, v = (z.view(b, t, self.heads, width).transpose(1, 2) for z in self.qkv(x).split(self.d, dim=2))
         k, v = torch.cat([past_k, k], 2), torch.cat([past_v, v], 2)
         mask = (1.0 - attention_mask[:, None, None, :].float()) * -1e4
-        a = torch.softmax(q @ k.transpose(-1, -2) / 4.0 + mask, -1) @ v
+        scale = q.shape[-1] ** 0.5 if self.heads_from_shape else 4.0
+        a = torch.softmax(q @ k.transpose(-1, -2) / scale + mask, -1) @ v
         return self.head(x + self.o(a.transpose(1, 2).reshape(b, t, self.d))), k, v
 
 
-def export_cached_decoder(path):
+def export_cached_decoder(path, heads_from_shape=False):
     torch.manual_seed(3)
     b, t, past, heads, d = 1, 2, 3, 2, 32
     args = (torch.randint(0, 50, (b, t)), torch.ones(b, past + t, dtype=torch.int64),
             torch.rand(b, heads, past, d // heads), torch.rand(b, heads, past, d // heads))
     cache = {0: "batch", 2: "past"}
-    torch.onnx.export(CachedDecoder().eval(), args, path, opset_version=14,
+    torch.onnx.export(CachedDecoder(heads_from_shape=heads_from_shape).eval(), args, path, opset_version=14,
                       input_names=["input_ids", "attention_mask", "past_k", "past_v"],
                       output_names=["logits", "present_k", "present_v"],
                       dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"},
@@ -294,6 +299,7 @@ def main():
     inferred = onnx.shape_inference.infer_shapes(positions, data_prop=True)
     onnx.save(inferred, os.path.join(out, "positions_inferred_opset14.onnx"))
     export_cached_decoder(os.path.join(out, "cached_decoder_opset14.onnx"))
+    export_cached_decoder(os.path.join(out, "cached_decoder_heads_from_shape_opset14.onnx"), heads_from_shape=True)
     # The same small CNN plainly and as a function; two NormMlp blocks as three functions.
     torch.manual_seed(15)
     cnn = Wrapped(SmallCnn())
