@@ -132,8 +132,20 @@ absl::Status WriteNode(const OnnxModel& model, const Node& node, UniqueNodeNames
   return absl::OkStatus();
 }
 
+// `names` with each named dimension unnamed (still symbolic).
+DimNames Unnamed(DimNames names) {
+  for (auto& name : names)
+    if (name.has_value()) name = "";
+  return names;
+}
+
 // Value infos for what the nodes produce, other than the graph's inputs and outputs,
-// where the shape is known.
+// where the shape is known; their symbolic dimensions unnamed, so that the file says of
+// them no more than ONNX's inference (which ONNX Runtime runs too) can tell from the
+// inputs. A name says that two sizes are equal, and ONNX Runtime's optimizer turns such
+// equalities into Reshape targets of 0 (copy) and -1 (infer), which it cannot apply where
+// a dimension is 0: a decoder's heads merged by a target computed from another tensor's
+// shape became [0, 0, -1], and the file failed with no new tokens where the input ran.
 void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeId>& order, onnx::GraphProto* g) {
   const Graph& graph = model.graph;
   absl::flat_hash_set<ValueId> listed(graph.inputs().begin(), graph.inputs().end());
@@ -142,8 +154,12 @@ void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeI
     for (ValueId v : graph.node(id).outputs) {
       if (listed.contains(v) || !graph.value(v).shape_known) continue;
       const auto names = model.symbolic_shapes.find(graph.value(v).name);
-      FillValueInfo(graph.value(v), g->add_value_info(),
-                    names == model.symbolic_shapes.end() ? nullptr : &names->second);
+      if (names == model.symbolic_shapes.end()) {
+        FillValueInfo(graph.value(v), g->add_value_info());
+        continue;
+      }
+      const DimNames unnamed = Unnamed(names->second);
+      FillValueInfo(graph.value(v), g->add_value_info(), &unnamed);
     }
 }
 

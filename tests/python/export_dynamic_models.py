@@ -160,8 +160,8 @@ class CachedDecoder(torch.nn.Module):
     token ids and an attention mask over the cached and the new tokens (total = past +
     seq), the cache read and written back; Q, K and V as one Linear, then split.
     `heads_from_shape`: each head's width computed from the activation's shape, the scores
-    scaled by its square root (as GPT-2's export computes them), which leaves the heads'
-    Reshape of a computed target."""
+    scaled by its square root and the heads merged again to the activation's shape (as
+    GPT-2's and LLaMA's exports compute them), which leaves Reshapes of computed targets."""
 
     def __init__(self, d=32, heads=2, vocab=50, heads_from_shape=False):
         super().__init__()
@@ -179,7 +179,8 @@ class CachedDecoder(torch.nn.Module):
         mask = (1.0 - attention_mask[:, None, None, :].float()) * -1e4
         scale = q.shape[-1] ** 0.5 if self.heads_from_shape else 4.0
         a = torch.softmax(q @ k.transpose(-1, -2) / scale + mask, -1) @ v
-        return self.head(x + self.o(a.transpose(1, 2).reshape(b, t, self.d))), k, v
+        merged = x.shape if self.heads_from_shape else (b, t, self.d)
+        return self.head(x + self.o(a.transpose(1, 2).reshape(merged))), k, v
 
 
 def export_cached_decoder(path, heads_from_shape=False):
