@@ -241,6 +241,10 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
   refused(model + " -o " + out + " --input-shape x", 2, "is not NAME=D0xD1x...");
   refused(model + " -o " + out + " --input-shape nosuch=1x3", 2, "--input-shape names 'nosuch'");
   refused(model + " -o " + out + " --input-shape x=1x4x8", 2, "--input-shape gives 3 dimensions for input 'x'");
+  // Given several times, --input-shape takes every value (abseil alone keeps only the last).
+  refused(model + " -o " + out + " --input-shape nosuch=1x3 --input-shape x=1x4x8x8", 2,
+          "--input-shape names 'nosuch'");
+  refused(model + " -o " + out + " --input-shape=x=1x4x8x8 --input_shape x=1x4x8x8", 2, "gives input 'x' twice");
   // Symbolic image sizes the model builds at neither at 1 nor at any power of two: its
   // declared output of 2x3 pins them at 2 and 3.
   onnx::ModelProto pinned = taso::testing::SmallConvReluModel();

@@ -3,19 +3,66 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 
 namespace taso::cli {
+
+// The name of a flag argument written --name or --name=value, if it is one of a list flag
+// (std::vector<std::string>); else empty.
+inline std::string ListFlagName(std::string_view arg) {
+  if (arg.size() < 3 || arg.substr(0, 2) != "--") return "";
+  const std::string name(arg.substr(2, arg.find('=') - 2));
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  return flag && flag->IsOfType<std::vector<std::string>>() ? name : "";
+}
+
+// Abseil keeps only the last value of a flag given twice. A list flag given several times, as
+// --input_shape=a --input_shape b, takes them all: its values are joined, comma-separated, into
+// one argument at the first one's place. Expects flag names with underscores.
+inline std::vector<char*> JoinRepeatedListFlags(int argc, char** argv) {
+  static std::deque<std::string> joined;  // arguments made here, alive while parsing reads them
+  std::vector<char*> out;
+  std::vector<std::pair<std::string, size_t>> places;  // each list flag's name, its place in `out`
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") {
+      out.insert(out.end(), argv + i, argv + argc);
+      break;
+    }
+    const std::string name = ListFlagName(arg);
+    const bool value_next = arg.find('=') == std::string_view::npos;
+    if (name.empty() || (value_next && i + 1 >= argc)) {
+      out.push_back(argv[i]);  // absl parses it (and says what is missing)
+      continue;
+    }
+    const std::string value(value_next ? std::string_view(argv[++i]) : arg.substr(arg.find('=') + 1));
+    auto place = std::find_if(places.begin(), places.end(), [&](const auto& p) { return p.first == name; });
+    if (place == places.end()) {
+      joined.push_back("--" + name + "=" + value);
+      places.emplace_back(name, out.size());
+      out.push_back(joined.back().data());
+    } else {
+      joined.push_back(std::string(out[place->second]) + "," + value);
+      out[place->second] = joined.back().data();
+    }
+  }
+  return out;
+}
 
 // Parses flags; returns the positional arguments (without the program name). Flag names
 // may be written with hyphens (--timeout-ms) or underscores (--timeout_ms).
@@ -33,7 +80,8 @@ inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
     for (char* c = argv[i] + 2; *c && *c != '='; ++c)
       if (*c == '-') *c = '_';
   }
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> joined = JoinRepeatedListFlags(argc, argv);
+  std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(joined.size()), joined.data());
   return std::vector<std::string>(rest.begin() + 1, rest.end());
 }
 
