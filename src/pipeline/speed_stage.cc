@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "pipeline/change_summary.h"
 #include "pipeline/speed_check.h"
 #include "taso/backends/executor_timer.h"
 #include "taso/backends/ort_timer.h"
