@@ -4,14 +4,16 @@ json_number() {  # FILE KEY -> the first number under "KEY"
   sed -n "s/.*\"$2\": \([0-9.e+-]*\).*/\1/p" "$1" | head -1
 }
 
-# A B THREADS PAIRS ROUNDS -> "a_ms b_ms spread" from the worker's paired timing (session
+# A B THREADS PAIRS ROUNDS [SHAPES] -> "a_ms b_ms spread" from the worker's paired timing (session
 # pairs in both orders, ROUNDS runs of each in turn per pair): geometric means of the
 # pairs' medians, and the spread of the ratio a/b (twice the standard error of the mean
 # log-ratio over pairs). The worker runs with malloc keeping freed memory, as taso-opt
 # starts it (src/backends/ort_worker.cc), so that the two time alike.
+# SHAPES (optional) is the worker's JSON object of input sizes, {"src": [1, 64]}, for
+# models with symbolic dimensions.
 ort_pairs() {
-  printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d}\n' \
-    "$1" "$2" "$3" "$4" "$5" |
+  printf '{"op":"compare","model":"%s","against":"%s","threads":%d,"pairs":%d,"rounds":%d,"shapes":%s}\n' \
+    "$1" "$2" "$3" "$4" "$5" "${6:-null}" |
     MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824 node tools/ort/ort_worker.js |
     awk '{
       if (match($0, /"error":"[^"]*"/)) { print "error " substr($0, RSTART, RLENGTH) > "/dev/stderr"; exit 1 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "pipeline/region_estimate.h"
 #include "taso/backends/ort_cost.h"
 #include "taso/backends/ort_timer.h"
@@ -79,6 +80,33 @@ TEST_CASE("The ONNX Runtime worker loads and runs models and reports bad request
   CHECK(worker->Run(*session).ok());
   REQUIRE(worker->Release(*session).ok());
   CHECK_FALSE(worker->Run(*session).ok());
+}
+
+// The benchmarks' paired timing (bench/ort_pairs.sh): a model with a symbolic batch is
+// timed at the sizes "shapes" gives, and refused without them.
+TEST_CASE("The worker times two models in turn, symbolic ones at the sizes given", "[ort]") {
+  auto dir = testing::TempDir("ort_compare");
+  onnx::ModelProto m = testing::SmallConvReluModel();
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  m.mutable_graph()->mutable_output(0)->clear_type();
+  const std::string path = (dir / "batch.onnx").string();
+  testing::WriteFile(path, m.SerializeAsString());
+  std::unique_ptr<OrtWorker> worker = StartWorker();
+  const std::string request = absl::StrCat(R"({"op": "compare", "model": ")", path, R"(", "against": ")", path,
+                                           R"(", "threads": 1, "pairs": 2, "rounds": 3)");
+  absl::StatusOr<std::string> refused = worker->Request(request + "}");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("has a symbolic shape"));
+  absl::StatusOr<std::string> timed = worker->Request(request + R"(, "shapes": {"x": [2, 4, 8, 8]}})");
+  INFO(timed.status());
+  REQUIRE(timed.ok());
+  CHECK_THAT(*timed, Catch::Matches(R"(.*"a_ms":\[[0-9.e-]+,[0-9.e-]+\],"b_ms":\[[0-9.e-]+,[0-9.e-]+\].*)"));
 }
 
 TEST_CASE("A killed worker fails every later request", "[ort]") {

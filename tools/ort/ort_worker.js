@@ -17,7 +17,8 @@
 //          uniform in [-S, S] (float16 ones rounded to it), others zero; symbolic dimensions
 //          as "shapes" gives them. Output I of the run at scale index J is written to
 //          DIR/sJ_oI.bin as float32.
-//   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R}
+//   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R,
+//    "shapes": {INPUT: [dims]} (optional: sizes for symbolic dimensions, as for "outputs")}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
 //          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
 //          process's first pair half a second, warmUp).
@@ -121,11 +122,11 @@ function sessionOptions(threads) {
   };
 }
 
-async function load(model, threads) {
+async function load(model, threads, shapes) {
   if (typeof model !== 'string') throw new Error('"model" must be a path');
   const t = Number.isInteger(threads) && threads >= 0 ? threads : 1;
   const session = await ort.InferenceSession.create(model, sessionOptions(t));
-  return {session, feeds: makeFeeds(session, null, 1, 1)};
+  return {session, feeds: makeFeeds(session, shapes || null, 1, 1)};
 }
 
 async function timedRun(s) {
@@ -176,8 +177,9 @@ async function compare(req) {
   const a_ms = [], b_ms = [];
   for (let p = 0; p < pairs; ++p) {
     // Made in both orders in turn: the session made first can run faster.
-    const made = p % 2 ? [await load(req.against, req.threads), await load(req.model, req.threads)]
-                       : [await load(req.model, req.threads), await load(req.against, req.threads)];
+    const loadOne = model => load(model, req.threads, req.shapes);
+    const made = p % 2 ? [await loadOne(req.against), await loadOne(req.model)]
+                       : [await loadOne(req.model), await loadOne(req.against)];
     const [a, b] = p % 2 ? [made[1], made[0]] : made;
     await warmUp(a, b);
     const [ta, tb] = await inTurn(a, b, rounds);
