@@ -65,6 +65,8 @@ const {flops} = require(process.argv[1]);
 const want = [[flops("Conv", [[1, 16, 8, 8], [32, 4, 3, 3]], [[1, 32, 8, 8]]), 2 * 32 * 64 * 4 * 9],
               [flops("MatMul", [[2, 5, 7], [2, 7, 3]], [[2, 5, 3]]), 2 * 2 * 5 * 3 * 7],
               [flops("Gemm", [[4, 6], [6, 9]], [[4, 9]]), 2 * 4 * 9 * 6],
+              [flops("MatMul", [[1, 128, 256]], [[1, 128, 1024]]), 2 * 128 * 1024 * 256],  // packed weight
+              [flops("Conv", [[1, 16, 8, 8]], [[1, 32, 8, 8]]), 0],
               [flops("Relu", [[4, 6]], [[4, 6]]), 0]];
 for (const [got, expected] of want) if (got !== expected) { console.log(`flops ${got}, expected ${expected}`); process.exit(1); }
 ' "$here/tools/ort/ort_profile.js"

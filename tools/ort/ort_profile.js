@@ -11,11 +11,13 @@ const numel = shape => shape.reduce((x, y) => x * y, 1);
 const shapesOf = list => (list || []).map(t => Object.values(t)[0] || []);
 
 // Multiply-adds times two, from the kernel's input and output shapes; 0 where the
-// operator is not a product.
+// operator is not a product. A product's constant second input may be missing from the
+// profile (ONNX Runtime packs it at load and lists no shape): MatMul and Gemm need only
+// the first input's and the output's shapes.
 function flops(op, inputs, outputs) {
-  if (inputs.length < 2 || outputs.length < 1) return 0;
+  if (inputs.length < 1 || outputs.length < 1) return 0;
   const out = numel(outputs[0]);
-  if (op === 'Conv' || op === 'FusedConv') {
+  if ((op === 'Conv' || op === 'FusedConv') && inputs.length >= 2) {
     const w = inputs[1];  // [O, C / group, kernel...]: per output, numel(w) / O products
     return w.length >= 3 && w[0] > 0 ? 2 * out * numel(w) / w[0] : 0;
   }
