@@ -15,6 +15,9 @@ usage: /usr/bin/python3 bench/exports/other_architectures.py DIR [NAME ...] [--s
                 embedding: ids [batch, n]
   wav2vec_like  Conv1d feature extractor with GroupNorm, a weight-normed grouped positional
                 Conv1d, encoder: wav [batch, samples]
+  tv_lraspp, tv_deeplabv3_mbv3, tv_fcn_resnet50, tv_convnext_tiny: torchvision's (untrained),
+                x [batch, 3, h, w] at 224 x 224, the segmentation maps as the output (opset 17)
+  tv_r3d_18     torchvision's video ResNet (3-D convolutions): x [batch, 3, 8, 112, 112]
 Exported at src 64 and tgt 16 tokens, 1000 frames and 16 tokens, 32 x 32, 128 tokens and
 16000 samples: --static writes each with no dynamic axes (NAME.static.onnx), at those sizes.
 """
@@ -25,6 +28,7 @@ import sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+import torchvision
 
 
 class Seq2Seq(nn.Module):  # BART/Marian-like: nn.Transformer with embeddings
@@ -140,8 +144,37 @@ class Wav2VecLike(nn.Module):
         return s.enc(x + p)
 
 
+class MainOutput(nn.Module):
+    """A torchvision segmentation model's "out" map alone (the models return a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        y = self.model(x)
+        return y["out"] if isinstance(y, dict) else y
+
+
+def torchvision_model(name):
+    tv = torchvision.models
+    seg = dict(weights=None, weights_backbone=None)
+    return MainOutput({
+        "tv_lraspp": lambda: tv.segmentation.lraspp_mobilenet_v3_large(**seg),
+        "tv_deeplabv3_mbv3": lambda: tv.segmentation.deeplabv3_mobilenet_v3_large(**seg, aux_loss=False),
+        "tv_fcn_resnet50": lambda: tv.segmentation.fcn_resnet50(**seg, aux_loss=False),
+        "tv_convnext_tiny": lambda: tv.convnext_tiny(weights=None),
+        "tv_r3d_18": lambda: tv.video.r3d_18(weights=None),
+    }[name]())
+
+
 def inputs_of(name):
     """Each model's factory, example inputs, input names, dynamic axes and opset."""
+    if name.startswith("tv_"):
+        image = {0: "batch", 2: "h", 3: "w"}
+        video = name == "tv_r3d_18"
+        return (lambda: torchvision_model(name), (torch.randn(1, 3, 8, 112, 112) if video else torch.randn(1, 3, 224, 224),),
+                ["x"], {"x": {0: "batch"} if video else image}, 17)
     return {
         "seq2seq": (Seq2Seq, (torch.randint(0, 1000, (1, 64)), torch.randint(0, 1000, (1, 16))), ["src", "tgt"],
                     {"src": {0: "batch", 1: "src_len"}, "tgt": {0: "batch", 1: "tgt_len"}}, 14),
@@ -154,7 +187,8 @@ def inputs_of(name):
     }[name]
 
 
-NAMES = ["seq2seq", "whisper_like", "unet_like", "t5_like", "wav2vec_like"]
+NAMES = ["seq2seq", "whisper_like", "unet_like", "t5_like", "wav2vec_like", "tv_lraspp", "tv_deeplabv3_mbv3",
+         "tv_fcn_resnet50", "tv_convnext_tiny", "tv_r3d_18"]
 
 if __name__ == "__main__":
     out_dir, args = sys.argv[1], sys.argv[2:]
