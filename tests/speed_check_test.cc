@@ -587,10 +587,31 @@ TEST_CASE("On the cpu target the speed check times the model on the cpu executor
   CHECK(r->speed_check->timing.a_seconds > 0);
   // Whichever way the timing went, the rewrites kept are those it found faster.
   if (r->speed_check->rewrites_kept == 0) CHECK(r->search.rules_applied.empty());
+}
 
-  // A model the executor cannot run is written unchecked for speed, not refused.
-  absl::StatusOr<PipelineResult> opaque =
+TEST_CASE("On the cpu target a model the executor cannot run is written as read, not refused", "[speed_check]") {
+  PipelineOptions options = StandInOptions(nullptr);
+  options.target = Target::kCpu;
+  options.verify_speed = false;
+  absl::StatusOr<PipelineResult> by_estimate =
       OptimizeModel(TwoProductsThenOpaque(), testing::ShippedRules().rules, options);
-  REQUIRE(opaque.ok());
-  CHECK_FALSE(opaque->speed_check.has_value());
+  REQUIRE(by_estimate.ok());
+  REQUIRE_FALSE(by_estimate->search.rules_applied.empty());  // the products merged, on the estimate alone
+  CHECK(by_estimate->speed_not_verified.empty());
+
+  // Asked to verify the speed, it cannot time the rewrite (the executor runs no node
+  // outside the operator library), so it writes none, and says why.
+  options.verify_speed = true;
+  absl::StatusOr<PipelineResult> r = OptimizeModel(TwoProductsThenOpaque(), testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  CHECK_FALSE(r->speed_check.has_value());
+  CHECK(r->search.rules_applied.empty());
+  CHECK(r->cost_after == r->cost_before);
+  CHECK(r->model.graph.num_nodes() == TwoProductsThenOpaque().graph.num_nodes());
+  CHECK_THAT(r->speed_not_verified, Catch::Contains("cpu executor cannot run the input: node 'custom'"));
+  const std::string summary = SummaryText(options, *r, "m.onnx");
+  CHECK_THAT(summary, Catch::Contains("speed check: NOT POSSIBLE: our cpu executor cannot run the input"));
+  CHECK_THAT(summary, Catch::Contains("verified (cpu)       NOT POSSIBLE: the input is written as read"));
+  CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"speed_not_verified\": \"our cpu executor cannot run"));
+  CHECK_THAT(JsonReport(options, *by_estimate), Catch::Contains("\"speed_not_verified\": null"));
 }

@@ -165,6 +165,18 @@ struct Estimated {
   std::optional<PipelineResult::RegionEstimate> estimate;
 };
 
+// Where the speed is to be verified and the target's runtime cannot time the input
+// (pipeline::WhySpeedUnverifiable), the input as read: a rewrite's speed there is then
+// unknown, and estimates alone have written models slower there. `why` says so.
+absl::StatusOr<StageOutput> InputAsReadUnlessVerifiable(const StageInputs& in, StageOutput out, bool timed,
+                                                        CostModels& costs, const PipelineOptions& options,
+                                                        std::string& why) {
+  if (timed || out.rules_applied.empty()) return out;
+  why = pipeline::WhySpeedUnverifiable(options, in.cleaned);
+  if (why.empty()) return out;
+  return AsReadOutput(in, costs, options);
+}
+
 // Where the regions were not timed, a graph the speed check timed against the input is
 // priced by those times: two whole runs in the target's runtime say more than a sum of
 // operators, and the input's and the output's estimates then agree with the decision.
@@ -351,6 +363,8 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
       pipeline::SpeedChecked speed,
       pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out), searched_cost,
                             pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options));
+  ASSIGN_OR_RETURN(speed.out, InputAsReadUnlessVerifiable(in, std::move(speed.out), speed.check.has_value(), costs,
+                                                          options, result.speed_not_verified));
   Estimated estimated = EstimateWritten(model, in, std::move(speed.out), speed.check, costs, options);
   ASSIGN_OR_RETURN(estimated, InputWhereRegionSlower(in, std::move(estimated), costs, options));
   ASSIGN_OR_RETURN(PricedOutput priced, InputAsReadUnlessRewritesPay(in, std::move(estimated.out), costs, options));

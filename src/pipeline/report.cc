@@ -276,6 +276,10 @@ std::string ExtractionLine(const PipelineResult::SpeedCheck& c) {
 // The speed check: the input and the model returned, timed end to end in the target's
 // runtime (or, where the time ran out first, the last model timed).
 std::string SpeedCheckLines(const PipelineResult& r) {
+  if (!r.speed_not_verified.empty())
+    return absl::StrCat("speed check: NOT POSSIBLE: ", r.speed_not_verified,
+                        "; the input is written as read (--no-verify-speed writes the search's result on its "
+                        "estimate)\n");
   if (!r.speed_check) return "";
   const PipelineResult::SpeedCheck& c = *r.speed_check;
   const PairTiming& t = c.timing;
@@ -401,6 +405,9 @@ std::string ChangeTable(const PipelineOptions& options, const PipelineResult& r,
     const bool slower_larger = r.larger_sizes && r.larger_sizes->slower;
     if (const auto& c = r.speed_check; c && !c->written_untimed && !r.estimated_slower && !slower_larger)
       Row(out, absl::StrCat("verified (", c->runtime, ")"), {Speed(c->timing.a_seconds, c->timing.b_seconds)});
+    if (!r.speed_not_verified.empty())
+      Row(out, absl::StrCat("verified (", TargetName(options.target), ")"),
+          {"NOT POSSIBLE: the input is written as read (see the speed check above)"});
     Row(out, "rewrites applied", RewriteLines(r));
   }
   if (!r.rejected_rules.empty())
@@ -614,6 +621,7 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r, 
       ",\n  \"stopped_by_limit\": ", stop.by_limit ? "true" : "false", ",\n  \"stop_reason\": \"", stop.reason,
       "\",\n  \"self_check\": ", JsonSelfCheck(r), ",\n  \"end_to_end\": ", JsonEndToEnd(r),
       ",\n  \"measured\": ", JsonMeasured(r), ",\n  \"speed_check\": ", JsonSpeedCheck(r),
+      ",\n  \"speed_not_verified\": ", r.speed_not_verified.empty() ? "null" : JsonQuote(r.speed_not_verified),
       ",\n  \"rules_applied\": ", JsonCounts(search.rules_applied),
       ",\n  \"rules_rejected_by_self_check\": ", JsonCounts(r.rejected_rules),
       ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "pipeline/change_summary.h"
+#include "pipeline/output_checks.h"
 #include "pipeline/speed_check.h"
 #include "taso/backends/executor_timer.h"
 #include "taso/backends/ort_timer.h"
@@ -179,6 +180,14 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
                                             PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
   }
   return owned.get();
+}
+
+std::string WhySpeedUnverifiable(const PipelineOptions& options, const Graph& input) {
+  if (!options.verify_speed || options.timer != nullptr || options.target == Target::kOrt) return "";
+  const absl::Status runnable = CheckExecutorCanRun(input);
+  if (runnable.ok()) return "";
+  return absl::StrCat("our ", BackendName(TargetBackend(options.target)),
+                      " executor cannot run the input: ", runnable.message());
 }
 
 // The alternatives priced measurably below the search's graph, cheapest first, each

@@ -30,6 +30,10 @@ struct SpeedChecked {
 RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
                          std::unique_ptr<RuntimeTimer>& owned);
 
+// Why SpeedTimer gives no timer although the speed is to be verified: on cpu and cuda, with
+// no timer in the options, the executor cannot run a node of `input`. Empty otherwise.
+std::string WhySpeedUnverifiable(const PipelineOptions& options, const Graph& input);
+
 // The checked output `out` timed against the input in the target's runtime, with only the
 // search's rewrites that make it measurably faster (finished and checked again when that
 // is a subset); then the other graphs (the e-graph's other extractions, rewrites offered

@@ -258,6 +258,9 @@ struct PipelineResult {
     bool written_untimed = false;
   };
   std::optional<SpeedCheck> speed_check;  // set when the speed was verified
+  // Why the speed could not be verified where it was to be (on cpu and cuda, the target's
+  // executor cannot run a node of the input): the input was then written as read.
+  std::string speed_not_verified;
   // The speed check again at larger sizes of the symbolic dimensions taso-opt chose the
   // search's sizes for (src/pipeline/speed_at_sizes.h): set where the speed check kept a
   // rewritten model that keeps such a dimension symbolic.
