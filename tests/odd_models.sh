@@ -3,7 +3,8 @@
 # tests/python/make_odd_models.py (which says what each case expects): a valid model is
 # optimized and the result gives the original's answers in ONNX Runtime (a "refusable"
 # one may instead be refused with one line giving the known reason); an invalid one is
-# refused with exactly one line on stderr, an exit code from 1 to 127 and no output file.
+# refused with exactly one line on stderr (giving the reason the case names, if any), an
+# exit code from 1 to 127 and no output file.
 # Usage: tests/odd_models.sh BUILD_DIR
 set -euo pipefail
 build="$(cd "$1" && pwd)"
@@ -66,7 +67,7 @@ while IFS=$'\t' read -r name expectation reason; do
     refusable)
       if [ "$status" -eq 0 ]; then same_in_ort "$name"; else refused_cleanly "$name" "$reason"; fi ;;
     invalid)
-      refused_cleanly "$name" "" ;;
+      refused_cleanly "$name" "$reason" ;;
     *) fail "$name" "unknown expectation '$expectation'" ;;
   esac
 done < "$work/cases.tsv"

@@ -4,9 +4,12 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "onnx/defs/schema.h"
 #include "taso/ir/onnx_inference_hazard.h"
 #include "taso/ir/status_macros.h"
@@ -103,16 +106,54 @@ absl::Status CheckNode(const onnx::NodeProto& n, int opset) {
   return status;
 }
 
+// "[4,4]", "[batch,4]", "[?]": a shape as declared.
+std::string DeclaredShape(const onnx::TensorShapeProto& shape) {
+  std::string text = "[";
+  for (const auto& d : shape.dim())
+    absl::StrAppend(&text, text.size() > 1 ? "," : "",
+                    d.has_dim_value() ? absl::StrCat(d.dim_value()) : (d.dim_param().empty() ? "?" : d.dim_param()));
+  return text + "]";
+}
+
+// A graph input that is also an initializer is declared as the initializer is: its element
+// type, and where it declares a shape, the rank and each fixed size. ONNX Runtime refuses a
+// file that differs; the import would type the value by the initializer and shape
+// inference by the declaration, and check the model's nodes against neither.
+absl::Status CheckInitializerMatchesInput(const onnx::TensorProto& init, const onnx::ValueInfoProto& in) {
+  const onnx::TypeProto::Tensor& declared = in.type().tensor_type();
+  const bool type_differs =
+      declared.elem_type() != onnx::TensorProto::UNDEFINED && declared.elem_type() != init.data_type();
+  bool shape_differs = false;
+  if (declared.has_shape()) {
+    shape_differs = declared.shape().dim_size() != init.dims_size();
+    for (int i = 0; !shape_differs && i < init.dims_size(); ++i)
+      shape_differs = declared.shape().dim(i).has_dim_value() && declared.shape().dim(i).dim_value() != init.dims(i);
+  }
+  if (!type_differs && !shape_differs) return absl::OkStatus();
+  std::vector<std::string> init_dims;
+  for (int64_t d : init.dims()) init_dims.push_back(absl::StrCat(d));
+  return absl::InvalidArgumentError(
+      absl::StrCat("graph input '", in.name(), "' is declared ",
+                   onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(declared.elem_type())),
+                   declared.has_shape() ? DeclaredShape(declared.shape()) : "", " but its initializer holds ",
+                   onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(init.data_type())), "[",
+                   absl::StrJoin(init_dims, ","), "]"));
+}
+
 // The names of the initializers and graph inputs, each named and none twice (an input
-// may also be an initializer); no input dimension negative.
+// may also be an initializer, declared as it is); no input dimension negative.
 absl::StatusOr<absl::flat_hash_set<std::string>> OuterNames(const onnx::GraphProto& g) {
   absl::flat_hash_set<std::string> outer, inputs;
+  absl::flat_hash_map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& init : g.initializer()) {
     if (init.name().empty()) return absl::InvalidArgumentError("an initializer has no name");
     if (!outer.insert(init.name()).second)
       return absl::InvalidArgumentError(absl::StrCat("initializer '", init.name(), "' is defined more than once"));
+    initializers[init.name()] = &init;
   }
   for (const auto& in : g.input()) {
+    if (const auto init = initializers.find(in.name()); init != initializers.end())
+      RETURN_IF_ERROR(CheckInitializerMatchesInput(*init->second, in));
     if (in.name().empty()) return absl::InvalidArgumentError("a graph input has no name");
     if (!inputs.insert(in.name()).second)
       return absl::InvalidArgumentError(absl::StrCat("graph input '", in.name(), "' is declared more than once"));

@@ -75,6 +75,10 @@ def valid_models(out):
          model([helper.make_node("MatMul", ["x", "w"], ["p"]), helper.make_node("Add", ["p", "b"], ["y"])],
                [value("x", [6, 8]), value("w", [8, 5])], [value("y", [6, 5])],
                [tensor("w", [8, 5], 8), tensor("b", [5], 9)]))
+    # A weight also an input, declared with a symbolic size that its initializer fixes.
+    case(out, "weight_input_declared_symbolic", "valid",
+         model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+               [value("x", [6, 8]), value("w", ["k", 5])], [value("y", [6, 5])], [tensor("w", [8, 5], 10)]))
     # As older PyTorch exports write every model (keep_initializers_as_inputs).
     case(out, "all_weights_are_inputs", "valid",
          model([helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
@@ -183,6 +187,17 @@ def invalid_models(out):
     case(out, "conv_float_strides", "invalid",
          model([strides], [value("x", [1, 1, 4, 4])], [value("y", [1, 1, 2, 2])], [tensor("w", [1, 1, 1, 1], 31)],
                check=False))
+    # A weight also an input, declared otherwise than its initializer (ONNX Runtime
+    # refuses it too).
+    case(out, "weight_input_declared_otherwise", "invalid",
+         relu_model([helper.make_node("MatMul", ["x", "w"], ["y"])], [value("x", [2, 4]), value("w", [4])],
+                    [value("y", [2, 4])], [tensor("w", [4, 4], 34)]),
+         "graph input 'w' is declared FLOAT[4] but its initializer holds FLOAT[4,4]")
+    case(out, "weight_input_typed_otherwise", "invalid",
+         relu_model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                    [value("x", [2, 4]), value("w", [4, 4], TensorProto.DOUBLE)], [value("y", [2, 4])],
+                    [tensor("w", [4, 4], 35)]),
+         "graph input 'w' is declared DOUBLE[4,4] but its initializer holds FLOAT[4,4]")
     case(out, "random_bytes", "invalid", np.random.default_rng(32).integers(0, 256, 4096, np.uint8).tobytes())
     whole = model([helper.make_node("MatMul", ["x", "w"], ["y"])], [value("x", [4, 64])], [value("y", [4, 64])],
                   [tensor("w", [64, 64], 33)]).SerializeToString()
