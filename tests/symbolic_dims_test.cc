@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "pipeline/speed_at_sizes.h"
 #include "rule_lookup.h"
 #include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
@@ -586,19 +587,20 @@ TEST_CASE("A rewrite faster at the batch searched but slower at a larger one is 
   auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());
-  // The input's 1 ms at batch 1 grows to 16 within the 20 ms budget; slower there, it is
-  // timed again before the input is written.
-  CHECK(result->larger_sizes->sizes == "batch=16");
-  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 16) == 2);
+  // The input's 1 ms at batch 1 is predicted within the 20 ms budget up to the largest
+  // growth, 256 (a 64x64 product's work is little); slower there, it is timed again before
+  // the input is written.
+  CHECK(result->larger_sizes->sizes == "batch=256");
+  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 256) == 2);
   CHECK(result->larger_sizes->slower);
   CHECK(result->model.graph.num_nodes() == model.graph.num_nodes());  // the input, as read
   CHECK(result->search.rules_applied.empty());
   REQUIRE(result->symbolic_dims.size() == 1);
   CHECK(result->symbolic_dims[0].kept);
   const std::string summary = SummaryText(TimedOptions(runtime), *result, "m");
-  CHECK_THAT(summary, Catch::Contains("timed at larger sizes too (batch=16): 16.000 ms -> 24.000 ms (0.667x") &&
+  CHECK_THAT(summary, Catch::Contains("timed at larger sizes too (batch=256): 256.000 ms -> 384.000 ms (0.667x") &&
                           Catch::Contains("slower there, twice (first 0.667x), so the input is written as read") &&
-                          Catch::Contains("none kept: faster at the sizes searched, 0.667x at batch=16"));
+                          Catch::Contains("none kept: faster at the sizes searched, 0.667x at batch=256"));
 }
 
 TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one is written", "[symbolic]") {
@@ -611,7 +613,7 @@ TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one
   CHECK_FALSE(result->larger_sizes->first_ratio.has_value());
   CHECK(result->model.graph.num_nodes() < model.graph.num_nodes());
   CHECK_THAT(SummaryText(TimedOptions(runtime), *result, "m"),
-             Catch::Contains("timed at larger sizes too (batch=16)") && Catch::Contains("; not slower there\n"));
+             Catch::Contains("timed at larger sizes too (batch=256)") && Catch::Contains("; not slower there\n"));
 
   // Slower at the first timing only: taken as noise, the rewritten model is written.
   BatchRuntime flaky(testing::OperatorNames(model.graph), 1.0, 0.5, {1.5, 0.9});
@@ -625,21 +627,54 @@ TEST_CASE("A rewrite faster at the batch searched and not slower at a larger one
              Catch::Contains("not slower there when timed again (first 0.667x)"));
 }
 
+namespace {
+
+// x[rows,1024] times a 1024x1024 weight: the weight's bytes, read once, dominate.
+Graph ProductByWeight(int64_t rows) {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {rows, 1024});
+  REQUIRE(
+      g.AddOutput(testing::AddOp(g, op_names::kMatMul, {x, testing::AddWeight(g, "w", {1024, 1024}, 1)}, "y")).ok());
+  return g;
+}
+
+// q[n,256] times k[256,n]: attention's scores, whose work grows with n squared.
+Graph Scores(int64_t n) {
+  Graph g;
+  const ValueId q = *g.AddInput("q", DataType::kFloat32, {n, 256});
+  const ValueId k = *g.AddInput("k", DataType::kFloat32, {256, n});
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMatMul, {q, k}, "s")).ok());
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("A model's time at larger sizes is its time as built and the roofline's price of the work that grows",
+          "[symbolic]") {
+  // Four times the rows read the same 4 MiB weight: little more to price.
+  const double rows = pipeline::PredictedSeconds(1e-3, ProductByWeight(1), ProductByWeight(4));
+  CHECK(rows > 1e-3);
+  CHECK(rows < 1.01e-3);
+  // Four times the tokens: 16 times the scores, 33.5 MFLOP against 2.1 at 1e11 FLOP/s.
+  const double scores = pipeline::PredictedSeconds(1e-3, Scores(64), Scores(256));
+  CHECK(scores == Approx(1e-3 + (33.5e6 - 2.1e6) / 1e11).epsilon(0.02));
+}
+
 TEST_CASE("A dimension kept as a sum is timed at larger sizes as the sum of its terms", "[symbolic]") {
   const OnnxModel model = testing::ImportFolded(CachedRowsWithMask());
   BatchRuntime runtime(testing::OperatorNames(model.graph), 1.0, 0.5, {0.9});
   auto result = OptimizeModel(model, testing::ShippedRules().rules, TimedOptions(runtime));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());
-  // past and seq grow by 4 (1 ms, two dimensions, within 20 ms); total with them.
-  CHECK(result->larger_sizes->sizes == "past=4, seq=4, total=8");
+  // past and seq grow by 256 (1 ms and little work that grows); total with them.
+  CHECK(result->larger_sizes->sizes == "past=256, seq=256, total=512");
   CHECK(result->larger_sizes->not_timed.empty());
-  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 4) == 1);
+  CHECK(std::count(runtime.batches.begin(), runtime.batches.end(), 256) == 1);
 }
 
 TEST_CASE("Sizes given by --input-shape, or an input too slow to time larger, are not timed larger", "[symbolic]") {
   const OnnxModel slow_input = testing::ImportFolded(SymbolicTwoProducts());
-  BatchRuntime slow(testing::OperatorNames(slow_input.graph), 8.0, 4.0, {12.0});
+  BatchRuntime slow(testing::OperatorNames(slow_input.graph), 25.0, 12.5, {37.5});
   auto result = OptimizeModel(slow_input, testing::ShippedRules().rules, TimedOptions(slow));
   REQUIRE(result.ok());
   REQUIRE(result->larger_sizes.has_value());

@@ -1,6 +1,7 @@
 #include "pipeline/speed_at_sizes.h"
 
-#include <cmath>
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "pipeline/stage_output.h"
 #include "pipeline/symbolic_dims.h"
 #include "taso/ir/status_macros.h"
+#include "taso/rewrite/cost.h"
 
 namespace taso::pipeline {
 
@@ -41,13 +43,61 @@ int64_t BuiltAt(const PipelineResult& result, const std::string& name) {
   return 1;
 }
 
-// The largest power of two up to kMaxGrowth whose input estimate stays within the budget.
-int64_t Growth(double input_seconds, size_t dimensions) {
-  int64_t factor = 1;
-  while (factor * 2 <= kMaxGrowth &&
-         input_seconds * std::pow(static_cast<double>(factor * 2), static_cast<double>(dimensions)) <= kBudgetSeconds)
-    factor *= 2;
-  return factor;
+// The sizes of the dimensions `grown` at `factor` times their built size, and of the
+// dimensions kept as sums of them (which grow with their terms: the model builds only so),
+// by SymbolicDim::Key; `text` names them ("t=256").
+struct GrownSizes {
+  absl::flat_hash_map<std::string, int64_t> sizes;
+  std::string text;
+};
+GrownSizes SizesAt(const PipelineResult& result, const std::vector<const PipelineResult::SymbolicDimension*>& grown,
+                   int64_t factor) {
+  GrownSizes at;
+  std::vector<std::string> named;
+  for (const auto* d : grown) {
+    at.sizes[d->name] = d->built_at * factor;
+    named.push_back(absl::StrCat(d->name, "=", at.sizes[d->name]));
+  }
+  for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
+    if (!d.kept || d.sum_of.empty()) continue;
+    int64_t sum = d.sum_plus;
+    for (const std::string& term : d.sum_of) {
+      const auto grown_term = at.sizes.find(term);
+      sum += grown_term != at.sizes.end() ? grown_term->second : BuiltAt(result, term);
+    }
+    at.sizes[d.name] = sum;
+    named.push_back(absl::StrCat(d.name, "=", sum));
+  }
+  at.text = absl::StrJoin(named, ", ");
+  return at;
+}
+
+// Both models at the largest growth, a power of two from kLeastGrowth up to kMaxGrowth, at
+// which the input's predicted time stays within kBudgetSeconds (the time a larger size
+// costs to time); why none, where none does or the models do not build at kLeastGrowth.
+struct Grown {
+  GrownSizes at;
+  std::optional<BothAtSizes> both;
+  std::string why_none;
+};
+Grown GrowWithinBudget(const OnnxModel& imported, const OnnxModel& written, const PipelineResult& result,
+                       const std::vector<const PipelineResult::SymbolicDimension*>& grown) {
+  Grown best{SizesAt(result, grown, kLeastGrowth), std::nullopt, ""};
+  for (int64_t factor = kLeastGrowth; factor <= kMaxGrowth; factor *= 2) {
+    GrownSizes at = SizesAt(result, grown, factor);
+    absl::StatusOr<BothAtSizes> both = BuildBothAt(imported, written, at.sizes);
+    if (!both.ok()) {
+      if (!best.both) best.why_none = absl::StrCat("the models do not build there: ", both.status().message());
+      break;
+    }
+    if (PredictedSeconds(result.cost_before, imported.graph, both->input.graph) > kBudgetSeconds) {
+      if (!best.both)
+        best.why_none = absl::StrFormat("the input's estimate at %s is over %.0f ms", at.text, kBudgetSeconds * 1e3);
+      break;
+    }
+    best = Grown{std::move(at), *std::move(both), ""};
+  }
+  return best;
 }
 
 // Measurably slower: a verdict that would undo a gain measured at the sizes searched, so
@@ -69,6 +119,11 @@ bool SpeedCheckKeptRewrites(const PipelineResult& result) {
   return check && !check->kept_input && !check->written_untimed && !result.estimated_slower;
 }
 
+double PredictedSeconds(double built_seconds, const Graph& built, const Graph& grown) {
+  AnalyticCost roofline(AnalyticCost::Machine{.launch_seconds = 0});
+  return built_seconds + std::max(0.0, roofline.TotalCost(grown) - roofline.TotalCost(built));
+}
+
 absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSizes(const OnnxModel& imported,
                                                                                   const OnnxModel& written,
                                                                                   const PipelineResult& result,
@@ -76,44 +131,23 @@ absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSize
                                                                                   const PipelineOptions& options) {
   const std::vector<const PipelineResult::SymbolicDimension*> grown = DimensionsToGrow(imported, result);
   if (grown.empty()) return std::nullopt;
+  Grown at = GrowWithinBudget(imported, written, result, grown);
   PipelineResult::LargerSizesCheck check;
-  const int64_t factor = Growth(result.cost_before, grown.size());
-  absl::flat_hash_map<std::string, int64_t> sizes;
-  std::vector<std::string> named;
-  for (const auto* d : grown) {
-    sizes[d->name] = d->built_at * std::max(factor, kLeastGrowth);
-    named.push_back(absl::StrCat(d->name, "=", sizes[d->name]));
-  }
-  // A dimension kept as a sum grows with its terms: the model builds only so.
-  for (const PipelineResult::SymbolicDimension& d : result.symbolic_dims) {
-    if (!d.kept || d.sum_of.empty()) continue;
-    int64_t sum = d.sum_plus;
-    for (const std::string& term : d.sum_of) {
-      const auto grown_term = sizes.find(term);
-      sum += grown_term != sizes.end() ? grown_term->second : BuiltAt(result, term);
-    }
-    sizes[d.name] = sum;
-    named.push_back(absl::StrCat(d.name, "=", sum));
-  }
-  check.sizes = absl::StrJoin(named, ", ");
+  check.sizes = at.at.text;
   Announce(options, "speed check", absl::StrCat("at larger sizes (", check.sizes, "), in ", timer.name()));
-  if (factor < kLeastGrowth) {
-    check.not_timed = absl::StrFormat("the input's estimate at %s is over %.0f ms", check.sizes, kBudgetSeconds * 1e3);
+  if (!at.both) {
+    check.not_timed = at.why_none;
     return check;
   }
-  absl::StatusOr<BothAtSizes> both = BuildBothAt(imported, written, sizes);
-  if (!both.ok()) {
-    check.not_timed = absl::StrCat("the models do not build there: ", both.status().message());
-    return check;
-  }
+  const BothAtSizes& both = *at.both;
   // A model that builds there may still not run there (a position table too short, the
   // memory): the check then says so, and the model the speed check chose is written.
-  absl::StatusOr<PairTiming> first = timer.Compare(both->input, both->optimized);
+  absl::StatusOr<PairTiming> first = timer.Compare(both.input, both.optimized);
   if (!first.ok()) return NotRun(first.status(), check);
   check.timing = *first;
   if (!Slower(check.timing)) return check;
   check.first_ratio = check.timing.ratio();
-  absl::StatusOr<PairTiming> second = timer.Compare(both->input, both->optimized);
+  absl::StatusOr<PairTiming> second = timer.Compare(both.input, both.optimized);
   if (!second.ok()) return NotRun(second.status(), check);
   check.timing = *second;
   check.slower = Slower(check.timing);
