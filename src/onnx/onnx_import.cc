@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
@@ -501,7 +502,11 @@ absl::StatusOr<OnnxModel> ImportStatic(const onnx::ModelProto& model, int opset,
     ImportOptions sharing = options;
     if (sharing.shared_weights == nullptr) sharing.shared_weights = &built.graph;
     absl::StatusOr<OnnxModel> next = ImportGraph(model, opset, sharing, known);
-    if (!next.ok()) break;  // the last build stands: the types only help it
+    // Sizes now known beyond the memory limit refuse the model, as reading the file
+    // written would (it holds the folded values); on any other failure the last build
+    // stands: the types only help it.
+    if (absl::IsResourceExhausted(next.status())) return next.status();
+    if (!next.ok()) break;
     built = *std::move(next);
   }
   return built;
