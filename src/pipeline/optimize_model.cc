@@ -165,15 +165,13 @@ struct Estimated {
   std::optional<PipelineResult::RegionEstimate> estimate;
 };
 
-// Where the speed is to be verified and the target's runtime cannot time the input
-// (pipeline::WhySpeedUnverifiable), the input as read: a rewrite's speed there is then
-// unknown, and estimates alone have written models slower there. `why` says so.
-absl::StatusOr<StageOutput> InputAsReadUnlessVerifiable(const StageInputs& in, StageOutput out, bool timed,
-                                                        CostModels& costs, const PipelineOptions& options,
-                                                        std::string& why) {
-  if (timed || out.rules_applied.empty()) return out;
-  why = pipeline::WhySpeedUnverifiable(options, in.cleaned);
-  if (why.empty()) return out;
+// Where the speed was to be verified and the target's runtime could not time the input
+// (`unverifiable`, from SpeedTimer), the input as read: a rewrite's speed there is then
+// unknown, and estimates alone have written models slower there.
+absl::StatusOr<StageOutput> InputAsReadUnlessVerifiable(const StageInputs& in, StageOutput out,
+                                                        const std::string& unverifiable, CostModels& costs,
+                                                        const PipelineOptions& options) {
+  if (unverifiable.empty()) return out;
   return AsReadOutput(in, costs, options);
 }
 
@@ -358,13 +356,16 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   ASSIGN_OR_RETURN(Checked checked, CheckedOutput(in, search.found, costs, options));
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
+  std::string unverifiable;
+  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer, &unverifiable);
   const double searched_cost = checked.out.rules_applied.empty() ? search.found.initial_cost : search.found.best_cost;
-  ASSIGN_OR_RETURN(
-      pipeline::SpeedChecked speed,
-      pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out), searched_cost,
-                            pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer), costs, options));
-  ASSIGN_OR_RETURN(speed.out, InputAsReadUnlessVerifiable(in, std::move(speed.out), speed.check.has_value(), costs,
-                                                          options, result.speed_not_verified));
+  ASSIGN_OR_RETURN(pipeline::SpeedChecked speed,
+                   pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out),
+                                         searched_cost, timer, costs, options));
+  // Said only where there was a rewrite to time.
+  if (!speed.out.rules_applied.empty()) result.speed_not_verified = unverifiable;
+  ASSIGN_OR_RETURN(speed.out,
+                   InputAsReadUnlessVerifiable(in, std::move(speed.out), result.speed_not_verified, costs, options));
   Estimated estimated = EstimateWritten(model, in, std::move(speed.out), speed.check, costs, options);
   ASSIGN_OR_RETURN(estimated, InputWhereRegionSlower(in, std::move(estimated), costs, options));
   ASSIGN_OR_RETURN(PricedOutput priced, InputAsReadUnlessRewritesPay(in, std::move(estimated.out), costs, options));

@@ -131,15 +131,15 @@ absl::StatusOr<std::optional<PipelineResult::LargerSizesCheck>> TimeAtLargerSize
                                                                                   const PipelineOptions& options) {
   const std::vector<const PipelineResult::SymbolicDimension*> grown = DimensionsToGrow(imported, result);
   if (grown.empty()) return std::nullopt;
-  Grown at = GrowWithinBudget(imported, written, result, grown);
+  const Grown larger = GrowWithinBudget(imported, written, result, grown);
   PipelineResult::LargerSizesCheck check;
-  check.sizes = at.at.text;
+  check.sizes = larger.at.text;
   Announce(options, "speed check", absl::StrCat("at larger sizes (", check.sizes, "), in ", timer.name()));
-  if (!at.both) {
-    check.not_timed = at.why_none;
+  if (!larger.both) {
+    check.not_timed = larger.why_none;
     return check;
   }
-  const BothAtSizes& both = *at.both;
+  const BothAtSizes& both = *larger.both;
   // A model that builds there may still not run there (a position table too short, the
   // memory): the check then says so, and the model the speed check chose is written.
   absl::StatusOr<PairTiming> first = timer.Compare(both.input, both.optimized);

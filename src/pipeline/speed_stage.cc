@@ -166,28 +166,28 @@ absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, con
 // the ort target, our executor on cpu and cuda where it can run the input (every node in
 // the operator library); null where the speed is not verified. `owned` keeps one made here.
 RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
-                         std::unique_ptr<RuntimeTimer>& owned) {
+                         std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable) {
   if (!options.verify_speed) return nullptr;
   if (options.timer != nullptr) return options.timer;
   if (options.target == Target::kOrt) {
-    if (costs.ort_worker == nullptr) return nullptr;
+    if (costs.ort_worker == nullptr) {
+      if (unverifiable != nullptr) *unverifiable = "ONNX Runtime is not running";
+      return nullptr;
+    }
     owned = std::make_unique<OrtTimer>(costs.ort_worker, options.ort_threads,
                                        PairLimits{.seconds = options.verify_speed_seconds});
-  } else {
-    if (!pipeline::CheckMeasurable(input).ok()) return nullptr;
-    const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
-    owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
-                                            PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
+    return owned.get();
   }
+  const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
+  if (const absl::Status runnable = CheckExecutorCanRun(input); !runnable.ok()) {
+    if (unverifiable != nullptr)
+      *unverifiable =
+          absl::StrCat("our ", BackendName(executor), " executor cannot run the input: ", runnable.message());
+    return nullptr;
+  }
+  owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
+                                          PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
   return owned.get();
-}
-
-std::string WhySpeedUnverifiable(const PipelineOptions& options, const Graph& input) {
-  if (!options.verify_speed || options.timer != nullptr || options.target == Target::kOrt) return "";
-  const absl::Status runnable = CheckExecutorCanRun(input);
-  if (runnable.ok()) return "";
-  return absl::StrCat("our ", BackendName(TargetBackend(options.target)),
-                      " executor cannot run the input: ", runnable.message());
 }
 
 // The alternatives priced measurably below the search's graph, cheapest first, each

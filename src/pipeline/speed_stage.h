@@ -27,12 +27,10 @@ struct SpeedChecked {
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
 // the ort target, our executor on cpu and cuda where it can run the input (every node in
 // the operator library); null where the speed is not verified. `owned` keeps one made here.
+// Where the speed is to be verified and no timer can be made, `unverifiable` (if given)
+// says why.
 RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
-                         std::unique_ptr<RuntimeTimer>& owned);
-
-// Why SpeedTimer gives no timer although the speed is to be verified: on cpu and cuda, with
-// no timer in the options, the executor cannot run a node of `input`. Empty otherwise.
-std::string WhySpeedUnverifiable(const PipelineOptions& options, const Graph& input);
+                         std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable = nullptr);
 
 // The checked output `out` timed against the input in the target's runtime, with only the
 // search's rewrites that make it measurably faster (finished and checked again when that
