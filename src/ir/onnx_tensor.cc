@@ -81,7 +81,8 @@ absl::StatusOr<ExternalSpan> SpanOf(const onnx::TensorProto& proto, const std::s
   return ExternalSpan{path, where.offset, length};
 }
 
-// The tensor with its external bytes read into raw_data.
+}  // namespace
+
 absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
   ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
   std::string bytes(static_cast<size_t>(span.length), '\0');
@@ -94,6 +95,8 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
   copy.set_raw_data(std::move(bytes));
   return copy;
 }
+
+namespace {
 
 // Whether the tensor's external bytes are `bytes`, read a block at a time: a large model's
 // weights are compared without a second copy of them in memory.

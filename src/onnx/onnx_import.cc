@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
+#include "onnx_spellings.h"
 #include "onnx_structure.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/onnx_size_limit.h"
@@ -369,7 +370,6 @@ bool HasExternalData(const onnx::GraphProto& g) {
 absl::StatusOr<OnnxModel> ImportGraph(const onnx::ModelProto& model, int opset, const ImportOptions& options,
                                       KnownTypes known, const InputShapes& shapes = {}) {
   const onnx::GraphProto& g = model.graph();
-  if (g.sparse_initializer_size() > 0) return absl::UnimplementedError("sparse initializers are not supported");
   RETURN_IF_ERROR(CheckDeclaredMemory(g, shapes, options.max_memory_bytes));
   OnnxModel result;
   result.opset = opset;
@@ -552,6 +552,14 @@ absl::StatusOr<OnnxModel> ImportModel(const onnx::ModelProto& model, const Impor
 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
   if (!model.has_graph()) return absl::InvalidArgumentError("the model has no graph");
+  if (HasUncommonSpellings(model)) {
+    onnx::ModelProto common = model;
+    ASSIGN_OR_RETURN(std::vector<std::string> made_dense,
+                     CommonSpellings(common, options.external_data_dir, options.max_memory_bytes));
+    ASSIGN_OR_RETURN(OnnxModel result, ImportOnnx(common, options));
+    result.sparse_made_dense = std::move(made_dense);
+    return result;
+  }
   if (!CallsLocalFunction(model)) return ImportModel(model, options);
   // Inlined into a copy without the weights, which are copied in only where a call is
   // inlined.
@@ -600,6 +608,11 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
   if (with_dir.external_data_dir.empty())
     with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
   if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  // In place, so that the source kept has them too and is not a copy.
+  std::vector<std::string> made_dense;
+  if (HasUncommonSpellings(model)) {
+    ASSIGN_OR_RETURN(made_dense, CommonSpellings(model, with_dir.external_data_dir, options.max_memory_bytes));
+  }
   // Inlined in place, so that the source kept is the model inlined (it is built again at
   // other sizes) and its weights are not copied.
   InlinedFunctions inlined = InlineLocalFunctions(model);
@@ -610,6 +623,7 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
   if (as_read) with_dir.keep_source = false;
   ASSIGN_OR_RETURN(OnnxModel imported, ImportOnnx(model, with_dir));
   if (inlined.calls > 0) imported.inlined_functions = std::move(inlined);
+  if (!made_dense.empty()) imported.sparse_made_dense = std::move(made_dense);
   if (as_read && !imported.symbolic_dims.empty())
     imported.source = std::make_shared<const onnx::ModelProto>(std::move(model));
   return imported;

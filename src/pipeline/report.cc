@@ -557,7 +557,8 @@ std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
       ", \"converted\": ", imported->converted_from_opset > 0 ? "true" : "false",
       ", \"function_calls_inlined\": ", f.calls, ", \"functions_inlined\": ", JsonStrings(f.functions),
       ", \"functions_kept\": ", JsonStrings(f.kept), ", \"weights_as_inputs\": ", WeightsAsInputs(imported->graph),
-      ", \"shapeless_inputs\": ", JsonStrings(imported->shapeless_inputs), "}");
+      ", \"shapeless_inputs\": ", JsonStrings(imported->shapeless_inputs),
+      ", \"sparse_made_dense\": ", JsonStrings(imported->sparse_made_dense), "}");
 }
 
 }  // namespace
@@ -593,6 +594,10 @@ std::string ImportText(const OnnxModel& imported, const PipelineResult& result) 
                            : absl::StrCat(n, " weights are also listed as graph inputs"),
                     ", which a caller may feed: run-time values, never folded or merged (exported with "
                     "keep_initializers_as_inputs; without it they would be)\n");
+  if (!imported.sparse_made_dense.empty())
+    absl::StrAppend(&text, "import: sparse initializer", imported.sparse_made_dense.size() == 1 ? " '" : "s '",
+                    absl::StrJoin(imported.sparse_made_dense, "', '"),
+                    "' read as dense and written so (the search and the kernels read dense weights)\n");
   for (const std::string& name : imported.shapeless_inputs)
     absl::StrAppend(&text, "import: input '", name,
                     "' declares no shape in the file; built at the shape --input-shape gives it, and written with "

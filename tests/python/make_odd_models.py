@@ -173,6 +173,25 @@ def valid_models(out):
                 helper.make_node("Softmax", ["t"], ["s"], axis=-1),
                 helper.make_node("Concat", ["s", "t"], ["y"], axis=0)],
                [value("x", [4, 6])], [value("y", [12, 4])]))
+    # The default domain spelled "ai.onnx" in the opset import and the nodes: ONNX Runtime
+    # reads it as "" (ONNX's Python checker does not, so it is not asked).
+    ai_onnx = model([helper.make_node("MatMul", ["x", "w"], ["m"], domain="ai.onnx"),
+                     helper.make_node("Relu", ["m"], ["y"], domain="ai.onnx")],
+                    [value("x", [4, 8])], [value("y", [4, 8])], [tensor("w", [8, 8], 36)], check=False)
+    ai_onnx.opset_import[0].domain = "ai.onnx"
+    case(out, "default_domain_as_ai_onnx", "valid", ai_onnx)
+    # Weights stored sparse: one by linear indices, one by coordinates.
+    sparse = model([helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("Relu", ["a"], ["r"]),
+                    helper.make_node("MatMul", ["r", "w2"], ["y"])],
+                   [value("x", [4, 8])], [value("y", [4, 8])], check=False)
+    sparse.graph.sparse_initializer.extend([
+        helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.5, -2.0, 0.5], np.float32), "w1"),
+                                  numpy_helper.from_array(np.array([3, 17, 60], np.int64), "w1_indices"), [8, 8]),
+        helper.make_sparse_tensor(numpy_helper.from_array(np.array([0.25, 1.0], np.float32), "w2"),
+                                  numpy_helper.from_array(np.array([[0, 7], [5, 2]], np.int64), "w2_indices"),
+                                  [8, 8])])
+    onnx.checker.check_model(sparse)  # ONNX 1.12's shape inference does not read sparse initializers
+    case(out, "sparse_initializers", "valid", sparse)
 
 
 def invalid_models(out):

@@ -15,6 +15,11 @@ namespace taso {
 // the file. Without a directory such a tensor is refused.
 absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto,
                                               const std::string& external_data_dir = "");
+// The tensor stored as external data (in `external_data_dir`, as TensorFromProto reads
+// it) with its bytes read into raw_data.
+absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto,
+                                                       const std::string& external_data_dir);
+
 void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto);
 
 // Whether `data` holds exactly the values of `proto`, a float tensor (stored as external

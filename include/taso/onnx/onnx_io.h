@@ -61,6 +61,9 @@ struct OnnxModel {
   int converted_from_opset = 0;
   // The calls of model-local functions import replaced by their bodies, and those kept.
   InlinedFunctions inlined_functions;
+  // The file's sparse initializers, by name, which import made dense (and which are
+  // written dense).
+  std::vector<std::string> sparse_made_dense;
   // The run-time inputs the file declares no shape for (not even a rank), which were
   // built at the shapes ImportOptions::input_shapes gave; they are written with that rank.
   std::vector<std::string> shapeless_inputs;
