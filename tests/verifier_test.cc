@@ -25,7 +25,8 @@ namespace {
 const std::string kAxioms = std::string(TASO_SOURCE_DIR) + "/axioms";
 
 // A rule over 4x4 inputs of these names.
-Rule MakeRule(const std::string& name, const std::vector<std::string>& inputs, RuleGraph source, RuleGraph target) {
+Rule MakeSquareRule(const std::string& name, const std::vector<std::string>& inputs, RuleGraph source,
+                    RuleGraph target) {
   std::vector<std::pair<std::string, Shape>> shaped;
   for (const std::string& in : inputs) shaped.push_back({in, {4, 4}});
   return testing::MakeRule(name, shaped, std::move(source), std::move(target));
@@ -45,7 +46,7 @@ Verdict ProveOne(const Rule& rule) {
 Rule ReluConcatForEveryAxis(const std::string& name) {
   Params axis;
   axis.Set("axis", int64_t{0});
-  Rule r = MakeRule(
+  Rule r = MakeSquareRule(
       name, {"A", "B"},
       {{testing::MakeRuleOp(op_names::kRelu, {0}), testing::MakeRuleOp(op_names::kRelu, {1}),
         testing::MakeRuleOp(op_names::kConcat, {2, 3}, axis)},
@@ -62,30 +63,30 @@ Rule ReluConcatForEveryAxis(const std::string& name) {
 TEST_CASE("Right rules are proved and wrong ones are not") {
   // Inputs 0, 1, 2; operator outputs from 3 on.
   // MatMul is associative, not commutative.
-  CHECK(ProveOne(MakeRule(
+  CHECK(ProveOne(MakeSquareRule(
             "assoc", {"A", "B", "C"},
             {{testing::MakeRuleOp(op_names::kMatMul, {0, 1}), testing::MakeRuleOp(op_names::kMatMul, {3, 2})}, {4}},
             {{testing::MakeRuleOp(op_names::kMatMul, {1, 2}), testing::MakeRuleOp(op_names::kMatMul, {0, 3})}, {4}})) ==
         Verdict::kProved);
-  CHECK(ProveOne(MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
-                          {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}})) != Verdict::kProved);
+  CHECK(ProveOne(MakeSquareRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                                {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}})) != Verdict::kProved);
   // Convolution is linear in its kernel without activation, not with relu.
   for (const char* act : {"none", "relu"}) {
-    Rule linear = MakeRule(std::string("linear_") + act, {"X", "W", "V"},
-                           {{testing::MakeRuleOp(op_names::kAdd, {1, 2}),
-                             testing::MakeRuleOp(op_names::kConv2D, {0, 3}, testing::DenseSameConv(act))},
-                            {4}},
-                           {{testing::MakeRuleOp(op_names::kConv2D, {0, 1}, testing::DenseSameConv(act)),
-                             testing::MakeRuleOp(op_names::kConv2D, {0, 2}, testing::DenseSameConv(act)),
-                             testing::MakeRuleOp(op_names::kAdd, {3, 4})},
-                            {5}});
+    Rule linear = MakeSquareRule(std::string("linear_") + act, {"X", "W", "V"},
+                                 {{testing::MakeRuleOp(op_names::kAdd, {1, 2}),
+                                   testing::MakeRuleOp(op_names::kConv2D, {0, 3}, testing::DenseSameConv(act))},
+                                  {4}},
+                                 {{testing::MakeRuleOp(op_names::kConv2D, {0, 1}, testing::DenseSameConv(act)),
+                                   testing::MakeRuleOp(op_names::kConv2D, {0, 2}, testing::DenseSameConv(act)),
+                                   testing::MakeRuleOp(op_names::kAdd, {3, 4})},
+                                  {5}});
     CHECK((ProveOne(linear) == Verdict::kProved) == (std::string(act) == "none"));
   }
   // Split undoes Concat, in order; the halves swapped is wrong.
   Params axis0;
   axis0.Set("axis", int64_t{0});
   for (bool swapped : {false, true}) {
-    Rule split = MakeRule(
+    Rule split = MakeSquareRule(
         swapped ? "swapped" : "in_order", {"A", "B"},
         {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0), testing::MakeRuleOp(op_names::kSplit, {2}, axis0, 2)},
          {3, 4}},
@@ -98,26 +99,26 @@ TEST_CASE("Concatenations re-associated prove their values equal, not any two te
   Params axis0;
   axis0.Set("axis", int64_t{0});
   // Concat(Concat(A, B), C) and Concat(A, Concat(B, C)) have the same values.
-  CHECK(ProveOne(MakeRule("associative", {"A", "B", "C"},
-                          {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0),
-                            testing::MakeRuleOp(op_names::kConcat, {3, 2}, axis0)},
-                           {4}},
-                          {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, axis0),
-                            testing::MakeRuleOp(op_names::kConcat, {0, 3}, axis0)},
-                           {4}})) == Verdict::kProved);
+  CHECK(ProveOne(MakeSquareRule("associative", {"A", "B", "C"},
+                                {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0),
+                                  testing::MakeRuleOp(op_names::kConcat, {3, 2}, axis0)},
+                                 {4}},
+                                {{testing::MakeRuleOp(op_names::kConcat, {1, 2}, axis0),
+                                  testing::MakeRuleOp(op_names::kConcat, {0, 3}, axis0)},
+                                 {4}})) == Verdict::kProved);
   // But a split cuts them apart (at A, and at A and B): were they equal tensors, the first
   // piece of Concat(A, Concat(B, A)) (that is A) would be the first piece of
   // Concat(Concat(A, B), A) (A and B), and the second piece of Concat(Concat(A, A), B)
   // (that is B) that of Concat(A, Concat(A, B)) (A and B): A = B for any A and B.
-  CHECK(ProveOne(MakeRule("a_is_b", {"A", "B"},
-                          {{testing::MakeRuleOp(op_names::kConcat, {1, 0}, axis0),
-                            testing::MakeRuleOp(op_names::kConcat, {0, 2}, axis0),
-                            testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
-                           {4}},
-                          {{testing::MakeRuleOp(op_names::kConcat, {0, 0}, axis0),
-                            testing::MakeRuleOp(op_names::kConcat, {2, 1}, axis0),
-                            testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
-                           {5}})) != Verdict::kProved);
+  CHECK(ProveOne(MakeSquareRule("a_is_b", {"A", "B"},
+                                {{testing::MakeRuleOp(op_names::kConcat, {1, 0}, axis0),
+                                  testing::MakeRuleOp(op_names::kConcat, {0, 2}, axis0),
+                                  testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
+                                 {4}},
+                                {{testing::MakeRuleOp(op_names::kConcat, {0, 0}, axis0),
+                                  testing::MakeRuleOp(op_names::kConcat, {2, 1}, axis0),
+                                  testing::MakeRuleOp(op_names::kSplit, {3}, axis0, 2)},
+                                 {5}})) != Verdict::kProved);
 }
 
 TEST_CASE("A parametric rule is proved for every value of its variables") {
@@ -144,15 +145,15 @@ std::set<std::string> ProofAxioms(const Rule& rule) {
 
 TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one") {
   // (A B) C = A (B C) rests on associativity alone.
-  const Rule assoc =
-      MakeRule("assoc", {"A", "B", "C"},
-               {{testing::MakeRuleOp(op_names::kMatMul, {0, 1}), testing::MakeRuleOp(op_names::kMatMul, {3, 2})}, {4}},
-               {{testing::MakeRuleOp(op_names::kMatMul, {1, 2}), testing::MakeRuleOp(op_names::kMatMul, {0, 3})}, {4}});
+  const Rule assoc = MakeSquareRule(
+      "assoc", {"A", "B", "C"},
+      {{testing::MakeRuleOp(op_names::kMatMul, {0, 1}), testing::MakeRuleOp(op_names::kMatMul, {3, 2})}, {4}},
+      {{testing::MakeRuleOp(op_names::kMatMul, {1, 2}), testing::MakeRuleOp(op_names::kMatMul, {0, 3})}, {4}});
   CHECK(ProofAxioms(assoc) == std::set<std::string>{"matmul_associative"});
   // Concat then Split gives the parts back: concatenation axioms, no product's.
   Params axis0;
   axis0.Set("axis", int64_t{0});
-  const Rule split = MakeRule(
+  const Rule split = MakeSquareRule(
       "in_order", {"A", "B"},
       {{testing::MakeRuleOp(op_names::kConcat, {0, 1}, axis0), testing::MakeRuleOp(op_names::kSplit, {2}, axis0, 2)},
        {3, 4}},
@@ -163,8 +164,8 @@ TEST_CASE("A proof names the axioms it rests on, and only a proved rule has one"
   // A false rule has no proof to explain.
   auto axioms = LoadAxioms(kAxioms);
   REQUIRE(axioms.ok());
-  const Rule commutes = MakeRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
-                                 {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}});
+  const Rule commutes = MakeSquareRule("commutes", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                                       {{testing::MakeRuleOp(op_names::kMatMul, {1, 0})}, {2}});
   auto encoded = EncodeRules(*axioms, {commutes});
   REQUIRE(encoded.ok());
   auto none = AxiomsOfProof(*axioms, encoded->front(), ProveOptions{}.budget);
@@ -211,8 +212,8 @@ TEST_CASE("A rule with an operator no axiom is about is refused") {
     std::filesystem::copy_file(std::filesystem::path(kAxioms) / f, dir / f);
   auto axioms = LoadAxioms(dir.string());
   REQUIRE(axioms.ok());
-  Rule r = MakeRule("mm", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
-                    {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}});
+  Rule r = MakeSquareRule("mm", {"A", "B"}, {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}},
+                          {{testing::MakeRuleOp(op_names::kMatMul, {0, 1})}, {2}});
   auto encoded = EncodeRules(*axioms, {r});
   REQUIRE_FALSE(encoded.ok());
   CHECK_THAT(std::string(encoded.status().message()), Catch::Contains("rule mm uses matmul, which no axiom is about"));

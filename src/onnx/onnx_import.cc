@@ -11,6 +11,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx_spellings.h"
+#include "onnx_stale_declarations.h"
 #include "onnx_structure.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/onnx_size_limit.h"
@@ -293,9 +294,9 @@ class NodeImporter {
     for (ValueId v : outs) {
       auto it = known_.declared.find(graph_.value(v).name);
       if (it != known_.declared.end() && it->second.shape != graph_.value(v).shape)
-        return absl::InvalidArgumentError(absl::StrCat(DescribeNode(node), ": the model declares '", it->first,
-                                                       "' with shape ", ShapeToString(it->second.shape),
-                                                       " but its inputs give ", ShapeToString(graph_.value(v).shape)));
+        return StaleDeclarationError(absl::StrCat(DescribeNode(node), ": the model declares '", it->first,
+                                                  "' with shape ", ShapeToString(it->second.shape),
+                                                  " but its inputs give ", ShapeToString(graph_.value(v).shape)));
     }
     return absl::OkStatus();
   }
@@ -548,6 +549,21 @@ absl::StatusOr<OnnxModel> ImportModel(const onnx::ModelProto& model, const Impor
   return BuiltAtGrownSizes(bound, at_one.status(), build);
 }
 
+// ImportModel, again without the file's stale declarations where a library operator's
+// output contradicts one (onnx_stale_declarations.h).
+absl::StatusOr<OnnxModel> ImportModelOverStaleDeclarations(const onnx::ModelProto& model,
+                                                           const ImportOptions& options) {
+  absl::StatusOr<OnnxModel> result = ImportModel(model, options);
+  if (result.ok() || !IsStaleDeclarationError(result.status())) return result;
+  std::vector<StaleDeclaration> stale = FindStaleDeclarations(model);
+  if (stale.empty()) return result;
+  onnx::ModelProto fixed = model;
+  DropStaleDeclarations(stale, fixed);
+  absl::StatusOr<OnnxModel> again = ImportModel(fixed, options);
+  if (again.ok()) again->stale_declarations = std::move(stale);
+  return again;
+}
+
 }  // namespace
 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options) {
@@ -560,13 +576,13 @@ absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const Import
     result.sparse_made_dense = std::move(made_dense);
     return result;
   }
-  if (!CallsLocalFunction(model)) return ImportModel(model, options);
+  if (!CallsLocalFunction(model)) return ImportModelOverStaleDeclarations(model, options);
   // Inlined into a copy without the weights, which are copied in only where a call is
   // inlined.
   onnx::ModelProto inlined = CopyWithoutInitializers(model);
   InlinedFunctions report = InlineLocalFunctions(inlined);
   if (report.calls > 0) *inlined.mutable_graph()->mutable_initializer() = model.graph().initializer();
-  ASSIGN_OR_RETURN(OnnxModel result, ImportModel(report.calls > 0 ? inlined : model, options));
+  ASSIGN_OR_RETURN(OnnxModel result, ImportModelOverStaleDeclarations(report.calls > 0 ? inlined : model, options));
   result.inlined_functions = std::move(report);
   return result;
 }
@@ -624,6 +640,7 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
   ASSIGN_OR_RETURN(OnnxModel imported, ImportOnnx(model, with_dir));
   if (inlined.calls > 0) imported.inlined_functions = std::move(inlined);
   if (!made_dense.empty()) imported.sparse_made_dense = std::move(made_dense);
+  if (as_read) DropStaleDeclarations(imported.stale_declarations, model);
   if (as_read && !imported.symbolic_dims.empty())
     imported.source = std::make_shared<const onnx::ModelProto>(std::move(model));
   return imported;

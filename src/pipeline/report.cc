@@ -547,6 +547,34 @@ int WeightsAsInputs(const Graph& graph) {
   return n;
 }
 
+// The file's stale declarations, the first three named.
+std::string StaleDeclarationsText(const std::vector<StaleDeclaration>& stale) {
+  constexpr size_t kNamed = 3;
+  std::vector<std::string> named;
+  for (size_t i = 0; i < stale.size() && i < kNamed; ++i)
+    named.push_back(absl::StrCat("'", stale[i].name, "' ", ShapeToString(stale[i].declared), " is ",
+                                 ShapeToString(stale[i].computed)));
+  if (stale.size() > kNamed) named.push_back(absl::StrCat("and ", stale.size() - kNamed, " more"));
+  return absl::StrCat(
+      stale.size(), stale.size() == 1 ? " shape the file declares contradicts" : " shapes the file declares contradict",
+      " what their inputs give (stale, as after an edit of an input's "
+      "shape): ",
+      absl::StrJoin(named, ", "),
+      "; read by what the inputs give, as ONNX Runtime reads them (value_info left out, graph "
+      "outputs written at the shapes computed)");
+}
+
+// The stale declarations as JSON objects.
+std::string JsonStaleDeclarations(const std::vector<StaleDeclaration>& stale) {
+  std::vector<std::string> items;
+  for (const StaleDeclaration& s : stale)
+    items.push_back(absl::StrCat("{\"name\": ", JsonQuote(s.name),
+                                 ", \"declared\": ", JsonQuote(ShapeToString(s.declared)),
+                                 ", \"computed\": ", JsonQuote(ShapeToString(s.computed)),
+                                 ", \"graph_output\": ", s.graph_output ? "true" : "false", "}"));
+  return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+}
+
 // What the import did (ImportText), or null.
 std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
   if (imported == nullptr) return "null";
@@ -558,7 +586,8 @@ std::string JsonImport(const OnnxModel* imported, const PipelineResult& r) {
       ", \"function_calls_inlined\": ", f.calls, ", \"functions_inlined\": ", JsonStrings(f.functions),
       ", \"functions_kept\": ", JsonStrings(f.kept), ", \"weights_as_inputs\": ", WeightsAsInputs(imported->graph),
       ", \"shapeless_inputs\": ", JsonStrings(imported->shapeless_inputs),
-      ", \"sparse_made_dense\": ", JsonStrings(imported->sparse_made_dense), "}");
+      ", \"sparse_made_dense\": ", JsonStrings(imported->sparse_made_dense),
+      ", \"stale_declarations\": ", JsonStaleDeclarations(imported->stale_declarations), "}");
 }
 
 }  // namespace
@@ -598,6 +627,8 @@ std::string ImportText(const OnnxModel& imported, const PipelineResult& result) 
     absl::StrAppend(&text, "import: sparse initializer", imported.sparse_made_dense.size() == 1 ? " '" : "s '",
                     absl::StrJoin(imported.sparse_made_dense, "', '"),
                     "' read as dense and written so (the search and the kernels read dense weights)\n");
+  if (!imported.stale_declarations.empty())
+    absl::StrAppend(&text, "import: ", StaleDeclarationsText(imported.stale_declarations), "\n");
   for (const std::string& name : imported.shapeless_inputs)
     absl::StrAppend(&text, "import: input '", name,
                     "' declares no shape in the file; built at the shape --input-shape gives it, and written with "

@@ -180,6 +180,13 @@ def valid_models(out):
                     [value("x", [4, 8])], [value("y", [4, 8])], [tensor("w", [8, 8], 36)], check=False)
     ai_onnx.opset_import[0].domain = "ai.onnx"
     case(out, "default_domain_as_ai_onnx", "valid", ai_onnx)
+    # Shapes ONNX's inference wrote, then the input's batch changed by hand (the output's
+    # left): ONNX Runtime warns and runs it by what the inputs give.
+    rebatched = model([helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])],
+                      [value("x", [1, 8])], [value("y", [1, 8])], [tensor("w", [8, 8], 37)])
+    rebatched = onnx.shape_inference.infer_shapes(rebatched)
+    rebatched.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 4
+    case(out, "stale_shapes_after_rebatch", "valid", rebatched)
     # Weights stored sparse: one by linear indices, one by coordinates.
     sparse = model([helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("Relu", ["a"], ["r"]),
                     helper.make_node("MatMul", ["r", "w2"], ["y"])],

@@ -39,6 +39,15 @@ struct SymbolicDim {
 // dimension without a name, otherwise as that dim_param.
 using DimNames = std::vector<std::optional<std::string>>;
 
+// A shape the file declares for a value (value_info, a graph output) that what its inputs
+// give contradicts (src/onnx/onnx_stale_declarations.h).
+struct StaleDeclaration {
+  std::string name;
+  Shape declared;
+  Shape computed;
+  bool graph_output = false;
+};
+
 // A model: the graph plus everything of the ONNX file that is not the graph's computation
 // (IR version, opset imports, producer, metadata, functions, ...), kept to be written back.
 struct OnnxModel {
@@ -64,6 +73,9 @@ struct OnnxModel {
   // The file's sparse initializers, by name, which import made dense (and which are
   // written dense).
   std::vector<std::string> sparse_made_dense;
+  // The file's declarations import left out (value_info) or wrote as computed (graph
+  // outputs), as stale.
+  std::vector<StaleDeclaration> stale_declarations;
   // The run-time inputs the file declares no shape for (not even a rank), which were
   // built at the shapes ImportOptions::input_shapes gave; they are written with that rank.
   std::vector<std::string> shapeless_inputs;
