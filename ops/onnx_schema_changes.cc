@@ -6,7 +6,8 @@ namespace taso::ops {
 
 namespace {
 
-// Operator, and the opset from which its shape rule differs from opset 17's. Changes
+// Operator, and the opset from which its shape rule differs from opset 17's (none from 22
+// to 26, which changed element types and added operators). Changes
 // that only add element types are not listed; operators new after 17 have no schema in
 // the installed library, so its inference leaves them alone.
 constexpr std::pair<absl::string_view, int> kShapeRuleChanges[] = {

@@ -182,6 +182,12 @@ int CountOps(const Graph& g, const std::string& op) {
   return n;
 }
 
+int OpaqueNodes(const Graph& g) {
+  int n = 0;
+  for (NodeId id = 0; id < g.num_nodes(); ++id) n += g.node(id).op->is_opaque();
+  return n;
+}
+
 OnnxModel ImportFolded(const onnx::ModelProto& proto) {
   ImportOptions folding;
   folding.fold_shape_arithmetic = true;

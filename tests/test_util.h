@@ -62,6 +62,8 @@ ValueId AddOp(Graph& g, const std::string& op, std::vector<ValueId> inputs, cons
 Graph ConcatenatedWeightLayer();
 // How many nodes of `g` run library operator `op`.
 int CountOps(const Graph& g, const std::string& op);
+// How many nodes of `g` are opaque (outside the operator library).
+int OpaqueNodes(const Graph& g);
 
 // `proto` imported as taso-opt imports it (shape arithmetic folded); the test fails where
 // it does not import.

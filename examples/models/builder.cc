@@ -155,7 +155,7 @@ absl::StatusOr<OnnxModel> ModelBuilder::Finish(std::vector<ValueId> outputs, con
   if (!status_.ok()) return absl::Status(status_.code(), absl::StrCat("building ", name, ": ", status_.message()));
   for (ValueId v : outputs)
     if (absl::Status s = graph_.AddOutput(v); !s.ok()) return s;
-  return NewOnnxModel(std::move(graph_), kMaxOpset, name);
+  return NewOnnxModel(std::move(graph_), kBuiltModelOpset, name);
 }
 
 }  // namespace taso::models

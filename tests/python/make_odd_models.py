@@ -163,6 +163,14 @@ def valid_models(out):
                [value("x", [1, 3, 6, 6])], [value("y", [1, 4, 6, 6])],
                [tensor("w", [4, 3, 3, 3], 25), tensor("s", [4], 26), tensor("b", [4], 27), tensor("m", [4], 28),
                 numpy_helper.from_array(np.full([4], 0.7, np.float32), "v")], opset=11))
+    # The newest opset ONNX Runtime 1.30 runs (beyond the installed ONNX's checker).
+    case(out, "opset26_conv_bn_relu", "valid",
+         model([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                helper.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+                helper.make_node("Relu", ["n"], ["y"])],
+               [value("x", [1, 3, 6, 6])], [value("y", [1, 4, 6, 6])],
+               [tensor("w", [4, 3, 3, 3], 38), tensor("s", [4], 39), tensor("b", [4], 40), tensor("m", [4], 41),
+                numpy_helper.from_array(np.full([4], 0.7, np.float32), "v")], opset=26, check=False))
     case(out, "shared_input_matmuls", "valid",
          model([helper.make_node("MatMul", ["x", "w1"], ["a"]), helper.make_node("MatMul", ["x", "w2"], ["b"]),
                 helper.make_node("Add", ["a", "b"], ["y"])],

@@ -1,4 +1,4 @@
-// ONNX import and export (opsets 11 to 21).
+// ONNX import and export (opsets 11 to 26; 7 to 10 converted to 11).
 #pragma once
 
 #include <cstddef>
@@ -53,7 +53,7 @@ struct StaleDeclaration {
 struct OnnxModel {
   Graph graph;
   std::shared_ptr<const onnx::ModelProto> shell;  // the model without nodes and tensors
-  int opset = kMaxOpset;                          // of the default ONNX domain
+  int opset = kBuiltModelOpset;                   // of the default ONNX domain
   // The inputs' symbolic dimensions, each built at a concrete size; empty for a model of
   // static shapes. `source` is then the model as read, to build it at other sizes.
   std::vector<SymbolicDim> symbolic_dims;
@@ -124,7 +124,7 @@ bool OnnxCheckerCovers(int opset);
 // checked by the ONNX checker alone).
 bool OnnxInferenceChecks(const OnnxModel& model);
 // A fresh model shell at the given opset, for graphs built in code.
-OnnxModel NewOnnxModel(Graph graph, int opset = kMaxOpset, std::string graph_name = "taso");
+OnnxModel NewOnnxModel(Graph graph, int opset = kBuiltModelOpset, std::string graph_name = "taso");
 // Another graph in `model`'s shell and opset, written at the sizes it has (no symbolic
 // dimensions, weights inline): what the pipeline times and estimates.
 OnnxModel InShellOf(const OnnxModel& model, Graph graph);
