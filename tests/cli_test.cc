@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
+#include "taso/ir/onnx_tensor.h"
 #include "taso/ir/ops/names.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/rules/rules.h"
@@ -165,7 +166,8 @@ TEST_CASE("taso-opt writes the optimized model, prints its summary and writes th
   const std::string json((std::istreambuf_iterator<char>(f)), {});
   CHECK_THAT(json, Catch::StartsWith("{\n  \"import\": {\"opset_read\": 13, \"opset_written\": 13, \"converted\": "
                                      "false, \"function_calls_inlined\": 0, \"functions_inlined\": [], "
-                                     "\"functions_kept\": [], \"weights_as_inputs\": 0, \"shapeless_inputs\": []},\n  "
+                                     "\"functions_kept\": [], \"weights_as_inputs\": 0, \"shapeless_inputs\": [], "
+                                     "\"sparse_made_dense\": [], \"stale_declarations\": []},\n  "
                                      "\"nodes_before\": 2,\n  \"nodes_after\": 2,\n  "
                                      "\"left_alone\": {},\n  \"backend\": \"analytic\",") &&
                        Catch::EndsWith("}\n"));
@@ -200,9 +202,40 @@ TEST_CASE("taso-opt's report says what the import did and what was left alone") 
   CHECK_THAT(json, Catch::Contains("\"import\": {\"opset_read\": 9, \"opset_written\": 11, \"converted\": true,"));
   CHECK_THAT(r.output, Catch::Contains("\nimport: input 'x' declares no shape in the file; built at the shape "
                                        "--input-shape gives it, and written with that rank"));
-  CHECK_THAT(json, Catch::Contains("\"weights_as_inputs\": 1, \"shapeless_inputs\": [\"x\"]}"));
+  CHECK_THAT(json, Catch::Contains("\"weights_as_inputs\": 1, \"shapeless_inputs\": [\"x\"],"));
   CHECK_THAT(json, Catch::Contains("\"nodes_before\": 3,"));
   CHECK_THAT(json, Catch::Contains("\"left_alone\": {\"not in the operator library\": {\"Sin\": 1}},"));
+}
+
+// A weight stored sparse and a stale declared shape: read, and named in the summary and
+// the report.
+TEST_CASE("taso-opt names the sparse weights it made dense and the stale shapes it read past") {
+  auto dir = taso::testing::TempDir("cli_opt_spellings");
+  onnx::ModelProto m = taso::testing::SmallConvReluModel();
+  onnx::TensorProto dense = m.graph().initializer(0);
+  m.mutable_graph()->clear_initializer();
+  onnx::SparseTensorProto* sparse = m.mutable_graph()->add_sparse_initializer();
+  *sparse->mutable_dims() = dense.dims();
+  taso::TensorToProto(*taso::TensorData::Float({1}, {0.5f}), dense.name(), sparse->mutable_values());
+  taso::TensorToProto(*taso::TensorData::Int64({1}, {7}), "", sparse->mutable_indices());
+  onnx::ValueInfoProto* stale = m.mutable_graph()->add_value_info();  // the convolution's output, at batch 3
+  stale->set_name("c");
+  stale->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {3, 4, 8, 8})
+    stale->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  const std::string model = (dir / "m.onnx").string(), out = (dir / "out.onnx").string();
+  const std::string report = (dir / "r.json").string();
+  taso::testing::WriteFile(model, m.SerializeAsString());
+  auto r = RunTool("taso-opt " + model + " -o " + out + " --backend analytic --budget 20 --report " + report);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\nimport: sparse initializer '" + dense.name() + "' read as dense"));
+  CHECK_THAT(r.output, Catch::Contains("\nimport: 1 shape the file declares contradicts what their inputs give"));
+  std::ifstream f(report);
+  const std::string json((std::istreambuf_iterator<char>(f)), {});
+  CHECK_THAT(json, Catch::Contains("\"sparse_made_dense\": [\"" + dense.name() + "\"]"));
+  CHECK_THAT(json, Catch::Contains("\"stale_declarations\": [{\"name\": \"c\", \"declared\": \"[3,4,8,8]\", "
+                                   "\"computed\": \"[1,4,8,8]\", \"graph_output\": false}]"));
 }
 
 TEST_CASE("taso-opt writes back a model ONNX Runtime's optimizer wrote, its own operators in it") {
