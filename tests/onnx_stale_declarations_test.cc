@@ -79,3 +79,24 @@ TEST_CASE("A contradiction ONNX's inference cannot settle is refused", "[onnx]")
   Declare(m.mutable_graph()->add_value_info(), "c", {1, 4, 6, 6});
   CHECK_THAT(ImportError(m), Catch::Contains("declares 'c' with shape [1,4,6,6] but its inputs give [1,4,8,8]"));
 }
+
+TEST_CASE("Declarations at the size an input had before it was made symbolic are stale at others", "[onnx]") {
+  auto m = ConvRelu();
+  m.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
+  Declare(m.mutable_graph()->add_value_info(), "c", {1, 4, 8, 8});
+  absl::StatusOr<OnnxModel> at_one = ImportOnnx(m);  // N searched at 1: the declaration holds
+  REQUIRE(at_one.ok());
+  CHECK(at_one->stale_declarations.empty());
+  ImportOptions at_two;
+  at_two.input_shapes["x"] = {2, 3, 8, 8};
+  absl::StatusOr<OnnxModel> built = ImportOnnx(m, at_two);
+  REQUIRE(built.ok());
+  REQUIRE(built->stale_declarations.size() == 1);
+  CHECK(built->stale_declarations[0].computed == Shape{2, 4, 8, 8});
+}

@@ -550,12 +550,14 @@ absl::StatusOr<OnnxModel> ImportModel(const onnx::ModelProto& model, const Impor
 }
 
 // ImportModel, again without the file's stale declarations where a library operator's
-// output contradicts one (onnx_stale_declarations.h).
+// output contradicts one (onnx_stale_declarations.h). A model whose input dimension was
+// made symbolic by hand keeps declarations at the old size: they hold where it is built
+// at that size and are found stale where the symbolic check builds it at others.
 absl::StatusOr<OnnxModel> ImportModelOverStaleDeclarations(const onnx::ModelProto& model,
                                                            const ImportOptions& options) {
   absl::StatusOr<OnnxModel> result = ImportModel(model, options);
   if (result.ok() || !IsStaleDeclarationError(result.status())) return result;
-  std::vector<StaleDeclaration> stale = FindStaleDeclarations(model);
+  std::vector<StaleDeclaration> stale = FindStaleDeclarations(model, options.input_shapes);
   if (stale.empty()) return result;
   onnx::ModelProto fixed = model;
   DropStaleDeclarations(stale, fixed);

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
+#include "taso/onnx/onnx_input_shapes.h"
 #include "taso/onnx/onnx_isolated_inference.h"
 #include "taso/onnx/onnx_model_copy.h"
 
@@ -24,10 +25,13 @@ std::optional<Shape> StaticShape(const onnx::TypeProto& t) {
   return shape;
 }
 
-// The shapes ONNX's inference gives the values of `model`'s main graph, declarations
-// (value_info, the outputs' shapes) left out so that none is taken for a result.
-absl::flat_hash_map<std::string, Shape> InferredWithoutDeclarations(const onnx::ModelProto& model) {
+// The shapes ONNX's inference gives the values of `model`'s main graph with its inputs at
+// `input_shapes` where named there, declarations (value_info, the outputs' shapes) left
+// out so that none is taken for a result.
+absl::flat_hash_map<std::string, Shape> InferredWithoutDeclarations(
+    const onnx::ModelProto& model, const absl::flat_hash_map<std::string, Shape>& input_shapes) {
   onnx::ModelProto copy = CopyForShapeInference(model);
+  SetInputShapes(input_shapes, copy);
   onnx::GraphProto& g = *copy.mutable_graph();
   g.clear_value_info();
   for (auto& out : *g.mutable_output())
@@ -50,13 +54,14 @@ absl::Status StaleDeclarationError(const std::string& message) {
 
 bool IsStaleDeclarationError(const absl::Status& status) { return status.GetPayload(kStalePayload).has_value(); }
 
-std::vector<StaleDeclaration> FindStaleDeclarations(const onnx::ModelProto& model) {
+std::vector<StaleDeclaration> FindStaleDeclarations(const onnx::ModelProto& model,
+                                                    const absl::flat_hash_map<std::string, Shape>& input_shapes) {
   std::vector<StaleDeclaration> stale;
   bool any = false;  // a static declaration to check
   for (const auto* infos : {&model.graph().value_info(), &model.graph().output()})
     for (const auto& vi : *infos) any = any || StaticShape(vi.type()).has_value();
   if (!any) return stale;
-  const absl::flat_hash_map<std::string, Shape> computed = InferredWithoutDeclarations(model);
+  const absl::flat_hash_map<std::string, Shape> computed = InferredWithoutDeclarations(model, input_shapes);
   auto check = [&](const onnx::ValueInfoProto& vi, bool graph_output) {
     const std::optional<Shape> declared = StaticShape(vi.type());
     const auto it = computed.find(vi.name());

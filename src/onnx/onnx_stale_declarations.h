@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "onnx/onnx_pb.h"
 #include "taso/onnx/onnx_io.h"
@@ -22,9 +23,10 @@ absl::Status StaleDeclarationError(const std::string& message);
 bool IsStaleDeclarationError(const absl::Status& status);
 
 // The static declarations of `model`'s main graph whose static shape ONNX's shape
-// inference, run over the model without them, gives otherwise. Empty where there is none
-// or the inference gives nothing.
-std::vector<StaleDeclaration> FindStaleDeclarations(const onnx::ModelProto& model);
+// inference, run over the model without them and with its inputs at `input_shapes` where
+// named there, gives otherwise. Empty where there is none or the inference gives nothing.
+std::vector<StaleDeclaration> FindStaleDeclarations(const onnx::ModelProto& model,
+                                                    const absl::flat_hash_map<std::string, Shape>& input_shapes);
 
 // `model` without the value_info entries `stale` names, and with the graph outputs it
 // names declared at the shapes computed.
