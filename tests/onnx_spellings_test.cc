@@ -87,6 +87,9 @@ TEST_CASE("A malformed or oversized sparse initializer is refused, naming it") {
   CHECK_THAT(SpellingError(SparseWeightModel({1.0f}, {0, 4}, {1, 2})), Catch::Contains("'w': index 0 is outside"));
   CHECK_THAT(SpellingError(SparseWeightModel({1.0f}, {1, 2}, {2})), Catch::Contains("indices have shape [2]"));
   CHECK_THAT(SpellingError(SparseWeightModel({1.0f}, {1}, {1}), 32), Catch::Contains("memory limit"));
+  auto strings = SparseWeightModel({1.0f}, {1}, {1});
+  strings.mutable_graph()->mutable_sparse_initializer(0)->mutable_values()->set_data_type(onnx::TensorProto::STRING);
+  CHECK_THAT(SpellingError(strings), Catch::Contains("'w': its element type is not one of fixed size"));
   auto huge = SparseWeightModel({1.0f}, {1}, {1});
   huge.mutable_graph()->mutable_sparse_initializer(0)->set_dims(0, int64_t{1} << 62);
   CHECK_THAT(SpellingError(huge), Catch::Contains("memory limit"));

@@ -82,13 +82,7 @@ TEST_CASE("A contradiction ONNX's inference cannot settle is refused", "[onnx]")
 
 TEST_CASE("Declarations at the size an input had before it was made symbolic are stale at others", "[onnx]") {
   auto m = ConvRelu();
-  m.mutable_graph()
-      ->mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("N");
+  InputDim(m, 0, 0)->set_dim_param("N");
   Declare(m.mutable_graph()->add_value_info(), "c", {1, 4, 8, 8});
   absl::StatusOr<OnnxModel> at_one = ImportOnnx(m);  // N searched at 1: the declaration holds
   REQUIRE(at_one.ok());

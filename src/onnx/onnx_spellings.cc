@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "onnx_structure.h"
+#include "taso/ir/memory_limit.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/status_macros.h"
 #include "taso/ir/tensor.h"
@@ -57,33 +58,10 @@ void DefaultDomainImportedAsEmpty(google::protobuf::RepeatedPtrField<onnx::Opera
   }
 }
 
-// Bytes per element of the types a sparse initializer may hold here; 0 for the others
-// (strings).
-int ElementBytes(int32_t type) {
-  switch (type) {
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::BOOL:
-      return 1;
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::FLOAT16:
-    case onnx::TensorProto::BFLOAT16:
-      return 2;
-    case onnx::TensorProto::FLOAT:
-    case onnx::TensorProto::INT32:
-    case onnx::TensorProto::UINT32:
-      return 4;
-    case onnx::TensorProto::INT64:
-    case onnx::TensorProto::UINT64:
-    case onnx::TensorProto::DOUBLE:
-    case onnx::TensorProto::COMPLEX64:
-      return 8;
-    case onnx::TensorProto::COMPLEX128:
-      return 16;
-    default:
-      return 0;
-  }
+// Whether values of the ONNX element type `type` are of a fixed size this build knows
+// (ElementBytes): not strings, nor the types after bfloat16.
+bool FixedSizeType(int32_t type) {
+  return type >= onnx::TensorProto::FLOAT && type <= onnx::TensorProto::BFLOAT16 && type != onnx::TensorProto::STRING;
 }
 
 // Each value's lowest `bytes_each` bytes (the machine is little-endian, as raw_data is).
@@ -168,8 +146,8 @@ absl::StatusOr<onnx::TensorProto> Dense(const onnx::SparseTensorProto& sparse, c
   auto refuse = [&](absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat("sparse initializer '", name, "': ", why));
   };
-  const int element_bytes = ElementBytes(values.data_type());
-  if (element_bytes == 0) return refuse("its element type is not one of fixed size");
+  if (!FixedSizeType(values.data_type())) return refuse("its element type is not one of fixed size");
+  const int element_bytes = static_cast<int>(ElementBytes(values.data_type()));
   const Shape dense(sparse.dims().begin(), sparse.dims().end());
   for (int64_t d : dense)
     if (d < 0) return refuse("a dimension is negative");
