@@ -12,6 +12,7 @@
 #include "onnx/onnx_pb.h"
 #include "onnx_spellings.h"
 #include "onnx_stale_declarations.h"
+#include "onnx_static_type.h"
 #include "onnx_structure.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/onnx_size_limit.h"
@@ -29,18 +30,6 @@ namespace taso {
 namespace {
 
 using InputShapes = absl::flat_hash_map<std::string, Shape>;
-
-// Element type and static shape of an ONNX value type; nullopt if not a static tensor.
-std::optional<OutputType> StaticType(const onnx::TypeProto& t) {
-  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
-  OutputType out;
-  out.dtype = static_cast<DataType>(t.tensor_type().elem_type());
-  for (const auto& d : t.tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    out.shape.push_back(d.dim_value());
-  }
-  return out;
-}
 
 // Tries the library operators that claim this node's type; nullptr op means opaque.
 struct Chosen {

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/cord.h"
+#include "onnx_static_type.h"
 #include "taso/onnx/onnx_input_shapes.h"
 #include "taso/onnx/onnx_isolated_inference.h"
 #include "taso/onnx/onnx_model_copy.h"
@@ -13,17 +14,6 @@ namespace taso {
 namespace {
 
 constexpr char kStalePayload[] = "taso/stale-declaration";
-
-// The static shape of a tensor type; nothing where it has none or a dimension is symbolic.
-std::optional<Shape> StaticShape(const onnx::TypeProto& t) {
-  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return std::nullopt;
-  Shape shape;
-  for (const auto& d : t.tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    shape.push_back(d.dim_value());
-  }
-  return shape;
-}
 
 // The shapes ONNX's inference gives the values of `model`'s main graph with its inputs at
 // `input_shapes` where named there, declarations (value_info, the outputs' shapes) left
