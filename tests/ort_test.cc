@@ -246,6 +246,23 @@ TEST_CASE("ONNX Runtime times two models against each other", "[ort]") {
   CHECK_FALSE(TimingFromPairs({{1.0}, {2.0}}, 5).Resolved());
 }
 
+TEST_CASE("Models with large weights are timed in a worker of their own", "[ort]") {
+  absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
+  REQUIRE(model.ok());
+  // A shared worker that can no longer answer: only a worker of the comparison's own can
+  // time the models.
+  std::shared_ptr<OrtWorker> dead = StartWorker();
+  kill(dead->pid(), SIGKILL);
+  const PairLimits one_request{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2};
+  OrtTimer own_worker(dead, 1, one_request, /*own_worker_bytes=*/1);
+  absl::StatusOr<PairTiming> t = own_worker.Compare(*model, *model);
+  INFO(t.status());
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 2);
+  OrtTimer shared(dead, 1, one_request);  // the weights are far below the default bound
+  CHECK_FALSE(shared.Compare(*model, *model).ok());
+}
+
 TEST_CASE("Few session pairs give a wide spread", "[ort]") {
   // Two pairs agreeing to 2% on a 10% gain: twice the standard error would resolve it,
   // Student's t at one degree of freedom does not.

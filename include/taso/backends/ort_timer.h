@@ -5,6 +5,7 @@
 // (paired_timing.h; the time includes exporting the models).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -16,10 +17,17 @@
 
 namespace taso {
 
+// Models whose weights take this many bytes are compared in a worker of their own, stopped
+// once they are: the worker's glibc keeps what it frees for reuse (its malloc settings,
+// ort_worker.cc), so two sessions of a 2.9 GB model stayed resident in the shared worker
+// for the rest of a run, beside taso-opt's own copies for the checks after the timing.
+inline constexpr int64_t kOwnWorkerWeightBytes = int64_t{256} << 20;
+
 class OrtTimer : public RuntimeTimer {
  public:
   // `threads`: ONNX Runtime's intra-op threads, 0 for its default session's.
-  OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits = {});
+  OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits = {},
+           int64_t own_worker_bytes = kOwnWorkerWeightBytes);
   ~OrtTimer() override;
   OrtTimer(const OrtTimer&) = delete;
   OrtTimer& operator=(const OrtTimer&) = delete;
@@ -35,6 +43,7 @@ class OrtTimer : public RuntimeTimer {
   std::shared_ptr<OrtWorker> worker_;
   int threads_;
   PairLimits limits_;
+  int64_t own_worker_bytes_;
   std::string dir_;  // of the exported models, made on first use, removed with the timer
   absl::flat_hash_map<uint64_t, std::string> exported_;  // by the model's hash
   TimerClock clock_;
