@@ -337,6 +337,31 @@ Graph TwoProducts(bool merged) {
   return g;
 }
 
+TEST_CASE("A worker that dies while timing leaves the input written as read", "[ort]") {
+  auto dir = testing::TempDir("ort_dies");
+  const std::string model = (dir / "two_products.onnx").string(), out = (dir / "out.onnx").string();
+  REQUIRE(ExportOnnxFile(NewOnnxModel(TwoProducts(false)), model).ok());
+  // The real worker behind a front that exits at the first comparison, as a worker the
+  // system ends for its memory does.
+  const std::string front = (dir / "dies_on_compare.js").string();
+  std::ofstream(front) << "const child = require('child_process').spawn('node', ['" TASO_SOURCE_DIR
+                          "/tools/ort/ort_worker.js'], {stdio: ['pipe', 'inherit', 'ignore']});\n"
+                          "require('readline').createInterface({input: process.stdin}).on('line', line => {\n"
+                          "  if (line.includes('\"compare\"')) { child.kill('SIGKILL'); process.exit(137); }\n"
+                          "  child.stdin.write(line + '\\n');\n"
+                          "});\n";
+  testing::CommandResult run = testing::RunCommand("TASO_ORT_WORKER=" + front + " " + TASO_BINARY_DIR + "/taso-opt " +
+                                                   model + " -o " + out + " --budget 2");
+  INFO(run.output);
+  CHECK(run.code == 0);
+  CHECK_THAT(run.output, Catch::Contains("speed check: NOT POSSIBLE: ONNX Runtime") &&
+                             Catch::Contains("could not time the models: the ONNX Runtime worker exited") &&
+                             Catch::Contains("rewrites applied     none"));
+  absl::StatusOr<OnnxModel> written = ImportOnnxFile(out);
+  REQUIRE(written.ok());
+  CHECK(written->graph.num_nodes() == TwoProducts(false).num_nodes());
+}
+
 TEST_CASE("On the ort target, the output is priced with the region that differs timed in ONNX Runtime", "[ort]") {
   std::shared_ptr<OrtWorker> worker = StartWorker();
   OrtTimer region_timer(worker, 1, {.seconds = 3}), share_timer(worker, 1, {.seconds = 2});

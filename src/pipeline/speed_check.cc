@@ -3,20 +3,30 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "taso/ir/status_macros.h"
 
 namespace taso::pipeline {
 
 namespace {
 
-// Times models against each other, counting the comparisons.
+constexpr char kTimingFailurePayload[] = "taso/timing-failure";
+
+// Times models against each other, counting the comparisons; the timer's failures marked
+// as such.
 class Comparer {
  public:
   Comparer(RuntimeTimer& timer, const BuildWithRewrites& build) : timer_(timer), build_(build) {}
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const std::vector<bool>& b) {
     ASSIGN_OR_RETURN(const OnnxModel built, build_(b));
     ++comparisons_;
-    return timer_.Compare(a, built);
+    absl::StatusOr<PairTiming> timing = timer_.Compare(a, built);
+    if (!timing.ok()) {
+      absl::Status failure = timing.status();
+      failure.SetPayload(kTimingFailurePayload, absl::Cord(timer_.name()));
+      return failure;
+    }
+    return timing;
   }
   absl::StatusOr<PairTiming> Compare(const std::vector<bool>& a, const std::vector<bool>& b) {
     ASSIGN_OR_RETURN(const OnnxModel built, build_(a));
@@ -106,6 +116,8 @@ absl::StatusOr<SpeedChoice> ChooseAfterSlowerWhole(Comparer& comparer, const Onn
 }
 
 }  // namespace
+
+bool IsTimingFailure(const absl::Status& status) { return status.GetPayload(kTimingFailurePayload).has_value(); }
 
 absl::StatusOr<SpeedChoice> ChooseFasterRewrites(RuntimeTimer& timer, const OnnxModel& input,
                                                  const std::vector<std::string>& groups, const BuildWithRewrites& build,

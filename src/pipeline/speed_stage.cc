@@ -196,12 +196,13 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
 // measurably faster than the input is written; where the search's result is kept, one
 // measurably faster than it (and than the input). The cheaper ones go first because the
 // check's time may not last for all: a large model's comparisons take seconds each.
-absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
-                                         const std::vector<RuleMatcher>& matchers,
-                                         const std::vector<egraph::Alternative>& alternatives, StageOutput out,
-                                         double search_cost, RuntimeTimer* timer, CostModels& costs,
-                                         const PipelineOptions& options) {
-  if (timer == nullptr) return SpeedChecked{std::move(out), std::nullopt};
+namespace {
+
+absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
+                                           const std::vector<RuleMatcher>& matchers,
+                                           const std::vector<egraph::Alternative>& alternatives, StageOutput out,
+                                           double search_cost, RuntimeTimer* timer, CostModels& costs,
+                                           const PipelineOptions& options) {
   SpeedStage stage{model, in, matchers, *timer, costs, options, search_cost, std::nullopt};
   const auto [cheaper, others] = SplitByPrice(alternatives, search_cost, costs.search());
   const bool search_to_time = !out.rules_applied.empty();
@@ -230,6 +231,23 @@ absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInpu
   }
   if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
   return SpeedChecked{std::move(out), std::move(stage.check)};
+}
+
+}  // namespace
+
+absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
+                                         const std::vector<RuleMatcher>& matchers,
+                                         const std::vector<egraph::Alternative>& alternatives, StageOutput out,
+                                         double search_cost, RuntimeTimer* timer, CostModels& costs,
+                                         const PipelineOptions& options) {
+  if (timer == nullptr) return SpeedChecked{std::move(out), std::nullopt};
+  absl::StatusOr<SpeedChecked> checked =
+      TimeAndChoose(model, in, matchers, alternatives, std::move(out), search_cost, timer, costs, options);
+  if (checked.ok() || !IsTimingFailure(checked.status())) return checked;
+  ASSIGN_OR_RETURN(StageOutput as_read, AsReadOutput(in, costs, options));
+  SpeedChecked failed{std::move(as_read), std::nullopt};
+  failed.timing_failed = absl::StrCat(timer->name(), " could not time the models: ", checked.status().message());
+  return failed;
 }
 
 }  // namespace taso::pipeline

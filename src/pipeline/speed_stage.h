@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,10 @@ namespace taso::pipeline {
 struct SpeedChecked {
   StageOutput out;
   std::optional<PipelineResult::SpeedCheck> check;
+  // Where the timer itself failed (its runtime gone, as when the system ends it for its
+  // memory, or a model it cannot load or run): why. `out` is then the input as read: a
+  // rewrite that was not timed is not written, and the run is not lost to its timing.
+  std::string timing_failed;
 };
 
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
@@ -40,7 +45,7 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
 // measurably faster than it (and than the input). Those the search's cost model prices
 // measurably below `out` (`search_cost`: its price there) are timed before it instead,
 // cheapest first, each against the input. Returns `out` as it is, and no record, where
-// `timer` is null.
+// `timer` is null; the input as read where the timer fails (SpeedChecked::timing_failed).
 absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
                                          const std::vector<RuleMatcher>& matchers,
                                          const std::vector<egraph::Alternative>& alternatives, StageOutput out,
