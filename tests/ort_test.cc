@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/region_estimate.h"
+#include "taso/backends/available_memory.h"
 #include "taso/backends/ort_cost.h"
 #include "taso/backends/ort_timer.h"
 #include "taso/backends/ort_worker.h"
@@ -254,13 +255,58 @@ TEST_CASE("Models with large weights are timed in a worker of their own", "[ort]
   std::shared_ptr<OrtWorker> dead = StartWorker();
   kill(dead->pid(), SIGKILL);
   const PairLimits one_request{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2};
-  OrtTimer own_worker(dead, 1, one_request, /*own_worker_bytes=*/1);
+  OrtTimer own_worker(dead, 1, one_request, {.own_worker_bytes = 1});
   absl::StatusOr<PairTiming> t = own_worker.Compare(*model, *model);
   INFO(t.status());
   REQUIRE(t.ok());
   CHECK(t->pairs == 2);
   OrtTimer shared(dead, 1, one_request);  // the weights are far below the default bound
   CHECK_FALSE(shared.Compare(*model, *model).ok());
+}
+
+TEST_CASE("The memory available is read off the machine", "[ort]") {
+  const std::optional<int64_t> available = AvailableMemoryBytes();
+  REQUIRE(available.has_value());
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  int64_t total_kib = 0;
+  meminfo >> key >> total_kib >> unit;
+  REQUIRE(key == "MemTotal:");
+  CHECK(*available > 0);
+  CHECK(*available <= total_kib * 1024);
+}
+
+TEST_CASE("Sessions of large models are made as the memory available allows", "[ort]") {
+  constexpr int64_t kGB = 1'000'000'000;
+  CHECK(SessionsThatFit(kGB, 10 * kGB) == SessionsAtOnce::kTwo);
+  CHECK(SessionsThatFit(4 * kGB, 6 * kGB) == SessionsAtOnce::kOne);
+  CHECK(SessionsThatFit(4 * kGB, 3 * kGB) == SessionsAtOnce::kNone);
+  CHECK(SessionsThatFit(4 * kGB, std::nullopt) == SessionsAtOnce::kTwo);
+  // Weights in 16-bit floats count at float32's width, as the CPU kernels compute them.
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 8});
+  REQUIRE(g.AddOutput(testing::AddOp(g, op_names::kMatMul, {x, testing::AddWeight(g, "w", {8, 4}, 1)}, "y")).ok());
+  CHECK(SessionBytes(g) == 8 * 4 * 4);
+  const TensorDataPtr half = TensorData::Raw(static_cast<DataType>(onnx::TensorProto::FLOAT16), {3, 5}, "");
+  REQUIRE(g.AddWeight("h", half).ok());
+  CHECK(SessionBytes(g) == 8 * 4 * 4 + 3 * 5 * 4);
+
+  absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
+  REQUIRE(model.ok());
+  const int64_t one = SessionBytes(model->graph);
+  const PairLimits one_request{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2};
+  OrtTimer apart(StartWorker(), 1, one_request, {.available_bytes = (int64_t{256} << 20) + one + one / 2});
+  absl::StatusOr<PairTiming> t = apart.Compare(*model, *model);
+  INFO(t.status());
+  REQUIRE(t.ok());
+  CHECK(t->sessions_apart);
+  CHECK(t->pairs == 2);
+  CHECK(t->a_seconds > 0);
+  CHECK(t->b_seconds > 0);
+  OrtTimer none(StartWorker(), 1, one_request, {.available_bytes = one});
+  absl::StatusOr<PairTiming> refused = none.Compare(*model, *model);
+  CHECK(absl::IsResourceExhausted(refused.status()));
+  CHECK_THAT(std::string(refused.status().message()), Catch::Contains("GB of memory are available"));
 }
 
 TEST_CASE("Few session pairs give a wide spread", "[ort]") {

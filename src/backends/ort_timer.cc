@@ -8,6 +8,8 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "onnx/onnx_pb.h"
+#include "taso/backends/available_memory.h"
 #include "taso/ir/graph.h"
 #include "taso/ir/memory_limit.h"
 #include "taso/ir/status_macros.h"
@@ -15,22 +17,29 @@
 
 namespace taso {
 
-namespace {
-
-// Bytes of a graph's weights as stored.
-int64_t WeightBytes(const Graph& graph) {
+int64_t SessionBytes(const Graph& graph) {
   int64_t bytes = 0;
   for (ValueId v : graph.weights()) {
     const TensorData& data = *graph.value(v).data;
-    bytes += data.numel() * ElementBytes(static_cast<int32_t>(data.dtype()));
+    const auto type = static_cast<int32_t>(data.dtype());
+    const bool half_float = type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+    bytes += data.numel() * (half_float ? 4 : ElementBytes(type));
   }
   return bytes;
 }
 
-}  // namespace
+SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> available) {
+  if (!available) return SessionsAtOnce::kTwo;
+  const auto need = [&](int sessions) {
+    return sessions * (session_bytes + session_bytes / 10) + (int64_t{256} << 20);
+  };
+  if (need(2) <= *available) return SessionsAtOnce::kTwo;
+  if (need(1) <= *available) return SessionsAtOnce::kOne;
+  return SessionsAtOnce::kNone;
+}
 
-OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits, int64_t own_worker_bytes)
-    : worker_(std::move(worker)), threads_(threads), limits_(limits), own_worker_bytes_(own_worker_bytes) {}
+OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits, OrtTimerMemory memory)
+    : worker_(std::move(worker)), threads_(threads), limits_(limits), memory_(memory) {}
 
 OrtTimer::~OrtTimer() {
   std::error_code ignored;
@@ -58,19 +67,30 @@ std::string OrtTimer::name() const {
 }
 
 absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel& b) {
+  const int64_t session_bytes = std::max(SessionBytes(a.graph), SessionBytes(b.graph));
+  const std::optional<int64_t> available = memory_.available_bytes ? memory_.available_bytes : AvailableMemoryBytes();
+  const SessionsAtOnce fit = SessionsThatFit(session_bytes, available);
+  if (fit == SessionsAtOnce::kNone)
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("a session of these models needs about %.1f GB, and %.1f GB of memory are available",
+                        session_bytes * 1e-9, *available * 1e-9));
   const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::string a_path, ExportedPath(a));
   ASSIGN_OR_RETURN(const std::string b_path, ExportedPath(b));
   clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::unique_ptr<OrtWorker> own;
-  if (std::max(WeightBytes(a.graph), WeightBytes(b.graph)) >= own_worker_bytes_) {
+  if (session_bytes >= memory_.own_worker_bytes) {
     ASSIGN_OR_RETURN(own, OrtWorker::Start());
   }
   OrtWorker& worker = own != nullptr ? *own : *worker_;
+  const bool apart = fit == SessionsAtOnce::kOne;
   // Two pairs a request (one made in each order), so that a request on a large model
   // stays well within the worker's timeout.
-  return TimeInPairs(limits_, clock_,
-                     [&](int rounds) { return worker.Compare(a_path, b_path, threads_, /*pairs=*/2, rounds); });
+  ASSIGN_OR_RETURN(PairTiming timing, TimeInPairs(limits_, clock_, [&](int rounds) {
+                     return worker.Compare(a_path, b_path, threads_, /*pairs=*/2, rounds, apart);
+                   }));
+  timing.sessions_apart = apart;
+  return timing;
 }
 
 bool OrtTimer::OutOfTime() const { return clock_.OutOfTime(limits_.seconds); }

@@ -221,11 +221,11 @@ absl::Status OrtWorker::Release(int64_t session) {
 }
 
 absl::StatusOr<OrtWorker::PairMedians> OrtWorker::Compare(const std::string& a, const std::string& b, int threads,
-                                                          int pairs, int rounds) {
-  ASSIGN_OR_RETURN(
-      const std::string reply,
-      Request(absl::StrCat(R"({"op": "compare", "model": )", JsonQuote(a), R"(, "against": )", JsonQuote(b),
-                           R"(, "threads": )", threads, R"(, "pairs": )", pairs, R"(, "rounds": )", rounds, "}")));
+                                                          int pairs, int rounds, bool apart) {
+  ASSIGN_OR_RETURN(const std::string reply,
+                   Request(absl::StrCat(R"({"op": "compare", "model": )", JsonQuote(a), R"(, "against": )",
+                                        JsonQuote(b), R"(, "threads": )", threads, R"(, "pairs": )", pairs,
+                                        R"(, "rounds": )", rounds, apart ? R"(, "apart": true)" : "", "}")));
   PairMedians medians;
   ASSIGN_OR_RETURN(medians.a, JsonNumbers(reply, "a_ms"));
   ASSIGN_OR_RETURN(medians.b, JsonNumbers(reply, "b_ms"));

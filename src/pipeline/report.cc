@@ -284,8 +284,9 @@ std::string SpeedCheckLines(const PipelineResult& r) {
   const PipelineResult::SpeedCheck& c = *r.speed_check;
   const PairTiming& t = c.timing;
   const std::string figures =
-      absl::StrFormat("%.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s)",
+      absl::StrFormat("%.3f ms -> %.3f ms (%.3fx, spread +-%.1f%%, %d session pairs, %d runs each%s%s)",
                       t.a_seconds * 1e3, t.b_seconds * 1e3, t.ratio(), 100 * t.spread, t.pairs, t.runs,
+                      t.sessions_apart ? ", each session alone: two would not fit in memory" : "",
                       t.Resolved() ? "" : "; the difference could not be resolved");
   std::string out = c.written_untimed
                         ? absl::StrCat("timed in ", c.runtime, ", the input against a rewritten model: ", figures, "\n")
@@ -330,7 +331,8 @@ std::string JsonSpeedCheck(const PipelineResult& r) {
                       ", \"after_ms\": ", t.b_seconds * 1e3, ", \"ratio\": ", t.ratio(),
                       ", \"spread\": ", std::isfinite(t.spread) ? absl::StrCat(t.spread) : "null",
                       ", \"resolved\": ", t.Resolved() ? "true" : "false", ", \"pairs\": ", t.pairs,
-                      ", \"runs\": ", t.runs, ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
+                      ", \"runs\": ", t.runs, ", \"sessions_apart\": ", t.sessions_apart ? "true" : "false",
+                      ", \"rewrites\": ", c.rewrites, ", \"rewrites_kept\": ", c.rewrites_kept,
                       ", \"comparisons\": ", c.comparisons, ", \"kept_input\": ", c.kept_input ? "true" : "false",
                       ", \"other_extractions_timed\": ", c.other_extractions_timed,
                       ", \"other_extractions_untimed\": ", c.other_extractions_untimed,

@@ -19,9 +19,11 @@
 //          DIR/sJ_oI.bin as float32.
 //   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R,
 //    "shapes": {INPUT: [dims]} (optional: sizes for symbolic dimensions, as for "outputs")}
+//    "apart": true (optional: one session loaded at a time)}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
 //          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
-//          process's first pair half a second, warmUp).
+//          process's first pair half a second, warmUp); apart, each session of a pair
+//          made, timed for R rounds and released before the other is made.
 // Sessions run on the CPU execution provider at the highest graph-optimization level.
 // Inputs are fixed per session: float inputs from a seeded generator, others zero.
 'use strict';
@@ -126,7 +128,12 @@ async function load(model, threads, shapes) {
   if (typeof model !== 'string') throw new Error('"model" must be a path');
   const t = Number.isInteger(threads) && threads >= 0 ? threads : 1;
   const session = await ort.InferenceSession.create(model, sessionOptions(t));
-  return {session, feeds: makeFeeds(session, shapes || null, 1, 1)};
+  try {
+    return {session, feeds: makeFeeds(session, shapes || null, 1, 1)};
+  } catch (e) {
+    await session.release();  // a large model's session holds gigabytes
+    throw e;
+  }
 }
 
 async function timedRun(s) {
@@ -165,17 +172,38 @@ async function inTurn(first, second, rounds) {
 // for every kernel: the first pair a process times would compare two models in that
 // phase. So the first pair's sessions run in turn, untimed, for half a second first.
 let warmedUp = false;
-async function warmUp(a, b) {
+async function warmUp(...loaded) {
   if (warmedUp) return;
   warmedUp = true;
   const start = process.hrtime.bigint();
-  while (Number(process.hrtime.bigint() - start) < 500e6) { await a.session.run(a.feeds); await b.session.run(b.feeds); }
+  while (Number(process.hrtime.bigint() - start) < 500e6)
+    for (const s of loaded) await s.session.run(s.feeds);
+}
+
+// The median of `rounds` runs of the model alone, its session made for them and released
+// after (two warm-up runs first).
+async function timedAlone(model, req, rounds) {
+  const s = await load(model, req.threads, req.shapes);
+  try {
+    await warmUp(s);
+    const times = [];
+    for (let i = 0; i < rounds + 2; ++i) times.push(await timedRun(s));
+    return median(times.slice(2));
+  } finally {
+    await s.session.release();
+  }
 }
 
 async function compare(req) {
   const pairs = Math.max(1, req.pairs | 0), rounds = Math.max(1, req.rounds | 0);
   const a_ms = [], b_ms = [];
-  for (let p = 0; p < pairs; ++p) {
+  for (let p = 0; req.apart && p < pairs; ++p) {
+    const [first, second] = p % 2 ? [req.against, req.model] : [req.model, req.against];
+    const times = [await timedAlone(first, req, rounds), await timedAlone(second, req, rounds)];
+    a_ms.push(times[p % 2]);
+    b_ms.push(times[1 - p % 2]);
+  }
+  for (let p = 0; !req.apart && p < pairs; ++p) {
     // Made in both orders in turn: the session made first can run faster.
     const loadOne = model => load(model, req.threads, req.shapes);
     const made = p % 2 ? [await loadOne(req.against), await loadOne(req.model)]

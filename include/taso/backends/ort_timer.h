@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -14,20 +15,36 @@
 #include "taso/backends/ort_worker.h"
 #include "taso/backends/paired_timing.h"
 #include "taso/backends/runtime_timer.h"
+#include "taso/ir/graph.h"
 
 namespace taso {
 
-// Models whose weights take this many bytes are compared in a worker of their own, stopped
-// once they are: the worker's glibc keeps what it frees for reuse (its malloc settings,
-// ort_worker.cc), so two sessions of a 2.9 GB model stayed resident in the shared worker
-// for the rest of a run, beside taso-opt's own copies for the checks after the timing.
-inline constexpr int64_t kOwnWorkerWeightBytes = int64_t{256} << 20;
+// How a comparison of large models uses memory. Models whose weights take
+// `own_worker_bytes` are compared in a worker of their own, stopped once they are: the
+// worker's glibc keeps what it frees for reuse (its malloc settings, ort_worker.cc), so two
+// sessions of a 2.9 GB model stayed resident in the shared worker for the rest of a run,
+// beside taso-opt's own copies for the checks after the timing. Where two sessions would
+// not fit in the memory available (SessionsThatFit), one is loaded at a time; where one
+// would not, the models are not timed (a ResourceExhausted error).
+struct OrtTimerMemory {
+  int64_t own_worker_bytes = int64_t{256} << 20;
+  // What the sessions may take; read from the machine at each comparison where unset.
+  std::optional<int64_t> available_bytes;
+};
+
+// The memory one ONNX Runtime session of a model needs, estimated: its weights, 16-bit
+// floats at 4 bytes an element (the CPU kernels compute them as float32).
+int64_t SessionBytes(const Graph& graph);
+
+enum class SessionsAtOnce { kTwo, kOne, kNone };
+// How many sessions of `session_bytes` fit in `available` (each with a tenth more and
+// 256 MB of working memory beside them); two where the memory is not known.
+SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> available);
 
 class OrtTimer : public RuntimeTimer {
  public:
   // `threads`: ONNX Runtime's intra-op threads, 0 for its default session's.
-  OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits = {},
-           int64_t own_worker_bytes = kOwnWorkerWeightBytes);
+  OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits = {}, OrtTimerMemory memory = {});
   ~OrtTimer() override;
   OrtTimer(const OrtTimer&) = delete;
   OrtTimer& operator=(const OrtTimer&) = delete;
@@ -43,7 +60,7 @@ class OrtTimer : public RuntimeTimer {
   std::shared_ptr<OrtWorker> worker_;
   int threads_;
   PairLimits limits_;
-  int64_t own_worker_bytes_;
+  OrtTimerMemory memory_;
   std::string dir_;  // of the exported models, made on first use, removed with the timer
   absl::flat_hash_map<uint64_t, std::string> exported_;  // by the model's hash
   TimerClock clock_;

@@ -63,9 +63,11 @@ class OrtWorker {
   absl::StatusOr<double> Run(int64_t session, absl::Duration burst = absl::ZeroDuration());
   absl::Status Release(int64_t session);
   // `pairs` pairs of sessions of `a` and `b`, made in both orders, each timed for `rounds`
-  // rounds in turn: per pair, the medians in seconds.
+  // rounds in turn (`apart`: each session of a pair timed alone, made after the other was
+  // released): per pair, the medians in seconds.
   using PairMedians = taso::PairMedians;
-  absl::StatusOr<PairMedians> Compare(const std::string& a, const std::string& b, int threads, int pairs, int rounds);
+  absl::StatusOr<PairMedians> Compare(const std::string& a, const std::string& b, int threads, int pairs, int rounds,
+                                      bool apart = false);
 
  private:
   OrtWorker() = default;

@@ -20,6 +20,9 @@ struct PairTiming {
   // Half the width of the ratio's ~95% interval, relative (0.01: a ratio of 1.05 lies
   // within 1.04 to 1.06): from the spread of the per-pair ratios.
   double spread = 0;
+  // Whether each session of a pair was timed alone, loaded after the other was released
+  // (two at once would not fit in memory): the runs were then not in turn.
+  bool sessions_apart = false;
   // a's time over b's: above 1 when b runs faster.
   double ratio() const { return b_seconds > 0 ? a_seconds / b_seconds : 1.0; }
   // Whether the two differ beyond the spread.

@@ -1,0 +1,15 @@
+// The memory left on the machine for what a run starts beside itself (ONNX Runtime's
+// sessions in the worker), so that a comparison of large models is made the way it fits.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace taso {
+
+// /proc/meminfo's MemAvailable, or what a cgroup's memory limit leaves (v2 memory.max
+// less memory.current, v1 memory.limit_in_bytes less memory.usage_in_bytes) where that
+// is less; nothing where neither can be read.
+std::optional<int64_t> AvailableMemoryBytes();
+
+}  // namespace taso
