@@ -1,12 +1,14 @@
 """A LLaMA-style decoder as users write one, exported with dynamic batch and sequence axes.
 
-usage: /usr/bin/python3 bench/exports/llama_like.py OUT.onnx [OPSET] [LAYERS] [--static T]
+usage: /usr/bin/python3 bench/exports/llama_like.py OUT.onnx [OPSET] [LAYERS] [--static T] [--wide]
 d 512, 8 query heads sharing 2 key/value heads (grouped-query attention, K and V
 repeated per group as `repeat_kv` does), rotary position embeddings (rotate_half: Slice,
 Neg, Concat), RMSNorm written as Pow, ReduceMean, Add, Sqrt, Div, a causal mask, and a
 SwiGLU MLP (`down(silu(gate(x)) * up(x))`, hidden 1408); no biases, as in LLaMA. Exported
 by torch.onnx.export at OPSET (default 14) from an input of [1, 64, 512]; `--static T`
-exports a fixed [1, T, 512] input instead. For bench/RESULTS.md.
+exports a fixed [1, T, 512] input instead. `--wide`: d 2048, 16 query heads over 4 key/value
+heads, hidden 5632, from an input of [1, 8, 2048] (16 layers: 0.7B parameters, 2.9 GB as
+external data, for bench/peak_memory.sh). For bench/RESULTS.md.
 """
 import math
 import sys
@@ -100,14 +102,21 @@ def main():
         i = args.index("--static")
         static = int(args[i + 1])
         del args[i : i + 2]
+    wide = "--wide" in args
+    if wide:
+        args.remove("--wide")
     out = args[0]
     opset = int(args[1]) if len(args) > 1 else 14
     layers = int(args[2]) if len(args) > 2 else 2
     torch.manual_seed(0)
-    model = Decoder(layers).eval()
-    x = torch.randn(1, static or 64, 512)
+    if wide:
+        model, d, t = Decoder(layers, d=2048, heads=16, kv_heads=4, hidden=5632).eval(), 2048, 8
+    else:
+        model, d, t = Decoder(layers).eval(), 512, 64
+    x = torch.randn(1, static or t, d)
     axes = None if static else {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
-    torch.onnx.export(model, x, out, opset_version=opset, input_names=["x"], output_names=["y"], dynamic_axes=axes)
+    with torch.no_grad():
+        torch.onnx.export(model, x, out, opset_version=opset, input_names=["x"], output_names=["y"], dynamic_axes=axes)
 
 
 if __name__ == "__main__":
