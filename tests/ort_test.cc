@@ -291,6 +291,9 @@ TEST_CASE("Sessions of large models are made as the memory available allows", "[
   REQUIRE(g.AddWeight("h", half).ok());
   CHECK(SessionBytes(g) == 8 * 4 * 4 + 3 * 5 * 4);
 
+  // A request on a model of 28 GB a session may take minutes where a small one may not.
+  CHECK(WorkerForSessions(1'000'000).timeout == OrtWorkerOptions().timeout + absl::Seconds(0.08));
+  CHECK(WorkerForSessions(28 * kGB).timeout > absl::Minutes(30));
   absl::StatusOr<OnnxModel> model = ImportOnnx(testing::SmallConvReluModel());
   REQUIRE(model.ok());
   const int64_t one = SessionBytes(model->graph);

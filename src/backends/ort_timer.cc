@@ -8,6 +8,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "onnx/onnx_pb.h"
 #include "taso/backends/available_memory.h"
 #include "taso/ir/graph.h"
@@ -36,6 +37,12 @@ SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> ava
   if (need(2) <= *available) return SessionsAtOnce::kTwo;
   if (need(1) <= *available) return SessionsAtOnce::kOne;
   return SessionsAtOnce::kNone;
+}
+
+OrtWorkerOptions WorkerForSessions(int64_t session_bytes) {
+  OrtWorkerOptions options;
+  options.timeout += absl::Seconds(4.0 * static_cast<double>(session_bytes) / 50e6);
+  return options;
 }
 
 OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits, OrtTimerMemory memory)
@@ -80,7 +87,7 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
   clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::unique_ptr<OrtWorker> own;
   if (session_bytes >= memory_.own_worker_bytes) {
-    ASSIGN_OR_RETURN(own, OrtWorker::Start());
+    ASSIGN_OR_RETURN(own, OrtWorker::Start(WorkerForSessions(session_bytes)));
   }
   OrtWorker& worker = own != nullptr ? *own : *worker_;
   const bool apart = fit == SessionsAtOnce::kOne;

@@ -41,6 +41,12 @@ enum class SessionsAtOnce { kTwo, kOne, kNone };
 // 256 MB of working memory beside them); two where the memory is not known.
 SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> available);
 
+// The options of a worker of a comparison's own, for models of `session_bytes` a session:
+// each request makes four sessions (two pairs), so its timeout grows beyond the default by
+// four reads of the weights at 50 MB/s (a session of a 2.9 GB decoder took 8 s here; one
+// of a 7B model in float32, 28 GB, would take minutes).
+OrtWorkerOptions WorkerForSessions(int64_t session_bytes);
+
 class OrtTimer : public RuntimeTimer {
  public:
   // `threads`: ONNX Runtime's intra-op threads, 0 for its default session's.
