@@ -615,3 +615,27 @@ TEST_CASE("On the cpu target a model the executor cannot run is written as read,
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"speed_not_verified\": \"our cpu executor cannot run"));
   CHECK_THAT(JsonReport(options, *by_estimate), Catch::Contains("\"speed_not_verified\": null"));
 }
+
+TEST_CASE("A timer that fails leaves the input written as read and says why", "[speed_check]") {
+  // As ONNX Runtime's worker does when the system ends it for its memory.
+  class Failing : public RuntimeTimer {
+   public:
+    std::string name() const override { return "stand-in"; }
+    absl::StatusOr<PairTiming> Compare(const OnnxModel&, const OnnxModel&) override {
+      ++comparisons;
+      return absl::UnavailableError("the worker exited");
+    }
+    int comparisons = 0;
+  } failing;
+  const OnnxModel model = TwoProducts();
+  const PipelineOptions options = StandInOptions(&failing);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  CHECK(failing.comparisons > 0);  // the search rewrote the graph, and its timing failed
+  CHECK(r->search.rules_applied.empty());
+  CHECK(testing::OperatorNames(r->model.graph) == testing::OperatorNames(model.graph));
+  CHECK(r->speed_not_verified == "stand-in could not time the models: the worker exited");
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("speed check: NOT POSSIBLE: stand-in could not time the models: the worker exited; the "
+                             "input is written as read"));
+}

@@ -94,7 +94,7 @@ std::optional<int64_t> AvailableMemoryBytes() {
     if (const std::optional<int64_t> there = CgroupLeft(cgroup->mount + path, cgroup->files);
         there && (!left || *there < *left))
       left = there;
-    if (path.empty() || path == "/") break;
+    if (path.empty() || path == "/" || path.find('/') == std::string::npos) break;
   }
   return left;
 }

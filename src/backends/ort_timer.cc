@@ -74,21 +74,23 @@ std::string OrtTimer::name() const {
 }
 
 absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel& b) {
+  const auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(const std::string a_path, ExportedPath(a));
+  ASSIGN_OR_RETURN(const std::string b_path, ExportedPath(b));
+  // Read once the models are written: where the temporary folder is in memory (tmpfs),
+  // their files take it.
   const int64_t session_bytes = std::max(SessionBytes(a.graph), SessionBytes(b.graph));
   const std::optional<int64_t> available = memory_.available_bytes ? memory_.available_bytes : AvailableMemoryBytes();
   const SessionsAtOnce fit = SessionsThatFit(session_bytes, available);
+  std::unique_ptr<OrtWorker> own;
+  if (fit != SessionsAtOnce::kNone && session_bytes >= memory_.own_worker_bytes) {
+    ASSIGN_OR_RETURN(own, OrtWorker::Start(WorkerForSessions(session_bytes)));
+  }
+  clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (fit == SessionsAtOnce::kNone)
     return absl::ResourceExhaustedError(
         absl::StrFormat("a session of these models needs about %.1f GB, and %.1f GB of memory are available",
                         session_bytes * 1e-9, *available * 1e-9));
-  const auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const std::string a_path, ExportedPath(a));
-  ASSIGN_OR_RETURN(const std::string b_path, ExportedPath(b));
-  clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::unique_ptr<OrtWorker> own;
-  if (session_bytes >= memory_.own_worker_bytes) {
-    ASSIGN_OR_RETURN(own, OrtWorker::Start(WorkerForSessions(session_bytes)));
-  }
   OrtWorker& worker = own != nullptr ? *own : *worker_;
   const bool apart = fit == SessionsAtOnce::kOne;
   // Two pairs a request (one made in each order), so that a request on a large model

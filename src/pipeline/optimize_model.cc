@@ -364,9 +364,9 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
                                          searched_cost, timer, costs, options));
   // Said only where there was a rewrite to time.
   if (!speed.out.rules_applied.empty()) result.speed_not_verified = unverifiable;
-  if (!speed.timing_failed.empty()) result.speed_not_verified = speed.timing_failed;
   ASSIGN_OR_RETURN(speed.out,
                    InputAsReadUnlessVerifiable(in, std::move(speed.out), result.speed_not_verified, costs, options));
+  if (!speed.timing_failed.empty()) result.speed_not_verified = speed.timing_failed;  // the input as read already
   Estimated estimated = EstimateWritten(model, in, std::move(speed.out), speed.check, costs, options);
   ASSIGN_OR_RETURN(estimated, InputWhereRegionSlower(in, std::move(estimated), costs, options));
   ASSIGN_OR_RETURN(PricedOutput priced, InputAsReadUnlessRewritesPay(in, std::move(estimated.out), costs, options));

@@ -160,6 +160,71 @@ absl::StatusOr<std::optional<StageOutput>> TryAlternative(SpeedStage& stage, con
   return out;
 }
 
+// The speed check's line where its timer failed.
+std::string TimingFailed(const RuntimeTimer& timer, const absl::Status& failure) {
+  return absl::StrCat(timer.name(), " could not time the models: ", failure.message());
+}
+
+// TryAlternative; where the timer fails on the alternative (ONNX Runtime cannot load it,
+// or its worker is gone) nothing, counted untimed, `failure` saying why: what the check
+// kept before it stands.
+absl::StatusOr<std::optional<StageOutput>> TryTimedAlternative(SpeedStage& stage, const PricedAlternative& priced,
+                                                               const StageOutput* rival, bool report_input_timing,
+                                                               size_t& untimed, std::string& failure) {
+  absl::StatusOr<std::optional<StageOutput>> tried = TryAlternative(stage, priced, rival, report_input_timing);
+  if (tried.ok() || !IsTimingFailure(tried.status())) return tried;
+  ++untimed;
+  failure = TimingFailed(stage.timer, tried.status());
+  return std::nullopt;
+}
+
+// The alternatives priced measurably below the search's graph, cheapest first, each
+// against the input: the first measurably faster is written. Then VerifyRewrites, then the
+// other alternatives in turn: where no rewrite of the search's result pays, the first
+// measurably faster than the input is written; where the search's result is kept, one
+// measurably faster than it (and than the input). The cheaper ones go first because the
+// check's time may not last for all: a large model's comparisons take seconds each.
+absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
+                                           const std::vector<RuleMatcher>& matchers,
+                                           const std::vector<egraph::Alternative>& alternatives, StageOutput out,
+                                           double search_cost, RuntimeTimer* timer, CostModels& costs,
+                                           const PipelineOptions& options) {
+  SpeedStage stage{model, in, matchers, *timer, costs, options, search_cost, std::nullopt};
+  const auto [cheaper, others] = SplitByPrice(alternatives, search_cost, costs.search());
+  const bool search_to_time = !out.rules_applied.empty();
+  size_t untimed = 0;
+  std::string failure;
+  for (const PricedAlternative& alternative : cheaper) {
+    if (timer->OutOfTime()) {
+      ++untimed;
+      continue;
+    }
+    ASSIGN_OR_RETURN(
+        std::optional<StageOutput> faster,
+        TryTimedAlternative(stage, alternative, nullptr, /*report_input_timing=*/!search_to_time, untimed, failure));
+    if (!faster) continue;
+    stage.check->timed_before_search = search_to_time;
+    return SpeedChecked{std::move(*faster), std::move(stage.check)};
+  }
+  ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
+  for (const PricedAlternative& alternative : others) {
+    if (timer->OutOfTime()) {
+      ++untimed;
+      continue;
+    }
+    const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
+    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
+                     TryTimedAlternative(stage, alternative, search_kept ? &out : nullptr,
+                                         /*report_input_timing=*/true, untimed, failure));
+    if (faster) return SpeedChecked{std::move(*faster), std::move(stage.check)};
+  }
+  if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
+  SpeedChecked checked{std::move(out), std::move(stage.check)};
+  // Nothing timed, the search's graph being the input's: said where the timer failed.
+  if (!checked.check) checked.timing_failed = failure;
+  return checked;
+}
+
 }  // namespace
 
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
@@ -190,51 +255,6 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
   return owned.get();
 }
 
-// The alternatives priced measurably below the search's graph, cheapest first, each
-// against the input: the first measurably faster is written. Then VerifyRewrites, then the
-// other alternatives in turn: where no rewrite of the search's result pays, the first
-// measurably faster than the input is written; where the search's result is kept, one
-// measurably faster than it (and than the input). The cheaper ones go first because the
-// check's time may not last for all: a large model's comparisons take seconds each.
-namespace {
-
-absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
-                                           const std::vector<RuleMatcher>& matchers,
-                                           const std::vector<egraph::Alternative>& alternatives, StageOutput out,
-                                           double search_cost, RuntimeTimer* timer, CostModels& costs,
-                                           const PipelineOptions& options) {
-  SpeedStage stage{model, in, matchers, *timer, costs, options, search_cost, std::nullopt};
-  const auto [cheaper, others] = SplitByPrice(alternatives, search_cost, costs.search());
-  const bool search_to_time = !out.rules_applied.empty();
-  size_t untimed = 0;
-  for (const PricedAlternative& alternative : cheaper) {
-    if (timer->OutOfTime()) {
-      ++untimed;
-      continue;
-    }
-    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
-                     TryAlternative(stage, alternative, nullptr, /*report_input_timing=*/!search_to_time));
-    if (!faster) continue;
-    stage.check->timed_before_search = search_to_time;
-    return SpeedChecked{std::move(*faster), std::move(stage.check)};
-  }
-  ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
-  for (const PricedAlternative& alternative : others) {
-    if (timer->OutOfTime()) {
-      ++untimed;
-      continue;
-    }
-    const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
-    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
-                     TryAlternative(stage, alternative, search_kept ? &out : nullptr));
-    if (faster) return SpeedChecked{std::move(*faster), std::move(stage.check)};
-  }
-  if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
-  return SpeedChecked{std::move(out), std::move(stage.check)};
-}
-
-}  // namespace
-
 absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInputs& in,
                                          const std::vector<RuleMatcher>& matchers,
                                          const std::vector<egraph::Alternative>& alternatives, StageOutput out,
@@ -246,7 +266,7 @@ absl::StatusOr<SpeedChecked> VerifySpeed(const OnnxModel& model, const StageInpu
   if (checked.ok() || !IsTimingFailure(checked.status())) return checked;
   ASSIGN_OR_RETURN(StageOutput as_read, AsReadOutput(in, costs, options));
   SpeedChecked failed{std::move(as_read), std::nullopt};
-  failed.timing_failed = absl::StrCat(timer->name(), " could not time the models: ", checked.status().message());
+  failed.timing_failed = TimingFailed(*timer, checked.status());
   return failed;
 }
 

@@ -24,8 +24,10 @@ struct SpeedChecked {
   StageOutput out;
   std::optional<PipelineResult::SpeedCheck> check;
   // Where the timer itself failed (its runtime gone, as when the system ends it for its
-  // memory, or a model it cannot load or run): why. `out` is then the input as read: a
-  // rewrite that was not timed is not written, and the run is not lost to its timing.
+  // memory, or a model it cannot load or run) and nothing was timed: why. `out` is then
+  // the input as read: a rewrite that was not timed is not written, and the run is not
+  // lost to its timing. Where the timer fails on one of the other graphs after the
+  // search's was timed, that graph is counted untimed and what was kept stands.
   std::string timing_failed;
 };
 

@@ -205,18 +205,20 @@ async function compare(req) {
   }
   for (let p = 0; !req.apart && p < pairs; ++p) {
     // Made in both orders in turn: the session made first can run faster.
-    const loadOne = model => load(model, req.threads, req.shapes);
-    const made = p % 2 ? [await loadOne(req.against), await loadOne(req.model)]
-                       : [await loadOne(req.model), await loadOne(req.against)];
-    const [a, b] = p % 2 ? [made[1], made[0]] : made;
-    await warmUp(a, b);
-    const [ta, tb] = await inTurn(a, b, rounds);
-    a_ms.push(ta);
-    b_ms.push(tb);
-    // Freed now rather than when the garbage collector comes: a large model's sessions
-    // hold gigabytes.
-    await a.session.release();
-    await b.session.release();
+    const made = [];
+    try {
+      for (const model of p % 2 ? [req.against, req.model] : [req.model, req.against])
+        made.push(await load(model, req.threads, req.shapes));
+      const [a, b] = p % 2 ? [made[1], made[0]] : made;
+      await warmUp(a, b);
+      const [ta, tb] = await inTurn(a, b, rounds);
+      a_ms.push(ta);
+      b_ms.push(tb);
+    } finally {
+      // Freed now rather than when the garbage collector comes (and where a run failed
+      // too): a large model's sessions hold gigabytes.
+      for (const s of made) await s.session.release();
+    }
   }
   return {a_ms, b_ms};
 }
