@@ -28,5 +28,5 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid"
 rc=$?
-echo "peak_memory: largest total $(awk '{sub("total:", "", $NF); if ($NF > m) m = $NF} END {print m + 0}' "$log") MB (samples in $log); exit $rc"
+echo "peak_memory: largest total $(awk '{sub("total:", "", $NF); v = $NF + 0; if (v > m) m = v} END {print m + 0}' "$log") MB (samples in $log); exit $rc"
 exit $rc
