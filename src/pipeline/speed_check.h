@@ -32,12 +32,13 @@ struct SpeedChoice {
 enum class WhenNoneKept { kTimeTheInput, kReportTheLastTiming };
 
 // `groups` names, per rewrite, the group it is dropped with. Fails when a model cannot be
-// built or timed; a failure of the timer itself (its runtime gone, as when the system
-// ends it for memory, or a model it cannot load or run) is marked so (IsTimingFailure).
-bool IsTimingFailure(const absl::Status& status);
-
+// built or timed; a failure of the timer itself is marked so (IsTimingFailure).
 absl::StatusOr<SpeedChoice> ChooseFasterRewrites(RuntimeTimer& timer, const OnnxModel& input,
                                                  const std::vector<std::string>& groups, const BuildWithRewrites& build,
                                                  WhenNoneKept when_none = WhenNoneKept::kTimeTheInput);
+
+// Whether ChooseFasterRewrites failed in its timer (its runtime gone, as when the system
+// ends it for memory, or a model it cannot load or run) rather than building a model.
+bool IsTimingFailure(const absl::Status& status);
 
 }  // namespace taso::pipeline

@@ -18,7 +18,7 @@
 //          as "shapes" gives them. Output I of the run at scale index J is written to
 //          DIR/sJ_oI.bin as float32.
 //   {"op": "compare", "model": A, "against": B, "threads": T, "pairs": P, "rounds": R,
-//    "shapes": {INPUT: [dims]} (optional: sizes for symbolic dimensions, as for "outputs")}
+//    "shapes": {INPUT: [dims]} (optional: sizes for symbolic dimensions, as for "outputs"),
 //    "apart": true (optional: one session loaded at a time)}
 //       -> {"a_ms": [P medians], "b_ms": [P medians]}: P pairs of sessions, made in both
 //          orders in turn, each timed for R rounds in turn (two warm-up runs each; the
