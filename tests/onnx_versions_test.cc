@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "taso/ir/ops/names.h"
+#include "taso/onnx/shared_weights_file.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -294,6 +295,92 @@ TEST_CASE("A model too large for one file is written with its weights beside it"
   CHECK(again->external_data);
   const auto weights = [](const OnnxModel& m) { return m.graph.value(m.graph.FindValue("w")).data->floats(); };
   CHECK(weights(*again) == weights(*imported));
+}
+
+TEST_CASE("A model written without its weights is built again sharing them, and only so") {
+  const auto dir = TempDir("without_weights");
+  WriteWeightFile(dir / "weights.bin");
+  WriteFile(dir / "model.onnx", ExternalConvModel("weights.bin", 16).SerializeAsString());
+  auto first = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(first.ok());
+  const auto weight = [](const OnnxModel& m) { return m.graph.value(m.graph.FindValue("w")).data; };
+
+  absl::StatusOr<onnx::ModelProto> bare = ExportOnnxWithoutWeights(*first);
+  REQUIRE(bare.ok());
+  const onnx::TensorProto& w = bare->graph().initializer(0);
+  CHECK(w.name() == "w");
+  CHECK_FALSE(w.has_raw_data());
+  CHECK(w.data_location() != onnx::TensorProto::EXTERNAL);
+  CHECK(std::vector<int64_t>(w.dims().begin(), w.dims().end()) == std::vector<int64_t>{16, 3, 3, 3});
+
+  ImportOptions sharing;
+  sharing.shared_weights = &first->graph;
+  auto again = ImportOnnx(*bare, sharing);
+  REQUIRE(again.ok());
+  CHECK(weight(*again) == weight(*first));  // the same tensor
+
+  // No graph to share, or one whose weight of that name has another shape: refused.
+  CHECK_THAT(std::string(ImportOnnx(*bare).status().message()), Catch::Contains("wrong number of values"));
+  Graph other;
+  REQUIRE(other.AddWeight("w", TensorData::Float({4}, std::vector<float>(4, 0.25f))).ok());
+  sharing.shared_weights = &other;
+  CHECK_FALSE(ImportOnnx(*bare, sharing).ok());
+}
+
+TEST_CASE("A model the ONNX checker refuses leaves neither model nor data file") {
+  const auto dir = TempDir("external_data_refused");
+  WriteWeightFile(dir / "weights.bin");
+  onnx::ModelProto m = ExternalConvModel("weights.bin", 16);
+  m.mutable_graph()->mutable_output(0)->set_name("c");
+  m.mutable_graph()->mutable_node(0)->set_output(0, "c");
+  onnx::NodeProto* relu = AddNode(m, op_names::kRelu, {"c"}, {"y"}, "relu");
+  relu->add_attribute()->set_name("unheard_of");  // not valid ONNX: kept opaque by import
+  relu->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+  relu->mutable_attribute(0)->set_i(1);
+  m.mutable_graph()->mutable_output(0)->set_name("y");
+  WriteFile(dir / "model.onnx", m.SerializeAsString());
+  auto imported = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(imported.ok());
+
+  const auto out_dir = TempDir("external_data_refused_out");
+  const auto out = (out_dir / "out.onnx").string();
+  const absl::Status refused = ExportOnnxFile(*imported, out, /*max_inline_bytes=*/0);
+  CHECK_THAT(std::string(refused.message()), Catch::Contains("fails the ONNX checker"));
+  CHECK(std::filesystem::is_empty(out_dir));
+}
+
+TEST_CASE("Models written beside one shared data file hold each weight once") {
+  // y = x W and z = relu(x W) + V, W shared (the same tensor) and V only in the second,
+  // both of 2 KiB (smaller ones stay in the model).
+  Graph first, second;
+  const TensorDataPtr w = TensorData::Float({16, 32}, std::vector<float>(16 * 32, 0.5f));
+  const TensorDataPtr v = TensorData::Float({16, 32}, std::vector<float>(16 * 32, 0.25f));
+  const ValueId x1 = *first.AddInput("x", DataType::kFloat32, {16, 16});
+  REQUIRE(first.AddOutput(AddOp(first, op_names::kMatMul, {x1, *first.AddWeight("w", w)}, "y")).ok());
+  const ValueId x2 = *second.AddInput("x", DataType::kFloat32, {16, 16});
+  const ValueId p = AddOp(second, op_names::kMatMul, {x2, *second.AddWeight("w", w)}, "p");
+  const ValueId r = AddOp(second, op_names::kRelu, {p}, "r");
+  REQUIRE(second.AddOutput(AddOp(second, op_names::kAdd, {r, *second.AddWeight("v", v)}, "z")).ok());
+
+  const auto dir = TempDir("shared_weights_file");
+  SharedWeightsFile weights((dir / "weights.data").string());
+  REQUIRE(ExportOnnxFile(NewOnnxModel(std::move(first)), (dir / "a.onnx").string(), weights).ok());
+  REQUIRE(ExportOnnxFile(NewOnnxModel(std::move(second)), (dir / "b.onnx").string(), weights).ok());
+  CHECK(std::filesystem::file_size(dir / "weights.data") == 2 * 16 * 32 * sizeof(float));
+  for (const char* name : {"a.onnx", "b.onnx"}) {
+    auto read = ImportOnnxFile((dir / name).string());
+    INFO(name << ": " << read.status());
+    REQUIRE(read.ok());
+    CHECK(read->graph.value(read->graph.FindValue("w")).data->floats() == w->floats());
+  }
+  auto b = ImportOnnxFile((dir / "b.onnx").string());
+  REQUIRE(b.ok());
+  CHECK(b->graph.value(b->graph.FindValue("v")).data->floats() == v->floats());
+  // A model elsewhere cannot name the file.
+  const auto other = TempDir("shared_weights_file_other");
+  const absl::Status elsewhere = ExportOnnxFile(*b, (other / "c.onnx").string(), weights);
+  CHECK(elsewhere.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(std::filesystem::is_empty(other));
 }
 
 TEST_CASE("External data outside the model's directory or file is refused") {

@@ -264,6 +264,26 @@ TEST_CASE("Models with large weights are timed in a worker of their own", "[ort]
   CHECK_FALSE(shared.Compare(*model, *model).ok());
 }
 
+TEST_CASE("Large models are timed from one data file they share", "[ort]") {
+  // y = x W + b and y = relu(x W + b), W (8 KiB) the same tensor in both.
+  const TensorDataPtr w = TensorData::Float({32, 64}, std::vector<float>(32 * 64, 0.5f));
+  const auto model = [&w](bool relu) {
+    Graph g;
+    const ValueId x = *g.AddInput("x", DataType::kFloat32, {4, 32});
+    const ValueId y = testing::AddOp(g, op_names::kMatMul, {x, *g.AddWeight("w", w)}, "p");
+    REQUIRE(g.AddOutput(relu ? testing::AddOp(g, op_names::kRelu, {y}, "y") : y).ok());
+    return NewOnnxModel(std::move(g));
+  };
+  const PairLimits one_request{.first_rounds = 3, .max_rounds = 3, .first_pairs = 2, .max_pairs = 2};
+  OrtTimer timer(StartWorker(), 1, one_request, {.shared_weights_bytes = 1});
+  absl::StatusOr<PairTiming> t = timer.Compare(model(false), model(true));
+  INFO(t.status());
+  REQUIRE(t.ok());
+  CHECK(t->pairs == 2);
+  CHECK(t->a_seconds > 0);
+  CHECK(t->b_seconds > 0);
+}
+
 TEST_CASE("The memory available is read off the machine", "[ort]") {
   const std::optional<int64_t> available = AvailableMemoryBytes();
   REQUIRE(available.has_value());

@@ -15,6 +15,7 @@
 #include "taso/ir/memory_limit.h"
 #include "taso/ir/status_macros.h"
 #include "taso/ir/tensor.h"
+#include "taso/onnx/shared_weights_file.h"
 
 namespace taso {
 
@@ -64,7 +65,12 @@ absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
                                     model.external_data_dir);
   if (auto it = exported_.find(key); it != exported_.end()) return it->second;
   const std::string path = absl::StrCat(dir_, "/model", exported_.size(), ".onnx");
-  RETURN_IF_ERROR(ExportOnnxFile(model, path));
+  if (SessionBytes(model.graph) < memory_.shared_weights_bytes) {
+    RETURN_IF_ERROR(ExportOnnxFile(model, path));
+  } else {
+    if (weights_ == nullptr) weights_ = std::make_unique<SharedWeightsFile>(dir_ + "/weights.data");
+    RETURN_IF_ERROR(ExportOnnxFile(model, path, *weights_));
+  }
   exported_.emplace(key, path);
   return path;
 }

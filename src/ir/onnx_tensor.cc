@@ -195,12 +195,10 @@ void TensorToProto(const TensorData& data, const std::string& name, onnx::Tensor
         std::string(reinterpret_cast<const char*>(data.ints().data()), data.ints().size() * sizeof(int64_t)));
 }
 
-absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
-                                const std::string& location) {
-  if (!proto.has_raw_data()) return absl::OkStatus();  // typed fields stay inline
-  const std::string& raw = proto.raw_data();
-  if (!data.write(raw.data(), static_cast<std::streamsize>(raw.size())))
-    return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+void SetExternalData(onnx::TensorProto& proto, const std::string& location, int64_t offset, int64_t length) {
+  std::string().swap(*proto.mutable_raw_data());  // clear_raw_data alone keeps the buffer
+  proto.clear_raw_data();
+  proto.clear_external_data();
   proto.set_data_location(onnx::TensorProto::EXTERNAL);
   auto add = [&proto](const std::string& key, const std::string& value) {
     auto* entry = proto.add_external_data();
@@ -209,9 +207,17 @@ absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, in
   };
   add("location", location);
   add("offset", std::to_string(offset));
-  add("length", std::to_string(raw.size()));
-  offset += static_cast<int64_t>(raw.size());
-  proto.clear_raw_data();
+  add("length", std::to_string(length));
+}
+
+absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
+                                const std::string& location) {
+  if (!proto.has_raw_data()) return absl::OkStatus();  // typed fields stay inline
+  const int64_t length = static_cast<int64_t>(proto.raw_data().size());
+  if (!data.write(proto.raw_data().data(), static_cast<std::streamsize>(length)))
+    return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+  SetExternalData(proto, location, offset, length);
+  offset += length;
   return absl::OkStatus();
 }
 

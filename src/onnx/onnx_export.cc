@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -13,9 +14,11 @@
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_structure.h"
+#include "taso/ir/memory_limit.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
+#include "taso/onnx/shared_weights_file.h"
 
 namespace taso {
 namespace {
@@ -163,16 +166,21 @@ void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeI
     }
 }
 
-// The ONNX checker and strict shape inference (every type ONNX infers must agree with
-// what was written) must accept the model; the inference adds the value infos it finds.
-// A model ONNX's inference mishandles (SafeForOnnxInference) is checked by the checker
-// alone; the end-to-end check runs it in the target runtime all the same.
-absl::Status CheckAndInferShapes(onnx::ModelProto* model, int opset) {
+// The ONNX checker on the model `check` holds, with the error ExportOnnx gives.
+absl::Status RunChecker(const std::function<void()>& check) {
   try {
-    onnx::checker::check_model(*model);
+    check();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
   }
+  return absl::OkStatus();
+}
+
+// Strict shape inference (every type ONNX infers must agree with what was written), which
+// adds the value infos it finds. A model ONNX's inference mishandles (SafeForOnnxInference)
+// is left to the checker alone; the end-to-end check runs it in the target runtime all the
+// same.
+absl::Status InferShapesStrictly(onnx::ModelProto* model, int opset) {
   if (!SafeForOnnxInference(model->graph(), opset)) return absl::OkStatus();
   try {
     onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
@@ -181,6 +189,12 @@ absl::Status CheckAndInferShapes(onnx::ModelProto* model, int opset) {
     return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
   }
   return absl::OkStatus();
+}
+
+// The ONNX checker and strict shape inference must accept the model.
+absl::Status CheckAndInferShapes(onnx::ModelProto* model, int opset) {
+  RETURN_IF_ERROR(RunChecker([model] { onnx::checker::check_model(*model); }));
+  return InferShapesStrictly(model, opset);
 }
 
 // Value infos without the dimension names ONNX's inference invents ("unk__N"), each then
@@ -211,16 +225,63 @@ void DropInventedDimNames(onnx::GraphProto* g,
 // convert_model_to_external_data does by default); smaller ones stay in the model.
 constexpr size_t kExternalDataThreshold = 1024;
 
-// Moves the large initializers' data into `data_path` (written atomically), named in the
-// model relative to its directory.
-absl::Status WriteExternalData(onnx::ModelProto& model, const std::string& data_path) {
+// A weight whose initializer was added without its values (its name, type and shape only),
+// so that building a model never copies a large model's weights whole: each is copied when
+// it is written, one at a time (FillInline, WriteDataFile).
+struct DeferredWeight {
+  int initializer;  // its index among the graph's initializers
+  TensorDataPtr data;
+};
+
+int64_t WeightBytes(const TensorData& data) { return data.numel() * ElementBytes(static_cast<int32_t>(data.dtype())); }
+
+// The weight as an initializer: with its values where it is small or `deferred` is null,
+// else without them, recorded in `deferred`.
+void AddInitializer(const TensorDataPtr& data, const std::string& name, onnx::GraphProto* g,
+                    std::vector<DeferredWeight>* deferred) {
+  onnx::TensorProto* init = g->add_initializer();
+  if (deferred == nullptr || WeightBytes(*data) < static_cast<int64_t>(kExternalDataThreshold))
+    return TensorToProto(*data, name, init);
+  init->set_name(name);
+  init->set_data_type(static_cast<int32_t>(data->dtype()));
+  for (int64_t d : data->shape()) init->add_dims(d);
+  deferred->push_back({g->initializer_size() - 1, data});
+}
+
+int64_t DeferredBytes(const std::vector<DeferredWeight>& deferred) {
+  int64_t bytes = 0;
+  for (const DeferredWeight& w : deferred) bytes += WeightBytes(*w.data);
+  return bytes;
+}
+
+// The deferred weights' values put in their initializers.
+void FillInline(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g) {
+  for (const DeferredWeight& w : deferred) {
+    onnx::TensorProto* init = g->mutable_initializer(w.initializer);
+    const std::string name = init->name();  // TensorToProto clears the proto first
+    TensorToProto(*w.data, name, init);
+  }
+}
+
+// The deferred weights, and the initializers of at least kExternalDataThreshold bytes
+// that hold their values, written to `data_path` (atomically) one at a time, each named in
+// the model relative to its directory.
+absl::Status WriteDataFile(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g,
+                           const std::string& data_path) {
   const std::string tmp = data_path + ".tmp";
   const std::string location = std::filesystem::path(data_path).filename().string();
   std::ofstream data(tmp, std::ios::binary | std::ios::trunc);
   if (!data) return absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
   int64_t offset = 0;
   absl::Status status;
-  for (auto& init : *model.mutable_graph()->mutable_initializer())
+  for (const DeferredWeight& w : deferred) {
+    onnx::TensorProto* init = g->mutable_initializer(w.initializer);
+    onnx::TensorProto filled;
+    TensorToProto(*w.data, init->name(), &filled);
+    if (status.ok()) status = MoveToExternalData(filled, data, offset, location);
+    init->Swap(&filled);
+  }
+  for (auto& init : *g->mutable_initializer())
     if (status.ok() && init.raw_data().size() >= kExternalDataThreshold)
       status = MoveToExternalData(init, data, offset, location);
   if (status.ok() && !data.flush()) status = absl::InternalError(absl::StrCat("failed writing '", data_path, "'"));
@@ -229,6 +290,95 @@ absl::Status WriteExternalData(onnx::ModelProto& model, const std::string& data_
     status = absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
   if (!status.ok()) std::remove(tmp.c_str());
   return status;
+}
+
+// The model's graph as ONNX, not yet checked: the shell with the graph's inputs, weights
+// (the large ones deferred where `deferred` is given), nodes in topological order, outputs
+// and intermediate value infos.
+absl::StatusOr<onnx::ModelProto> BuildModel(const OnnxModel& model, std::vector<DeferredWeight>* deferred) {
+  const Graph& graph = model.graph;
+  RETURN_IF_ERROR(graph.Validate());
+  onnx::ModelProto out = model.shell ? *model.shell : *NewOnnxModel(Graph(), model.opset).shell;
+  onnx::GraphProto* g = out.mutable_graph();
+  g->clear_input();
+  g->clear_output();
+  g->clear_node();
+  g->clear_initializer();
+  g->clear_value_info();
+  static const onnx::GraphProto kNoDeclarations;
+  const onnx::GraphProto& original = model.shell ? model.shell->graph() : kNoDeclarations;
+
+  absl::flat_hash_set<std::string> used = UsedNames(graph);
+  for (ValueId v : graph.inputs()) WriteValueInfo(model, graph.value(v), original.input(), g->add_input());
+  for (ValueId v : graph.weights()) AddInitializer(graph.value(v).data, graph.value(v).name, g, deferred);
+  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
+  UniqueNodeNames names(used);
+  for (NodeId id : order) RETURN_IF_ERROR(WriteNode(model, graph.node(id), names, used, g));
+  for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original.output(), g->add_output());
+  WriteIntermediateValueInfos(model, order, g);
+  return out;
+}
+
+// What the file's outputs were declared as.
+const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& DeclaredOutputs(const OnnxModel& model) {
+  static const onnx::GraphProto kNoDeclarations;
+  return model.shell ? model.shell->graph().output() : kNoDeclarations.output();
+}
+
+// ExportOnnx's checks of a model that holds all its values, and the dimension names
+// ONNX's inference invents dropped (the file's own outputs kept as declared).
+absl::Status CheckWholeModel(const OnnxModel& model, onnx::ModelProto* proto) {
+  if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(proto, model.opset));
+  DropInventedDimNames(proto->mutable_graph(), DeclaredOutputs(model));
+  return absl::OkStatus();
+}
+
+// Writes `proto` to `path` through a file beside it, which `check` (if set) must accept
+// before it is renamed into place; on any error nothing is left at `path`.
+absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
+                                   const std::function<absl::Status(const std::string&)>& check) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
+    if (!model.SerializeToOstream(&f) || !f.flush()) {
+      f.close();
+      std::remove(tmp.c_str());
+      return absl::InternalError(absl::StrCat("failed writing '", path, "' (model too large or disk full?)"));
+    }
+  }
+  if (absl::Status checked = check ? check(tmp) : absl::OkStatus(); !checked.ok()) {
+    std::remove(tmp.c_str());
+    return checked;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// `proto`, whose weights are in data files beside `path` already, written there and
+// checked as ExportOnnx checks a model, the ONNX checker reading the file written (it
+// looks for the data files beside it).
+absl::Status WriteBesideData(const OnnxModel& model, onnx::ModelProto proto, const std::string& path) {
+  const bool checked = OnnxCheckerCovers(model.opset);
+  if (checked) RETURN_IF_ERROR(InferShapesStrictly(&proto, model.opset));
+  DropInventedDimNames(proto.mutable_graph(), DeclaredOutputs(model));
+  return WriteModelFileChecked(proto, path, [checked](const std::string& file) {
+    return checked ? RunChecker([&file] { onnx::checker::check_model(file); }) : absl::OkStatus();
+  });
+}
+
+// The model written with its weights in ExternalDataPath(path), each copied from the graph
+// as it is written; on any error neither file is left.
+absl::Status ExportWithDataFile(const OnnxModel& model, onnx::ModelProto proto,
+                                const std::vector<DeferredWeight>& deferred, const std::string& path) {
+  const std::string data_path = ExternalDataPath(path);
+  RETURN_IF_ERROR(WriteDataFile(deferred, proto.mutable_graph(), data_path));
+  absl::Status written = WriteBesideData(model, std::move(proto), path);
+  if (!written.ok()) std::remove(data_path.c_str());
+  return written;
 }
 
 }  // namespace
@@ -258,29 +408,14 @@ OnnxModel InShellOf(const OnnxModel& model, Graph graph) {
 }
 
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model) {
-  const Graph& graph = model.graph;
-  RETURN_IF_ERROR(graph.Validate());
-  onnx::ModelProto out = model.shell ? *model.shell : *NewOnnxModel(Graph(), model.opset).shell;
-  onnx::GraphProto* g = out.mutable_graph();
-  const auto original_inputs = g->input();
-  const auto original_outputs = g->output();
-  g->clear_input();
-  g->clear_output();
-  g->clear_node();
-  g->clear_initializer();
-  g->clear_value_info();
-
-  absl::flat_hash_set<std::string> used = UsedNames(graph);
-  for (ValueId v : graph.inputs()) WriteValueInfo(model, graph.value(v), original_inputs, g->add_input());
-  for (ValueId v : graph.weights()) TensorToProto(*graph.value(v).data, graph.value(v).name, g->add_initializer());
-  ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
-  UniqueNodeNames names(used);
-  for (NodeId id : order) RETURN_IF_ERROR(WriteNode(model, graph.node(id), names, used, g));
-  for (ValueId v : graph.outputs()) WriteValueInfo(model, graph.value(v), original_outputs, g->add_output());
-  WriteIntermediateValueInfos(model, order, g);
-  if (OnnxCheckerCovers(model.opset)) RETURN_IF_ERROR(CheckAndInferShapes(&out, model.opset));
-  DropInventedDimNames(out.mutable_graph(), original_outputs);
+  ASSIGN_OR_RETURN(onnx::ModelProto out, BuildModel(model, nullptr));
+  RETURN_IF_ERROR(CheckWholeModel(model, &out));
   return out;
+}
+
+absl::StatusOr<onnx::ModelProto> ExportOnnxWithoutWeights(const OnnxModel& model) {
+  std::vector<DeferredWeight> deferred;
+  return BuildModel(model, &deferred);
 }
 
 namespace {
@@ -315,31 +450,33 @@ bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
 std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
 
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
-    if (!model.SerializeToOstream(&f) || !f.flush()) {
-      f.close();
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat("failed writing '", path, "' (model too large or disk full?)"));
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
-  }
-  return absl::OkStatus();
+  return WriteModelFileChecked(model, path, nullptr);
 }
 
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, size_t max_inline_bytes) {
-  ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(model));
-  if (!model.external_data && proto.ByteSizeLong() <= max_inline_bytes) return WriteModelFile(proto, path);
-  const std::string data_path = ExternalDataPath(path);
-  RETURN_IF_ERROR(WriteExternalData(proto, data_path));
-  absl::Status written = WriteModelFile(proto, path);
-  if (!written.ok()) std::remove(data_path.c_str());
-  return written;
+  std::vector<DeferredWeight> deferred;
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, BuildModel(model, &deferred));
+  const bool small = proto.ByteSizeLong() + DeferredBytes(deferred) <= max_inline_bytes;
+  if (model.external_data || !small) return ExportWithDataFile(model, std::move(proto), deferred, path);
+  FillInline(deferred, proto.mutable_graph());
+  RETURN_IF_ERROR(CheckWholeModel(model, &proto));
+  // The value infos inference added can take a model just under the limit over it.
+  if (proto.ByteSizeLong() > max_inline_bytes) return ExportWithDataFile(model, std::move(proto), {}, path);
+  return WriteModelFile(proto, path);
+}
+
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, SharedWeightsFile& weights) {
+  if (std::filesystem::absolute(path).parent_path() != std::filesystem::absolute(weights.path()).parent_path())
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not in the folder of '", weights.path(), "'"));
+  std::vector<DeferredWeight> deferred;
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, BuildModel(model, &deferred));
+  onnx::GraphProto* g = proto.mutable_graph();
+  for (const DeferredWeight& w : deferred)
+    RETURN_IF_ERROR(weights.Place(w.data, *g->mutable_initializer(w.initializer)));
+  for (auto& init : *g->mutable_initializer())
+    if (init.raw_data().size() >= kExternalDataThreshold) RETURN_IF_ERROR(weights.Append(init));
+  RETURN_IF_ERROR(weights.Flush());
+  return WriteBesideData(model, std::move(proto), path);
 }
 
 }  // namespace taso

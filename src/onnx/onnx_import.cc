@@ -196,13 +196,28 @@ absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& s
 
 // The initializers as weights, then the graph inputs (an input that is also an initializer
 // is a weight marked as an input). Their names go into `outer`.
-// `init`'s values: `shared`'s weight of that name where it holds them, else read.
+// Whether the initializer holds no values at all, as ExportOnnxWithoutWeights writes one.
+bool HoldsNoValues(const onnx::TensorProto& t) {
+  return !t.has_raw_data() && t.data_location() != onnx::TensorProto::EXTERNAL && t.float_data_size() == 0 &&
+         t.int32_data_size() == 0 && t.int64_data_size() == 0 && t.double_data_size() == 0 &&
+         t.uint64_data_size() == 0 && t.string_data_size() == 0;
+}
+
+// Whether `data` is of `init`'s element type and shape.
+bool SameTypeAndShape(const TensorData& data, const onnx::TensorProto& init) {
+  return static_cast<int32_t>(data.dtype()) == init.data_type() &&
+         std::equal(data.shape().begin(), data.shape().end(), init.dims().begin(), init.dims().end());
+}
+
+// `init`'s values: `shared`'s weight of that name where it holds them (or where `init`
+// holds none and that weight is of its type and shape), else read.
 absl::StatusOr<TensorDataPtr> WeightData(const onnx::TensorProto& init, const ImportOptions& options) {
   if (const Graph* shared = options.shared_weights) {
     const ValueId v = shared->FindValue(init.name());
-    if (v != kNoValue && shared->value(v).is_constant() &&
-        HoldsValuesOf(*shared->value(v).data, init, options.external_data_dir))
-      return shared->value(v).data;
+    // A weight listed as an input too shares its default values.
+    const TensorDataPtr data = v != kNoValue ? shared->value(v).data : nullptr;
+    if (data && HoldsNoValues(init) && SameTypeAndShape(*data, init)) return data;
+    if (data && HoldsValuesOf(*data, init, options.external_data_dir)) return data;
   }
   return TensorFromProto(init, options.external_data_dir);
 }

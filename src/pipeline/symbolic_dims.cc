@@ -89,11 +89,12 @@ void NameSymbolicInputs(const std::vector<SymbolicDim>& dims, onnx::ModelProto& 
 }
 
 // The optimized model as ONNX at its built sizes, without the declared types that an
-// import at other sizes would hold it to, its inputs' symbolic dimensions named.
+// import at other sizes would hold it to, its inputs' symbolic dimensions named; its
+// large weights without values, for an import that shares `optimized`'s (ImportBothAt).
 absl::StatusOr<onnx::ModelProto> Portable(const OnnxModel& optimized, const std::vector<SymbolicDim>& dims) {
   OnnxModel fixed = optimized;
   fixed.symbolic_shapes.clear();
-  ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnx(fixed));
+  ASSIGN_OR_RETURN(onnx::ModelProto proto, ExportOnnxWithoutWeights(fixed));
   proto.mutable_graph()->clear_value_info();
   for (auto& out : *proto.mutable_graph()->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   NameSymbolicInputs(dims, proto);

@@ -19,6 +19,8 @@
 
 namespace taso {
 
+class SharedWeightsFile;
+
 // How a comparison of large models uses memory. Models whose weights take
 // `own_worker_bytes` are compared in a worker of their own, stopped once they are: the
 // worker's glibc keeps what it frees for reuse (its malloc settings, ort_worker.cc), so two
@@ -26,8 +28,11 @@ namespace taso {
 // beside taso-opt's own copies for the checks after the timing. Where two sessions would
 // not fit in the memory available (SessionsThatFit), one is loaded at a time; where one
 // would not, the models are not timed (a ResourceExhausted error).
+// Models of `shared_weights_bytes` or more are written with their weights in one data file
+// that the timer's models share (SharedWeightsFile), each weight written once.
 struct OrtTimerMemory {
   int64_t own_worker_bytes = int64_t{256} << 20;
+  int64_t shared_weights_bytes = int64_t{256} << 20;
   // What the sessions may take; read from the machine at each comparison where unset.
   std::optional<int64_t> available_bytes;
 };
@@ -67,7 +72,8 @@ class OrtTimer : public RuntimeTimer {
   int threads_;
   PairLimits limits_;
   OrtTimerMemory memory_;
-  std::string dir_;  // of the exported models, made on first use, removed with the timer
+  std::string dir_;                             // of the exported models, made on first use, removed with the timer
+  std::unique_ptr<SharedWeightsFile> weights_;  // in dir_, made on first use
   absl::flat_hash_map<uint64_t, std::string> exported_;  // by the model's hash
   TimerClock clock_;
 };

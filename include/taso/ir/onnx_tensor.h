@@ -27,6 +27,10 @@ void TensorToProto(const TensorData& data, const std::string& name, onnx::Tensor
 // can stand for it.
 bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const std::string& external_data_dir = "");
 
+// Says that the tensor's values are `length` bytes at `offset` of the file `location`
+// (relative to the model), its raw data dropped.
+void SetExternalData(onnx::TensorProto& proto, const std::string& location, int64_t offset, int64_t length);
+
 // Moves the tensor's raw data to the end of the open file `data` (written as `location`,
 // relative to the model) and records where it is.
 absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,

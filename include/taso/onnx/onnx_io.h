@@ -20,6 +20,8 @@
 
 namespace taso {
 
+class SharedWeightsFile;
+
 // A symbolic dimension of a graph input (ONNX dim_param, or a dimension with neither a
 // value nor a name), and the size the imported graph has for it.
 struct SymbolicDim {
@@ -98,7 +100,9 @@ struct ImportOptions {
   std::string external_data_dir;
   // A graph whose weights an initializer of the same name and values shares rather than
   // being read again (a model imported again at other sizes); may be null. The values are
-  // compared, so a name that holds another tensor there is read as usual.
+  // compared, so a name that holds another tensor there is read as usual. An initializer
+  // that holds no values (ExportOnnxWithoutWeights) is the weight of its name, type and
+  // shape there.
   const Graph* shared_weights = nullptr;
   // Whether a model with symbolic dimensions keeps a copy of itself as `source`. Imports
   // at other sizes, which are never built again, leave it out, and ImportOnnxFile keeps the
@@ -114,6 +118,10 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
 // inference. At opsets the installed checker does not know (OnnxCheckerCovers false)
 // only the graph's own consistency is checked: validating such a model is the caller's.
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
+// The model as ExportOnnx builds it, unchecked, its initializers of 1 KB or more without
+// their values (each its name, type and shape): what ImportOnnx builds again with
+// ImportOptions::shared_weights set to the model's graph, without a copy of its weights.
+absl::StatusOr<onnx::ModelProto> ExportOnnxWithoutWeights(const OnnxModel& model);
 
 // How many nodes ExportOnnx writes for the model's graph (a convolution with its relu
 // fused is two), without its weights; the graph's own count where it cannot be exported.
@@ -133,9 +141,14 @@ OnnxModel InShellOf(const OnnxModel& model, Graph graph);
 inline constexpr size_t kMaxInlineModelBytes = (size_t{1} << 31) - 1;
 // Writes the file atomically: on any error nothing is left at `path`. With
 // model.external_data, or where the model would be larger than `max_inline_bytes`, the
-// weights go to one file beside it, ExternalDataPath(path).
+// weights go to one file beside it, ExternalDataPath(path), copied there one at a time
+// (the model is checked as ExportOnnx checks it, the ONNX checker reading the files).
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path,
                             size_t max_inline_bytes = kMaxInlineModelBytes);
+// Written at `path`, in the folder of `weights`, with the weights of 1 KB or more in that
+// file (each appended only the first time a model holds it); checked as ExportOnnx checks
+// a model. On an error nothing is left at `path`.
+absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, SharedWeightsFile& weights);
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
 std::string ExternalDataPath(const std::string& model_path);
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);

@@ -1,0 +1,44 @@
+#include "taso/onnx/shared_weights_file.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "taso/ir/onnx_tensor.h"
+#include "taso/ir/status_macros.h"
+
+namespace taso {
+
+absl::Status SharedWeightsFile::Open() {
+  if (out_.is_open()) return absl::OkStatus();
+  out_.open(path_, std::ios::binary | std::ios::trunc);
+  if (!out_) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path_, "'"));
+  size_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorProto& init) {
+  const std::string location = std::filesystem::path(path_).filename().string();
+  if (const auto it = placed_.find(data.get()); it != placed_.end() && it->second.data.lock() == data) {
+    SetExternalData(init, location, it->second.offset, it->second.length);
+    return absl::OkStatus();
+  }
+  onnx::TensorProto filled;
+  TensorToProto(*data, init.name(), &filled);
+  const int64_t offset = size_;
+  RETURN_IF_ERROR(Append(filled));
+  if (filled.data_location() == onnx::TensorProto::EXTERNAL) placed_[data.get()] = Span{data, offset, size_ - offset};
+  init.Swap(&filled);
+  return absl::OkStatus();
+}
+
+absl::Status SharedWeightsFile::Append(onnx::TensorProto& init) {
+  RETURN_IF_ERROR(Open());
+  return MoveToExternalData(init, out_, size_, std::filesystem::path(path_).filename().string());
+}
+
+absl::Status SharedWeightsFile::Flush() {
+  if (out_.is_open() && !out_.flush()) return absl::InternalError(absl::StrCat("failed writing '", path_, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace taso
