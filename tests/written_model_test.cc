@@ -330,6 +330,28 @@ TEST_CASE("Where the runtime cannot run the input file, the model is written and
   }
 }
 
+TEST_CASE("Where a session would not fit in memory, the model is written and the report says why") {
+  const OnnxModel model = BlockDiagModel();
+  const Files f = InputFile("e2e_no_room", model);
+  WriteRequest r = RequestFor(f, model, Target::kOrt, nullptr);
+  r.available_memory = [] { return std::optional<int64_t>(int64_t{100} << 20); };  // less than the working margin
+  absl::StatusOr<StagedModel> staged = StageCheckedModel(r);
+  INFO(staged.status());
+  REQUIRE(staged.ok());
+  const std::string& not_run = staged->checks().end_to_end.not_run;
+  CHECK_THAT(not_run, Catch::Contains("too little memory here to run the files in ONNX Runtime") &&
+                          Catch::Contains("0.1 GB of memory are available"));
+  CHECK(staged->checks().end_to_end.outputs == 0);
+  REQUIRE(staged->MoveIntoPlace().ok());
+  CHECK(fs::exists(f.destination));
+  // Where the memory is not known, both files are run.
+  r.available_memory = [] { return std::optional<int64_t>(); };
+  absl::StatusOr<StagedModel> run = StageCheckedModel(r);
+  REQUIRE(run.ok());
+  CHECK(run->checks().end_to_end.not_run.empty());
+  CHECK(run->checks().end_to_end.outputs == 1);
+}
+
 TEST_CASE("Outputs agree tensor by tensor, NaN and infinity compared as such") {
   const auto tensor = [](std::vector<float> v) {
     Tensor<float> t(Shape{static_cast<int64_t>(v.size())});

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,9 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/output_checks.h"
 #include "taso/backends/kernel_executor.h"
+#include "taso/backends/ort_timer.h"
 #include "taso/backends/ort_worker.h"
 #include "taso/ir/output_agreement.h"
 #include "taso/ir/status_macros.h"
@@ -177,12 +180,24 @@ void RunBothAtEmptySizes(OrtWorker& worker, const WriteRequest& r, const std::st
   }
 }
 
+// Why a session of the input or the written file would not fit in the memory available
+// (taso-opt's own already taken), or "" where one would.
+std::string NoRoomForSession(const WriteRequest& r, int64_t session_bytes) {
+  const std::optional<int64_t> available = r.available_memory ? r.available_memory() : std::nullopt;
+  if (SessionsThatFit(session_bytes, available) != SessionsAtOnce::kNone) return "";
+  return absl::StrFormat("a session of these files needs about %.1f GB, and %.1f GB of memory are available",
+                         session_bytes * 1e-9, *available * 1e-9);
+}
+
 absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& written, const std::string& scratch) {
   if (r.target == Target::kOrt) {
-    ASSIGN_OR_RETURN(std::unique_ptr<OrtWorker> worker, OrtWorker::Start());
+    const int64_t session_bytes = std::max(SessionBytes(r.input->graph), SessionBytes(r.output->graph));
+    ASSIGN_OR_RETURN(std::unique_ptr<OrtWorker> worker, OrtWorker::Start(WorkerForSessions(session_bytes)));
+    const std::string runtime = absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)");
+    if (const std::string no_room = NoRoomForSession(r, session_bytes); !no_room.empty())
+      return BothRuns{runtime, absl::ResourceExhaustedError(no_room), absl::ResourceExhaustedError(no_room)};
     const std::vector<InputSizes> sizes = SizesToRun(r);
-    BothRuns both{absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)"),
-                  RunInOrt(*worker, r.input_path, sizes, r, scratch + "/input"),
+    BothRuns both{runtime, RunInOrt(*worker, r.input_path, sizes, r, scratch + "/input"),
                   RunInOrt(*worker, written, sizes, r, scratch + "/written")};
     RunBothAtEmptySizes(*worker, r, written, scratch, both);
     return both;
@@ -203,6 +218,11 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
   ASSIGN_OR_RETURN(const BothRuns both, RunBoth(r, written, scratch));
   EndToEndCheck check;
   check.runtime = both.runtime;
+  if (absl::IsResourceExhausted(both.expected.status())) {
+    check.not_run = absl::StrCat("too little memory here to run the files in ", both.runtime, ": ",
+                                 both.expected.status().message());
+    return check;
+  }
   if (!both.expected.ok()) {
     check.not_run = absl::StrCat(both.runtime, " cannot run the input file: ", both.expected.status().message());
     return check;

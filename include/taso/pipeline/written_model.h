@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "taso/backends/available_memory.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/pipeline/pipeline.h"
 
@@ -41,6 +43,9 @@ struct WriteRequest {
   // Off (--skip-self-check, for models too large to run): the file is validated only.
   bool run_end_to_end = true;
   ModelWriter writer;  // empty: ExportOnnxFile
+  // The memory an ONNX Runtime session may take (ort target; nullopt: not known). Where a
+  // session of the files would not fit, neither is run and end_to_end.not_run says why.
+  std::function<std::optional<int64_t>()> available_memory = AvailableMemoryBytes;
 };
 
 struct WrittenModel {
@@ -73,8 +78,9 @@ class StagedModel {
 // Fails, leaving nothing behind, when the model cannot be written or validated, when the
 // target's runtime cannot run the written file, or when an output differs from the input
 // file's beyond kOutputTolerance (the error names the output, the difference and the
-// inputs' range). Where the runtime cannot run the input file itself, nothing is
-// compared and end_to_end.not_run says why.
+// inputs' range). Where the runtime cannot run the input file itself, or a session of
+// the files would not fit in the memory available, nothing is compared and
+// end_to_end.not_run says why.
 absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& request);
 
 }  // namespace taso
