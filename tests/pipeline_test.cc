@@ -413,6 +413,12 @@ TEST_CASE("Backends and search kinds are named as the command line spells them",
   CHECK(DefaultSearchKind(Backend::kCuda) == SearchKind::kSubstitutions);
 }
 
+TEST_CASE("The default limit on a model's tensors is the memory available where that is more", "[pipeline]") {
+  CHECK(MachineMemoryLimit(std::nullopt) == kDefaultMaxMemoryBytes);
+  CHECK(MachineMemoryLimit(int64_t{8'000'000'000}) == kDefaultMaxMemoryBytes);  // never less than before
+  CHECK(MachineMemoryLimit(int64_t{60'000'000'000}) == int64_t{60'000'000'000});
+}
+
 TEST_CASE("The search says why it stopped", "[pipeline]") {
   const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   const std::vector<RuleMatcher> matchers = PrepareRules(testing::ShippedRules().rules);

@@ -1,5 +1,7 @@
 // The pipeline's options: the names of backends and search kinds, and the options' own
 // consistency.
+#include <algorithm>
+
 #include "absl/status/status.h"
 #include "taso/pipeline/pipeline.h"
 
@@ -57,6 +59,10 @@ std::optional<SearchEngine> ParseSearchEngine(absl::string_view name) { return V
 
 SearchKind DefaultSearchKind(Backend backend) {
   return backend == Backend::kCpu ? SearchKind::kBoth : SearchKind::kSubstitutions;
+}
+
+int64_t MachineMemoryLimit(std::optional<int64_t> available) {
+  return std::max(kDefaultMaxMemoryBytes, available.value_or(0));
 }
 
 absl::Status ValidateOptions(const PipelineOptions& options) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "cli.h"
+#include "taso/backends/available_memory.h"
 #include "taso/ir/file_limits.h"
 #include "taso/ir/progress.h"
 #include "taso/ir/status_macros.h"
@@ -63,8 +64,9 @@ ABSL_FLAG(double, time_limit, taso::SearchOptions().time_limit,
 ABSL_FLAG(int64_t, max_queue, taso::SearchOptions().max_queue,
           "graphs waiting in the search queue at most (bounds memory)");
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
-ABSL_FLAG(double, max_memory_gb, taso::kDefaultMaxMemoryBytes / 1e9,
-          "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together");
+ABSL_FLAG(double, max_memory_gb, 0,
+          "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together "
+          "(0: 16, or the memory available where more)");
 ABSL_FLAG(bool, progress_log, false,
           "write each stage on a line of its own on stderr, with the seconds since the start "
           "(for logs: the progress line shows only on a terminal)");
@@ -210,9 +212,10 @@ absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_model_bytes), "--max-model-bytes"));
   RETURN_IF_ERROR(taso::ValidateFileLimit(absl::GetFlag(FLAGS_max_rules_bytes), "--max-rules-bytes"));
   const double max_memory_gb = absl::GetFlag(FLAGS_max_memory_gb);
-  if (!(max_memory_gb > 0 && max_memory_gb < 9e9))
-    return absl::InvalidArgumentError("--max-memory-gb must be positive");
-  options.max_memory_bytes = static_cast<int64_t>(max_memory_gb * 1e9);
+  if (!(max_memory_gb >= 0 && max_memory_gb < 9e9))
+    return absl::InvalidArgumentError("--max-memory-gb must be positive (or 0 for the machine's)");
+  options.max_memory_bytes = max_memory_gb > 0 ? static_cast<int64_t>(max_memory_gb * 1e9)
+                                               : taso::MachineMemoryLimit(taso::AvailableMemoryBytes());
   return options;
 }
 

@@ -115,6 +115,11 @@ struct PipelineOptions {
   int64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
+// taso-opt's limit on a model's tensors where --max-memory-gb is not given: the memory
+// `available` where that is more than kDefaultMaxMemoryBytes (a model a large machine
+// holds is not refused), else kDefaultMaxMemoryBytes.
+int64_t MachineMemoryLimit(std::optional<int64_t> available);
+
 // The options' own consistency (the command line checks its flags before): alpha at
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
 // only on the cpu backend, the e-graph's limits positive and its extraction time at
