@@ -396,6 +396,8 @@ TEST_CASE("External data outside the model's directory or file is refused") {
   CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 16, 100000)), Catch::Contains("beyond the end"));
   CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 0)),  // 16 bytes too many
              Catch::Contains("wrong number of values"));
+  CHECK_THAT(ImportFileError(dir, ExternalConvModel("weights.bin", 16, 16 * 27 * 4 - 1)),  // not whole floats
+             Catch::Contains("wrong number of values"));
   CHECK_THAT(ImportFileError(dir, ExternalConvModel("")), Catch::Contains("no location given"));
   CHECK_THAT(ImportError(ExternalConvModel("weights.bin", 16)), Catch::Contains("not read from a file"));
 }
