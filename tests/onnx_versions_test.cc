@@ -315,6 +315,9 @@ TEST_CASE("A model written without its weights is built again sharing them, and 
 
   ImportOptions sharing;
   sharing.shared_weights = &first->graph;
+  CHECK_THAT(std::string(ImportOnnx(*bare, sharing).status().message()),  // not said to be left out
+             Catch::Contains("wrong number of values"));
+  sharing.weights_left_out = true;
   auto again = ImportOnnx(*bare, sharing);
   REQUIRE(again.ok());
   CHECK(weight(*again) == weight(*first));  // the same tensor
@@ -381,6 +384,54 @@ TEST_CASE("Models written beside one shared data file hold each weight once") {
   const absl::Status elsewhere = ExportOnnxFile(*b, (other / "c.onnx").string(), weights);
   CHECK(elsewhere.code() == absl::StatusCode::kInvalidArgument);
   CHECK(std::filesystem::is_empty(other));
+}
+
+TEST_CASE("A shared data file that a write failed to fails every later write") {
+  if (!std::filesystem::exists("/dev/full")) {
+    WARN("no /dev/full here");
+    return;
+  }
+  SharedWeightsFile full("/dev/full");  // every write to it fails, as on a full disk
+  const TensorDataPtr w = TensorData::Float({16, 32}, std::vector<float>(16 * 32, 0.5f));
+  onnx::TensorProto init;
+  init.set_name("w");
+  const absl::Status placed = full.Place(w, init);
+  const absl::Status flushed = full.Flush();
+  CHECK_FALSE((placed.ok() && flushed.ok()));
+  onnx::TensorProto again;
+  again.set_name("w");
+  CHECK_THAT(std::string(full.Place(w, again).message()), Catch::Contains("an earlier write to '/dev/full' failed"));
+}
+
+TEST_CASE("Integer initializers stay in the model beside a data file") {
+  // y = Gather(x, idx): 200 int64 indices (1600 bytes), which ONNX's shape inference may
+  // read, beside a float weight of 2 KiB.
+  auto m = NewModel(13);
+  AddInput(m, "x", {300});
+  onnx::TensorProto* idx = m.mutable_graph()->add_initializer();
+  idx->set_name("idx");
+  idx->set_data_type(onnx::TensorProto::INT64);
+  idx->add_dims(200);
+  for (int64_t i = 0; i < 200; ++i) idx->add_int64_data(i);
+  AddFloatInit(m, "w", {200, 512 / 200 + 1}, 0.5f);
+  AddNode(m, "Gather", {"x", "idx"}, {"g"}, "gather");
+  AddNode(m, op_names::kMatMul, {"g", "w"}, {"y"}, "matmul");
+  AddOutput(m, "y");
+  auto imported = ImportOnnx(m);
+  INFO(imported.status());
+  REQUIRE(imported.ok());
+  const auto dir = TempDir("integers_inline");
+  const auto out = (dir / "out.onnx").string();
+  REQUIRE(ExportOnnxFile(*imported, out, /*max_inline_bytes=*/0).ok());
+  auto written = ReadModelFile(out);
+  REQUIRE(written.ok());
+  for (const onnx::TensorProto& t : written->graph().initializer()) {
+    INFO(t.name());
+    CHECK((t.data_location() == onnx::TensorProto::EXTERNAL) == (t.data_type() == onnx::TensorProto::FLOAT));
+  }
+  auto again = ImportOnnxFile(out);
+  REQUIRE(again.ok());
+  CHECK(again->graph.value(again->graph.FindValue("idx")).data->ints().size() == 200);
 }
 
 TEST_CASE("External data outside the model's directory or file is refused") {

@@ -68,8 +68,13 @@ absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
   if (SessionBytes(model.graph) < memory_.shared_weights_bytes) {
     RETURN_IF_ERROR(ExportOnnxFile(model, path));
   } else {
-    if (weights_ == nullptr) weights_ = std::make_unique<SharedWeightsFile>(dir_ + "/weights.data");
-    RETURN_IF_ERROR(ExportOnnxFile(model, path, *weights_));
+    if (weights_ == nullptr)
+      weights_ = std::make_unique<SharedWeightsFile>(absl::StrCat(dir_, "/weights", exported_.size(), ".data"));
+    // A file a write failed to is not written to again: the next model starts another.
+    if (absl::Status written = ExportOnnxFile(model, path, *weights_); !written.ok()) {
+      weights_.reset();
+      return written;
+    }
   }
   exported_.emplace(key, path);
   return path;

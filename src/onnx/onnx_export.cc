@@ -18,6 +18,7 @@
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
+#include "taso/onnx/onnx_model_copy.h"
 #include "taso/onnx/shared_weights_file.h"
 
 namespace taso {
@@ -222,8 +223,15 @@ void DropInventedDimNames(onnx::GraphProto* g,
 }
 
 // Initializers at least this large are written to the data file (as the ONNX library's
-// convert_model_to_external_data does by default); smaller ones stay in the model.
+// convert_model_to_external_data does by default); smaller ones stay in the model, and so
+// do integer ones, whose values ONNX's shape inference may read (it runs once the data
+// file is written, and cannot read values there).
 constexpr size_t kExternalDataThreshold = 1024;
+
+// Whether the initializer goes to the data file.
+bool GoesToDataFile(int32_t data_type, int64_t bytes) {
+  return IsFloatingPoint(data_type) && bytes >= static_cast<int64_t>(kExternalDataThreshold);
+}
 
 // A weight whose initializer was added without its values (its name, type and shape only),
 // so that building a model never copies a large model's weights whole: each is copied when
@@ -240,7 +248,7 @@ int64_t WeightBytes(const TensorData& data) { return data.numel() * ElementBytes
 void AddInitializer(const TensorDataPtr& data, const std::string& name, onnx::GraphProto* g,
                     std::vector<DeferredWeight>* deferred) {
   onnx::TensorProto* init = g->add_initializer();
-  if (deferred == nullptr || WeightBytes(*data) < static_cast<int64_t>(kExternalDataThreshold))
+  if (deferred == nullptr || !GoesToDataFile(static_cast<int32_t>(data->dtype()), WeightBytes(*data)))
     return TensorToProto(*data, name, init);
   init->set_name(name);
   init->set_data_type(static_cast<int32_t>(data->dtype()));
@@ -263,9 +271,9 @@ void FillInline(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g
   }
 }
 
-// The deferred weights, and the initializers of at least kExternalDataThreshold bytes
-// that hold their values, written to `data_path` (atomically) one at a time, each named in
-// the model relative to its directory.
+// The deferred weights, and the initializers that hold their values and go to the data
+// file too (GoesToDataFile), written to `data_path` (atomically) one at a time, each named
+// in the model relative to its directory.
 absl::Status WriteDataFile(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g,
                            const std::string& data_path) {
   const std::string tmp = data_path + ".tmp";
@@ -274,15 +282,15 @@ absl::Status WriteDataFile(const std::vector<DeferredWeight>& deferred, onnx::Gr
   if (!data) return absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
   int64_t offset = 0;
   absl::Status status;
-  for (const DeferredWeight& w : deferred) {
-    onnx::TensorProto* init = g->mutable_initializer(w.initializer);
+  for (size_t i = 0; i < deferred.size() && status.ok(); ++i) {
+    onnx::TensorProto* init = g->mutable_initializer(deferred[i].initializer);
     onnx::TensorProto filled;
-    TensorToProto(*w.data, init->name(), &filled);
-    if (status.ok()) status = MoveToExternalData(filled, data, offset, location);
+    TensorToProto(*deferred[i].data, init->name(), &filled);
+    status = MoveToExternalData(filled, data, offset, location);
     init->Swap(&filled);
   }
   for (auto& init : *g->mutable_initializer())
-    if (status.ok() && init.raw_data().size() >= kExternalDataThreshold)
+    if (status.ok() && GoesToDataFile(init.data_type(), static_cast<int64_t>(init.raw_data().size())))
       status = MoveToExternalData(init, data, offset, location);
   if (status.ok() && !data.flush()) status = absl::InternalError(absl::StrCat("failed writing '", data_path, "'"));
   data.close();
@@ -474,7 +482,8 @@ absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, Sha
   for (const DeferredWeight& w : deferred)
     RETURN_IF_ERROR(weights.Place(w.data, *g->mutable_initializer(w.initializer)));
   for (auto& init : *g->mutable_initializer())
-    if (init.raw_data().size() >= kExternalDataThreshold) RETURN_IF_ERROR(weights.Append(init));
+    if (GoesToDataFile(init.data_type(), static_cast<int64_t>(init.raw_data().size())))
+      RETURN_IF_ERROR(weights.Append(init));
   RETURN_IF_ERROR(weights.Flush());
   return WriteBesideData(model, std::move(proto), path);
 }

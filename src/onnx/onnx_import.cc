@@ -194,8 +194,6 @@ absl::Status CheckDeclaredMemory(const onnx::GraphProto& g, const InputShapes& s
   return budget.Check();
 }
 
-// The initializers as weights, then the graph inputs (an input that is also an initializer
-// is a weight marked as an input). Their names go into `outer`.
 // Whether the initializer holds no values at all, as ExportOnnxWithoutWeights writes one.
 bool HoldsNoValues(const onnx::TensorProto& t) {
   return !t.has_raw_data() && t.data_location() != onnx::TensorProto::EXTERNAL && t.float_data_size() == 0 &&
@@ -210,18 +208,20 @@ bool SameTypeAndShape(const TensorData& data, const onnx::TensorProto& init) {
 }
 
 // `init`'s values: `shared`'s weight of that name where it holds them (or where `init`
-// holds none and that weight is of its type and shape), else read.
+// holds none, the weights were left out, and that weight is of its type and shape), else read.
 absl::StatusOr<TensorDataPtr> WeightData(const onnx::TensorProto& init, const ImportOptions& options) {
   if (const Graph* shared = options.shared_weights) {
     const ValueId v = shared->FindValue(init.name());
     // A weight listed as an input too shares its default values.
     const TensorDataPtr data = v != kNoValue ? shared->value(v).data : nullptr;
-    if (data && HoldsNoValues(init) && SameTypeAndShape(*data, init)) return data;
+    if (data && options.weights_left_out && HoldsNoValues(init) && SameTypeAndShape(*data, init)) return data;
     if (data && HoldsValuesOf(*data, init, options.external_data_dir)) return data;
   }
   return TensorFromProto(init, options.external_data_dir);
 }
 
+// The initializers as weights, then the graph inputs (an input that is also an initializer
+// is a weight marked as an input). Their names go into `outer`.
 absl::Status AddWeightsAndInputs(const onnx::GraphProto& g, const ImportOptions& options, const InputShapes& shapes,
                                  Graph& graph, absl::flat_hash_set<std::string>& outer) {
   for (const auto& init : g.initializer()) {

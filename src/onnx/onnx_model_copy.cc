@@ -35,11 +35,6 @@ onnx::ModelProto CopyBut(const onnx::ModelProto& model, std::initializer_list<co
   return copy;
 }
 
-bool IsFloatingPoint(int data_type) {
-  return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE ||
-         data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16;
-}
-
 // Name, type and dimensions of `tensor`, without its values.
 onnx::TensorProto Outline(const onnx::TensorProto& tensor) {
   onnx::TensorProto outline;
@@ -50,6 +45,11 @@ onnx::TensorProto Outline(const onnx::TensorProto& tensor) {
 }
 
 }  // namespace
+
+bool IsFloatingPoint(int data_type) {
+  return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE ||
+         data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16;
+}
 
 onnx::ModelProto ShellCopy(const onnx::ModelProto& model) {
   return CopyBut(model, {"node", "initializer", "value_info"});

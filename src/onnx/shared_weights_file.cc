@@ -8,7 +8,14 @@
 
 namespace taso {
 
+absl::Status SharedWeightsFile::Written(absl::Status status) {
+  broken_ = broken_ || !status.ok();
+  if (broken_ && status.ok()) return absl::InternalError(absl::StrCat("an earlier write to '", path_, "' failed"));
+  return status;
+}
+
 absl::Status SharedWeightsFile::Open() {
+  if (broken_) return Written(absl::OkStatus());
   if (out_.is_open()) return absl::OkStatus();
   out_.open(path_, std::ios::binary | std::ios::trunc);
   if (!out_) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path_, "'"));
@@ -18,6 +25,7 @@ absl::Status SharedWeightsFile::Open() {
 
 absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorProto& init) {
   const std::string location = std::filesystem::path(path_).filename().string();
+  RETURN_IF_ERROR(Written(absl::OkStatus()));
   if (const auto it = placed_.find(data.get()); it != placed_.end() && it->second.data.lock() == data) {
     SetExternalData(init, location, it->second.offset, it->second.length);
     return absl::OkStatus();
@@ -33,12 +41,13 @@ absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorPro
 
 absl::Status SharedWeightsFile::Append(onnx::TensorProto& init) {
   RETURN_IF_ERROR(Open());
-  return MoveToExternalData(init, out_, size_, std::filesystem::path(path_).filename().string());
+  return Written(MoveToExternalData(init, out_, size_, std::filesystem::path(path_).filename().string()));
 }
 
 absl::Status SharedWeightsFile::Flush() {
-  if (out_.is_open() && !out_.flush()) return absl::InternalError(absl::StrCat("failed writing '", path_, "'"));
-  return absl::OkStatus();
+  if (out_.is_open() && !out_.flush())
+    return Written(absl::InternalError(absl::StrCat("failed writing '", path_, "'")));
+  return Written(absl::OkStatus());
 }
 
 }  // namespace taso

@@ -167,6 +167,7 @@ absl::StatusOr<BothAtSizes> ImportBothAt(const Sources& sources,
   BothAtSizes both;
   ASSIGN_OR_RETURN(both.input, ImportInputAt(sources.imported, sizes, options));
   options.shared_weights = &sources.optimized;
+  options.weights_left_out = true;
   ASSIGN_OR_RETURN(both.optimized, ImportOnnx(sources.portable, options));
   return both;
 }

@@ -100,10 +100,12 @@ struct ImportOptions {
   std::string external_data_dir;
   // A graph whose weights an initializer of the same name and values shares rather than
   // being read again (a model imported again at other sizes); may be null. The values are
-  // compared, so a name that holds another tensor there is read as usual. An initializer
-  // that holds no values (ExportOnnxWithoutWeights) is the weight of its name, type and
-  // shape there.
+  // compared, so a name that holds another tensor there is read as usual.
   const Graph* shared_weights = nullptr;
+  // The model was written from `shared_weights`' graph without its weights
+  // (ExportOnnxWithoutWeights): an initializer that holds no values is that graph's weight
+  // of its name, type and shape. Off, such an initializer is refused as any file's is.
+  bool weights_left_out = false;
   // Whether a model with symbolic dimensions keeps a copy of itself as `source`. Imports
   // at other sizes, which are never built again, leave it out, and ImportOnnxFile keeps the
   // model it read instead of a copy: those copies of every weight took 12% of a Wide
@@ -118,9 +120,10 @@ absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOp
 // inference. At opsets the installed checker does not know (OnnxCheckerCovers false)
 // only the graph's own consistency is checked: validating such a model is the caller's.
 absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
-// The model as ExportOnnx builds it, unchecked, its initializers of 1 KB or more without
-// their values (each its name, type and shape): what ImportOnnx builds again with
-// ImportOptions::shared_weights set to the model's graph, without a copy of its weights.
+// The model as ExportOnnx builds it, unchecked, its graph's floating-point weights of 1 KB
+// or more without their values (each its name, type and shape; the constants the export
+// adds keep theirs): what ImportOnnx builds again with ImportOptions::shared_weights set
+// to the model's graph and weights_left_out, without a copy of its weights.
 absl::StatusOr<onnx::ModelProto> ExportOnnxWithoutWeights(const OnnxModel& model);
 
 // How many nodes ExportOnnx writes for the model's graph (a convolution with its relu
@@ -141,13 +144,16 @@ OnnxModel InShellOf(const OnnxModel& model, Graph graph);
 inline constexpr size_t kMaxInlineModelBytes = (size_t{1} << 31) - 1;
 // Writes the file atomically: on any error nothing is left at `path`. With
 // model.external_data, or where the model would be larger than `max_inline_bytes`, the
-// weights go to one file beside it, ExternalDataPath(path), copied there one at a time
-// (the model is checked as ExportOnnx checks it, the ONNX checker reading the files).
+// floating-point weights of 1 KB or more go to one file beside it, ExternalDataPath(path),
+// copied there one at a time; that file is written first (the ONNX checker, which reads
+// the model file written, looks for it), so an error after it leaves neither file, not even
+// a pair that was there before. Shape inference runs as ExportOnnx runs it, then the
+// checker.
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path,
                             size_t max_inline_bytes = kMaxInlineModelBytes);
-// Written at `path`, in the folder of `weights`, with the weights of 1 KB or more in that
-// file (each appended only the first time a model holds it); checked as ExportOnnx checks
-// a model. On an error nothing is left at `path`.
+// Written at `path`, in the folder of `weights`, with the floating-point weights of 1 KB or
+// more in that file (each appended only the first time a model holds it); checked as
+// ExportOnnxFile checks a model with a data file. On an error nothing is left at `path`.
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, SharedWeightsFile& weights);
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
 std::string ExternalDataPath(const std::string& model_path);

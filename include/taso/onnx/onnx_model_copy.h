@@ -15,6 +15,10 @@ onnx::ModelProto ShellCopy(const onnx::ModelProto& model);
 // The whole model but its graph's initializers.
 onnx::ModelProto CopyWithoutInitializers(const onnx::ModelProto& model);
 
+// Whether the ONNX element type (TensorProto.DataType) is a floating-point one: values
+// ONNX's shape inference never reads (it reads shape, axis and size inputs, integers).
+bool IsFloatingPoint(int data_type);
+
 // The whole model, but each initializer of a floating-point type with more than
 // `kLargeInitializerElements` elements keeps only its name, type and dimensions: what
 // ONNX's shape inference reads of it (its inference functions read the values of shape,

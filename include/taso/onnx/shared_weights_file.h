@@ -17,7 +17,8 @@ namespace taso {
 
 // Each weight is appended once; a model written later that holds the same tensor (the same
 // TensorData in memory, while it lives) names the bytes already there. The file only
-// grows; removing it is the caller's.
+// grows; removing it is the caller's. After a failed write every later call fails too
+// (what was recorded may not be on disk): a caller starts another file.
 class SharedWeightsFile {
  public:
   explicit SharedWeightsFile(std::string path) : path_(std::move(path)) {}
@@ -41,8 +42,12 @@ class SharedWeightsFile {
   };
   absl::Status Open();
 
+  // Fails, and keeps failing, once a write has failed.
+  absl::Status Written(absl::Status status);
+
   std::string path_;
   std::ofstream out_;
+  bool broken_ = false;
   int64_t size_ = 0;
   absl::flat_hash_map<const TensorData*, Span> placed_;
 };
