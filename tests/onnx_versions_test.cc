@@ -386,6 +386,24 @@ TEST_CASE("Models written beside one shared data file hold each weight once") {
   CHECK(std::filesystem::is_empty(other));
 }
 
+TEST_CASE("Tied weights are written to a model's data file once") {
+  // y = x W + x V, W and V the same tensor (as a decoder's embedding and output layer).
+  const TensorDataPtr w = TensorData::Float({16, 32}, std::vector<float>(16 * 32, 0.5f));
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 16});
+  const ValueId a = AddOp(g, op_names::kMatMul, {x, *g.AddWeight("w", w)}, "a");
+  const ValueId b = AddOp(g, op_names::kMatMul, {x, *g.AddWeight("v", w)}, "b");
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {a, b}, "y")).ok());
+  const auto dir = TempDir("tied_weights");
+  const auto out = (dir / "out.onnx").string();
+  REQUIRE(ExportOnnxFile(NewOnnxModel(std::move(g)), out, /*max_inline_bytes=*/0).ok());
+  CHECK(std::filesystem::file_size(ExternalDataPath(out)) == 16 * 32 * sizeof(float));
+  auto again = ImportOnnxFile(out);
+  REQUIRE(again.ok());
+  for (const char* name : {"w", "v"})
+    CHECK(again->graph.value(again->graph.FindValue(name)).data->floats() == w->floats());
+}
+
 TEST_CASE("A shared data file that a write failed to fails every later write") {
   if (!std::filesystem::exists("/dev/full")) {
     WARN("no /dev/full here");

@@ -235,7 +235,7 @@ bool GoesToDataFile(int32_t data_type, int64_t bytes) {
 
 // A weight whose initializer was added without its values (its name, type and shape only),
 // so that building a model never copies a large model's weights whole: each is copied when
-// it is written, one at a time (FillInline, WriteDataFile).
+// it is written, one at a time (FillInline, MoveWeightsTo).
 struct DeferredWeight {
   int initializer;  // its index among the graph's initializers
   TensorDataPtr data;
@@ -272,28 +272,25 @@ void FillInline(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g
 }
 
 // The deferred weights, and the initializers that hold their values and go to the data
-// file too (GoesToDataFile), written to `data_path` (atomically) one at a time, each named
-// in the model relative to its directory.
+// file too (GoesToDataFile), moved to `file` one at a time.
+absl::Status MoveWeightsTo(SharedWeightsFile& file, const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g) {
+  for (const DeferredWeight& w : deferred) RETURN_IF_ERROR(file.Place(w.data, *g->mutable_initializer(w.initializer)));
+  for (auto& init : *g->mutable_initializer())
+    if (GoesToDataFile(init.data_type(), static_cast<int64_t>(init.raw_data().size())))
+      RETURN_IF_ERROR(file.Append(init));
+  return file.Flush();
+}
+
+// The weights moved to `data_path`, written atomically and named in the model relative to
+// its directory.
 absl::Status WriteDataFile(const std::vector<DeferredWeight>& deferred, onnx::GraphProto* g,
                            const std::string& data_path) {
   const std::string tmp = data_path + ".tmp";
-  const std::string location = std::filesystem::path(data_path).filename().string();
-  std::ofstream data(tmp, std::ios::binary | std::ios::trunc);
-  if (!data) return absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
-  int64_t offset = 0;
   absl::Status status;
-  for (size_t i = 0; i < deferred.size() && status.ok(); ++i) {
-    onnx::TensorProto* init = g->mutable_initializer(deferred[i].initializer);
-    onnx::TensorProto filled;
-    TensorToProto(*deferred[i].data, init->name(), &filled);
-    status = MoveToExternalData(filled, data, offset, location);
-    init->Swap(&filled);
+  {
+    SharedWeightsFile data(tmp, std::filesystem::path(data_path).filename().string());
+    status = MoveWeightsTo(data, deferred, g);
   }
-  for (auto& init : *g->mutable_initializer())
-    if (status.ok() && GoesToDataFile(init.data_type(), static_cast<int64_t>(init.raw_data().size())))
-      status = MoveToExternalData(init, data, offset, location);
-  if (status.ok() && !data.flush()) status = absl::InternalError(absl::StrCat("failed writing '", data_path, "'"));
-  data.close();
   if (status.ok() && std::rename(tmp.c_str(), data_path.c_str()) != 0)
     status = absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
   if (!status.ok()) std::remove(tmp.c_str());
@@ -478,13 +475,7 @@ absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, Sha
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not in the folder of '", weights.path(), "'"));
   std::vector<DeferredWeight> deferred;
   ASSIGN_OR_RETURN(onnx::ModelProto proto, BuildModel(model, &deferred));
-  onnx::GraphProto* g = proto.mutable_graph();
-  for (const DeferredWeight& w : deferred)
-    RETURN_IF_ERROR(weights.Place(w.data, *g->mutable_initializer(w.initializer)));
-  for (auto& init : *g->mutable_initializer())
-    if (GoesToDataFile(init.data_type(), static_cast<int64_t>(init.raw_data().size())))
-      RETURN_IF_ERROR(weights.Append(init));
-  RETURN_IF_ERROR(weights.Flush());
+  RETURN_IF_ERROR(MoveWeightsTo(weights, deferred, proto.mutable_graph()));
   return WriteBesideData(model, std::move(proto), path);
 }
 

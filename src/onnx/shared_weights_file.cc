@@ -8,6 +8,10 @@
 
 namespace taso {
 
+SharedWeightsFile::SharedWeightsFile(std::string path, std::string location)
+    : path_(std::move(path)),
+      location_(location.empty() ? std::filesystem::path(path_).filename().string() : std::move(location)) {}
+
 absl::Status SharedWeightsFile::Written(absl::Status status) {
   broken_ = broken_ || !status.ok();
   if (broken_ && status.ok()) return absl::InternalError(absl::StrCat("an earlier write to '", path_, "' failed"));
@@ -24,10 +28,9 @@ absl::Status SharedWeightsFile::Open() {
 }
 
 absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorProto& init) {
-  const std::string location = std::filesystem::path(path_).filename().string();
   RETURN_IF_ERROR(Written(absl::OkStatus()));
   if (const auto it = placed_.find(data.get()); it != placed_.end() && it->second.data.lock() == data) {
-    SetExternalData(init, location, it->second.offset, it->second.length);
+    SetExternalData(init, location_, it->second.offset, it->second.length);
     return absl::OkStatus();
   }
   onnx::TensorProto filled;
@@ -41,11 +44,12 @@ absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorPro
 
 absl::Status SharedWeightsFile::Append(onnx::TensorProto& init) {
   RETURN_IF_ERROR(Open());
-  return Written(MoveToExternalData(init, out_, size_, std::filesystem::path(path_).filename().string()));
+  return Written(MoveToExternalData(init, out_, size_, location_));
 }
 
 absl::Status SharedWeightsFile::Flush() {
-  if (out_.is_open() && !out_.flush())
+  RETURN_IF_ERROR(Open());  // the file exists once flushed, empty or not
+  if (!out_.flush())
     return Written(absl::InternalError(absl::StrCat("failed writing '", path_, "'")));
   return Written(absl::OkStatus());
 }

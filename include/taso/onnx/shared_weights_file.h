@@ -1,6 +1,6 @@
-// One data file shared by the models written into its folder: a timer's models (the input
-// and each candidate) hold mostly the same weights, and a 2.9 GB decoder took 10 s to
-// write each time.
+// A data file that models name their weights in: one model's own (ExportOnnxFile), or one
+// shared by the models written into its folder (a timer's: the input and each candidate
+// hold mostly the same weights, and a 2.9 GB decoder took 10 s to write each time).
 #pragma once
 
 #include <cstdint>
@@ -16,12 +16,15 @@
 namespace taso {
 
 // Each weight is appended once; a model written later that holds the same tensor (the same
-// TensorData in memory, while it lives) names the bytes already there. The file only
+// TensorData in memory, while it lives; a model's tied weights too) names the bytes already
+// there. The file only
 // grows; removing it is the caller's. After a failed write every later call fails too
 // (what was recorded may not be on disk): a caller starts another file.
 class SharedWeightsFile {
  public:
-  explicit SharedWeightsFile(std::string path) : path_(std::move(path)) {}
+  // `location`: the file's name as the models name it (default: the name in `path`; another
+  // where the file is written under a temporary name first).
+  explicit SharedWeightsFile(std::string path, std::string location = "");
   SharedWeightsFile(const SharedWeightsFile&) = delete;
   SharedWeightsFile& operator=(const SharedWeightsFile&) = delete;
   const std::string& path() const { return path_; }
@@ -32,7 +35,7 @@ class SharedWeightsFile {
   absl::Status Place(const TensorDataPtr& data, onnx::TensorProto& init);
   // Appends the initializer's raw bytes and names them (typed fields stay inline).
   absl::Status Append(onnx::TensorProto& init);
-  // Everything appended on disk, for a reader of the file.
+  // Everything appended on disk, for a reader of the file (made, empty, where nothing was).
   absl::Status Flush();
 
  private:
@@ -45,7 +48,7 @@ class SharedWeightsFile {
   // Fails, and keeps failing, once a write has failed.
   absl::Status Written(absl::Status status);
 
-  std::string path_;
+  std::string path_, location_;
   std::ofstream out_;
   bool broken_ = false;
   int64_t size_ = 0;
