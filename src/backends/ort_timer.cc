@@ -40,6 +40,12 @@ SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> ava
   return SessionsAtOnce::kNone;
 }
 
+std::string NoRoomForSession(int64_t session_bytes, std::optional<int64_t> available) {
+  if (SessionsThatFit(session_bytes, available) != SessionsAtOnce::kNone) return "";
+  return absl::StrFormat("a session of these models needs about %.1f GB, and %.1f GB of memory are available",
+                         session_bytes * 1e-9, *available * 1e-9);
+}
+
 OrtWorkerOptions WorkerForSessions(int64_t session_bytes) {
   OrtWorkerOptions options;
   options.timeout += absl::Seconds(4.0 * static_cast<double>(session_bytes) / 50e6);
@@ -98,10 +104,7 @@ absl::StatusOr<PairTiming> OrtTimer::Compare(const OnnxModel& a, const OnnxModel
     ASSIGN_OR_RETURN(own, OrtWorker::Start(WorkerForSessions(session_bytes)));
   }
   clock_.seconds_spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (fit == SessionsAtOnce::kNone)
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("a session of these models needs about %.1f GB, and %.1f GB of memory are available",
-                        session_bytes * 1e-9, *available * 1e-9));
+  if (fit == SessionsAtOnce::kNone) return absl::ResourceExhaustedError(NoRoomForSession(session_bytes, available));
   OrtWorker& worker = own != nullptr ? *own : *worker_;
   const bool apart = fit == SessionsAtOnce::kOne;
   // Two pairs a request (one made in each order), so that a request on a large model

@@ -81,14 +81,26 @@ absl::StatusOr<ExternalSpan> SpanOf(const onnx::TensorProto& proto, const std::s
   return ExternalSpan{path, where.offset, length};
 }
 
+// The span's bytes read into `dest` (span.length bytes).
+absl::Status ReadSpan(const onnx::TensorProto& proto, const ExternalSpan& span, char* dest) {
+  std::ifstream f(span.path, std::ios::binary);
+  if (!f.seekg(span.offset) || !f.read(dest, span.length))
+    return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
+  return absl::OkStatus();
+}
+
+absl::Status WrongValueCount(const onnx::TensorProto& proto) {
+  return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(),
+                                                 "' holds the wrong number of values for shape ",
+                                                 ShapeToString(Shape(proto.dims().begin(), proto.dims().end()))));
+}
+
 }  // namespace
 
 absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
   ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
   std::string bytes(static_cast<size_t>(span.length), '\0');
-  std::ifstream f(span.path, std::ios::binary);
-  if (!f.seekg(span.offset) || !f.read(bytes.data(), span.length))
-    return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
+  RETURN_IF_ERROR(ReadSpan(proto, span, bytes.data()));
   onnx::TensorProto copy = proto;
   copy.clear_external_data();
   copy.set_data_location(onnx::TensorProto::DEFAULT);
@@ -143,13 +155,9 @@ template <typename T>
 absl::StatusOr<std::vector<T>> ReadExternalValues(const onnx::TensorProto& proto, const std::string& dir, int64_t n) {
   ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
   if (span.length % static_cast<int64_t>(sizeof(T)) != 0 || span.length / static_cast<int64_t>(sizeof(T)) != n)
-    return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(),
-                                                   "' holds the wrong number of values for shape ",
-                                                   ShapeToString(Shape(proto.dims().begin(), proto.dims().end()))));
+    return WrongValueCount(proto);
   std::vector<T> values(static_cast<size_t>(n));
-  std::ifstream f(span.path, std::ios::binary);
-  if (!f.seekg(span.offset) || !f.read(reinterpret_cast<char*>(values.data()), span.length))
-    return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
+  RETURN_IF_ERROR(ReadSpan(proto, span, reinterpret_cast<char*>(values.data())));
   return values;
 }
 
@@ -170,10 +178,7 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, co
     return absl::InvalidArgumentError(absl::StrCat("tensor '", proto.name(), "' of shape ", ShapeToString(shape),
                                                    " has more elements than a 64-bit count holds"));
   const int64_t n = *count;
-  auto size_error = [&] {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor '", proto.name(), "' holds the wrong number of values for shape ", ShapeToString(shape)));
-  };
+  auto size_error = [&] { return WrongValueCount(proto); };
   if (external && proto.data_type() == onnx::TensorProto::FLOAT) {
     ASSIGN_OR_RETURN(std::vector<float> v, ReadExternalValues<float>(proto, external_data_dir, n));
     return TensorData::Float(std::move(shape), std::move(v));

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "pipeline/output_checks.h"
 #include "taso/backends/kernel_executor.h"
@@ -180,21 +179,14 @@ void RunBothAtEmptySizes(OrtWorker& worker, const WriteRequest& r, const std::st
   }
 }
 
-// Why a session of the input or the written file would not fit in the memory available
-// (taso-opt's own already taken), or "" where one would.
-std::string NoRoomForSession(const WriteRequest& r, int64_t session_bytes) {
-  const std::optional<int64_t> available = r.available_memory ? r.available_memory() : std::nullopt;
-  if (SessionsThatFit(session_bytes, available) != SessionsAtOnce::kNone) return "";
-  return absl::StrFormat("a session of these files needs about %.1f GB, and %.1f GB of memory are available",
-                         session_bytes * 1e-9, *available * 1e-9);
-}
-
 absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& written, const std::string& scratch) {
   if (r.target == Target::kOrt) {
     const int64_t session_bytes = std::max(SessionBytes(r.input->graph), SessionBytes(r.output->graph));
     ASSIGN_OR_RETURN(std::unique_ptr<OrtWorker> worker, OrtWorker::Start(WorkerForSessions(session_bytes)));
     const std::string runtime = absl::StrCat("ONNX Runtime ", worker->version(), " (CPU, level all)");
-    if (const std::string no_room = NoRoomForSession(r, session_bytes); !no_room.empty())
+    // Read with taso-opt's own memory already taken.
+    const std::optional<int64_t> available = r.available_memory ? r.available_memory() : std::nullopt;
+    if (const std::string no_room = NoRoomForSession(session_bytes, available); !no_room.empty())
       return BothRuns{runtime, absl::ResourceExhaustedError(no_room), absl::ResourceExhaustedError(no_room)};
     const std::vector<InputSizes> sizes = SizesToRun(r);
     BothRuns both{runtime, RunInOrt(*worker, r.input_path, sizes, r, scratch + "/input"),

@@ -45,6 +45,9 @@ enum class SessionsAtOnce { kTwo, kOne, kNone };
 // How many sessions of `session_bytes` fit in `available` (each with a tenth more and
 // 256 MB of working memory beside them); two where the memory is not known.
 SessionsAtOnce SessionsThatFit(int64_t session_bytes, std::optional<int64_t> available);
+// Where not even one session fits (SessionsThatFit kNone): why, in one line naming both
+// figures; else "".
+std::string NoRoomForSession(int64_t session_bytes, std::optional<int64_t> available);
 
 // The options of a worker of a comparison's own, for models of `session_bytes` a session:
 // each request makes four sessions (two pairs), so its timeout grows beyond the default by
