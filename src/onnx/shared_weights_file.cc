@@ -49,8 +49,7 @@ absl::Status SharedWeightsFile::Append(onnx::TensorProto& init) {
 
 absl::Status SharedWeightsFile::Flush() {
   RETURN_IF_ERROR(Open());  // the file exists once flushed, empty or not
-  if (!out_.flush())
-    return Written(absl::InternalError(absl::StrCat("failed writing '", path_, "'")));
+  if (!out_.flush()) return Written(absl::InternalError(absl::StrCat("failed writing '", path_, "'")));
   return Written(absl::OkStatus());
 }
 
