@@ -15,6 +15,7 @@
 #include "taso/backends/backends.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/ops/names.h"
+#include "taso/onnx/onnx_io.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/rules/rules.h"
 #include "test_util.h"
@@ -537,4 +538,32 @@ TEST_CASE("taso-opt's flags default to the library's options") {
   CHECK(FlagDefault(help.output, "egraph_extraction_seconds") == absl::StrCat(library.egraph.extraction.seconds));
   CHECK(FlagDefault(help.output, "egraph_multi_iterations") ==
         absl::StrCat(library.egraph.scheduler.multi_pattern_iterations));
+}
+
+TEST_CASE("taso-opt writes the input as read where the memory available cannot hold it while optimized") {
+  auto dir = taso::testing::TempDir("cli_short_of_memory");
+  const std::string model = (dir / "nasrnn.onnx").string(), out = (dir / "out.onnx").string(),
+                    report = (dir / "report.json").string();
+  REQUIRE(RunTool("taso-models nasrnn --layers 2 -o " + model).code == 0);
+  const std::string short_of_memory = "TASO_AVAILABLE_MEMORY_BYTES=1000000 " + std::string(TASO_BINARY_DIR);
+  auto r = taso::testing::RunCommand(short_of_memory + "/taso-opt " + model + " -o " + out + " --report " + report);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Catch::Contains("nasrnn.onnx: not optimized: optimizing its 0."));
+  CHECK_THAT(r.output, Catch::Contains("and 0.0 GB are available here (--max-memory-gb 1 tries anyway); the input is "
+                                       "written as read"));
+  const auto input = taso::ReadModelFile(model), written = taso::ReadModelFile(out);
+  REQUIRE(input.ok());
+  REQUIRE(written.ok());
+  CHECK(written->SerializeAsString() == input->SerializeAsString());
+  std::ifstream f(report);
+  const std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  CHECK_THAT(json, Catch::Contains("\"written_as_read\": true"));
+
+  // A limit given is the user's word that the model fits.
+  const std::string tried = (dir / "tried.onnx").string();
+  auto given = taso::testing::RunCommand(short_of_memory + "/taso-opt " + model + " -o " + tried +
+                                         " --max-memory-gb 1 --backend analytic --budget 5");
+  CHECK(given.code == 0);
+  CHECK_THAT(given.output, !Catch::Contains("not optimized"));
+  CHECK_THAT(given.output, Catch::Contains("nodes ->"));
 }

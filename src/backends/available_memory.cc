@@ -1,10 +1,12 @@
 #include "taso/backends/available_memory.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
@@ -86,6 +88,9 @@ std::optional<MemoryCgroup> OwnMemoryCgroup() {
 }  // namespace
 
 std::optional<int64_t> AvailableMemoryBytes() {
+  int64_t given = 0;
+  if (const char* env = std::getenv("TASO_AVAILABLE_MEMORY_BYTES"); env != nullptr && absl::SimpleAtoi(env, &given))
+    return std::max<int64_t>(0, given);
   std::optional<int64_t> left = MemAvailable();
   const std::optional<MemoryCgroup> cgroup = OwnMemoryCgroup();
   if (!cgroup) return left;

@@ -60,6 +60,9 @@ absl::StatusOr<std::filesystem::path> DataFilePath(const onnx::TensorProto& prot
 
 // Where a tensor's external bytes lie: a file inside the model's directory, and a span
 // of it within its size.
+// External bytes are copied and compared through a buffer of this size.
+constexpr int64_t kCopyBlockBytes = int64_t{1} << 20;
+
 struct ExternalSpan {
   std::filesystem::path path;
   int64_t offset = 0, length = 0;
@@ -108,6 +111,31 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
   return copy;
 }
 
+absl::StatusOr<int64_t> ExternalDataBytes(const onnx::TensorProto& proto, const std::string& dir) {
+  ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
+  return span.length;
+}
+
+absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& dir, std::ostream& data, int64_t& offset,
+                              const std::string& location) {
+  ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
+  std::ifstream f(span.path, std::ios::binary);
+  if (!f.seekg(span.offset))
+    return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
+  std::vector<char> block(static_cast<size_t>(std::min<int64_t>(kCopyBlockBytes, span.length)));
+  for (int64_t done = 0; done < span.length;) {
+    const auto n = static_cast<std::streamsize>(std::min<int64_t>(kCopyBlockBytes, span.length - done));
+    if (!f.read(block.data(), n))
+      return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
+    if (!data.write(block.data(), n))
+      return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+    done += n;
+  }
+  SetExternalData(proto, location, offset, span.length);
+  offset += span.length;
+  return absl::OkStatus();
+}
+
 namespace {
 
 // Whether the tensor's external bytes are `bytes`, read a block at a time: a large model's
@@ -117,7 +145,7 @@ bool ExternalBytesEqual(const onnx::TensorProto& proto, const std::string& dir, 
   if (!span.ok() || span->length != static_cast<int64_t>(bytes.size())) return false;
   std::ifstream f(span->path, std::ios::binary);
   if (!f.seekg(span->offset)) return false;
-  constexpr size_t kBlock = size_t{1} << 20;
+  constexpr auto kBlock = static_cast<size_t>(kCopyBlockBytes);
   std::vector<char> block(std::min(kBlock, bytes.size()));
   for (size_t done = 0; done < bytes.size();) {
     const size_t n = std::min(kBlock, bytes.size() - done);

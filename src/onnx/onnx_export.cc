@@ -338,31 +338,6 @@ absl::Status CheckWholeModel(const OnnxModel& model, onnx::ModelProto* proto) {
   return absl::OkStatus();
 }
 
-// Writes `proto` to `path` through a file beside it, which `check` (if set) must accept
-// before it is renamed into place; on any error nothing is left at `path`.
-absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
-                                   const std::function<absl::Status(const std::string&)>& check) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
-    if (!model.SerializeToOstream(&f) || !f.flush()) {
-      f.close();
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat("failed writing '", path, "' (model too large or disk full?)"));
-    }
-  }
-  if (absl::Status checked = check ? check(tmp) : absl::OkStatus(); !checked.ok()) {
-    std::remove(tmp.c_str());
-    return checked;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
-  }
-  return absl::OkStatus();
-}
-
 // `proto`, whose weights are in data files beside `path` already, written there and
 // checked as ExportOnnx checks a model, the ONNX checker reading the file written (it
 // looks for the data files beside it).
@@ -453,6 +428,29 @@ bool OnnxInferenceChecks(const OnnxModel& model) {
 bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
 
 std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
+
+absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
+                                   const std::function<absl::Status(const std::string&)>& check) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "' (", std::strerror(errno), ")"));
+    if (!model.SerializeToOstream(&f) || !f.flush()) {
+      f.close();
+      std::remove(tmp.c_str());
+      return absl::InternalError(absl::StrCat("failed writing '", path, "' (model too large or disk full?)"));
+    }
+  }
+  if (absl::Status checked = check ? check(tmp) : absl::OkStatus(); !checked.ok()) {
+    std::remove(tmp.c_str());
+    return checked;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {
   return WriteModelFileChecked(model, path, nullptr);

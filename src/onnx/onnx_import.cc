@@ -60,19 +60,6 @@ absl::StatusOr<Chosen> ChooseOperator(const onnx::NodeProto& node, int opset, co
   return Chosen{};
 }
 
-// The version of the default ONNX opset the model imports: below kMinOpset, converted
-// to it first; above kMaxOpset, refused.
-absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
-  int opset = -1;
-  for (const auto& o : model.opset_import())
-    if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
-  if (opset < 1) return absl::InvalidArgumentError("the model does not import the default ONNX opset");
-  if (opset > kMaxOpset)
-    return absl::InvalidArgumentError(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ",
-                                                   kMaxOpset, "; older ones are converted)"));
-  return opset;
-}
-
 // The model at kMinOpset, by ONNX's version converter (PyTorch and older exporters write
 // opsets 7 to 10: Upsample for Resize, BatchNormalization with spatial, ...). The model
 // has passed CheckStructure; the converter runs isolated, after CheckConvertible.
@@ -624,12 +611,20 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   return model;
 }
 
+std::string ModelDirectory(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
 absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   ASSIGN_OR_RETURN(onnx::ModelProto model, ReadModelFile(path));
+  return ImportModelRead(std::move(model), path, options);
+}
+
+absl::StatusOr<OnnxModel> ImportModelRead(onnx::ModelProto model, const std::string& path,
+                                          const ImportOptions& options) {
   ImportOptions with_dir = options;
-  if (with_dir.external_data_dir.empty())
-    with_dir.external_data_dir = std::filesystem::path(path).parent_path().string();
-  if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ".";
+  if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ModelDirectory(path);
   // In place, so that the source kept has them too and is not a copy.
   std::vector<std::string> made_dense;
   if (HasUncommonSpellings(model)) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "onnx/defs/schema.h"
 #include "taso/ir/onnx_inference_hazard.h"
+#include "taso/ir/onnx_node.h"
 #include "taso/ir/status_macros.h"
 
 namespace taso {
@@ -260,6 +261,17 @@ absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl
       if (d.pending[i] > 0)
         return absl::InvalidArgumentError(absl::StrCat("graph has a cycle through ", DescribeNode(g.node(i))));
   return order;
+}
+
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model) {
+  int opset = -1;
+  for (const auto& o : model.opset_import())
+    if (IsDefaultDomain(o.domain())) opset = static_cast<int>(o.version());
+  if (opset < 1) return absl::InvalidArgumentError("the model does not import the default ONNX opset");
+  if (opset > kMaxOpset)
+    return absl::InvalidArgumentError(absl::StrCat("unsupported opset ", opset, " (supported: ", kMinOpset, " to ",
+                                                   kMaxOpset, "; older ones are converted)"));
+  return opset;
 }
 
 absl::Status CheckStructure(const onnx::ModelProto& model, int opset) {

@@ -33,6 +33,10 @@ std::vector<std::string> SubgraphCaptures(const onnx::NodeProto& n);
 // nothing defines, or the nodes form a cycle.
 absl::StatusOr<std::vector<int>> SortNodes(const onnx::GraphProto& g, const absl::flat_hash_set<std::string>& outer);
 
+// The version of the default ONNX opset the model imports: below kMinOpset, the importer
+// converts it to it first; above kMaxOpset, refused.
+absl::StatusOr<int> DefaultOpset(const onnx::ModelProto& model);
+
 // Fails, with one line naming the first problem, unless: the model imports the default
 // opset once; every graph input, initializer and graph output is named, and none twice;
 // every node has an op_type and names each output its schema at `opset` marks single

@@ -47,6 +47,11 @@ absl::Status SharedWeightsFile::Append(onnx::TensorProto& init) {
   return Written(MoveToExternalData(init, out_, size_, location_));
 }
 
+absl::Status SharedWeightsFile::CopyFrom(onnx::TensorProto& init, const std::string& external_data_dir) {
+  RETURN_IF_ERROR(Open());
+  return Written(CopyExternalData(init, external_data_dir, out_, size_, location_));
+}
+
 absl::Status SharedWeightsFile::Flush() {
   RETURN_IF_ERROR(Open());  // the file exists once flushed, empty or not
   if (!out_.flush()) return Written(absl::InternalError(absl::StrCat("failed writing '", path_, "'")));

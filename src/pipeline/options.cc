@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "taso/pipeline/pipeline.h"
 
 namespace taso {
@@ -63,6 +64,19 @@ SearchKind DefaultSearchKind(Backend backend) {
 
 int64_t MachineMemoryLimit(std::optional<int64_t> available) {
   return std::max(kDefaultMaxMemoryBytes, available.value_or(0));
+}
+
+int64_t MemoryToOptimize(int64_t stored_bytes) {
+  constexpr int64_t kOwnBytes = int64_t{512} << 20;
+  return stored_bytes + stored_bytes / 8 + kOwnBytes;
+}
+
+std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available) {
+  const int64_t needed = MemoryToOptimize(stored_bytes);
+  if (!available || *available >= needed) return std::nullopt;
+  return absl::StrFormat(
+      "optimizing its %.1f GB of tensors needs about %.1f GB of memory, and %.1f GB are available here",
+      stored_bytes * 1e-9, needed * 1e-9, *available * 1e-9);
 }
 
 absl::Status ValidateOptions(const PipelineOptions& options) {

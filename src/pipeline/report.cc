@@ -665,4 +665,8 @@ std::string JsonReport(const PipelineOptions& options, const PipelineResult& r, 
       ",\n  \"symbolic_dims\": ", JsonSymbolicDims(r), "\n}\n");
 }
 
+std::string JsonNotOptimizedReport(absl::string_view reason) {
+  return absl::StrCat("{\n  \"not_optimized\": ", JsonQuote(reason), ",\n  \"written_as_read\": true\n}\n");
+}
+
 }  // namespace taso

@@ -3,9 +3,11 @@
 // [--report FILE]: optimizes an ONNX model for a target runtime with the rule databases by
 // equality saturation (or cost-based backtracking search), folds weight-only subgraphs, and writes
 // the result only if it computes what the input computes (self-check) and, on the ort
-// target, runs measurably faster there. The work is
+// target, runs measurably faster there; a model the memory available cannot hold while it
+// is optimized is written as read. The work is
 // taso::OptimizeModel's (taso/pipeline/pipeline.h); this file reads flags and files and writes.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,7 @@
 #include "taso/ir/progress.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
+#include "taso/onnx/write_as_read.h"
 #include "taso/pipeline/pipeline.h"
 #include "taso/pipeline/written_model.h"
 #include "taso/rules/rules.h"
@@ -66,7 +69,8 @@ ABSL_FLAG(int64_t, max_queue, taso::SearchOptions().max_queue,
 ABSL_FLAG(std::string, report, "", "also write the summary as JSON to this file");
 ABSL_FLAG(double, max_memory_gb, 0,
           "refuse a model whose tensors (inputs, weights, intermediates) need more than this many GB together "
-          "(0: 16, or the memory available where more)");
+          "(0: 16, or the memory available where more; and a model whose tensors the memory available "
+          "cannot hold while it is optimized is written as read)");
 ABSL_FLAG(bool, progress_log, false,
           "write each stage on a line of its own on stderr, with the seconds since the start "
           "(for logs: the progress line shows only on a terminal)");
@@ -288,6 +292,48 @@ taso::WriteRequest WriteRequestFor(const std::string& input_path, const taso::On
   return request;
 }
 
+// The last line of a run: the file written, and its data file where it has one.
+void PrintWrote(const std::string& out, bool data_file) {
+  if (data_file)
+    std::printf("wrote %s (its weights in %s)\n", out.c_str(), taso::ExternalDataPath(out).c_str());
+  else
+    std::printf("wrote %s\n", out.c_str());
+}
+
+// Why the model read from `path` cannot be optimized in the memory available, where it
+// cannot (TooLittleMemoryToOptimize); nullopt where it can, where --max-memory-gb says how
+// much it may take, or where its tensors cannot be sized (the import then says why).
+std::optional<std::string> ShortOfMemory(const onnx::ModelProto& model, const std::string& path) {
+  if (absl::GetFlag(FLAGS_max_memory_gb) > 0) return std::nullopt;
+  const absl::StatusOr<int64_t> stored = taso::StoredModelBytes(model, taso::ModelDirectory(path));
+  if (!stored.ok()) return std::nullopt;
+  std::optional<std::string> reason = taso::TooLittleMemoryToOptimize(*stored, taso::AvailableMemoryBytes());
+  if (reason)
+    absl::StrAppend(&*reason, " (--max-memory-gb ", std::ceil(taso::MemoryToOptimize(*stored) * 1e-9),
+                    " tries anyway)");
+  return reason;
+}
+
+// The model read from `in` written to `out` as it is (WriteAsRead), with the report, where
+// there is too little memory to optimize it; the exit code.
+int WriteInputAsRead(onnx::ModelProto model, const std::string& in, const std::string& out, const std::string& reason,
+                     taso::ProgressLine& progress) {
+  const std::string report = absl::GetFlag(FLAGS_report);
+  if (!report.empty())
+    if (auto s = WriteReport(report, taso::JsonNotOptimizedReport(reason)); !s.ok()) return taso::cli::Fail(kTool, s);
+  progress.Start("export", out);
+  const absl::StatusOr<bool> data_file = taso::WriteAsRead(std::move(model), taso::ModelDirectory(in), out);
+  progress.Clear();
+  if (!data_file.ok()) {
+    std::error_code ignored;
+    if (!report.empty()) std::filesystem::remove(report, ignored);
+    return taso::cli::Fail(kTool, data_file.status());
+  }
+  std::printf("%s: not optimized: %s; the input is written as read\n", in.c_str(), reason.c_str());
+  PrintWrote(out, *data_file);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -322,7 +368,11 @@ int main(int argc, char** argv) {
   import_options.fold_shape_arithmetic = true;
   import_options.max_memory_bytes = options->max_memory_bytes;
   import_options.input_shapes = *input_shapes;
-  const auto model = taso::ImportOnnxFile(args[0], import_options);
+  absl::StatusOr<onnx::ModelProto> read = taso::ReadModelFile(args[0]);
+  if (!read.ok()) return fail(read.status());
+  if (const std::optional<std::string> short_of = ShortOfMemory(*read, args[0]))
+    return WriteInputAsRead(*std::move(read), args[0], out, *short_of, progress);
+  const auto model = taso::ImportModelRead(*std::move(read), args[0], import_options);
   if (!model.ok()) return fail(model.status());
   const auto rules = taso::ReadRuleDatabases(*rule_files, {.max_bytes = absl::GetFlag(FLAGS_max_rules_bytes),
                                                            .allow_unproved = absl::GetFlag(FLAGS_allow_unproved)});
@@ -350,9 +400,6 @@ int main(int argc, char** argv) {
   std::fputs(taso::SummaryText(*options, *result, args[0]).c_str(), stdout);
   std::fputs(taso::ImportText(*model, *result).c_str(), stdout);
   std::printf("export: %s\n", staged->checks().validation.c_str());
-  if (staged->external_data())
-    std::printf("wrote %s (its weights in %s)\n", out.c_str(), taso::ExternalDataPath(out).c_str());
-  else
-    std::printf("wrote %s\n", out.c_str());
+  PrintWrote(out, staged->external_data());
   return 0;
 }

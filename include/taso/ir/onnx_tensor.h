@@ -20,6 +20,15 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto,
 absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto,
                                                        const std::string& external_data_dir);
 
+// How many bytes of its data file a tensor stored as external data names (in
+// `external_data_dir`, checked as TensorFromProto checks it).
+absl::StatusOr<int64_t> ExternalDataBytes(const onnx::TensorProto& proto, const std::string& external_data_dir);
+// Copies the tensor's external bytes (in `external_data_dir`) to the end of the open file
+// `data` (written as `location`, relative to the model) a block at a time, never holding
+// them whole, and records where they are.
+absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& external_data_dir, std::ostream& data,
+                              int64_t& offset, const std::string& location);
+
 void TensorToProto(const TensorData& data, const std::string& name, onnx::TensorProto* proto);
 
 // Whether `data` holds exactly the values of `proto`, a float tensor (stored as external

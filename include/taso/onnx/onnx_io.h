@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,12 @@ struct ImportOptions {
 
 absl::StatusOr<OnnxModel> ImportOnnx(const onnx::ModelProto& model, const ImportOptions& options = {});
 absl::StatusOr<OnnxModel> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
+// ImportOnnxFile's import of `model`, which ReadModelFile read from `path`.
+absl::StatusOr<OnnxModel> ImportModelRead(onnx::ModelProto model, const std::string& path,
+                                          const ImportOptions& options = {});
+// The directory of a model file, where its external data is looked for ("." for a bare
+// file name).
+std::string ModelDirectory(const std::string& path);
 
 // Builds the ModelProto; fails if it does not pass the ONNX checker and strict shape
 // inference. At opsets the installed checker does not know (OnnxCheckerCovers false)
@@ -156,6 +163,10 @@ absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path,
 // ExportOnnxFile checks a model with a data file. On an error nothing is left at `path`.
 absl::Status ExportOnnxFile(const OnnxModel& model, const std::string& path, SharedWeightsFile& weights);
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path);
+// Writes `model` to `path` through a file beside it, which `check` (if set) must accept
+// before it is renamed into place; on any error nothing is left at `path`.
+absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
+                                   const std::function<absl::Status(const std::string&)>& check);
 std::string ExternalDataPath(const std::string& model_path);
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);
 

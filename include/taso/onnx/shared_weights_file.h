@@ -35,6 +35,9 @@ class SharedWeightsFile {
   absl::Status Place(const TensorDataPtr& data, onnx::TensorProto& init);
   // Appends the initializer's raw bytes and names them (typed fields stay inline).
   absl::Status Append(onnx::TensorProto& init);
+  // Appends the bytes the initializer names in its own data file (in `external_data_dir`),
+  // a block at a time, and names them here.
+  absl::Status CopyFrom(onnx::TensorProto& init, const std::string& external_data_dir);
   // Everything appended on disk, for a reader of the file (made, empty, where nothing was).
   absl::Status Flush();
 

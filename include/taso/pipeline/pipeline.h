@@ -120,6 +120,17 @@ struct PipelineOptions {
 // holds is not refused), else kDefaultMaxMemoryBytes.
 int64_t MachineMemoryLimit(std::optional<int64_t> available);
 
+// About the most memory taso-opt's own process holds optimizing a model whose tensors
+// take `stored_bytes` (its file and data files, StoredModelBytes): those tensors, an
+// eighth more for what the search and checks make of them (joined weights, folded
+// constants), and 512 MiB for the rest (the rules, ONNX Runtime's library, the search).
+// Measured: a 2.9 GB decoder peaked at 3.6 GB, a 0.35 GB ViT at 1.3 GB with its timer's
+// sessions (which check their own room, NoRoomForSession), a model of 8 MB at 0.33 GB.
+int64_t MemoryToOptimize(int64_t stored_bytes);
+// Where `available` is known and less than MemoryToOptimize(stored_bytes), the reason in
+// one clause ("optimizing its 2.9 GB of tensors needs about ..."); else nullopt.
+std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available);
+
 // The options' own consistency (the command line checks its flags before): alpha at
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
 // only on the cpu backend, the e-graph's limits positive and its extraction time at
@@ -327,5 +338,8 @@ std::string ImportText(const OnnxModel& imported, const PipelineResult& result);
 // import did ("import": null without it).
 std::string JsonReport(const PipelineOptions& options, const PipelineResult& result,
                        const OnnxModel* imported = nullptr);
+// The JSON report of a model written as read without being optimized, and why:
+// {"not_optimized": REASON, "written_as_read": true}.
+std::string JsonNotOptimizedReport(absl::string_view reason);
 
 }  // namespace taso
