@@ -548,9 +548,9 @@ TEST_CASE("taso-opt writes the input as read where the memory available cannot h
   const std::string short_of_memory = "TASO_AVAILABLE_MEMORY_BYTES=1000000 " + std::string(TASO_BINARY_DIR);
   auto r = taso::testing::RunCommand(short_of_memory + "/taso-opt " + model + " -o " + out + " --report " + report);
   CHECK(r.code == 0);
-  CHECK_THAT(r.output, Catch::Contains("nasrnn.onnx: not optimized: optimizing its 0."));
-  CHECK_THAT(r.output, Catch::Contains("and 0.0 GB are available here (--max-memory-gb 1 tries anyway); the input is "
-                                       "written as read"));
+  CHECK_THAT(r.output, Catch::Contains("nasrnn.onnx: not optimized: optimizing its "));
+  CHECK_THAT(r.output, Catch::Contains(" MB of memory, and 1 MB are available here (--max-memory-gb 1 tries anyway); "
+                                       "the input is written as read"));
   const auto input = taso::ReadModelFile(model), written = taso::ReadModelFile(out);
   REQUIRE(input.ok());
   REQUIRE(written.ok());

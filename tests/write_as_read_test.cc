@@ -128,6 +128,8 @@ TEST_CASE("A model is optimized only where the memory available holds its tensor
   const auto reason = TooLittleMemoryToOptimize(2'900'000'000, 3'100'000'000);
   REQUIRE(reason);
   CHECK(*reason == "optimizing its 2.9 GB of tensors needs about 3.8 GB of memory, and 3.1 GB are available here");
+  CHECK(TooLittleMemoryToOptimize(8'000'000, 1'000'000) ==
+        "optimizing its 8 MB of tensors needs about 546 MB of memory, and 1 MB are available here");
 }
 
 TEST_CASE("TASO_AVAILABLE_MEMORY_BYTES stands for the memory available") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "taso/pipeline/pipeline.h"
 
@@ -31,6 +32,11 @@ std::optional<E> ValueOf(const std::pair<E, absl::string_view> (&names)[N], absl
   for (const auto& [value, spelled] : names)
     if (spelled == name) return value;
   return std::nullopt;
+}
+
+// "2.9 GB", or "546 MB" below a gigabyte.
+std::string MemorySize(int64_t bytes) {
+  return bytes >= 1'000'000'000 ? absl::StrFormat("%.1f GB", bytes * 1e-9) : absl::StrFormat("%.0f MB", bytes * 1e-6);
 }
 
 }  // namespace
@@ -74,9 +80,8 @@ int64_t MemoryToOptimize(int64_t stored_bytes) {
 std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available) {
   const int64_t needed = MemoryToOptimize(stored_bytes);
   if (!available || *available >= needed) return std::nullopt;
-  return absl::StrFormat(
-      "optimizing its %.1f GB of tensors needs about %.1f GB of memory, and %.1f GB are available here",
-      stored_bytes * 1e-9, needed * 1e-9, *available * 1e-9);
+  return absl::StrCat("optimizing its ", MemorySize(stored_bytes), " of tensors needs about ", MemorySize(needed),
+                      " of memory, and ", MemorySize(*available), " are available here");
 }
 
 absl::Status ValidateOptions(const PipelineOptions& options) {
