@@ -8,7 +8,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "pipeline/region_estimate.h"
@@ -81,6 +87,55 @@ TEST_CASE("The ONNX Runtime worker loads and runs models and reports bad request
   CHECK(worker->Run(*session).ok());
   REQUIRE(worker->Release(*session).ok());
   CHECK_FALSE(worker->Run(*session).ok());
+}
+
+namespace {
+
+// Sets (or, given nullopt, unsets) an environment variable for the scope, putting back
+// what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? setenv(name, value->c_str(), 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+// ONNX Runtime's Linux packages record each process and session (a device id under
+// ~/.cache, an event database, files in $TMPDIR) and upload them unless
+// ORT_DISABLE_TELEMETRY is set: the worker and the command-line runner set it.
+TEST_CASE("ONNX Runtime runs users' models without its telemetry", "[ort]") {
+  auto dir = testing::TempDir("ort_telemetry");
+  const std::string model = SmallModel(dir);
+  const std::filesystem::path home = dir / "home";
+  std::filesystem::create_directories(home);
+  const ScopedEnv own_home("HOME", home.string()), own_tmp("TMPDIR", home.string());
+  // ONNX Runtime records nothing on a machine these name as a build server (CI runs so).
+  std::vector<std::unique_ptr<ScopedEnv>> unset;
+  for (const char* name : {"ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME", "CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI",
+                           "CIRCLECI", "TRAVIS", "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
+                           "APPVEYOR", "BITBUCKET_BUILD_NUMBER"})
+    unset.push_back(std::make_unique<ScopedEnv>(name, std::nullopt));
+  {
+    std::unique_ptr<OrtWorker> worker = StartWorker();
+    absl::StatusOr<int64_t> session = worker->Load(model, 1);
+    REQUIRE(session.ok());
+    REQUIRE(worker->Run(*session).ok());
+  }
+  const auto run = testing::RunCommand("node " TASO_SOURCE_DIR "/tools/ort/ort_run.js " + model);
+  CHECK(run.code == 0);
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(home)) left.push_back(entry.path().string());
+  CHECK(left == std::vector<std::string>{});
 }
 
 // The benchmarks' paired timing (bench/ort_pairs.sh): a model with a symbolic batch is

@@ -199,7 +199,7 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   let ort;
   try {
-    ort = require('onnxruntime-node');
+    ort = require('./load_ort').loadOrt();
   } catch (e) {
     fail(`onnxruntime-node is not installed (run scripts/setup.sh): ${e.message}`);
   }

@@ -27,7 +27,7 @@ async function main() {
   if (!fs.existsSync(model)) fail(`cannot read ${model}`);
   let ort;
   try {
-    ort = require('onnxruntime-node');
+    ort = require('./load_ort').loadOrt();
   } catch (e) {
     fail(`onnxruntime-node is not installed (run scripts/setup.sh): ${e.message}`);
   }

@@ -33,7 +33,7 @@ const {toHalfBits, numericValues} = require('./tensor_values');
 let ort;
 let loadError = null;
 try {
-  ort = require('onnxruntime-node');
+  ort = require('./load_ort').loadOrt();
   ort.env.logLevel = 'error';
 } catch (e) {
   loadError = `onnxruntime-node cannot be loaded (run scripts/setup.sh): ${e.message.split('\n')[0]}`;
