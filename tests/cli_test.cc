@@ -567,3 +567,23 @@ TEST_CASE("taso-opt writes the input as read where the memory available cannot h
   CHECK_THAT(given.output, !Catch::Contains("not optimized"));
   CHECK_THAT(given.output, Catch::Contains("nodes ->"));
 }
+
+TEST_CASE("taso-opt names the input where it fails the checks its written model must pass") {
+  auto dir = taso::testing::TempDir("cli_input_fails_checks");
+  // An int64 zero point, which QuantizeLinear does not take: ONNX Runtime refuses the file
+  // as an invalid model, and the import keeps both nodes opaque.
+  onnx::ModelProto m = taso::testing::NewModel(13);
+  taso::testing::AddInput(m, "x", {1, 4});
+  taso::testing::AddFloatInit(m, "scale", {1}, 0.5f);
+  taso::testing::AddInt64Init(m, "zero", {0});
+  taso::testing::AddNode(m, "QuantizeLinear", {"x", "scale", "zero"}, {"q"}, "quantize");
+  taso::testing::AddNode(m, "DequantizeLinear", {"q", "scale", "zero"}, {"y"}, "dequantize");
+  taso::testing::AddOutput(m, "y");
+  const std::string model = (dir / "bad_zero_point.onnx").string(), out = (dir / "out.onnx").string();
+  taso::testing::WriteFile(model, m.SerializeAsString());
+  auto r = RunTool("taso-opt " + model + " -o " + out);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.output, Catch::StartsWith("taso-opt: error: the input '" + model + "' fails ONNX shape inference: "));
+  CHECK_THAT(r.output, Catch::Contains("tensor(int64)"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}

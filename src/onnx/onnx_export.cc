@@ -24,6 +24,9 @@
 namespace taso {
 namespace {
 
+// How the checks' errors name a model the export wrote.
+constexpr absl::string_view kExported = "the exported model";
+
 // The value's type; its dimensions as `names` says where given (see DimNames).
 void FillValueInfo(const Value& v, onnx::ValueInfoProto* vi, const DimNames* names = nullptr) {
   vi->set_name(v.name);
@@ -167,12 +170,13 @@ void WriteIntermediateValueInfos(const OnnxModel& model, const std::vector<NodeI
     }
 }
 
-// The ONNX checker on the model `check` holds, with the error ExportOnnx gives.
-absl::Status RunChecker(const std::function<void()>& check) {
+// The ONNX checker on the model `check` holds, with the error ExportOnnx gives (`subject`
+// names the model).
+absl::Status RunChecker(const std::function<void()>& check, absl::string_view subject = kExported) {
   try {
     check();
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("the exported model fails the ONNX checker: ", e.what()));
+    return absl::InternalError(absl::StrCat(subject, " fails the ONNX checker: ", e.what()));
   }
   return absl::OkStatus();
 }
@@ -181,21 +185,21 @@ absl::Status RunChecker(const std::function<void()>& check) {
 // adds the value infos it finds. A model ONNX's inference mishandles (SafeForOnnxInference)
 // is left to the checker alone; the end-to-end check runs it in the target runtime all the
 // same.
-absl::Status InferShapesStrictly(onnx::ModelProto* model, int opset) {
+absl::Status InferShapesStrictly(onnx::ModelProto* model, int opset, absl::string_view subject = kExported) {
   if (!SafeForOnnxInference(model->graph(), opset)) return absl::OkStatus();
   try {
     onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(true, 1, false));
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("the exported model fails ONNX shape inference: ", e.what()));
+    return absl::InternalError(absl::StrCat(subject, " fails ONNX shape inference: ", e.what()));
   }
   return absl::OkStatus();
 }
 
 // The ONNX checker and strict shape inference must accept the model.
-absl::Status CheckAndInferShapes(onnx::ModelProto* model, int opset) {
-  RETURN_IF_ERROR(RunChecker([model] { onnx::checker::check_model(*model); }));
-  return InferShapesStrictly(model, opset);
+absl::Status CheckAndInferShapes(onnx::ModelProto* model, int opset, absl::string_view subject = kExported) {
+  RETURN_IF_ERROR(RunChecker([model] { onnx::checker::check_model(*model); }, subject));
+  return InferShapesStrictly(model, opset, subject);
 }
 
 // Value infos without the dimension names ONNX's inference invents ("unk__N"), each then
@@ -450,6 +454,13 @@ absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::str
     return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
   }
   return absl::OkStatus();
+}
+
+absl::Status InferShapesAsExportDoes(onnx::ModelProto model, absl::string_view subject) {
+  const absl::StatusOr<int> opset = DefaultOpset(model);
+  if (!opset.ok() || !OnnxCheckerCovers(*opset)) return absl::OkStatus();
+  const absl::Status inferred = InferShapesStrictly(&model, *opset, subject);
+  return inferred.ok() ? inferred : absl::InvalidArgumentError(inferred.message());
 }
 
 absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& path) {

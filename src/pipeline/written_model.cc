@@ -244,6 +244,18 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
   return check;
 }
 
+// The error of a model the export could not write: where the input file fails the strict
+// shape inference the export runs on what it writes, that (no model written from it could
+// pass it).
+absl::Status ExportError(const WriteRequest& r, absl::Status exported) {
+  if (r.input_path.empty()) return exported;
+  absl::StatusOr<onnx::ModelProto> input = ReadModelFile(r.input_path);
+  if (!input.ok()) return exported;
+  const absl::Status as_read =
+      InferShapesAsExportDoes(*std::move(input), absl::StrCat("the input '", r.input_path, "'"));
+  return as_read.ok() ? exported : as_read;
+}
+
 }  // namespace
 
 StagedModel::StagedModel(std::string folder, std::string staged, const WriteRequest& r)
@@ -279,7 +291,10 @@ absl::Status StagedModel::MoveIntoPlace() {
 absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
   ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(r.destination));
   StagedModel staged(folder, (fs::path(folder) / fs::path(r.destination).filename()).string(), r);
-  RETURN_IF_ERROR(r.writer ? r.writer(*r.output, staged.staged_) : ExportOnnxFile(*r.output, staged.staged_));
+  if (absl::Status exported =
+          r.writer ? r.writer(*r.output, staged.staged_) : ExportOnnxFile(*r.output, staged.staged_);
+      !exported.ok())
+    return ExportError(r, std::move(exported));
   // The staging folder is the model's own, so a data file there is the one just written.
   staged.external_data_ = fs::exists(ExternalDataPath(staged.staged_));
   ASSIGN_OR_RETURN(staged.checks_.validation, ValidateWrittenModel(*r.output, staged.staged_, r.ort_runner));

@@ -133,6 +133,14 @@ absl::StatusOr<onnx::ModelProto> ExportOnnx(const OnnxModel& model);
 // to the model's graph and weights_left_out, without a copy of its weights.
 absl::StatusOr<onnx::ModelProto> ExportOnnxWithoutWeights(const OnnxModel& model);
 
+// The strict shape inference ExportOnnx runs on a model it builds (at opsets the checker
+// covers, where SafeForOnnxInference), on a model read from a file: an error, whose message
+// names the model as `subject`, where it fails. A model whose written form fails it may
+// have failed it as read (a type no schema allows, which ONNX Runtime refuses too), and
+// then that is the error to give. (The checker is left out: it refuses files ONNX Runtime
+// runs, an output declared without a shape.)
+absl::Status InferShapesAsExportDoes(onnx::ModelProto model, absl::string_view subject);
+
 // How many nodes ExportOnnx writes for the model's graph (a convolution with its relu
 // fused is two), without its weights; the graph's own count where it cannot be exported.
 int OnnxNodeCount(const OnnxModel& model);
