@@ -19,8 +19,8 @@ absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const st
 // Writes `model`, read from a file in `external_data_dir`, to `path` as it is, but for
 // the tensors it stores as external data: those are copied, a block at a time, into
 // ExternalDataPath(path), which the file written names. A model ReadModelFile accepts but
-// CheckStructure refuses is refused with its error. The file written is read back and each
-// of its external tensors found in the data file. On any error neither file is left.
+// CheckStructure refuses is refused with its error. A file with a data file is read back
+// and each of its external tensors found there. On any error neither file is left.
 // Returns whether a data file was written.
 absl::StatusOr<bool> WriteAsRead(onnx::ModelProto model, const std::string& external_data_dir, const std::string& path);
 
