@@ -89,27 +89,6 @@ TEST_CASE("The ONNX Runtime worker loads and runs models and reports bad request
   CHECK_FALSE(worker->Run(*session).ok());
 }
 
-namespace {
-
-// Sets (or, given nullopt, unsets) an environment variable for the scope, putting back
-// what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value->c_str(), 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-}  // namespace
-
 // ONNX Runtime's Linux packages record each process and session (a device id under
 // ~/.cache, an event database, files in $TMPDIR) and upload them unless
 // ORT_DISABLE_TELEMETRY is set: the worker and the command-line runner set it.
@@ -118,13 +97,13 @@ TEST_CASE("ONNX Runtime runs users' models without its telemetry", "[ort]") {
   const std::string model = SmallModel(dir);
   const std::filesystem::path home = dir / "home";
   std::filesystem::create_directories(home);
-  const ScopedEnv own_home("HOME", home.string()), own_tmp("TMPDIR", home.string());
+  const testing::ScopedEnv own_home("HOME", home.string()), own_tmp("TMPDIR", home.string());
   // ONNX Runtime records nothing on a machine these name as a build server (CI runs so).
-  std::vector<std::unique_ptr<ScopedEnv>> unset;
+  std::vector<std::unique_ptr<testing::ScopedEnv>> unset;
   for (const char* name : {"ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME", "CI", "TF_BUILD", "GITHUB_ACTIONS", "GITLAB_CI",
                            "CIRCLECI", "TRAVIS", "JENKINS_URL", "CODEBUILD_BUILD_ID", "BUILDKITE", "TEAMCITY_VERSION",
                            "APPVEYOR", "BITBUCKET_BUILD_NUMBER"})
-    unset.push_back(std::make_unique<ScopedEnv>(name, std::nullopt));
+    unset.push_back(std::make_unique<testing::ScopedEnv>(name, std::nullopt));
   {
     std::unique_ptr<OrtWorker> worker = StartWorker();
     absl::StatusOr<int64_t> session = worker->Load(model, 1);

@@ -291,4 +291,11 @@ OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& op
   return *std::move(model);
 }
 
+ScopedEnv::ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+  if (const char* old = std::getenv(name)) old_ = old;
+  value ? setenv(name, value->c_str(), 1) : unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
+
 }  // namespace taso::testing

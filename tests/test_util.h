@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,5 +110,19 @@ Graph GatedMixture(const MixtureForm& form);
 // PyTorch's own export of `pattern` of bench/exports/patterns.py (/usr/bin/python3, torch
 // 1.13), imported with `options`.
 OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& options = {});
+
+// Sets (or, given nullopt, unsets) an environment variable for the scope, putting back
+// what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace taso::testing

@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "taso/backends/available_memory.h"
@@ -128,16 +130,139 @@ TEST_CASE("A model is optimized only where the memory available holds its tensor
   const auto reason = TooLittleMemoryToOptimize(2'900'000'000, 3'100'000'000);
   REQUIRE(reason);
   CHECK(*reason == "optimizing its 2.9 GB of tensors needs about 3.8 GB of memory, and 3.1 GB are available here");
+  CHECK(MemoryToOptimize(std::numeric_limits<int64_t>::max()) == std::numeric_limits<int64_t>::max());
   CHECK(TooLittleMemoryToOptimize(8'000'000, 1'000'000) ==
         "optimizing its 8 MB of tensors needs about 546 MB of memory, and 1 MB are available here");
 }
 
 TEST_CASE("TASO_AVAILABLE_MEMORY_BYTES stands for the memory available") {
-  REQUIRE(setenv("TASO_AVAILABLE_MEMORY_BYTES", "123456789", 1) == 0);
-  CHECK(AvailableMemoryBytes() == 123456789);
-  REQUIRE(setenv("TASO_AVAILABLE_MEMORY_BYTES", "plenty", 1) == 0);  // not a number: the machine's
+  {
+    const ScopedEnv given("TASO_AVAILABLE_MEMORY_BYTES", "123456789");
+    CHECK(AvailableMemoryBytes() == 123456789);
+  }
+  const ScopedEnv not_a_number("TASO_AVAILABLE_MEMORY_BYTES", "plenty");  // the machine's then
   const std::optional<int64_t> machine = AvailableMemoryBytes();
-  REQUIRE(unsetenv("TASO_AVAILABLE_MEMORY_BYTES") == 0);
   CHECK(machine.has_value());  // /proc/meminfo
   CHECK(machine != 123456789);
+}
+
+TEST_CASE("Tensors sharing a span are copied once, those of training graphs too") {
+  const auto dir = TempDir("write_as_read_spans");
+  onnx::ModelProto model = ExternalLinearModel(dir);
+  // s names w's span too (its first 16 bytes), as a file whose tied weights were written once.
+  onnx::TensorProto& s = *model.mutable_graph()->mutable_initializer(2);
+  s.clear_float_data();
+  SetExternalData(s, "weights/w.bin", 8, 16);
+  onnx::TensorProto& again = *model.mutable_graph()->add_initializer();
+  again = model.graph().initializer(0);
+  again.set_name("w_again");
+  onnx::TensorProto& trained = *model.add_training_info()->mutable_initialization()->add_initializer();
+  trained = model.graph().initializer(1);
+  trained.set_name("b_trained");
+  const auto stored = StoredModelBytes(model, dir.string());
+  REQUIRE(stored.ok());
+  CHECK(*stored == static_cast<int64_t>(model.ByteSizeLong()) + 128 + 16 + 16);
+
+  const std::string out = (dir / "copy.onnx").string();
+  REQUIRE(WriteAsRead(model, dir.string(), out).ok());
+  CHECK(std::filesystem::file_size(ExternalDataPath(out)) == 128 + 16 + 16);
+  auto written = ReadModelFile(out);
+  REQUIRE(written.ok());
+  CHECK(written->graph().initializer(3).external_data(1).value() ==
+        written->graph().initializer(0).external_data(1).value());  // w_again's offset is w's
+  const onnx::TensorProto& copied = written->training_info(0).initialization().initializer(0);
+  REQUIRE(copied.external_data_size() > 0);
+  CHECK(copied.external_data(0).value() == "copy.onnx.data");
+  for (const std::string& name : {"weights", "b.bin"})  // nothing new beside the input's files
+    CHECK(std::filesystem::exists(dir / name));
+  int entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
+  CHECK(entries == 4);  // weights/, b.bin, copy.onnx, copy.onnx.data: no staging folder left
+}
+
+TEST_CASE("A model written as read over itself, or refused where it would lose the input's data") {
+  const auto dir = TempDir("write_as_read_in_place");
+  const onnx::ModelProto model = ExternalLinearModel(dir);
+  const std::string input = (dir / "model.onnx").string();
+  WriteFile(input, model.SerializeAsString());
+  // The output's data file, or the output itself, would be a file the input reads.
+  CHECK_THAT(std::string(CheckOutputSparesInputData(model, input, (dir / "b.bin").string()).message()),
+             Catch::Contains("holds the input's weights"));
+  onnx::ModelProto named_like_output = model;
+  SetExternalData(*named_like_output.mutable_graph()->mutable_initializer(1), "out.onnx.data", 0, 16);
+  std::filesystem::copy_file(dir / "b.bin", dir / "out.onnx.data");
+  CHECK_THAT(std::string(CheckOutputSparesInputData(named_like_output, input, (dir / "out.onnx").string()).message()),
+             Catch::Contains("write the output elsewhere"));
+  CHECK(CheckOutputSparesInputData(model, input, (dir / "other.onnx").string()).ok());
+
+  // Over itself: the model and its own data file replaced whole.
+  REQUIRE(CheckOutputSparesInputData(model, input, input).ok());
+  auto before = ImportOnnxFile(input);
+  REQUIRE(before.ok());
+  REQUIRE(WriteAsRead(model, dir.string(), input).ok());
+  auto after = ImportOnnxFile(input);
+  REQUIRE(after.ok());
+  CHECK(SameWeights(*before, *after));
+
+  // A copy that fails leaves an earlier output as it was.
+  const std::string out = (dir / "copy.onnx").string();
+  REQUIRE(WriteAsRead(model, dir.string(), out).ok());
+  const auto earlier = std::filesystem::file_size(ExternalDataPath(out));
+  onnx::ModelProto missing = model;
+  SetExternalData(*missing.mutable_graph()->mutable_initializer(1), "absent.bin", 0, 16);
+  REQUIRE_FALSE(WriteAsRead(missing, dir.string(), out).ok());
+  CHECK(std::filesystem::file_size(ExternalDataPath(out)) == earlier);
+  CHECK(ImportOnnxFile(out).ok());
+}
+
+// x[1,4] -> If(c, then: MatMul(x, w_then[4,4]), else: x) -> y, with w_then stored as
+// external data in "w_then.bin": the If stays opaque and is written as read.
+TEST_CASE("A subgraph's weight stored as external data is read into its node, so any copy holds it") {
+  const auto dir = TempDir("external_subgraph_weight");
+  onnx::ModelProto m = NewModel(13);
+  AddInput(m, "x", {1, 4});
+  AddInput(m, "c", {}, onnx::TensorProto::BOOL);
+  onnx::GraphProto then_branch, else_branch;
+  then_branch.set_name("then");
+  onnx::TensorProto* w = then_branch.add_initializer();
+  w->set_name("w_then");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->add_dims(4);
+  SetExternalData(*w, "w_then.bin", 0, 64);
+  onnx::NodeProto* mm = then_branch.add_node();
+  mm->set_op_type("MatMul");
+  mm->add_input("x");
+  mm->add_input("w_then");
+  mm->add_output("t");
+  then_branch.add_output()->set_name("t");
+  else_branch.set_name("else");
+  onnx::NodeProto* id = else_branch.add_node();
+  id->set_op_type("Identity");
+  id->add_input("x");
+  id->add_output("e");
+  else_branch.add_output()->set_name("e");
+  onnx::NodeProto* branch = AddNode(m, "If", {"c"}, {"y"}, "branch");
+  for (auto [name, g] : {std::pair{"then_branch", &then_branch}, std::pair{"else_branch", &else_branch}}) {
+    onnx::AttributeProto* a = branch->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = *g;
+  }
+  AddOutput(m, "y");
+  std::vector<float> values(16);
+  for (int i = 0; i < 16; ++i) values[i] = static_cast<float>(i);
+  WriteFile(dir / "w_then.bin", std::string(reinterpret_cast<const char*>(values.data()), 64));
+  WriteFile(dir / "model.onnx", m.SerializeAsString());
+
+  auto imported = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(imported.ok());
+  std::filesystem::create_directories(dir / "elsewhere");
+  const std::string out = (dir / "elsewhere" / "out.onnx").string();
+  REQUIRE(ExportOnnxFile(*imported, out).ok());
+  auto written = ReadModelFile(out);
+  REQUIRE(written.ok());
+  const onnx::TensorProto& copied = written->graph().node(0).attribute(0).g().initializer(0);
+  CHECK(copied.data_location() != onnx::TensorProto::EXTERNAL);
+  CHECK(copied.raw_data() == std::string(reinterpret_cast<const char*>(values.data()), 64));
 }

@@ -6,7 +6,7 @@
 // Usage: node bench/probe/ort_probe.js [--blocks B] [--runs R] MODEL.onnx ...
 'use strict';
 const path = require('path');
-const ort = require(path.join(__dirname, '../../tools/ort/node_modules/onnxruntime-node'));
+const ort = require(path.join(__dirname, '../../tools/ort/load_ort')).loadOrt();
 
 const options = {
   graphOptimizationLevel: 'all', executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1,

@@ -78,7 +78,7 @@ absl::StatusOr<ExternalSpan> SpanOf(const onnx::TensorProto& proto, const std::s
     return BadExternal(proto, absl::StrCat("cannot read data file '", path.string(), "'"));
   const int64_t file_size = static_cast<int64_t>(size);
   const int64_t length = where.length < 0 ? file_size - where.offset : where.length;
-  if (where.offset > file_size || length < 0 || where.offset + length > file_size)
+  if (where.offset > file_size || length < 0 || length > file_size - where.offset)
     return BadExternal(proto, absl::StrCat("offset ", where.offset, " and length ", length, " lie beyond the end of '",
                                            path.string(), "' (", file_size, " bytes)"));
   return ExternalSpan{path, where.offset, length};

@@ -1,4 +1,6 @@
 // ONNX export: Graph -> ModelProto, checked by the ONNX checker before it is returned.
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -432,6 +434,30 @@ bool OnnxInferenceChecks(const OnnxModel& model) {
 bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
 
 std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
+
+absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination) {
+  const std::filesystem::path parent = std::filesystem::absolute(destination).parent_path();
+  std::string pattern = (parent / ".taso-opt-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr)
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot make a folder in '", parent.string(), "' to stage '", destination, "'"));
+  return pattern;
+}
+
+absl::Status MoveModelIntoPlace(const std::string& staged, const std::string& destination, bool data_file) {
+  std::error_code error;
+  if (data_file) {
+    std::filesystem::rename(ExternalDataPath(staged), ExternalDataPath(destination), error);
+    if (error)
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write '", ExternalDataPath(destination), "' (", error.message(), ")"));
+  }
+  std::filesystem::rename(staged, destination, error);
+  if (!error) return absl::OkStatus();
+  std::error_code ignored;
+  if (data_file) std::filesystem::remove(ExternalDataPath(destination), ignored);
+  return absl::PermissionDeniedError(absl::StrCat("cannot write '", destination, "' (", error.message(), ")"));
+}
 
 absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
                                    const std::function<absl::Status(const std::string&)>& check) {

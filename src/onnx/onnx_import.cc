@@ -18,6 +18,7 @@
 #include "onnx_stale_declarations.h"
 #include "onnx_static_type.h"
 #include "onnx_structure.h"
+#include "onnx_tensor_walk.h"
 #include "taso/ir/onnx_fold.h"
 #include "taso/ir/onnx_size_limit.h"
 #include "taso/ir/onnx_tensor.h"
@@ -610,6 +611,25 @@ absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path) {
   return model;
 }
 
+namespace {
+
+// External tensors inside nodes (a Constant's value, a subgraph's initializers) read into
+// them: a node kept opaque is written as it was read, wherever the model is written, so its
+// tensors must hold their values.
+absl::Status ReadNodeExternalData(onnx::ModelProto& model, const std::string& dir) {
+  const VisitTensor read = [&dir](onnx::TensorProto& t) -> absl::Status {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return absl::OkStatus();
+    ASSIGN_OR_RETURN(t, WithExternalDataRead(t, dir));
+    return absl::OkStatus();
+  };
+  for (onnx::NodeProto& n : *model.mutable_graph()->mutable_node()) RETURN_IF_ERROR(ForEachTensor(n, read));
+  for (onnx::FunctionProto& f : *model.mutable_functions())
+    for (onnx::NodeProto& n : *f.mutable_node()) RETURN_IF_ERROR(ForEachTensor(n, read));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 std::string ModelDirectory(const std::string& path) {
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
@@ -624,6 +644,7 @@ absl::StatusOr<OnnxModel> ImportModelRead(onnx::ModelProto model, const std::str
                                           const ImportOptions& options) {
   ImportOptions with_dir = options;
   if (with_dir.external_data_dir.empty()) with_dir.external_data_dir = ModelDirectory(path);
+  RETURN_IF_ERROR(ReadNodeExternalData(model, with_dir.external_data_dir));
   // In place, so that the source kept has them too and is not a copy.
   std::vector<std::string> made_dense;
   if (HasUncommonSpellings(model)) {

@@ -1,11 +1,14 @@
 #include "taso/onnx/write_as_read.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
+#include <tuple>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "onnx_structure.h"
+#include "onnx_tensor_walk.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
@@ -15,62 +18,51 @@ namespace taso {
 
 namespace {
 
-using VisitTensor = std::function<absl::Status(onnx::TensorProto&)>;
+namespace fs = std::filesystem;
 
-absl::Status ForEachTensor(onnx::GraphProto& g, const VisitTensor& visit);
-
-absl::Status ForEachTensor(onnx::SparseTensorProto& sparse, const VisitTensor& visit) {
-  RETURN_IF_ERROR(visit(*sparse.mutable_values()));
-  return visit(*sparse.mutable_indices());
-}
-
-// The tensors of a node's attributes, and of its subgraphs.
-absl::Status ForEachTensor(onnx::NodeProto& node, const VisitTensor& visit) {
-  for (onnx::AttributeProto& a : *node.mutable_attribute()) {
-    if (a.has_t()) RETURN_IF_ERROR(visit(*a.mutable_t()));
-    for (onnx::TensorProto& t : *a.mutable_tensors()) RETURN_IF_ERROR(visit(t));
-    if (a.has_sparse_tensor()) RETURN_IF_ERROR(ForEachTensor(*a.mutable_sparse_tensor(), visit));
-    for (onnx::SparseTensorProto& s : *a.mutable_sparse_tensors()) RETURN_IF_ERROR(ForEachTensor(s, visit));
-    if (a.has_g()) RETURN_IF_ERROR(ForEachTensor(*a.mutable_g(), visit));
-    for (onnx::GraphProto& sub : *a.mutable_graphs()) RETURN_IF_ERROR(ForEachTensor(sub, visit));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ForEachTensor(onnx::GraphProto& g, const VisitTensor& visit) {
-  for (onnx::TensorProto& t : *g.mutable_initializer()) RETURN_IF_ERROR(visit(t));
-  for (onnx::SparseTensorProto& s : *g.mutable_sparse_initializer()) RETURN_IF_ERROR(ForEachTensor(s, visit));
-  for (onnx::NodeProto& n : *g.mutable_node()) RETURN_IF_ERROR(ForEachTensor(n, visit));
-  return absl::OkStatus();
-}
-
-// Every tensor the model holds: its graph's and its functions' nodes'.
-absl::Status ForEachTensor(onnx::ModelProto& model, const VisitTensor& visit) {
-  RETURN_IF_ERROR(ForEachTensor(*model.mutable_graph(), visit));
-  for (onnx::FunctionProto& f : *model.mutable_functions())
-    for (onnx::NodeProto& n : *f.mutable_node()) RETURN_IF_ERROR(ForEachTensor(n, visit));
-  return absl::OkStatus();
+// The walk on a model not to be changed: `visit` only reads.
+absl::Status ForEachTensorRead(const onnx::ModelProto& model,
+                               const std::function<absl::Status(const onnx::TensorProto&)>& visit) {
+  return ForEachTensor(const_cast<onnx::ModelProto&>(model), [&visit](onnx::TensorProto& t) { return visit(t); });
 }
 
 bool IsExternal(const onnx::TensorProto& t) { return t.data_location() == onnx::TensorProto::EXTERNAL; }
 
-// The model's external tensors copied into a data file at `data_path`, written under
-// another name first; on an error no file is left.
+// Where an external tensor's bytes lie: its file (as the model names it, resolved), offset
+// and length; tensors that name the same span share it.
+using SpanKey = std::tuple<std::string, std::string, std::string>;
+SpanKey SpanKeyOf(const onnx::TensorProto& t) {
+  SpanKey key;
+  for (const auto& entry : t.external_data()) {
+    if (entry.key() == "location") std::get<0>(key) = fs::path(entry.value()).lexically_normal().string();
+    if (entry.key() == "offset") std::get<1>(key) = entry.value();
+    if (entry.key() == "length") std::get<2>(key) = entry.value();
+  }
+  return key;
+}
+
+// a + b, or the largest int64_t where that would overflow (both at least 0).
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
+}
+
+// The model's external tensors copied into the data file `data_path`, each span once.
 absl::Status CopyExternalTensors(onnx::ModelProto& model, const std::string& external_data_dir,
                                  const std::string& data_path) {
-  const std::string tmp = data_path + ".tmp";
-  absl::Status status;
-  {
-    SharedWeightsFile data(tmp, std::filesystem::path(data_path).filename().string());
-    status = ForEachTensor(model, [&](onnx::TensorProto& t) {
-      return IsExternal(t) ? data.CopyFrom(t, external_data_dir) : absl::OkStatus();
-    });
-    if (status.ok()) status = data.Flush();
-  }
-  if (status.ok() && std::rename(tmp.c_str(), data_path.c_str()) != 0)
-    status = absl::PermissionDeniedError(absl::StrCat("cannot write '", data_path, "'"));
-  if (!status.ok()) std::remove(tmp.c_str());
-  return status;
+  SharedWeightsFile data(data_path);
+  absl::flat_hash_map<SpanKey, onnx::TensorProto> copied;  // each span's tensor as copied
+  RETURN_IF_ERROR(ForEachTensor(model, [&](onnx::TensorProto& t) -> absl::Status {
+    if (!IsExternal(t)) return absl::OkStatus();
+    const SpanKey key = SpanKeyOf(t);
+    if (auto it = copied.find(key); it != copied.end()) {
+      *t.mutable_external_data() = it->second.external_data();
+      return absl::OkStatus();
+    }
+    RETURN_IF_ERROR(data.CopyFrom(t, external_data_dir));
+    copied[key] = t;
+    return absl::OkStatus();
+  }));
+  return data.Flush();
 }
 
 // The file at `path` read back, each of its external tensors found in `data_dir`.
@@ -81,39 +73,69 @@ absl::Status ReadsBack(const std::string& path, const std::string& data_dir) {
   });
 }
 
+bool HasExternalTensor(const onnx::ModelProto& model) {
+  bool external = false;
+  ForEachTensorRead(model, [&external](const onnx::TensorProto& t) {
+    external = external || IsExternal(t);
+    return absl::OkStatus();
+  }).IgnoreError();
+  return external;
+}
+
+// `model` written at `staged` (in a folder of its own), its external tensors copied into
+// the data file beside it.
+absl::Status WriteStaged(onnx::ModelProto& model, const std::string& external_data_dir, const std::string& staged,
+                         bool external) {
+  if (external) RETURN_IF_ERROR(CopyExternalTensors(model, external_data_dir, ExternalDataPath(staged)));
+  const std::string staged_dir = ModelDirectory(staged);
+  // Only the data file's names are read back: serializing the message read is protobuf's.
+  return WriteModelFileChecked(model, staged, [&](const std::string& file) {
+    return external ? ReadsBack(file, staged_dir) : absl::OkStatus();
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir) {
   int64_t bytes = static_cast<int64_t>(model.ByteSizeLong());
-  // The walk changes nothing: the visit only reads.
-  RETURN_IF_ERROR(ForEachTensor(const_cast<onnx::ModelProto&>(model), [&](onnx::TensorProto& t) -> absl::Status {
-    if (!IsExternal(t)) return absl::OkStatus();
+  absl::flat_hash_map<SpanKey, bool> counted;
+  RETURN_IF_ERROR(ForEachTensorRead(model, [&](const onnx::TensorProto& t) -> absl::Status {
+    if (!IsExternal(t) || !counted.try_emplace(SpanKeyOf(t), true).second) return absl::OkStatus();
     ASSIGN_OR_RETURN(const int64_t n, ExternalDataBytes(t, external_data_dir));
-    bytes += n;
+    bytes = SaturatingAdd(bytes, n);
     return absl::OkStatus();
   }));
   return bytes;
+}
+
+absl::Status CheckOutputSparesInputData(const onnx::ModelProto& model, const std::string& input_path,
+                                        const std::string& out) {
+  std::error_code ec;
+  if (fs::equivalent(input_path, out, ec)) return absl::OkStatus();  // replaced whole, with its data file
+  const std::string dir = ModelDirectory(input_path), out_data = ExternalDataPath(out);
+  return ForEachTensorRead(model, [&](const onnx::TensorProto& t) -> absl::Status {
+    if (!IsExternal(t)) return absl::OkStatus();
+    const fs::path data = fs::path(dir) / std::get<0>(SpanKeyOf(t));
+    std::error_code e1, e2;
+    if (fs::equivalent(data, out, e1) || fs::equivalent(data, out_data, e2))
+      return absl::InvalidArgumentError(absl::StrCat("writing '", out, "' would replace '", data.string(),
+                                                     "', which holds the input's weights: write the output elsewhere"));
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<bool> WriteAsRead(onnx::ModelProto model, const std::string& external_data_dir,
                                  const std::string& path) {
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   RETURN_IF_ERROR(CheckStructure(model, opset));
-  bool external = false;
-  ForEachTensor(model, [&external](onnx::TensorProto& t) {
-    external = external || IsExternal(t);
-    return absl::OkStatus();
-  }).IgnoreError();
-  const std::string data_path = ExternalDataPath(path);
-  if (external) RETURN_IF_ERROR(CopyExternalTensors(model, external_data_dir, data_path));
-  const std::string out_dir = ModelDirectory(path);
-  // Only the data file's names are read back: serializing the message read is protobuf's.
-  const absl::Status written = WriteModelFileChecked(
-      model, path, [&](const std::string& file) { return external ? ReadsBack(file, out_dir) : absl::OkStatus(); });
-  if (!written.ok()) {
-    if (external) std::remove(data_path.c_str());
-    return written;
-  }
+  const bool external = HasExternalTensor(model);
+  ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(path));
+  const std::string staged = (fs::path(folder) / fs::path(path).filename()).string();
+  absl::Status written = WriteStaged(model, external_data_dir, staged, external);
+  if (written.ok()) written = MoveModelIntoPlace(staged, path, external);
+  std::error_code ignored;
+  fs::remove_all(folder, ignored);
+  if (!written.ok()) return written;
   return external;
 }
 

@@ -1,6 +1,7 @@
 // The pipeline's options: the names of backends and search kinds, and the options' own
 // consistency.
 #include <algorithm>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -34,9 +35,10 @@ std::optional<E> ValueOf(const std::pair<E, absl::string_view> (&names)[N], absl
   return std::nullopt;
 }
 
-// "2.9 GB", or "546 MB" below a gigabyte.
+// "2.9 GB", "546 MB" below a gigabyte, "12 KB" below a megabyte.
 std::string MemorySize(int64_t bytes) {
-  return bytes >= 1'000'000'000 ? absl::StrFormat("%.1f GB", bytes * 1e-9) : absl::StrFormat("%.0f MB", bytes * 1e-6);
+  if (bytes >= 1'000'000'000) return absl::StrFormat("%.1f GB", bytes * 1e-9);
+  return bytes >= 1'000'000 ? absl::StrFormat("%.0f MB", bytes * 1e-6) : absl::StrFormat("%.0f KB", bytes * 1e-3);
 }
 
 }  // namespace
@@ -74,7 +76,10 @@ int64_t MachineMemoryLimit(std::optional<int64_t> available) {
 
 int64_t MemoryToOptimize(int64_t stored_bytes) {
   constexpr int64_t kOwnBytes = int64_t{512} << 20;
-  return stored_bytes + stored_bytes / 8 + kOwnBytes;
+  constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
+  const int64_t eighth_more =
+      stored_bytes > (kMost - kOwnBytes) / 9 * 8 ? kMost - kOwnBytes : stored_bytes + stored_bytes / 8;
+  return eighth_more + kOwnBytes;
 }
 
 std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available) {

@@ -25,16 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A folder beside the destination, so that moving out of it is a rename on one file system.
-absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination) {
-  const fs::path parent = fs::absolute(destination).parent_path();
-  std::string pattern = (parent / ".taso-opt-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot make a folder in '", parent.string(), "' to stage '", destination, "'"));
-  return pattern;
-}
-
 // A model's outputs by name, run on inputs drawn at `scale` at the input sizes named by
 // `sizes` ("" for the sizes the input model was built at).
 struct Run {
@@ -245,15 +235,17 @@ absl::StatusOr<EndToEndCheck> CheckEndToEnd(const WriteRequest& r, const std::st
 }
 
 // The error of a model the export could not write: where the input file fails the strict
-// shape inference the export runs on what it writes, that (no model written from it could
-// pass it).
+// shape inference the export runs on what it writes, that first (no model written from it
+// could pass it), then the export's own.
 absl::Status ExportError(const WriteRequest& r, absl::Status exported) {
   if (r.input_path.empty()) return exported;
   absl::StatusOr<onnx::ModelProto> input = ReadModelFile(r.input_path);
   if (!input.ok()) return exported;
   const absl::Status as_read =
       InferShapesAsExportDoes(*std::move(input), absl::StrCat("the input '", r.input_path, "'"));
-  return as_read.ok() ? exported : as_read;
+  if (as_read.ok()) return exported;
+  return absl::InvalidArgumentError(
+      absl::StrCat(as_read.message(), " (the export's own error: ", exported.message(), ")"));
 }
 
 }  // namespace
@@ -273,20 +265,7 @@ StagedModel::~StagedModel() {
   if (!folder_.empty()) fs::remove_all(folder_, ignored);
 }
 
-absl::Status StagedModel::MoveIntoPlace() {
-  std::error_code error;
-  if (external_data_) {
-    fs::rename(ExternalDataPath(staged_), ExternalDataPath(destination_), error);
-    if (error)
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write '", ExternalDataPath(destination_), "' (", error.message(), ")"));
-  }
-  fs::rename(staged_, destination_, error);
-  if (!error) return absl::OkStatus();
-  std::error_code ignored;
-  if (external_data_) fs::remove(ExternalDataPath(destination_), ignored);
-  return absl::PermissionDeniedError(absl::StrCat("cannot write '", destination_, "' (", error.message(), ")"));
-}
+absl::Status StagedModel::MoveIntoPlace() { return MoveModelIntoPlace(staged_, destination_, external_data_); }
 
 absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
   ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(r.destination));

@@ -176,6 +176,13 @@ absl::Status WriteModelFile(const onnx::ModelProto& model, const std::string& pa
 absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::string& path,
                                    const std::function<absl::Status(const std::string&)>& check);
 std::string ExternalDataPath(const std::string& model_path);
+// A folder beside `destination` (".taso-opt-XXXXXX" in its directory) to write it in first,
+// so that moving it into place is a rename on one file system; removing it is the caller's.
+absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination);
+// Moves the model written at `staged` to `destination`, with its data file
+// (ExternalDataPath) where `data_file`: the data file first, then the model; where the
+// model cannot be moved, the data file moved is removed again.
+absl::Status MoveModelIntoPlace(const std::string& staged, const std::string& destination, bool data_file);
 absl::StatusOr<onnx::ModelProto> ReadModelFile(const std::string& path);
 
 }  // namespace taso

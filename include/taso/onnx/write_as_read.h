@@ -17,11 +17,18 @@ namespace taso {
 absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir);
 
 // Writes `model`, read from a file in `external_data_dir`, to `path` as it is, but for
-// the tensors it stores as external data: those are copied, a block at a time, into
-// ExternalDataPath(path), which the file written names. A model ReadModelFile accepts but
-// CheckStructure refuses is refused with its error. A file with a data file is read back
-// and each of its external tensors found there. On any error neither file is left.
-// Returns whether a data file was written.
+// the tensors it stores as external data: those are copied, a block at a time and each
+// span once, into ExternalDataPath(path), which the file written names. A model
+// ReadModelFile accepts but CheckStructure refuses is refused with its error. Both files
+// are written in a folder beside `path` (a copy with a data file read back there, each of
+// its external tensors found) and only then moved into place; on an error neither is
+// there. Returns whether a data file was written.
 absl::StatusOr<bool> WriteAsRead(onnx::ModelProto model, const std::string& external_data_dir, const std::string& path);
+
+// Fails where writing `out` (and its data file, ExternalDataPath) would replace a file
+// that `model`, read from `input_path`, keeps external data in, unless `out` is that input
+// file itself (replaced whole, with its data).
+absl::Status CheckOutputSparesInputData(const onnx::ModelProto& model, const std::string& input_path,
+                                        const std::string& out);
 
 }  // namespace taso
