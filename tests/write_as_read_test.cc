@@ -173,7 +173,7 @@ TEST_CASE("Tensors sharing a span are copied once, those of training graphs too"
   const onnx::TensorProto& copied = written->training_info(0).initialization().initializer(0);
   REQUIRE(copied.external_data_size() > 0);
   CHECK(copied.external_data(0).value() == "copy.onnx.data");
-  for (const std::string& name : {"weights", "b.bin"})  // nothing new beside the input's files
+  for (const char* name : {"weights", "b.bin"})  // nothing new beside the input's files
     CHECK(std::filesystem::exists(dir / name));
   int entries = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++entries;
