@@ -15,8 +15,6 @@ constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 // a * b, or kMaxBytes where it would overflow (both at least 0).
 int64_t SaturatingMul(int64_t a, int64_t b) { return b != 0 && a > kMaxBytes / b ? kMaxBytes : a * b; }
 
-int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMaxBytes - b ? kMaxBytes : a + b; }
-
 std::string Gigabytes(int64_t bytes) {
   if (bytes == kMaxBytes) return "more than 9.2e9 GB";
   if (bytes < 100'000'000) return absl::StrCat(bytes, " bytes");
@@ -24,6 +22,8 @@ std::string Gigabytes(int64_t bytes) {
 }
 
 }  // namespace
+
+int64_t SaturatingAdd(int64_t a, int64_t b) { return a > kMaxBytes - b ? kMaxBytes : a + b; }
 
 int64_t ElementBytes(int32_t onnx_elem_type) {
   using T = onnx::TensorProto;

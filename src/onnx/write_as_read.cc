@@ -2,13 +2,14 @@
 
 #include <filesystem>
 #include <functional>
-#include <limits>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "onnx_structure.h"
 #include "onnx_tensor_walk.h"
+#include "taso/ir/memory_limit.h"
 #include "taso/ir/onnx_tensor.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
@@ -39,11 +40,6 @@ SpanKey SpanKeyOf(const onnx::TensorProto& t) {
     if (entry.key() == "length") std::get<2>(key) = entry.value();
   }
   return key;
-}
-
-// a + b, or the largest int64_t where that would overflow (both at least 0).
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b;
 }
 
 // The model's external tensors copied into the data file `data_path`, each span once.
@@ -98,9 +94,9 @@ absl::Status WriteStaged(onnx::ModelProto& model, const std::string& external_da
 
 absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir) {
   int64_t bytes = static_cast<int64_t>(model.ByteSizeLong());
-  absl::flat_hash_map<SpanKey, bool> counted;
+  absl::flat_hash_set<SpanKey> counted;
   RETURN_IF_ERROR(ForEachTensorRead(model, [&](const onnx::TensorProto& t) -> absl::Status {
-    if (!IsExternal(t) || !counted.try_emplace(SpanKeyOf(t), true).second) return absl::OkStatus();
+    if (!IsExternal(t) || !counted.insert(SpanKeyOf(t)).second) return absl::OkStatus();
     ASSIGN_OR_RETURN(const int64_t n, ExternalDataBytes(t, external_data_dir));
     bytes = SaturatingAdd(bytes, n);
     return absl::OkStatus();

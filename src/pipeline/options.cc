@@ -1,11 +1,11 @@
 // The pipeline's options: the names of backends and search kinds, and the options' own
 // consistency.
 #include <algorithm>
-#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "taso/ir/memory_limit.h"
 #include "taso/pipeline/pipeline.h"
 
 namespace taso {
@@ -76,10 +76,7 @@ int64_t MachineMemoryLimit(std::optional<int64_t> available) {
 
 int64_t MemoryToOptimize(int64_t stored_bytes) {
   constexpr int64_t kOwnBytes = int64_t{512} << 20;
-  constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
-  const int64_t eighth_more =
-      stored_bytes > (kMost - kOwnBytes) / 9 * 8 ? kMost - kOwnBytes : stored_bytes + stored_bytes / 8;
-  return eighth_more + kOwnBytes;
+  return SaturatingAdd(SaturatingAdd(stored_bytes, stored_bytes / 8), kOwnBytes);
 }
 
 std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available) {

@@ -19,6 +19,10 @@ inline constexpr int64_t kDefaultMaxMemoryBytes = int64_t{16'000'000'000};
 // The taso-opt flag that sets the limit, as error messages name it.
 inline constexpr absl::string_view kMaxMemoryFlag = "--max-memory-gb";
 
+// a + b, or the largest int64_t where that would overflow (both at least 0): totals of
+// sizes read from a file saturate rather than overflow.
+int64_t SaturatingAdd(int64_t a, int64_t b);
+
 // Bytes of one element of an ONNX element type (TensorProto.DataType); 4 for a type the
 // table does not know.
 int64_t ElementBytes(int32_t onnx_elem_type);
