@@ -3,13 +3,20 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <thread>
+#include <vector>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "taso/backends/backends.h"
@@ -304,6 +311,11 @@ TEST_CASE("taso-opt refuses bad input in one line and writes nothing") {
               (dir / "missing").string() + "' does not exist");
   refused(model + " -o " + (dir / "missing" / "out.onnx").string(), 2, "cannot write the model");
   refused(model + " -o " + dir.string(), 2, "it is a directory");
+  {
+    // No temporary folder for the runtime's timers: refused before the work, not after it.
+    taso::testing::ScopedEnv missing_temp("TMPDIR", (dir / "missing").string());
+    refused(model + " -o " + out, 1, "no temporary folder: TMPDIR is '" + (dir / "missing").string() + "'");
+  }
   // A model that cannot be written or moved into place after the work: written_model_test.
   // A rules file taso-verify has not proved: refused unless allowed.
   const std::string unproved = (dir / "k2.pb").string();
@@ -338,6 +350,37 @@ TEST_CASE("An applied rule's name reads back as its rule, its instance and its d
   CHECK(instance.rule == "gemm_merges_k4:r0320");
   CHECK(instance.concrete == "gemm_merges_k4:r0320/3");
   CHECK(instance.reversed);
+}
+
+TEST_CASE("taso-opt ended by a signal leaves none of its files behind") {
+  const auto dir = taso::testing::TempDir("cli_opt_signalled");
+  const auto temp = dir / "tmp", out_dir = dir / "out";
+  std::filesystem::create_directories(temp);
+  std::filesystem::create_directories(out_dir);
+  const std::string model = (dir / "bert.onnx").string();
+  REQUIRE(RunTool("taso-models bert -o " + model).code == 0);
+  // The ort target (the default): its costs write one-operator models to a folder in TMPDIR
+  // while the search runs.
+  taso::testing::ScopedEnv tmpdir("TMPDIR", temp.string());
+  const std::string binary = std::string(TASO_BINARY_DIR) + "/taso-opt", out = (out_dir / "out.onnx").string();
+  std::vector<char*> argv = {const_cast<char*>(binary.c_str()), const_cast<char*>(model.c_str()),
+                             const_cast<char*>("-o"), const_cast<char*>(out.c_str()), nullptr};
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t child = 0;
+  REQUIRE(posix_spawn(&child, binary.c_str(), &quiet, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&quiet);
+  auto folders = [&] { return std::distance(std::filesystem::directory_iterator(temp), {}); };
+  for (int wait = 0; wait < 600 && folders() == 0; ++wait) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE(folders() > 0);
+  kill(child, SIGTERM);
+  const int status = taso::testing::WaitForExit(child, 60);
+  REQUIRE(status != -1);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK(folders() == 0);
+  CHECK(std::filesystem::is_empty(out_dir));
 }
 
 TEST_CASE("taso-opt reads several rule databases and refuses two rules of one name") {

@@ -2,15 +2,18 @@
 
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -289,6 +292,19 @@ OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& op
   INFO(model.status().ToString());
   REQUIRE(model.ok());
   return *std::move(model);
+}
+
+int WaitForExit(int child_pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int status = 0;
+    if (waitpid(child_pid, &status, WNOHANG) == child_pid) return status;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(child_pid, SIGKILL);
+  waitpid(child_pid, nullptr, 0);
+  return -1;
 }
 
 ScopedEnv::ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {

@@ -111,6 +111,10 @@ Graph GatedMixture(const MixtureForm& form);
 // 1.13), imported with `options`.
 OnnxModel TorchPatternExport(const std::string& pattern, const ImportOptions& options = {});
 
+// Waits up to `seconds` for the child process to end: its wait status, or -1 where it did
+// not (it is then killed, so that no test leaves one running).
+int WaitForExit(int child_pid, double seconds);
+
 // Sets (or, given nullopt, unsets) an environment variable for the scope, putting back
 // what was there.
 class ScopedEnv {

@@ -196,14 +196,12 @@ OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> wo
     : MeasuredCost(std::move(cache), OrtDevice(worker->version(), threads)),
       worker_(std::move(worker)),
       threads_(threads) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_XXXXXX").string();
-  if (mkdtemp(pattern.data()) != nullptr) model_dir_ = pattern;
+  // Without a folder, operators are priced by the fallback estimate.
+  if (absl::StatusOr<TemporaryFolder> made = TemporaryFolder::MakeInTemp("taso_ort_"); made.ok())
+    model_dir_ = *std::move(made);
 }
 
-OrtCost::~OrtCost() {
-  std::error_code ignored;
-  if (!model_dir_.empty()) std::filesystem::remove_all(model_dir_, ignored);
-}
+OrtCost::~OrtCost() = default;
 
 double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
@@ -263,7 +261,7 @@ std::optional<MeasuredCost::KernelRun> OrtCost::PrepareRun(const OpDef& op, cons
 
 std::optional<MeasuredCost::KernelRun> OrtCost::PrepareGraphRun(absl::StatusOr<Graph> graph) {
   if (!graph.ok() || model_dir_.empty()) return std::nullopt;
-  const std::string path = absl::StrCat(model_dir_, "/op", models_written_++, ".onnx");
+  const std::string path = absl::StrCat(model_dir_.path(), "/op", models_written_++, ".onnx");
   if (!ExportOnnxFile(NewOnnxModel(*std::move(graph)), path).ok()) return std::nullopt;
   absl::StatusOr<int64_t> id = worker_->Load(path, threads_);
   std::error_code ignored;

@@ -55,27 +55,24 @@ OrtWorkerOptions WorkerForSessions(int64_t session_bytes) {
 OrtTimer::OrtTimer(std::shared_ptr<OrtWorker> worker, int threads, PairLimits limits, OrtTimerMemory memory)
     : worker_(std::move(worker)), threads_(threads), limits_(limits), memory_(memory) {}
 
-OrtTimer::~OrtTimer() {
-  std::error_code ignored;
-  if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-}
+OrtTimer::~OrtTimer() = default;
 
 absl::StatusOr<std::string> OrtTimer::ExportedPath(const OnnxModel& model) {
   if (dir_.empty()) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "taso_ort_timer_XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      return absl::InternalError("cannot make a temporary directory for the models timed");
-    dir_ = pattern;
+    absl::StatusOr<TemporaryFolder> made = TemporaryFolder::MakeInTemp("taso_ort_timer_");
+    if (!made.ok())
+      return absl::InternalError(absl::StrCat("no folder for the models timed: ", made.status().message()));
+    dir_ = *std::move(made);
   }
   const uint64_t key = absl::HashOf(model.graph.StructuralHash(), model.opset, model.shell.get(), model.external_data,
                                     model.external_data_dir);
   if (auto it = exported_.find(key); it != exported_.end()) return it->second;
-  const std::string path = absl::StrCat(dir_, "/model", exported_.size(), ".onnx");
+  const std::string path = absl::StrCat(dir_.path(), "/model", exported_.size(), ".onnx");
   if (SessionBytes(model.graph) < memory_.shared_weights_bytes) {
     RETURN_IF_ERROR(ExportOnnxFile(model, path));
   } else {
     if (weights_ == nullptr)
-      weights_ = std::make_unique<SharedWeightsFile>(absl::StrCat(dir_, "/weights", exported_.size(), ".data"));
+      weights_ = std::make_unique<SharedWeightsFile>(absl::StrCat(dir_.path(), "/weights", exported_.size(), ".data"));
     // A file a write failed to is not written to again: the next model starts another.
     if (absl::Status written = ExportOnnxFile(model, path, *weights_); !written.ok()) {
       weights_.reset();

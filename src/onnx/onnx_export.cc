@@ -435,13 +435,12 @@ bool OnnxCheckerCovers(int opset) { return opset <= kMaxCheckedOpset; }
 
 std::string ExternalDataPath(const std::string& model_path) { return model_path + ".data"; }
 
-absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination) {
+absl::StatusOr<TemporaryFolder> MakeStagingFolder(const std::string& destination) {
   const std::filesystem::path parent = std::filesystem::absolute(destination).parent_path();
-  std::string pattern = (parent / ".taso-opt-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr)
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot make a folder in '", parent.string(), "' to stage '", destination, "'"));
-  return pattern;
+  absl::StatusOr<TemporaryFolder> folder = TemporaryFolder::Make(parent, ".taso-opt-");
+  if (!folder.ok())
+    return absl::PermissionDeniedError(absl::StrCat(folder.status().message(), " to stage '", destination, "'"));
+  return folder;
 }
 
 absl::Status MoveModelIntoPlace(const std::string& staged, const std::string& destination, bool data_file) {

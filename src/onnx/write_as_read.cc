@@ -125,13 +125,10 @@ absl::StatusOr<bool> WriteAsRead(onnx::ModelProto model, const std::string& exte
   ASSIGN_OR_RETURN(const int opset, DefaultOpset(model));
   RETURN_IF_ERROR(CheckStructure(model, opset));
   const bool external = HasExternalTensor(model);
-  ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(path));
-  const std::string staged = (fs::path(folder) / fs::path(path).filename()).string();
-  absl::Status written = WriteStaged(model, external_data_dir, staged, external);
-  if (written.ok()) written = MoveModelIntoPlace(staged, path, external);
-  std::error_code ignored;
-  fs::remove_all(folder, ignored);
-  if (!written.ok()) return written;
+  ASSIGN_OR_RETURN(const TemporaryFolder folder, MakeStagingFolder(path));
+  const std::string staged = (fs::path(folder.path()) / fs::path(path).filename()).string();
+  RETURN_IF_ERROR(WriteStaged(model, external_data_dir, staged, external));
+  RETURN_IF_ERROR(MoveModelIntoPlace(staged, path, external));
   return external;
 }
 

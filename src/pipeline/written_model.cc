@@ -250,26 +250,15 @@ absl::Status ExportError(const WriteRequest& r, absl::Status exported) {
 
 }  // namespace
 
-StagedModel::StagedModel(std::string folder, std::string staged, const WriteRequest& r)
+StagedModel::StagedModel(TemporaryFolder folder, std::string staged, const WriteRequest& r)
     : folder_(std::move(folder)), staged_(std::move(staged)), destination_(r.destination) {}
-
-StagedModel::StagedModel(StagedModel&& other) noexcept
-    : folder_(std::exchange(other.folder_, "")),
-      staged_(std::move(other.staged_)),
-      destination_(std::move(other.destination_)),
-      external_data_(other.external_data_),
-      checks_(std::move(other.checks_)) {}
-
-StagedModel::~StagedModel() {
-  std::error_code ignored;
-  if (!folder_.empty()) fs::remove_all(folder_, ignored);
-}
 
 absl::Status StagedModel::MoveIntoPlace() { return MoveModelIntoPlace(staged_, destination_, external_data_); }
 
 absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
-  ASSIGN_OR_RETURN(const std::string folder, MakeStagingFolder(r.destination));
-  StagedModel staged(folder, (fs::path(folder) / fs::path(r.destination).filename()).string(), r);
+  ASSIGN_OR_RETURN(TemporaryFolder folder, MakeStagingFolder(r.destination));
+  const std::string folder_path = folder.path();
+  StagedModel staged(std::move(folder), (fs::path(folder_path) / fs::path(r.destination).filename()).string(), r);
   if (absl::Status exported =
           r.writer ? r.writer(*r.output, staged.staged_) : ExportOnnxFile(*r.output, staged.staged_);
       !exported.ok())
@@ -278,7 +267,7 @@ absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& r) {
   staged.external_data_ = fs::exists(ExternalDataPath(staged.staged_));
   ASSIGN_OR_RETURN(staged.checks_.validation, ValidateWrittenModel(*r.output, staged.staged_, r.ort_runner));
   if (r.run_end_to_end) {
-    ASSIGN_OR_RETURN(staged.checks_.end_to_end, CheckEndToEnd(r, staged.staged_, folder + "/runs"));
+    ASSIGN_OR_RETURN(staged.checks_.end_to_end, CheckEndToEnd(r, staged.staged_, folder_path + "/runs"));
   } else {
     staged.checks_.end_to_end.not_run = "skipped with the self-check (--skip-self-check)";
   }

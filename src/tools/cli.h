@@ -19,6 +19,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "taso/ir/temporary_folder.h"
 
 namespace taso::cli {
 
@@ -65,8 +66,10 @@ inline std::vector<char*> JoinRepeatedListFlags(int argc, char** argv) {
 }
 
 // Parses flags; returns the positional arguments (without the program name). Flag names
-// may be written with hyphens (--timeout-ms) or underscores (--timeout_ms).
+// may be written with hyphens (--timeout-ms) or underscores (--timeout_ms). From here on, a
+// tool ended by Ctrl-C, SIGTERM or SIGHUP removes its temporary folders first.
 inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
+  RemoveTemporaryFoldersOnSignal();
   absl::SetProgramUsageMessage(usage);
   // --help lists the flags defined by the tools' own sources (absl's default looks for a
   // file named like the binary, and taso-opt's is taso_opt.cc).

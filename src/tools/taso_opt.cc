@@ -25,6 +25,7 @@
 #include "taso/ir/file_limits.h"
 #include "taso/ir/progress.h"
 #include "taso/ir/status_macros.h"
+#include "taso/ir/temporary_folder.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/onnx/write_as_read.h"
 #include "taso/pipeline/pipeline.h"
@@ -349,6 +350,9 @@ int main(int argc, char** argv) {
   if (const absl::Status s = taso::cli::CheckWritable(out, "model"); !s.ok()) return taso::cli::Fail(kTool, s);
   if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty())
     if (const absl::Status s = taso::cli::CheckWritable(report, "report"); !s.ok()) return taso::cli::Fail(kTool, s);
+  // The runtime's timers write the models they time there: known now, not after the search.
+  if (const auto temporary = taso::TemporaryFolder::MakeInTemp("taso-opt-"); !temporary.ok())
+    return taso::cli::Fail(kTool, temporary.status());
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
   const auto rule_files = RuleFilesFromFlag();

@@ -22,6 +22,7 @@
 #include "taso/backends/ort_worker.h"
 #include "taso/ir/op.h"
 #include "taso/ir/params.h"
+#include "taso/ir/temporary_folder.h"
 
 namespace taso {
 
@@ -68,7 +69,7 @@ class OrtCost : public MeasuredCost {
 
   std::shared_ptr<OrtWorker> worker_;
   int threads_;
-  std::string model_dir_;  // the one-operator models, removed with this object
+  TemporaryFolder model_dir_;  // the one-operator models
   int models_written_ = 0;
   std::optional<FixedCosts> fixed_;
 };

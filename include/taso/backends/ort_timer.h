@@ -16,6 +16,7 @@
 #include "taso/backends/paired_timing.h"
 #include "taso/backends/runtime_timer.h"
 #include "taso/ir/graph.h"
+#include "taso/ir/temporary_folder.h"
 
 namespace taso {
 
@@ -75,8 +76,8 @@ class OrtTimer : public RuntimeTimer {
   int threads_;
   PairLimits limits_;
   OrtTimerMemory memory_;
-  std::string dir_;                             // of the exported models, made on first use, removed with the timer
-  std::unique_ptr<SharedWeightsFile> weights_;  // in dir_, made on first use
+  TemporaryFolder dir_;                                  // of the exported models, made on first use
+  std::unique_ptr<SharedWeightsFile> weights_;           // in dir_, made on first use
   absl::flat_hash_map<uint64_t, std::string> exported_;  // by the model's hash
   TimerClock clock_;
 };

@@ -17,6 +17,7 @@
 #include "taso/ir/graph.h"
 #include "taso/ir/memory_limit.h"
 #include "taso/ir/onnx_node.h"
+#include "taso/ir/temporary_folder.h"
 #include "taso/onnx/onnx_inline_functions.h"
 
 namespace taso {
@@ -177,8 +178,8 @@ absl::Status WriteModelFileChecked(const onnx::ModelProto& model, const std::str
                                    const std::function<absl::Status(const std::string&)>& check);
 std::string ExternalDataPath(const std::string& model_path);
 // A folder beside `destination` (".taso-opt-XXXXXX" in its directory) to write it in first,
-// so that moving it into place is a rename on one file system; removing it is the caller's.
-absl::StatusOr<std::string> MakeStagingFolder(const std::string& destination);
+// so that moving it into place is a rename on one file system.
+absl::StatusOr<TemporaryFolder> MakeStagingFolder(const std::string& destination);
 // Moves the model written at `staged` to `destination`, with its data file
 // (ExternalDataPath) where `data_file`: the data file first, then the model; where the
 // model cannot be moved, the data file moved is removed again.

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "taso/backends/available_memory.h"
+#include "taso/ir/temporary_folder.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/pipeline/pipeline.h"
 
@@ -57,8 +58,6 @@ struct WrittenModel {
 // was moved into place.
 class StagedModel {
  public:
-  StagedModel(StagedModel&&) noexcept;
-  ~StagedModel();
   const WrittenModel& checks() const { return checks_; }
   // Whether the weights were written to a file beside the model, ExternalDataPath: as the
   // input's were, or because the model is too large for one file.
@@ -69,8 +68,9 @@ class StagedModel {
 
  private:
   friend absl::StatusOr<StagedModel> StageCheckedModel(const WriteRequest& request);
-  StagedModel(std::string folder, std::string staged, const WriteRequest& request);
-  std::string folder_, staged_, destination_;
+  StagedModel(TemporaryFolder folder, std::string staged, const WriteRequest& request);
+  TemporaryFolder folder_;  // holds staged_ until the model is moved, removed with this object
+  std::string staged_, destination_;
   bool external_data_ = false;
   WrittenModel checks_;
 };

@@ -1,0 +1,52 @@
+// Folders a run makes for its own files (the models a timer runs, an output staged beside
+// its destination), removed when the run is done with them and when it is interrupted:
+// a taso-opt stopped by Ctrl-C, `timeout` or a job scheduler leaves nothing behind, where
+// one run's timer alone could leave gigabytes of weights in $TMPDIR.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace taso {
+
+// A folder this process made and removes, with all it holds, when the object is destroyed
+// or the process is ended by a signal RemoveTemporaryFoldersOnSignal handles.
+class TemporaryFolder {
+ public:
+  // A new folder in `parent`, named `prefix` and six random characters (mkdtemp).
+  static absl::StatusOr<TemporaryFolder> Make(const std::filesystem::path& parent, absl::string_view prefix);
+  // A new folder in the system's temporary folder ($TMPDIR, else /tmp).
+  static absl::StatusOr<TemporaryFolder> MakeInTemp(absl::string_view prefix);
+
+  TemporaryFolder() = default;  // no folder
+  TemporaryFolder(TemporaryFolder&& other) noexcept;
+  TemporaryFolder& operator=(TemporaryFolder&& other) noexcept;
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  ~TemporaryFolder();
+
+  bool empty() const { return path_.empty(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TemporaryFolder(std::string path) : path_(std::move(path)) {}
+  void Remove();
+  std::string path_;
+};
+
+// From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder alive,
+// then end the process by the same signal (so its exit status says which). A signal
+// ignored when this is called (nohup's SIGHUP, SIGINT in a background job) stays ignored.
+// The command-line tools call it at start; a child made by fork() that runs on without
+// exec calls RestoreDefaultSignals first.
+void RemoveTemporaryFoldersOnSignal();
+
+// In a forked child: the signals above back to their default action, so that signalling
+// the child ends the child alone.
+void RestoreDefaultSignals();
+
+}  // namespace taso

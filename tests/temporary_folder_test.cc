@@ -1,0 +1,120 @@
+// Temporary folders: removed with their object, and by a signal that ends the process.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "taso/ir/temporary_folder.h"
+#include "test_util.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// In a child: ignores SIGHUP where `ignore_hangup`, has the handled signals remove its
+// folders, makes one in `parent` with a file in it, writes its path to `report` and waits
+// to be signalled. Exits 1 where any step fails.
+[[noreturn]] void HoldFolderUntilSignalled(const fs::path& parent, int report, bool ignore_hangup) {
+  if (ignore_hangup) signal(SIGHUP, SIG_IGN);
+  taso::RemoveTemporaryFoldersOnSignal();
+  absl::StatusOr<taso::TemporaryFolder> folder = taso::TemporaryFolder::Make(parent, "held_");
+  if (!folder.ok()) _exit(1);
+  if (FILE* f = fopen((folder->path() + "/weights.data").c_str(), "w")) {
+    fputs("weights", f);
+    fclose(f);
+  }
+  const std::string line = folder->path() + "\n";
+  if (write(report, line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(1);
+  for (;;) pause();
+}
+
+struct HeldFolder {
+  pid_t child;
+  std::string path;
+};
+
+HeldFolder StartChildHoldingFolder(const fs::path& parent, bool ignore_hangup) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    HoldFolderUntilSignalled(parent, pipe_fds[1], ignore_hangup);
+  }
+  close(pipe_fds[1]);
+  std::string path;
+  char c;
+  while (read(pipe_fds[0], &c, 1) == 1 && c != '\n') path += c;
+  close(pipe_fds[0]);
+  return {child, path};
+}
+
+}  // namespace
+
+TEST_CASE("A temporary folder is removed with its object, and kept where the object is moved") {
+  const fs::path parent = taso::testing::TempDir("temporary_folder_object");
+  std::string path;
+  {
+    absl::StatusOr<taso::TemporaryFolder> made = taso::TemporaryFolder::Make(parent, "own_");
+    REQUIRE(made.ok());
+    path = made->path();
+    CHECK(fs::path(path).parent_path() == parent);
+    CHECK(fs::path(path).filename().string().rfind("own_", 0) == 0);
+    taso::testing::WriteFile(fs::path(path) / "model.onnx", "bytes");
+    taso::TemporaryFolder moved = *std::move(made);
+    CHECK(made->empty());
+    CHECK(moved.path() == path);
+    CHECK(fs::exists(fs::path(path) / "model.onnx"));
+  }
+  CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("A temporary folder that cannot be made is an error naming the place") {
+  const fs::path parent = taso::testing::TempDir("temporary_folder_missing") / "missing";
+  absl::StatusOr<taso::TemporaryFolder> made = taso::TemporaryFolder::Make(parent, "own_");
+  REQUIRE_FALSE(made.ok());
+  CHECK_THAT(std::string(made.status().message()),
+             Catch::Contains("cannot make a folder in '" + parent.string() + "'") &&
+                 Catch::Contains("No such file or directory"));
+
+  taso::testing::ScopedEnv tmpdir("TMPDIR", parent.string());
+  absl::StatusOr<taso::TemporaryFolder> in_temp = taso::TemporaryFolder::MakeInTemp("own_");
+  REQUIRE_FALSE(in_temp.ok());
+  CHECK_THAT(std::string(in_temp.status().message()),
+             Catch::StartsWith("no temporary folder: TMPDIR is '" + parent.string() + "'"));
+}
+
+TEST_CASE("A signal that ends the process removes its temporary folders first") {
+  const fs::path parent = taso::testing::TempDir("temporary_folder_signal");
+  for (int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    const HeldFolder held = StartChildHoldingFolder(parent, /*ignore_hangup=*/false);
+    REQUIRE(fs::exists(fs::path(held.path) / "weights.data"));
+    kill(held.child, signal);
+    const int status = taso::testing::WaitForExit(held.child, 30);
+    REQUIRE(status != -1);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal);
+    CHECK_FALSE(fs::exists(held.path));
+  }
+}
+
+TEST_CASE("A signal the process was started ignoring stays ignored") {
+  const fs::path parent = taso::testing::TempDir("temporary_folder_ignored");
+  const HeldFolder held = StartChildHoldingFolder(parent, /*ignore_hangup=*/true);
+  kill(held.child, SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(waitpid(held.child, nullptr, WNOHANG) == 0);  // still running
+  CHECK(fs::exists(held.path));
+  kill(held.child, SIGTERM);
+  const int status = taso::testing::WaitForExit(held.child, 30);
+  REQUIRE(status != -1);
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK_FALSE(fs::exists(held.path));
+}
