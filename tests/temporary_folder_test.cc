@@ -118,3 +118,39 @@ TEST_CASE("A signal the process was started ignoring stays ignored") {
   CHECK(WTERMSIG(status) == SIGTERM);
   CHECK_FALSE(fs::exists(held.path));
 }
+
+TEST_CASE("A folder a killed run left is removed when the next is made beside it") {
+  const fs::path parent = taso::testing::TempDir("temporary_folder_killed");
+  auto age = [](const std::string& folder) {
+    fs::last_write_time(fs::path(folder) / ".owner", fs::file_time_type::clock::now() - std::chrono::minutes(2));
+  };
+  const HeldFolder killed = StartChildHoldingFolder(parent, /*ignore_hangup=*/false);
+  kill(killed.child, SIGKILL);  // no handler runs: the folder stays
+  REQUIRE(taso::testing::WaitForExit(killed.child, 30) != -1);
+  REQUIRE(fs::exists(killed.path));
+  age(killed.path);
+  const HeldFolder just_killed = StartChildHoldingFolder(parent, /*ignore_hangup=*/false);
+  kill(just_killed.child, SIGKILL);  // its owner file is new: it may be one being made
+  REQUIRE(taso::testing::WaitForExit(just_killed.child, 30) != -1);
+  const HeldFolder alive = StartChildHoldingFolder(parent, /*ignore_hangup=*/false);
+  age(alive.path);                                   // a long run's folder: old, but its owner holds the lock
+  const fs::path not_ours = parent / "held_abcdef";  // no owner file: nothing says it is left
+  fs::create_directory(not_ours);
+
+  absl::StatusOr<taso::TemporaryFolder> made = taso::TemporaryFolder::Make(parent, "held_");
+  REQUIRE(made.ok());
+  CHECK_FALSE(fs::exists(killed.path));
+  CHECK(fs::exists(just_killed.path));
+  CHECK(fs::exists(alive.path));
+  CHECK(fs::exists(not_ours));
+  // Folders of another prefix are left alone, even one this prefix begins.
+  age(just_killed.path);
+  REQUIRE(taso::TemporaryFolder::Make(parent, "hel").ok());
+  CHECK(fs::exists(just_killed.path));
+  REQUIRE(taso::TemporaryFolder::Make(parent, "held_").ok());
+  CHECK_FALSE(fs::exists(just_killed.path));
+
+  kill(alive.child, SIGTERM);
+  CHECK(taso::testing::WaitForExit(alive.child, 30) != -1);
+  CHECK_FALSE(fs::exists(alive.path));
+}

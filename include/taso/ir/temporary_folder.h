@@ -14,7 +14,10 @@
 namespace taso {
 
 // A folder this process made and removes, with all it holds, when the object is destroyed
-// or the process is ended by a signal RemoveTemporaryFoldersOnSignal handles.
+// or the process is ended by a signal RemoveTemporaryFoldersOnSignal handles. Where a run
+// was ended by a signal no handler sees (SIGKILL, the OOM killer), the next folder made in
+// the same place with the same prefix removes its folders: each holds an owner file its
+// process keeps locked (flock), and one unlocked for a minute has no owner.
 class TemporaryFolder {
  public:
   // A new folder in `parent`, named `prefix` and six random characters (mkdtemp).
@@ -33,9 +36,10 @@ class TemporaryFolder {
   const std::string& path() const { return path_; }
 
  private:
-  explicit TemporaryFolder(std::string path) : path_(std::move(path)) {}
+  TemporaryFolder(std::string path, int owner_fd) : path_(std::move(path)), owner_fd_(owner_fd) {}
   void Remove();
   std::string path_;
+  int owner_fd_ = -1;  // the owner file's, holding its lock; -1 where there is none
 };
 
 // From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder alive,
