@@ -358,6 +358,23 @@ TEST_CASE("The closing table names the rules applied, with their forms", "[pipel
   CHECK_THAT(summary, Catch::Contains("\n  left alone           nothing: every node is in the operator library\n"));
 }
 
+TEST_CASE("A search result dropped for its small gain is named as dropped, not as the model written", "[pipeline]") {
+  const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
+  const PipelineOptions options = AnalyticOptions(20);
+  absl::StatusOr<PipelineResult> r = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(r.ok());
+  r->dropped_search_gain = 0.003;
+  r->search.initial_cost = 1e-3;
+  r->search.best_cost = 0.97e-3;  // of the e-graph's other extraction, written instead
+  r->search.rules_applied = {{"r0512", 2}};
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\nsubstitutions: the search's own dropped, the best gain found (0.30%) is below 0.5%\n"));
+  r->search.rules_applied.clear();  // the input written
+  CHECK_THAT(SummaryText(options, *r, "m"),
+             Catch::Contains("\nsubstitutions: none kept, the best gain found (0.30%) is below 0.5%\n") &&
+                 Catch::Contains("\n  rewrites applied     none kept: the gain found is within noise\n"));
+}
+
 TEST_CASE("OptimizeModel refuses inconsistent options and unusable backends before any work", "[pipeline]") {
   const OnnxModel model = testing::ImportFolded(testing::SmallConvReluModel());
   auto refusal = [&](const PipelineOptions& options) {
@@ -459,7 +476,7 @@ TEST_CASE("The pipeline reports why the search stopped", "[pipeline]") {
              Catch::Contains("\"stopped_by_limit\": false,\n  \"stop_reason\": \"queue_empty\","));
   CHECK_THAT(SummaryText(options, *finished, "m"), !Catch::Contains("stopped by"));
   CHECK(finished->rule_instances == 0);
-  CHECK_FALSE(finished->substitutions_dropped);
+  CHECK_FALSE(finished->dropped_search_gain);
 }
 
 TEST_CASE("Rule instances the matcher cannot use are counted and reported", "[pipeline]") {

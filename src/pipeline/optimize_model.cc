@@ -105,7 +105,7 @@ void OfferUnprovedRewrites(const Graph& activations, const SearchFound& search, 
 // the self-check (the rules, and what differed).
 struct Checked {
   StageOutput out;
-  bool substitutions_dropped = false;
+  std::optional<double> dropped_search_gain;
   std::map<std::string, int> rejected_rules;
   std::string rejection;
 };
@@ -117,7 +117,7 @@ absl::StatusOr<Checked> CheckedOutput(const StageInputs& in, const SearchFound& 
                                       const PipelineOptions& options) {
   Checked checked;
   if (!Gained(search)) {
-    checked.substitutions_dropped = !search.rules_applied.empty();
+    if (!search.rules_applied.empty()) checked.dropped_search_gain = 1 - search.best_cost / search.initial_cost;
     ASSIGN_OR_RETURN(checked.out, AsReadOutput(in, costs, options));
     return checked;
   }
@@ -374,7 +374,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
 
   result.search = std::move(search.found);
   result.engine = std::move(search.stats);
-  result.substitutions_dropped = checked.substitutions_dropped;
+  result.dropped_search_gain = checked.dropped_search_gain;
   result.rejected_rules = std::move(checked.rejected_rules);
   result.rejection = std::move(checked.rejection);
   result.speed_check = std::move(speed.check);

@@ -153,9 +153,10 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
     absl::StrAppendFormat(&out, "costs (%s): %d measured, %d from the cache, %d estimated (no %s kernel)\n",
                           r.cost_sources->device, r.cost_sources->counts.measured, r.cost_sources->counts.cached,
                           r.cost_sources->counts.estimated, BackendName(options.backend));
-  if (r.substitutions_dropped)
-    absl::StrAppendFormat(&out, "substitutions: none kept, the best gain found (%.2f%%) is below %.1f%%\n",
-                          100 * (1 - search.best_cost / search.initial_cost), 100 * kMinSearchGain);
+  if (const std::optional<double> gain = r.dropped_search_gain)
+    absl::StrAppendFormat(&out, "substitutions: %s, the best gain found (%.2f%%) is below %.1f%%\n",
+                          search.rules_applied.empty() ? "none kept" : "the search's own dropped", 100 * *gain,
+                          100 * kMinSearchGain);
   for (const auto& [rule, n] : search.rules_applied) absl::StrAppendFormat(&out, "  applied %-10s x%d\n", rule, n);
   return out;
 }
@@ -371,7 +372,7 @@ std::vector<std::string> RewriteLines(const PipelineResult& r) {
         absl::StrFormat("none kept: priced %.4f ms against the input's %.4f ms, the input is written as read",
                         slower->rewritten_seconds * 1e3, slower->input_seconds * 1e3));
   else
-    lines.push_back(r.substitutions_dropped ? "none kept: the gain found is within noise" : "none");
+    lines.push_back(r.dropped_search_gain ? "none kept: the gain found is within noise" : "none");
   return lines;
 }
 

@@ -186,8 +186,10 @@ struct PipelineResult {
   SearchFound search;
   // The engine's own figures, with the stop reason it really had; none where no search ran.
   EngineStats engine;
-  // Rules applied by the search were dropped: their gain was below kMinSearchGain.
-  bool substitutions_dropped = false;
+  // Where the search's rewrites were dropped, their gain below kMinSearchGain: that gain,
+  // a fraction of the search's starting cost (`search` may describe another graph since,
+  // the e-graph's other extraction, where that is written).
+  std::optional<double> dropped_search_gain;
   // Without the speed check, the search's rewrites were priced above the input as read
   // (the search starts from its cleaned-up form), so they were dropped and the input
   // written; the prices are kept here.
