@@ -1,8 +1,8 @@
 // Where taso-gen's data goes when it does not fit in memory (issue 46): a folder of its
-// own, made on first use and removed at the end, also when the run is interrupted
-// (SIGINT, SIGTERM); folders left by a run that was killed outright are found and removed
-// by the next run. And fixed-size records kept in memory up to a budget, the older ones
-// on disk past it.
+// own (a TemporaryFolder), made on first use and removed at the end, also when the run is
+// interrupted; folders left by a run that was killed outright are removed by the next
+// run. And fixed-size records kept in memory up to a budget, the older ones on disk past
+// it.
 #pragma once
 
 #include <algorithm>
@@ -14,16 +14,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "taso/ir/temporary_folder.h"
 
 namespace taso::gen {
 
 // A folder named taso-gen-XXXXXX under `parent` ($TMPDIR or /tmp where empty), made on the
-// first Path() with a file `owner` holding this process's id. Removed by the destructor,
-// and by the signal handler InstallSpillCleanup() sets up.
+// first Path(); removed as a TemporaryFolder is (RemoveTemporaryFoldersOnSignal, which
+// taso-gen's cli::Init calls, covers interruptions).
 class SpillFolder {
  public:
   explicit SpillFolder(std::string parent);
-  ~SpillFolder();
   SpillFolder(const SpillFolder&) = delete;
   SpillFolder& operator=(const SpillFolder&) = delete;
 
@@ -33,15 +33,11 @@ class SpillFolder {
  private:
   std::string parent_;
   mutable absl::Mutex mu_;
-  std::string path_;
-  int slot_ = -1;  // in the signal handler's table
+  TemporaryFolder folder_;
 };
 
-// On SIGINT and SIGTERM, removes every SpillFolder still there, then dies of the signal.
-void InstallSpillCleanup();
-
-// Removes the spill folders under `parent` whose owner process has ended (a run killed
-// outright); returns a line for each removed, and for each folder with no owner file.
+// Removes the spill folders under `parent` that runs killed outright left
+// (RemoveFoldersOfEndedRuns); returns a line for each.
 std::vector<std::string> RemoveStaleSpillFolders(const std::string& parent);
 
 // The default parent folder: $TMPDIR, else /tmp.

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <random>
 
@@ -20,6 +21,7 @@
 #include "rule_writer.h"
 #include "spill.h"
 #include "taso/ir/ops/names.h"
+#include "taso/ir/temporary_folder.h"
 #include "test_util.h"
 
 using namespace taso;
@@ -234,46 +236,49 @@ TEST_CASE("Form records read back as they were written, from memory or disk") {
   CHECK_FALSE(gen::KeyOf("abc") == gen::KeyOf("abd"));
 }
 
-TEST_CASE("Spill folders go when the run is interrupted, and stale ones at the next run") {
+TEST_CASE("Spill folders go when the run is interrupted, and those of runs killed outright at the next run") {
   const auto parent = testing::TempDir("spill_folders");
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {  // makes a folder with a file in it, then is stopped by SIGTERM
-    gen::InstallSpillCleanup();
-    gen::SpillFolder folder(parent.string());
-    auto path = folder.Path();
-    std::ofstream(*path + "/data.bin") << "graphs";
-    const std::string line = *path + "\n";
-    if (write(fds[1], line.data(), line.size()) < 0) _exit(2);
-    raise(SIGTERM);
-    _exit(1);  // not reached
-  }
-  close(fds[1]);
-  std::string made;
-  char c;
-  while (read(fds[0], &c, 1) == 1 && c != '\n') made.push_back(c);
-  close(fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  CHECK(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGTERM);
-  REQUIRE_FALSE(made.empty());
-  CHECK_FALSE(std::filesystem::exists(made));
-  // A folder whose owner has ended (as if killed outright) is removed by the next run.
-  const auto stale = parent / "taso-gen-stale1";
-  std::filesystem::create_directories(stale);
-  pid_t ended = fork();
-  if (ended == 0) _exit(0);
-  waitpid(ended, &status, 0);
-  std::ofstream(stale / "owner") << ended << "\n";
-  std::ofstream(stale / "t0_s1.bin") << "graphs";
+  // In a child: makes a spill folder with a file in it, says where, and ends by `signal`.
+  auto spill_and_end = [&](int signal) {
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      RemoveTemporaryFoldersOnSignal();  // as taso-gen's cli::Init does
+      gen::SpillFolder folder(parent.string());
+      auto path = folder.Path();
+      if (!path.ok()) _exit(2);
+      std::ofstream(*path + "/t0_s1.bin") << "graphs";
+      const std::string line = *path + "\n";
+      if (write(fds[1], line.data(), line.size()) < 0) _exit(2);
+      raise(signal);
+      _exit(1);  // not reached
+    }
+    close(fds[1]);
+    std::string made;
+    char c;
+    while (read(fds[0], &c, 1) == 1 && c != '\n') made.push_back(c);
+    close(fds[0]);
+    const int status = testing::WaitForExit(child, 30);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == signal);
+    REQUIRE_FALSE(made.empty());
+    return made;
+  };
   gen::SpillFolder live(parent.string());  // this process's: kept
   REQUIRE(live.Path().ok());
+  CHECK_FALSE(std::filesystem::exists(spill_and_end(SIGTERM)));
+  const std::string killed = spill_and_end(SIGKILL);
+  REQUIRE(std::filesystem::exists(killed));
+  // Its owner file unlocked for over a minute: left by a run that ended.
+  std::filesystem::last_write_time(std::filesystem::path(killed) / ".owner",
+                                   std::filesystem::file_time_type::clock::now() - std::chrono::minutes(2));
+  std::filesystem::last_write_time(std::filesystem::path(*live.Path()) / ".owner",
+                                   std::filesystem::file_time_type::clock::now() - std::chrono::minutes(2));
   const std::vector<std::string> lines = gen::RemoveStaleSpillFolders(parent.string());
   REQUIRE(lines.size() == 1);
-  CHECK_THAT(lines[0], Catch::Contains("taso-gen-stale1"));
-  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(lines[0] == "removed " + killed + " (0 MiB), left by a taso-gen run that ended");
+  CHECK_FALSE(std::filesystem::exists(killed));
   CHECK(std::filesystem::exists(*live.Path()));
 }

@@ -25,10 +25,14 @@ namespace {
   taso::RemoveTemporaryFoldersOnSignal();
   absl::StatusOr<taso::TemporaryFolder> folder = taso::TemporaryFolder::Make(parent, "held_");
   if (!folder.ok()) _exit(1);
-  if (FILE* f = fopen((folder->path() + "/weights.data").c_str(), "w")) {
-    fputs("weights", f);
-    fclose(f);
-  }
+  // A file, and folders within it (as the end-to-end check's runs/inputs).
+  std::error_code error;
+  fs::create_directories(fs::path(folder->path()) / "runs" / "inputs", error);
+  for (const char* name : {"/weights.data", "/runs/inputs/t0.bin"})
+    if (FILE* f = fopen((folder->path() + name).c_str(), "w")) {
+      fputs("bytes", f);
+      fclose(f);
+    }
   const std::string line = folder->path() + "\n";
   if (write(report, line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(1);
   for (;;) pause();
@@ -93,9 +97,12 @@ TEST_CASE("A temporary folder that cannot be made is an error naming the place")
 
 TEST_CASE("A signal that ends the process removes its temporary folders first") {
   const fs::path parent = taso::testing::TempDir("temporary_folder_signal");
+  // This process's own: each child has a copy of the folders registered, and leaves it.
+  absl::StatusOr<taso::TemporaryFolder> own = taso::TemporaryFolder::Make(parent, "own_");
+  REQUIRE(own.ok());
   for (int signal : {SIGTERM, SIGINT, SIGHUP}) {
     const HeldFolder held = StartChildHoldingFolder(parent, /*ignore_hangup=*/false);
-    REQUIRE(fs::exists(fs::path(held.path) / "weights.data"));
+    REQUIRE(fs::exists(fs::path(held.path) / "runs" / "inputs" / "t0.bin"));
     kill(held.child, signal);
     const int status = taso::testing::WaitForExit(held.child, 30);
     REQUIRE(status != -1);
@@ -103,6 +110,7 @@ TEST_CASE("A signal that ends the process removes its temporary folders first") 
     CHECK(WTERMSIG(status) == signal);
     CHECK_FALSE(fs::exists(held.path));
   }
+  CHECK(fs::exists(own->path()));
 }
 
 TEST_CASE("A signal the process was started ignoring stays ignored") {

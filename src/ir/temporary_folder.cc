@@ -1,20 +1,21 @@
 #include "taso/ir/temporary_folder.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -23,54 +24,80 @@ namespace {
 
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
-// The folders alive. Never destroyed: a folder may be removed while static objects are.
-struct FolderRegistry {
-  std::mutex mutex;
-  absl::flat_hash_set<std::string> paths;
-};
+// The folders alive, as a signal handler reads them: plain arrays, since a handler may
+// touch nothing that allocates or locks. A slot is 0 (free), 2 (being written) or 1, and
+// names the process that made its folder: a forked child has a copy of the table, and
+// its handler leaves its parent's folders alone.
+constexpr int kSlots = 64;
+constexpr size_t kPathMax = 4096;
+char registered_paths[kSlots][kPathMax];
+pid_t registered_by[kSlots];
+std::atomic<int> slot_state[kSlots];
 
-FolderRegistry& Registry() {
-  static FolderRegistry* registry = new FolderRegistry;
-  return *registry;
-}
-
-// The handler only writes the signal's number to this pipe (write is async-signal-safe);
-// a thread reading it does the removing.
-int signal_pipe[2] = {-1, -1};
-
-void PassSignalOn(int signal) {
-  const int saved_errno = errno;
-  const unsigned char number = static_cast<unsigned char>(signal);
-  [[maybe_unused]] const ssize_t written = write(signal_pipe[1], &number, 1);
-  errno = saved_errno;
-}
-
-// Holds the registry to the end, so that no folder is made while they are removed.
-[[noreturn]] void RemoveFoldersAndEnd(int signal) {
-  FolderRegistry& registry = Registry();
-  registry.mutex.lock();
-  for (const std::string& path : registry.paths) {
-    std::error_code ignored;
-    // Twice: a file another thread was writing may appear while the folder is emptied.
-    for (int attempt = 0; attempt < 2 && std::filesystem::exists(path, ignored); ++attempt)
-      std::filesystem::remove_all(path, ignored);
+// The slot `path` takes, or -1 where all are taken (the folder is then removed by its
+// object alone).
+int Register(const std::string& path) {
+  if (path.size() >= kPathMax) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (slot_state[i].compare_exchange_strong(expected, 2)) {
+      std::memcpy(registered_paths[i], path.c_str(), path.size() + 1);
+      registered_by[i] = getpid();
+      slot_state[i].store(1);
+      return i;
+    }
   }
+  return -1;
+}
+
+void Unregister(int slot) {
+  if (slot >= 0) slot_state[slot].store(0);
+}
+
+// Removes what the folder `dir_fd` holds, folders in it to `depth` levels, with system
+// calls only (async-signal-safe). Passes until one removes nothing: another thread may
+// still be writing files there.
+void RemoveContents(int dir_fd, int depth) {
+  alignas(8) char entries[4096];
+  for (int pass = 0; pass < 64; ++pass) {
+    bool removed = false;
+    lseek(dir_fd, 0, SEEK_SET);
+    for (long n; (n = syscall(SYS_getdents64, dir_fd, entries, sizeof entries)) > 0;)
+      for (long at = 0; at < n;) {
+        const auto* entry = reinterpret_cast<const struct dirent64*>(entries + at);
+        at += entry->d_reclen;
+        const char* name = entry->d_name;
+        if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+        if (unlinkat(dir_fd, name, 0) == 0) {
+          removed = true;
+        } else if (errno == EISDIR && depth > 0) {
+          const int inner = openat(dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (inner >= 0) {
+            RemoveContents(inner, depth - 1);
+            close(inner);
+          }
+          removed |= unlinkat(dir_fd, name, AT_REMOVEDIR) == 0;
+        }
+      }
+    if (!removed) break;
+  }
+}
+
+void RemoveFoldersAndEnd(int signal) {
+  for (int i = 0; i < kSlots; ++i) {
+    if (slot_state[i].load() != 1 || registered_by[i] != getpid()) continue;
+    const int fd = open(registered_paths[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      RemoveContents(fd, /*depth=*/8);
+      close(fd);
+    }
+    rmdir(registered_paths[i]);
+  }
+  // Blocked while its handler runs, the signal ends the process once the handler returns.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   sigaction(signal, &default_action, nullptr);
-  kill(getpid(), signal);
-  pause();
-  _exit(128 + signal);
-}
-
-void WatchSignals() {
-  for (;;) {
-    unsigned char number = 0;
-    const ssize_t n = read(signal_pipe[0], &number, 1);
-    if (n == 1) RemoveFoldersAndEnd(number);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-  }
+  raise(signal);
 }
 
 // Each folder holds this file, locked by its owner while the folder lives: the kernel
@@ -102,47 +129,47 @@ bool LeftByEndedRun(const std::filesystem::path& folder) {
   return unlocked;
 }
 
-// Removes the folders `prefix` and six characters names in `parent` that runs ended
-// without removing (killed where no handler runs).
-void RemoveFoldersOfEndedRuns(const std::filesystem::path& parent, absl::string_view prefix) {
-  std::vector<std::filesystem::path> left;
-  std::error_code error;
-  for (std::filesystem::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() == prefix.size() + 6 && absl::StartsWith(name, prefix) && LeftByEndedRun(it->path()))
-      left.push_back(it->path());
-  }
-  for (const std::filesystem::path& folder : left) std::filesystem::remove_all(folder, error);
-}
-
 void InstallHandlers() {
-  if (pipe2(signal_pipe, O_CLOEXEC) != 0) return;  // the signals keep their default action
-  fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK);
-  std::thread(WatchSignals).detach();
   for (int signal : kHandledSignals) {
     struct sigaction current {};
     if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler == SIG_IGN) continue;
     struct sigaction action {};
-    action.sa_handler = PassSignalOn;
-    action.sa_flags = SA_RESTART;  // other threads' calls go on until the process ends
+    action.sa_handler = RemoveFoldersAndEnd;
     sigemptyset(&action.sa_mask);
+    for (int other : kHandledSignals) sigaddset(&action.sa_mask, other);  // one cleans at a time
     sigaction(signal, &action, nullptr);
   }
 }
 
 }  // namespace
 
+std::vector<RemovedFolder> RemoveFoldersOfEndedRuns(const std::filesystem::path& parent, absl::string_view prefix) {
+  std::vector<RemovedFolder> left;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() == prefix.size() + 6 && absl::StartsWith(name, prefix) && LeftByEndedRun(it->path()))
+      left.push_back({it->path().string()});
+  }
+  for (RemovedFolder& folder : left) {
+    std::error_code ignored;
+    for (std::filesystem::recursive_directory_iterator it(folder.path, ignored), end; !ignored && it != end;
+         it.increment(ignored))
+      if (it->is_regular_file(ignored)) folder.bytes += it->file_size(ignored);
+    std::filesystem::remove_all(folder.path, ignored);
+  }
+  return left;
+}
+
 absl::StatusOr<TemporaryFolder> TemporaryFolder::Make(const std::filesystem::path& parent, absl::string_view prefix) {
   RemoveFoldersOfEndedRuns(parent, prefix);
   std::string pattern = (parent / absl::StrCat(prefix, "XXXXXX")).string();
-  FolderRegistry& registry = Registry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
   if (mkdtemp(pattern.data()) == nullptr)
     return absl::PermissionDeniedError(
         absl::StrCat("cannot make a folder in '", parent.string(), "' (", std::strerror(errno), ")"));
+  const int slot = Register(pattern);
   const int owner_fd = LockOwnerFile(pattern);
-  registry.paths.insert(pattern);
-  return TemporaryFolder(std::move(pattern), owner_fd);
+  return TemporaryFolder(std::move(pattern), slot, owner_fd);
 }
 
 absl::StatusOr<TemporaryFolder> TemporaryFolder::MakeInTemp(absl::string_view prefix) {
@@ -155,12 +182,15 @@ absl::StatusOr<TemporaryFolder> TemporaryFolder::MakeInTemp(absl::string_view pr
 }
 
 TemporaryFolder::TemporaryFolder(TemporaryFolder&& other) noexcept
-    : path_(std::exchange(other.path_, "")), owner_fd_(std::exchange(other.owner_fd_, -1)) {}
+    : path_(std::exchange(other.path_, "")),
+      slot_(std::exchange(other.slot_, -1)),
+      owner_fd_(std::exchange(other.owner_fd_, -1)) {}
 
 TemporaryFolder& TemporaryFolder::operator=(TemporaryFolder&& other) noexcept {
   if (this != &other) {
     Remove();
     path_ = std::exchange(other.path_, "");
+    slot_ = std::exchange(other.slot_, -1);
     owner_fd_ = std::exchange(other.owner_fd_, -1);
   }
   return *this;
@@ -172,9 +202,7 @@ void TemporaryFolder::Remove() {
   if (path_.empty()) return;
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
-  FolderRegistry& registry = Registry();
-  std::lock_guard<std::mutex> lock(registry.mutex);
-  registry.paths.erase(path_);
+  Unregister(std::exchange(slot_, -1));
   path_.clear();
   if (owner_fd_ >= 0) close(std::exchange(owner_fd_, -1));
 }
@@ -187,7 +215,7 @@ void RemoveTemporaryFoldersOnSignal() {
 void RestoreDefaultSignals() {
   for (int signal : kHandledSignals) {
     struct sigaction current {};
-    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != PassSignalOn) continue;
+    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != RemoveFoldersAndEnd) continue;
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
     sigaction(signal, &default_action, nullptr);

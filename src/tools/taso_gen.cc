@@ -84,9 +84,8 @@ int main(int argc, char** argv) {
   if (team.rank() == 0)
     if (absl::Status s = ProbeOutput(out); !s.ok()) return Ended(team, taso::cli::Fail(kTool, s));
   if (team.rank() == 0) WarnIfBound(options.threads);
-  // The spill folders: removed if this run is interrupted; those of runs killed outright
-  // before are removed now.
-  taso::gen::InstallSpillCleanup();
+  // The spill folders of runs killed outright before are removed now (cli::Init has this
+  // run's removed if it is interrupted).
   for (const std::string& line : taso::gen::RemoveStaleSpillFolders(options.spill_dir))
     std::fprintf(stderr, "taso-gen: %s\n", line.c_str());
   std::string command = "taso-gen -k " + std::to_string(options.max_ops);

@@ -4,9 +4,11 @@
 // one run's timer alone could leave gigabytes of weights in $TMPDIR.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,14 +38,28 @@ class TemporaryFolder {
   const std::string& path() const { return path_; }
 
  private:
-  TemporaryFolder(std::string path, int owner_fd) : path_(std::move(path)), owner_fd_(owner_fd) {}
+  TemporaryFolder(std::string path, int slot, int owner_fd)
+      : path_(std::move(path)), slot_(slot), owner_fd_(owner_fd) {}
   void Remove();
   std::string path_;
+  int slot_ = -1;      // in the signal handler's table; -1 where it is full
   int owner_fd_ = -1;  // the owner file's, holding its lock; -1 where there is none
 };
 
-// From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder alive,
-// then end the process by the same signal (so its exit status says which). A signal
+// A folder a run left behind, removed: its path and the bytes its files held.
+struct RemovedFolder {
+  std::string path;
+  std::uintmax_t bytes = 0;
+};
+
+// Removes the folders `prefix` and six characters name in `parent` that runs ended
+// without removing (their owner file unlocked for a minute), as TemporaryFolder::Make does
+// before it makes one; says which. Folders with no owner file are left alone.
+std::vector<RemovedFolder> RemoveFoldersOfEndedRuns(const std::filesystem::path& parent, absl::string_view prefix);
+
+// From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder alive
+// (in the handler, by async-signal-safe calls alone), then end the process by the same
+// signal (so its exit status says which). A signal
 // ignored when this is called (nohup's SIGHUP, SIGINT in a background job) stays ignored.
 // The command-line tools call it at start; a child made by fork() that runs on without
 // exec calls RestoreDefaultSignals first.
