@@ -245,7 +245,8 @@ TEST_CASE("Spill folders go when the run is interrupted, and those of runs kille
     const pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
-      RemoveTemporaryFoldersOnSignal();  // as taso-gen's cli::Init does
+      for (int handled : {SIGINT, SIGTERM, SIGHUP}) ::signal(handled, SIG_DFL);  // as in the foreground
+      RemoveTemporaryFoldersOnSignal();                                          // as taso-gen's cli::Init does
       gen::SpillFolder folder(parent.string());
       auto path = folder.Path();
       if (!path.ok()) _exit(2);

@@ -368,10 +368,11 @@ TEST_CASE("A search result dropped for its small gain is named as dropped, not a
   r->search.best_cost = 0.97e-3;  // of the e-graph's other extraction, written instead
   r->search.rules_applied = {{"r0512", 2}};
   CHECK_THAT(SummaryText(options, *r, "m"),
-             Catch::Contains("\nsubstitutions: the search's own dropped, the best gain found (0.30%) is below 0.5%\n"));
+             Catch::Contains("\nsubstitutions: the search's own graph dropped (another written), the search's gain "
+                             "(0.30%) is below 0.5%\n"));
   r->search.rules_applied.clear();  // the input written
   CHECK_THAT(SummaryText(options, *r, "m"),
-             Catch::Contains("\nsubstitutions: none kept, the best gain found (0.30%) is below 0.5%\n") &&
+             Catch::Contains("\nsubstitutions: none kept, the search's gain (0.30%) is below 0.5%\n") &&
                  Catch::Contains("\n  rewrites applied     none kept: the gain found is within noise\n"));
 }
 

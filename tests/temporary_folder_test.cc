@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -21,6 +22,8 @@ namespace {
 // folders, makes one in `parent` with a file in it, writes its path to `report` and waits
 // to be signalled. Exits 1 where any step fails.
 [[noreturn]] void HoldFolderUntilSignalled(const fs::path& parent, int report, bool ignore_hangup) {
+  // As a tool started in the foreground has them, whatever this test's runner ignores.
+  for (int handled : {SIGINT, SIGTERM, SIGHUP}) signal(handled, SIG_DFL);
   if (ignore_hangup) signal(SIGHUP, SIG_IGN);
   taso::RemoveTemporaryFoldersOnSignal();
   absl::StatusOr<taso::TemporaryFolder> folder = taso::TemporaryFolder::Make(parent, "held_");
@@ -144,6 +147,18 @@ TEST_CASE("A folder a killed run left is removed when the next is made beside it
   age(alive.path);                                   // a long run's folder: old, but its owner holds the lock
   const fs::path not_ours = parent / "held_abcdef";  // no owner file: nothing says it is left
   fs::create_directory(not_ours);
+  // An old, unlocked owner file of another machine (a shared file system): its lock, if
+  // held there, may not be seen here.
+  const fs::path other_host = parent / "held_remote";
+  fs::create_directory(other_host);
+  std::ofstream(other_host / ".owner") << "another-machine\n";
+  age(other_host.string());
+  // A link of that name to a folder the next run would take for one left: not followed.
+  const HeldFolder linked_to = StartChildHoldingFolder(parent / "..", /*ignore_hangup=*/false);
+  kill(linked_to.child, SIGKILL);
+  REQUIRE(taso::testing::WaitForExit(linked_to.child, 30) != -1);
+  age(linked_to.path);
+  fs::create_directory_symlink(linked_to.path, parent / "held_linked");
 
   absl::StatusOr<taso::TemporaryFolder> made = taso::TemporaryFolder::Make(parent, "held_");
   REQUIRE(made.ok());
@@ -151,6 +166,10 @@ TEST_CASE("A folder a killed run left is removed when the next is made beside it
   CHECK(fs::exists(just_killed.path));
   CHECK(fs::exists(alive.path));
   CHECK(fs::exists(not_ours));
+  CHECK(fs::exists(other_host));
+  CHECK(fs::exists(fs::path(linked_to.path) / "weights.data"));
+  fs::remove(parent / "held_linked");
+  fs::remove_all(linked_to.path);
   // Folders of another prefix are left alone, even one this prefix begins.
   age(just_killed.path);
   REQUIRE(taso::TemporaryFolder::Make(parent, "hel").ok());

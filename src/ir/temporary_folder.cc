@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,9 +26,11 @@ namespace {
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 // The folders alive, as a signal handler reads them: plain arrays, since a handler may
-// touch nothing that allocates or locks. A slot is 0 (free), 2 (being written) or 1, and
-// names the process that made its folder: a forked child has a copy of the table, and
-// its handler leaves its parent's folders alone.
+// touch nothing that allocates or locks. A slot is kFree, kWriting, kHeld or kClaimed (by
+// a handler, which reads its path: it is never freed or written again, as the process is
+// ending), and names the process that made its folder: a forked child has a copy of the
+// table, and its handler leaves its parent's folders alone.
+enum SlotState : int { kFree = 0, kHeld = 1, kWriting = 2, kClaimed = 3 };
 constexpr int kSlots = 64;
 constexpr size_t kPathMax = 4096;
 char registered_paths[kSlots][kPathMax];
@@ -39,11 +42,11 @@ std::atomic<int> slot_state[kSlots];
 int Register(const std::string& path) {
   if (path.size() >= kPathMax) return -1;
   for (int i = 0; i < kSlots; ++i) {
-    int expected = 0;
-    if (slot_state[i].compare_exchange_strong(expected, 2)) {
+    int expected = kFree;
+    if (slot_state[i].compare_exchange_strong(expected, kWriting)) {
       std::memcpy(registered_paths[i], path.c_str(), path.size() + 1);
       registered_by[i] = getpid();
-      slot_state[i].store(1);
+      slot_state[i].store(kHeld);
       return i;
     }
   }
@@ -51,13 +54,19 @@ int Register(const std::string& path) {
 }
 
 void Unregister(int slot) {
-  if (slot >= 0) slot_state[slot].store(0);
+  int held = kHeld;
+  if (slot >= 0) slot_state[slot].compare_exchange_strong(held, kFree);
 }
 
-// Removes what the folder `dir_fd` holds, folders in it to `depth` levels, with system
-// calls only (async-signal-safe). Passes until one removes nothing: another thread may
-// still be writing files there.
-void RemoveContents(int dir_fd, int depth) {
+// Each folder holds this file, locked by its owner while the folder lives: the kernel
+// releases the lock however the owner ends, SIGKILL and the OOM killer included. It is
+// removed last, so that a removal cut short leaves a folder the next run still knows.
+constexpr char kOwnerFile[] = ".owner";
+
+// Removes what the folder `dir_fd` holds but `keep`, folders in it to `depth` levels, with
+// system calls only (async-signal-safe). Passes until one removes nothing: another thread
+// may still be writing files there.
+void RemoveContents(int dir_fd, int depth, const char* keep = nullptr) {
   alignas(8) char entries[4096];
   for (int pass = 0; pass < 64; ++pass) {
     bool removed = false;
@@ -68,6 +77,7 @@ void RemoveContents(int dir_fd, int depth) {
         at += entry->d_reclen;
         const char* name = entry->d_name;
         if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+        if (keep != nullptr && std::strcmp(name, keep) == 0) continue;
         if (unlinkat(dir_fd, name, 0) == 0) {
           removed = true;
         } else if (errno == EISDIR && depth > 0) {
@@ -85,10 +95,12 @@ void RemoveContents(int dir_fd, int depth) {
 
 void RemoveFoldersAndEnd(int signal) {
   for (int i = 0; i < kSlots; ++i) {
-    if (slot_state[i].load() != 1 || registered_by[i] != getpid()) continue;
+    int held = kHeld;
+    if (registered_by[i] != getpid() || !slot_state[i].compare_exchange_strong(held, kClaimed)) continue;
     const int fd = open(registered_paths[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
-      RemoveContents(fd, /*depth=*/8);
+      RemoveContents(fd, /*depth=*/8, kOwnerFile);
+      unlinkat(fd, kOwnerFile, 0);
       close(fd);
     }
     rmdir(registered_paths[i]);
@@ -100,33 +112,63 @@ void RemoveFoldersAndEnd(int signal) {
   raise(signal);
 }
 
-// Each folder holds this file, locked by its owner while the folder lives: the kernel
-// releases the lock however the owner ends, SIGKILL and the OOM killer included.
-constexpr char kOwnerFile[] = ".owner";
 // A folder's owner file is locked as soon as it is made; one unlocked for longer than this
 // was left by a run that ended.
 constexpr auto kOwnerGrace = std::chrono::minutes(1);
 
-// The locked owner file's descriptor, or -1 where the file system refuses it (the folder is
-// then never taken for one left behind).
+// This machine's name, as owner files hold it: a lock taken on another machine sharing the
+// folder (NFS, Lustre) may not be seen here, so only this machine's folders are judged.
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+// The locked owner file's descriptor, holding this machine's name; -1 where the file
+// system refuses the lock (the file is then removed, and the folder never taken for one
+// left behind).
 int LockOwnerFile(const std::string& folder) {
-  const int fd = open((folder + "/" + kOwnerFile).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  const std::string path = folder + "/" + kOwnerFile;
+  const int fd = open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  const std::string host = HostName() + "\n";
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0 && write(fd, host.data(), host.size()) == static_cast<ssize_t>(host.size()))
+    return fd;
   close(fd);
+  unlink(path.c_str());
   return -1;
 }
 
+// Whether `folder` (a directory, not a link, of this user's) was made on this machine by a
+// run that has ended: its owner file names this machine, is a minute old, and no process
+// holds its lock. Opened for writing, as some file systems lock only such files (and
+// another user's is then not opened at all).
 bool LeftByEndedRun(const std::filesystem::path& folder) {
+  struct stat about {};
+  if (lstat(folder.c_str(), &about) != 0 || !S_ISDIR(about.st_mode) || about.st_uid != geteuid()) return false;
   const std::filesystem::path owner = folder / kOwnerFile;
   std::error_code error;
   const auto written = std::filesystem::last_write_time(owner, error);
   if (error || std::filesystem::file_time_type::clock::now() - written < kOwnerGrace) return false;
-  const int fd = open(owner.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open(owner.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return false;
-  const bool unlocked = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  char host[257] = {};
+  const ssize_t n = read(fd, host, sizeof host - 1);
+  const bool here = n > 0 && std::string(host, static_cast<size_t>(n)) == HostName() + "\n";
+  const bool unlocked = here && flock(fd, LOCK_EX | LOCK_NB) == 0;
   close(fd);
   return unlocked;
+}
+
+// Removes `folder`, its owner file last (see kOwnerFile).
+void RemoveOwnerLast(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> entries;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
+    if (it->path().filename() != kOwnerFile) entries.push_back(it->path());
+  std::error_code ignored;
+  for (const std::filesystem::path& entry : entries) std::filesystem::remove_all(entry, ignored);
+  std::filesystem::remove_all(folder, ignored);
 }
 
 void InstallHandlers() {
@@ -152,11 +194,11 @@ std::vector<RemovedFolder> RemoveFoldersOfEndedRuns(const std::filesystem::path&
       left.push_back({it->path().string()});
   }
   for (RemovedFolder& folder : left) {
-    std::error_code ignored;
-    for (std::filesystem::recursive_directory_iterator it(folder.path, ignored), end; !ignored && it != end;
-         it.increment(ignored))
-      if (it->is_regular_file(ignored)) folder.bytes += it->file_size(ignored);
-    std::filesystem::remove_all(folder.path, ignored);
+    std::error_code walk, size;
+    for (std::filesystem::recursive_directory_iterator it(folder.path, walk), end; !walk && it != end;
+         it.increment(walk))
+      if (it->is_regular_file(size)) folder.bytes += it->file_size(size);
+    RemoveOwnerLast(folder.path);
   }
   return left;
 }
@@ -200,8 +242,7 @@ TemporaryFolder::~TemporaryFolder() { Remove(); }
 
 void TemporaryFolder::Remove() {
   if (path_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
+  RemoveOwnerLast(path_);
   Unregister(std::exchange(slot_, -1));
   path_.clear();
   if (owner_fd_ >= 0) close(std::exchange(owner_fd_, -1));

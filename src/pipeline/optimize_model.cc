@@ -117,7 +117,8 @@ absl::StatusOr<Checked> CheckedOutput(const StageInputs& in, const SearchFound& 
                                       const PipelineOptions& options) {
   Checked checked;
   if (!Gained(search)) {
-    if (!search.rules_applied.empty()) checked.dropped_search_gain = 1 - search.best_cost / search.initial_cost;
+    if (!search.rules_applied.empty())
+      checked.dropped_search_gain = search.initial_cost > 0 ? 1 - search.best_cost / search.initial_cost : 0;
     ASSIGN_OR_RETURN(checked.out, AsReadOutput(in, costs, options));
     return checked;
   }

@@ -154,9 +154,10 @@ std::string SearchLines(const PipelineOptions& options, const PipelineResult& r)
                           r.cost_sources->device, r.cost_sources->counts.measured, r.cost_sources->counts.cached,
                           r.cost_sources->counts.estimated, BackendName(options.backend));
   if (const std::optional<double> gain = r.dropped_search_gain)
-    absl::StrAppendFormat(&out, "substitutions: %s, the best gain found (%.2f%%) is below %.1f%%\n",
-                          search.rules_applied.empty() ? "none kept" : "the search's own dropped", 100 * *gain,
-                          100 * kMinSearchGain);
+    absl::StrAppendFormat(
+        &out, "substitutions: %s, the search's gain (%.2f%%) is below %.1f%%\n",
+        search.rules_applied.empty() ? "none kept" : "the search's own graph dropped (another written)", 100 * *gain,
+        100 * kMinSearchGain);
   for (const auto& [rule, n] : search.rules_applied) absl::StrAppendFormat(&out, "  applied %-10s x%d\n", rule, n);
   return out;
 }

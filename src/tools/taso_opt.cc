@@ -350,11 +350,13 @@ int main(int argc, char** argv) {
   if (const absl::Status s = taso::cli::CheckWritable(out, "model"); !s.ok()) return taso::cli::Fail(kTool, s);
   if (const std::string report = absl::GetFlag(FLAGS_report); !report.empty())
     if (const absl::Status s = taso::cli::CheckWritable(report, "report"); !s.ok()) return taso::cli::Fail(kTool, s);
-  // The runtime's timers write the models they time there: known now, not after the search.
-  if (const auto temporary = taso::TemporaryFolder::MakeInTemp("taso-opt-"); !temporary.ok())
-    return taso::cli::Fail(kTool, temporary.status());
   absl::StatusOr<taso::PipelineOptions> options = OptionsFromFlags();
   if (!options.ok()) return taso::cli::Usage(kTool, std::string(options.status().message()));
+  // ONNX Runtime's costs and timer write the models they time there: known now, not after
+  // the search.
+  if (options->target == taso::Target::kOrt || options->backend == taso::Backend::kOrt)
+    if (const auto temporary = taso::TemporaryFolder::MakeInTemp("taso-opt-"); !temporary.ok())
+      return taso::cli::Fail(kTool, temporary.status());
   const auto rule_files = RuleFilesFromFlag();
   if (!rule_files.ok()) return taso::cli::Usage(kTool, std::string(rule_files.status().message()));
 
