@@ -253,14 +253,4 @@ void RemoveTemporaryFoldersOnSignal() {
   std::call_once(installed, InstallHandlers);
 }
 
-void RestoreDefaultSignals() {
-  for (int signal : kHandledSignals) {
-    struct sigaction current {};
-    if (sigaction(signal, nullptr, &current) != 0 || current.sa_handler != RemoveFoldersAndEnd) continue;
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigaction(signal, &default_action, nullptr);
-  }
-}
-
 }  // namespace taso

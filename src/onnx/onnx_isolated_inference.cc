@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
-#include "taso/ir/temporary_folder.h"
 
 // Set by a sanitizer runtime when one is linked (fuzzing builds): a fuzzer registers a
 // death callback that saves the current input as a finding, which a crash of the child
@@ -24,11 +23,9 @@ namespace taso {
 namespace {
 
 // A crash in the child ends the child by its signal alone: the handlers a sanitizer or a
-// fuzzer installed (which report the crash as the process's own) are set back to default,
-// and so are those that would have the parent remove its folders and end.
+// fuzzer installed (which report the crash as the process's own) are set back to default.
 void DieQuietlyOnCrash() {
   if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(nullptr);
-  RestoreDefaultSignals();
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(signal, &default_action, nullptr);

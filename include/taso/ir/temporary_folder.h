@@ -57,16 +57,12 @@ struct RemovedFolder {
 // before it makes one; says which. Folders with no owner file are left alone.
 std::vector<RemovedFolder> RemoveFoldersOfEndedRuns(const std::filesystem::path& parent, absl::string_view prefix);
 
-// From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder alive
-// (in the handler, by async-signal-safe calls alone), then end the process by the same
-// signal (so its exit status says which). A signal
-// ignored when this is called (nohup's SIGHUP, SIGINT in a background job) stays ignored.
-// The command-line tools call it at start; a child made by fork() that runs on without
-// exec calls RestoreDefaultSignals first.
+// From the first call on, SIGINT, SIGTERM and SIGHUP remove every TemporaryFolder this
+// process made (in the handler, by async-signal-safe calls alone), then end the process by
+// the same signal (so its exit status says which). A signal ignored when this is called
+// (nohup's SIGHUP, SIGINT in a background job) stays ignored. A child made by fork() has
+// the handler too, and leaves its parent's folders alone. The command-line tools call it
+// at start.
 void RemoveTemporaryFoldersOnSignal();
-
-// In a forked child: the signals above back to their default action, so that signalling
-// the child ends the child alone.
-void RestoreDefaultSignals();
 
 }  // namespace taso
