@@ -274,6 +274,63 @@ TEST_CASE("A weight stored as external data is shared with a graph holding its v
   CHECK(weight(*changed)->floats()[0] == 0.5f);
 }
 
+namespace {
+
+// This process's private memory (RssAnon), in bytes.
+int64_t PrivateMemoryBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoll(line.substr(8)) * 1024;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("Weights stored as external data are read in place, where their offset allows") {
+  const auto dir = TempDir("external_data_mapped");
+  // x[1,3,4,4] -> Conv(w[1024,1024,4,4]) -> y: a 64 MiB weight, each value its index.
+  std::vector<float> values(int64_t{1024} * 1024 * 16);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 4099);
+  WriteFile(dir / "weights.bin",
+            std::string(16, 'x') + std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  onnx::ModelProto m = ExternalConvModel("weights.bin", 16);
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_dims();
+  for (int64_t d : {1024, 1024, 4, 4}) w->add_dims(d);
+  InputDim(m, 0, 1)->set_dim_value(1024);
+  WriteFile(dir / "model.onnx", m.SerializeAsString());
+
+  const int64_t before = PrivateMemoryBytes();
+  auto imported = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(imported.ok());
+  const TensorDataPtr weight = imported->graph.value(imported->graph.FindValue("w")).data;
+  REQUIRE(weight->mapped_file() != nullptr);
+  CHECK(weight->mapped_offset() == 16);
+  CHECK(PrivateMemoryBytes() - before < (int64_t{16} << 20));  // not the weight's 64 MiB
+  REQUIRE(weight->floats().size() == values.size());
+  CHECK(std::equal(values.begin(), values.end(), weight->floats().begin()));
+  CHECK(weight->float_tensor().data == values);  // copied when a kernel needs it so
+  CHECK(TensorData(*weight).mapped_file() == weight->mapped_file());
+
+  // Read again: the same mapping.
+  auto again = ImportOnnxFile((dir / "model.onnx").string());
+  REQUIRE(again.ok());
+  CHECK(again->graph.value(again->graph.FindValue("w")).data->mapped_file() == weight->mapped_file());
+
+  // Values at an offset a float cannot be read at are read into memory.
+  WriteFile(dir / "odd.bin",
+            std::string(18, 'x') + std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  auto* location = w->mutable_external_data(0);
+  location->set_value("odd.bin");
+  w->mutable_external_data(1)->set_value("18");
+  WriteFile(dir / "odd.onnx", m.SerializeAsString());
+  auto odd = ImportOnnxFile((dir / "odd.onnx").string());
+  REQUIRE(odd.ok());
+  const TensorData& read = *odd->graph.value(odd->graph.FindValue("w")).data;
+  CHECK(read.mapped_file() == nullptr);
+  CHECK(std::equal(values.begin(), values.end(), read.floats().begin(), read.floats().end()));
+}
+
 TEST_CASE("A model too large for one file is written with its weights beside it") {
   const auto dir = TempDir("external_data_large");
   WriteWeightFile(dir / "weights.bin");

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "taso/ir/mapped_file.h"
 #include "taso/ir/status_macros.h"
 
 namespace taso {
@@ -157,6 +158,15 @@ bool ExternalBytesEqual(const onnx::TensorProto& proto, const std::string& dir, 
   return true;
 }
 
+// Whether `data` is read in place from the very bytes the external tensor names.
+bool ReadInPlaceFrom(const TensorData& data, const onnx::TensorProto& proto, const std::string& dir) {
+  if (data.mapped_file() == nullptr) return false;
+  const absl::StatusOr<ExternalSpan> span = SpanOf(proto, dir);
+  return span.ok() && span->offset == data.mapped_offset() &&
+         span->length == static_cast<int64_t>(data.floats().size() * sizeof(float)) &&
+         data.mapped_file()->IsFile(span->path);
+}
+
 }  // namespace
 
 bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const std::string& external_data_dir) {
@@ -166,7 +176,8 @@ bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const
   const size_t bytes = values.size() * sizeof(float);
   // Bit patterns, not floats, are compared: a NaN equals itself and -0 differs from 0.
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return ExternalBytesEqual(proto, external_data_dir, {reinterpret_cast<const char*>(values.data()), bytes});
+    return ReadInPlaceFrom(data, proto, external_data_dir) ||
+           ExternalBytesEqual(proto, external_data_dir, {reinterpret_cast<const char*>(values.data()), bytes});
   if (proto.has_raw_data())
     return proto.raw_data().size() == bytes &&
            (bytes == 0 || std::memcmp(proto.raw_data().data(), values.data(), bytes) == 0);
@@ -189,6 +200,20 @@ absl::StatusOr<std::vector<T>> ReadExternalValues(const onnx::TensorProto& proto
   return values;
 }
 
+// The float tensor's external values read in place from their file, mapped, where they
+// can be (at an offset float values can be read at); nullopt where not, or where the file
+// does not hold them, for ReadExternalValues to read or refuse.
+std::optional<TensorDataPtr> MappedValues(const onnx::TensorProto& proto, const std::string& dir, const Shape& shape) {
+  const absl::StatusOr<ExternalSpan> span = SpanOf(proto, dir);
+  const int64_t n = NumElements(shape);
+  if (!span.ok() || n == 0 || span->offset % static_cast<int64_t>(alignof(float)) != 0 ||
+      span->length != n * static_cast<int64_t>(sizeof(float)))
+    return std::nullopt;
+  const absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(span->path);
+  if (!file.ok() || static_cast<int64_t>((*file)->bytes().size()) < span->offset + span->length) return std::nullopt;
+  return TensorData::MappedFloat(shape, *file, span->offset);
+}
+
 }  // namespace
 
 absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, const std::string& external_data_dir) {
@@ -208,6 +233,7 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, co
   const int64_t n = *count;
   auto size_error = [&] { return WrongValueCount(proto); };
   if (external && proto.data_type() == onnx::TensorProto::FLOAT) {
+    if (std::optional<TensorDataPtr> mapped = MappedValues(proto, external_data_dir, shape)) return *std::move(mapped);
     ASSIGN_OR_RETURN(std::vector<float> v, ReadExternalValues<float>(proto, external_data_dir, n));
     return TensorData::Float(std::move(shape), std::move(v));
   }

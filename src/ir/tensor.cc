@@ -5,6 +5,7 @@
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "taso/ir/mapped_file.h"
 
 namespace taso {
 
@@ -44,6 +45,16 @@ Shape RowMajorStrides(absl::Span<const int64_t> shape) {
   return strides;
 }
 
+TensorData::TensorData(const TensorData& other)
+    : dtype_(other.dtype_),
+      shape_(other.shape_),
+      f32_(other.mapped_ ? Tensor<float>() : other.f32_),
+      mapped_(other.mapped_),
+      mapped_offset_(other.mapped_offset_),
+      mapped_floats_(other.mapped_floats_),
+      i64_(other.i64_),
+      raw_(other.raw_) {}
+
 std::shared_ptr<const TensorData> TensorData::Float(Shape shape, std::vector<float> values) {
   auto t = std::make_shared<TensorData>();
   t->dtype_ = DataType::kFloat32;
@@ -68,12 +79,32 @@ std::shared_ptr<const TensorData> TensorData::Raw(DataType dtype, Shape shape, s
   return t;
 }
 
+std::shared_ptr<const TensorData> TensorData::MappedFloat(Shape shape, std::shared_ptr<const MappedFile> file,
+                                                          int64_t offset) {
+  auto t = std::make_shared<TensorData>();
+  t->dtype_ = DataType::kFloat32;
+  t->mapped_floats_ = {reinterpret_cast<const float*>(file->bytes().data() + offset),
+                       static_cast<size_t>(NumElements(shape))};
+  t->shape_ = std::move(shape);
+  t->mapped_ = std::move(file);
+  t->mapped_offset_ = offset;
+  return t;
+}
+
+const Tensor<float>& TensorData::float_tensor() const {
+  if (mapped_)
+    absl::call_once(f32_copied_, [this] {
+      f32_ = Tensor<float>(shape_, std::vector<float>(mapped_floats_.begin(), mapped_floats_.end()));
+    });
+  return f32_;
+}
+
 uint64_t TensorData::ContentHash() const {
   if (!hashed_) {
     uint64_t h = absl::HashOf(static_cast<int>(dtype_), std::vector<int64_t>(shape_.begin(), shape_.end()));
     absl::string_view bytes;
-    if (!f32_.data.empty())
-      bytes = {reinterpret_cast<const char*>(f32_.data.data()), f32_.data.size() * sizeof(float)};
+    if (const absl::Span<const float> values = floats(); !values.empty())
+      bytes = {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)};
     else if (!i64_.empty())
       bytes = {reinterpret_cast<const char*>(i64_.data()), i64_.size() * sizeof(int64_t)};
     else
@@ -86,9 +117,11 @@ uint64_t TensorData::ContentHash() const {
 
 bool TensorData::SameContent(const TensorData& o) const {
   if (dtype_ != o.dtype_ || shape_ != o.shape_) return false;
-  if (f32_.data.size() != o.f32_.data.size() || i64_ != o.i64_ || raw_ != o.raw_) return false;
+  const absl::Span<const float> values = floats(), others = o.floats();
+  if (values.size() != others.size() || i64_ != o.i64_ || raw_ != o.raw_) return false;
+  if (mapped_ && mapped_ == o.mapped_ && mapped_offset_ == o.mapped_offset_) return true;
   // Bitwise, so that NaN payloads and signed zeros count.
-  return f32_.data.empty() || std::memcmp(f32_.data.data(), o.f32_.data.data(), f32_.data.size() * sizeof(float)) == 0;
+  return values.empty() || std::memcmp(values.data(), others.data(), values.size() * sizeof(float)) == 0;
 }
 
 }  // namespace taso

@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/call_once.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 
 namespace taso {
+
+class MappedFile;
 
 // Element types, numbered as ONNX numbers them (TensorProto.DataType) so values map 1:1.
 enum class DataType : int32_t {
@@ -51,18 +54,33 @@ struct Tensor {
 // shared between graphs, so copying a graph never copies weights.
 class TensorData {
  public:
+  TensorData() = default;
+  // A copy shares mapped data, and copies it into memory only when asked to, as the original.
+  TensorData(const TensorData& other);
+  TensorData& operator=(const TensorData&) = delete;
+
   static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
   static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);
   // Data of another element type, kept as the serialized ONNX TensorProto so it survives.
   static std::shared_ptr<const TensorData> Raw(DataType dtype, Shape shape, std::string onnx_tensor_proto);
+  // Float32 data read in place from `file`, NumElements(shape) values at `offset` (a
+  // multiple of 4, within the file): a weight stored as external data, held by no memory
+  // of ours until float_tensor() is asked for.
+  static std::shared_ptr<const TensorData> MappedFloat(Shape shape, std::shared_ptr<const MappedFile> file,
+                                                       int64_t offset);
 
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t numel() const { return NumElements(shape_); }
-  absl::Span<const float> floats() const { return f32_.data; }
+  absl::Span<const float> floats() const { return mapped_ ? mapped_floats_ : absl::Span<const float>(f32_.data); }
   // The float32 data as a tensor (empty for other element types): reference runs read
-  // weights in place through it rather than copy them.
-  const Tensor<float>& float_tensor() const { return f32_; }
+  // weights in place through it rather than copy them. Mapped data is copied into it the
+  // first time it is asked for (thread-safe), and that copy kept.
+  const Tensor<float>& float_tensor() const;
+  // Where the data is read in place from (null where it is held in memory), and at what
+  // offset of that file.
+  const MappedFile* mapped_file() const { return mapped_.get(); }
+  int64_t mapped_offset() const { return mapped_offset_; }
   absl::Span<const int64_t> ints() const { return i64_; }
   const std::string& raw_proto() const { return raw_; }
   // Content hash (element type, shape, values); computed once.
@@ -72,7 +90,11 @@ class TensorData {
  private:
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
-  Tensor<float> f32_;
+  mutable Tensor<float> f32_;  // filled once from the mapping where mapped_ is set
+  mutable absl::once_flag f32_copied_;
+  std::shared_ptr<const MappedFile> mapped_;
+  int64_t mapped_offset_ = 0;
+  absl::Span<const float> mapped_floats_;
   std::vector<int64_t> i64_;
   std::string raw_;
   mutable uint64_t hash_ = 0;
