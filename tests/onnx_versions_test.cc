@@ -306,7 +306,8 @@ TEST_CASE("Weights stored as external data are read in place, where their offset
   const TensorDataPtr weight = imported->graph.value(imported->graph.FindValue("w")).data;
   REQUIRE(weight->mapped_file() != nullptr);
   CHECK(weight->mapped_offset() == 16);
-  CHECK(PrivateMemoryBytes() - before < (int64_t{16} << 20));  // not the weight's 64 MiB
+  // Not the weight's 64 MiB (ASan's own bookkeeping of the import took 16 MiB).
+  CHECK(PrivateMemoryBytes() - before < (int64_t{32} << 20));
   REQUIRE(weight->floats().size() == values.size());
   CHECK(std::equal(values.begin(), values.end(), weight->floats().begin()));
   CHECK(weight->float_tensor().data == values);  // copied when a kernel needs it so
