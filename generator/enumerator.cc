@@ -568,14 +568,14 @@ class Walker {
       for (uint32_t& v : t.data) v = rng.NextU32();
       ins.push_back(std::move(t));
     }
-    std::vector<const Tensor<uint32_t>*> ptrs;
-    for (const auto& t : ins) ptrs.push_back(&t);
-    auto mine = RunOp<uint32_t>(*var.op, params, ptrs);
+    std::vector<KernelInput<uint32_t>> operands;
+    for (const auto& t : ins) operands.push_back(&t);
+    auto mine = RunOp<uint32_t>(*var.op, params, operands);
     if (!mine.ok()) return true;
     for (const Variant& other : e_.set_.variants) {
       if (&other == &var) break;
       if (other.op != var.op || other.spec.split_at_concat || !ReadBiasesAlike(other.spec, var.spec)) continue;
-      auto theirs = RunOp<uint32_t>(*other.op, other.spec.params, ptrs);
+      auto theirs = RunOp<uint32_t>(*other.op, other.spec.params, operands);
       if (!theirs.ok() || theirs->size() != mine->size()) continue;
       bool same = true;
       for (size_t o = 0; same && o < mine->size(); ++o)

@@ -27,7 +27,7 @@ class BatchNorm : public KernelOp<BatchNorm> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     const int64_t n = x.shape[0], c = x.shape[1], inner = x.numel() / std::max<int64_t>(1, n * c);
     const S eps = Domain<S>::FromDouble(p.Float("epsilon", 1e-5));
     for (int64_t ch = 0; ch < c; ++ch) {

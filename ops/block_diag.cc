@@ -24,8 +24,8 @@ class BlockDiag : public KernelOp<BlockDiag> {
 
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
-    const Tensor<S>& b = *a.in[0];
-    const Tensor<S>& d = *a.in[1];
+    const TensorView<S>& b = *a.in[0];
+    const TensorView<S>& d = *a.in[1];
     Tensor<S>& y = *a.out[0];
     const int64_t cols = y.shape[1], b_cols = b.shape[1], d_cols = d.shape[1];
     std::fill(y.data.begin(), y.data.end(), Domain<S>::Zero());

@@ -27,8 +27,8 @@ class Clip : public KernelOp<Clip> {
 
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
-    const Tensor<S>* lo = a.in.size() > 1 ? a.in[1] : nullptr;
-    const Tensor<S>* hi = a.in.size() > 2 ? a.in[2] : nullptr;
+    const TensorView<S>* lo = a.in.size() > 1 ? a.in[1].get() : nullptr;
+    const TensorView<S>* hi = a.in.size() > 2 ? a.in[2].get() : nullptr;
     const auto& x = a.in[0]->data;
     auto& y = a.out[0]->data;
     for (size_t i = 0; i < x.size(); ++i) {

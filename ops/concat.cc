@@ -44,7 +44,7 @@ class Concat : public KernelOp<Concat> {
     const auto [outer, inner] = DimensionsAround(y.shape, axis);
     const int64_t out_row = y.shape[axis] * inner;
     int64_t offset = 0;
-    for (const Tensor<S>* x : a.in) {
+    for (const KernelInput<S>& x : a.in) {
       const int64_t row = x->shape[axis] * inner;
       for (int64_t o = 0; o < outer; ++o)
         std::copy_n(x->data.data() + o * row, row, y.data.data() + o * out_row + offset);

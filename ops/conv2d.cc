@@ -88,9 +88,9 @@ class Conv2D : public KernelOp<Conv2D> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
-    const Tensor<S>& w = *a.in[1];
-    const Tensor<S>* bias = a.in.size() == 3 ? a.in[2] : nullptr;
+    const TensorView<S>& x = *a.in[0];
+    const TensorView<S>& w = *a.in[1];
+    const TensorView<S>* bias = a.in.size() == 3 ? a.in[2].get() : nullptr;
     Tensor<S>& y = *a.out[0];
     ASSIGN_OR_RETURN(ConvGeometry g, Geometry(p, x.shape, w.shape));
     const Window2D& k = g.win;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -135,7 +136,7 @@ bool IsIdentity(const std::vector<int64_t>& perm) {
 
 // x's dimensions in the order `perm` gives, row-major, into `y` (x's size, not x).
 template <typename S>
-void Permute(const Tensor<S>& x, const std::vector<int64_t>& perm, S* y) {
+void Permute(const std::type_identity_t<TensorView<S>>& x, const std::vector<int64_t>& perm, S* y) {
   if (IsIdentity(perm)) {
     std::copy(x.data.begin(), x.data.end(), y);
     return;
@@ -160,7 +161,7 @@ void Permute(const Tensor<S>& x, const std::vector<int64_t>& perm, S* y) {
 }
 
 template <typename S>
-std::vector<S> Permuted(const Tensor<S>& x, const std::vector<int64_t>& perm) {
+std::vector<S> Permuted(const TensorView<S>& x, const std::vector<int64_t>& perm) {
   std::vector<S> y(x.data.size());
   Permute(x, perm, y.data());
   return y;
@@ -193,8 +194,8 @@ class Einsum : public KernelOp<Einsum> {
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& args) {
     ASSIGN_OR_RETURN(const ProductForm f, FormOf(p));
-    const Tensor<S>& a = *args.in[0];
-    const Tensor<S>& b = *args.in[1];
+    const TensorView<S>& a = *args.in[0];
+    const TensorView<S>& b = *args.in[1];
     ASSIGN_OR_RETURN(const std::vector<int64_t> size, LetterSizes(f, a.shape, b.shape));
     const std::vector<S> ga = Permuted(a, Positions(f.a, absl::StrCat(f.batch, f.rows, f.summed)));
     const std::vector<S> gb = Permuted(b, Positions(f.b, absl::StrCat(f.batch, f.summed, f.cols)));

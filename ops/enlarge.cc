@@ -37,7 +37,7 @@ class Enlarge : public KernelOp<Enlarge> {
 
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     const int64_t kh = x.shape[2], kw = x.shape[3], KH = y.shape[2], KW = y.shape[3];
     const int64_t oy = (KH - kh) / 2, ox = (KW - kw) / 2;

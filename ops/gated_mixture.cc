@@ -97,7 +97,7 @@ absl::StatusOr<ValueId> AddStackedBiases(Graph& g, const std::vector<LayerWeight
   for (const LayerWeights& layer : layers) {
     const TensorData* bias = g.ConstantData(layer.bias);
     if (bias == nullptr || bias->dtype() != DataType::kFloat32) return Bad("a stacked bias is no float constant");
-    rows.insert(rows.end(), bias->float_tensor().data.begin(), bias->float_tensor().data.end());
+    rows.insert(rows.end(), bias->floats().begin(), bias->floats().end());
   }
   const int64_t n = static_cast<int64_t>(layers.size()), width = static_cast<int64_t>(rows.size()) / n;
   return g.AddWeight(fresh(absl::StrCat(g.value(layers[0].bias).name, "_stacked")),

@@ -38,8 +38,8 @@ class Gemm : public KernelOp<Gemm> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& args) {
-    const Tensor<S>& a = *args.in[0];
-    const Tensor<S>& b = *args.in[1];
+    const TensorView<S>& a = *args.in[0];
+    const TensorView<S>& b = *args.in[1];
     Tensor<S>& y = *args.out[0];
     const bool ta = p.Int("transA", 0) != 0, tb = p.Int("transB", 0) != 0;
     const int64_t m = y.shape[0], n = y.shape[1], k = ta ? a.shape[0] : a.shape[1];

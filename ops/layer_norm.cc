@@ -40,9 +40,9 @@ class LayerNormalization : public KernelOp<LayerNormalization> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
-    const Tensor<S>& scale = *a.in[1];
-    const Tensor<S>* bias = a.in.size() > 2 ? a.in[2] : nullptr;
+    const TensorView<S>& x = *a.in[0];
+    const TensorView<S>& scale = *a.in[1];
+    const TensorView<S>* bias = a.in.size() > 2 ? a.in[2].get() : nullptr;
     ASSIGN_OR_RETURN(Rows rows, RowsFrom(x.shape, p.Int("axis", -1)));
     const S eps = Domain<S>::FromDouble(p.Float("epsilon", 1e-5));
     const S inverse_width = Domain<S>::InverseCount(rows.width);

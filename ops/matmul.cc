@@ -59,8 +59,8 @@ class MatMul : public KernelOp<MatMul> {
 
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& args) {
-    const Tensor<S>& a = *args.in[0];
-    const Tensor<S>& b = *args.in[1];
+    const TensorView<S>& a = *args.in[0];
+    const TensorView<S>& b = *args.in[1];
     Tensor<S>& c = *args.out[0];
     const int64_t m = a.shape[a.rank() - 2], k = a.shape.back(), n = b.shape.back();
     const int64_t batches = m * n == 0 ? 0 : c.numel() / (m * n);

@@ -43,7 +43,7 @@ class MergeGroups : public KernelOp<MergeGroups> {
   // block of input channels that group takes within its merged group.
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& w = *a.in[0];
+    const TensorView<S>& w = *a.in[0];
     Tensor<S>& y = *a.out[0];
     ASSIGN_OR_RETURN(Merge m, ReadMerge(p, w.shape, a.in[1]->shape));
     const int64_t in_group = w.shape[1], plane = w.shape[2] * w.shape[3];

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -102,7 +103,8 @@ onnx::NodeProto* EmitSame(OnnxExportNode& e, absl::string_view op_type);
 
 // Applies f elementwise with broadcasting: out = f(a, b).
 template <typename S, typename F>
-void BroadcastBinary(const Tensor<S>& a, const Tensor<S>& b, Tensor<S>& out, F f) {
+void BroadcastBinary(const std::type_identity_t<TensorView<S>>& a, const std::type_identity_t<TensorView<S>>& b,
+                     Tensor<S>& out, F f) {
   const int64_t n = out.numel();
   if (a.shape == out.shape && b.shape == out.shape) {
     for (int64_t i = 0; i < n; ++i) out.data[i] = f(a.data[i], b.data[i]);
@@ -334,7 +336,7 @@ namespace taso::ops {
 struct CopyFirstInput {
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
-    a.out[0]->data = a.in[0]->data;
+    a.out[0]->data.assign(a.in[0]->data.begin(), a.in[0]->data.end());
     return absl::OkStatus();
   }
 };

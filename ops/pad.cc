@@ -33,7 +33,7 @@ class Pad : public KernelOp<Pad> {
   }
   template <typename S>
   static absl::Status Compute(const Params&, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     auto pads = a.constant[1]->ints();
     const S fill = a.in.size() == 3 && a.in[2] != nullptr ? a.in[2]->data[0] : Domain<S>::Zero();
@@ -41,7 +41,7 @@ class Pad : public KernelOp<Pad> {
     const int rank = x.rank();
     if (x.numel() == 0) return absl::OkStatus();
     if (rank == 0) {
-      y.data = x.data;
+      y.data.assign(x.data.begin(), x.data.end());
       return absl::OkStatus();
     }
     Shape ys = RowMajorStrides(y.shape);

@@ -53,7 +53,8 @@ class PoolOp : public KernelOp<Impl> {
 // For every output position: folds the in-bounds input values with `step` starting from
 // `init`, then writes finish(acc, in_bounds_count, window_count_clipped_to_pads).
 template <typename S, typename Step, typename Finish>
-void Pool2D(const Tensor<S>& x, Tensor<S>& y, const Window2D& w, S init, Step step, Finish finish) {
+void Pool2D(const std::type_identity_t<TensorView<S>>& x, Tensor<S>& y, const Window2D& w, S init, Step step,
+            Finish finish) {
   const int64_t nc = x.shape[0] * x.shape[1], h = x.shape[2], wd = x.shape[3];
   const int64_t oh = y.shape[2], ow = y.shape[3];
   for (int64_t plane = 0; plane < nc; ++plane) {

@@ -38,7 +38,7 @@ class ReduceMean : public KernelOp<ReduceMean> {
   }
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     const int rank = x.rank();
     ASSIGN_OR_RETURN(auto reduced, ReducedAxes(p, rank));

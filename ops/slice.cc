@@ -86,7 +86,7 @@ class Slice : public KernelOp<Slice> {
       in.push_back(std::move(info));
     }
     ASSIGN_OR_RETURN(Window w, ReadWindow(in));
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     const int rank = x.rank();
     std::vector<int64_t> stride(rank, 1);

@@ -22,7 +22,7 @@ class Softmax : public KernelOp<Softmax> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", -1), x.rank()));
     const auto [outer, inner] = DimensionsAround(x.shape, axis);

@@ -48,7 +48,7 @@ class Split : public KernelOp<Split> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(p.Int("axis", 0), x.rank()));
     const auto [outer, inner] = DimensionsAround(x.shape, axis);
     const int64_t in_row = x.shape[axis] * inner;

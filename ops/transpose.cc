@@ -36,12 +36,12 @@ class Transpose : public KernelOp<Transpose> {
 
   template <typename S>
   static absl::Status Compute(const Params& p, KernelArgs<S>& a) {
-    const Tensor<S>& x = *a.in[0];
+    const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     const int rank = x.rank();
     ASSIGN_OR_RETURN(auto perm, Perm(p, rank));
     if (rank == 0) {
-      y.data = x.data;
+      y.data.assign(x.data.begin(), x.data.end());
       return absl::OkStatus();
     }
     Shape in_strides = RowMajorStrides(x.shape);

@@ -30,7 +30,7 @@ Tensor<uint32_t> RandomU32(Shape shape, uint64_t seed) {
 }
 
 template <typename S>
-std::vector<Tensor<S>> Run(const std::string& op, const Params& p, std::vector<const Tensor<S>*> in) {
+std::vector<Tensor<S>> Run(const std::string& op, const Params& p, std::vector<KernelInput<S>> in) {
   auto out = RunOp<S>(*Op(op), p, in);
   INFO(op << ": " << out.status().ToString());
   REQUIRE(out.ok());

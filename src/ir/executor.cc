@@ -23,16 +23,19 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
   return &it->second;
 }
 
-const Tensor<float>& ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values) {
+TensorView<float> ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values) {
   const TensorData* weight = values[v].data.empty() ? graph.ConstantData(v) : nullptr;
-  return weight && weight->dtype() == DataType::kFloat32 ? weight->float_tensor() : values[v];
+  return weight && weight->dtype() == DataType::kFloat32 ? weight->float_view() : TensorView<float>(values[v]);
 }
 
 absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<Tensor<float>>& values) {
   KernelArgs<float> args;
   for (ValueId v : node.inputs) {
     const bool numeric = v != kNoValue && graph.value(v).dtype == DataType::kFloat32;
-    args.in.push_back(numeric ? &ReferenceOperand(graph, v, values) : nullptr);
+    if (numeric)
+      args.in.push_back(ReferenceOperand(graph, v, values));
+    else
+      args.in.push_back(nullptr);
     args.constant.push_back(graph.ConstantData(v));
   }
   for (ValueId v : node.outputs) {
@@ -80,17 +83,17 @@ absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inpu
   }
 
   TensorMap out;
-  for (ValueId v : graph.outputs()) out[graph.value(v).name] = ReferenceOperand(graph, v, values);
+  for (ValueId v : graph.outputs()) out[graph.value(v).name] = CopyOf(ReferenceOperand(graph, v, values));
   return out;
 }
 
 template <typename S>
 absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
-                                             const std::vector<const Tensor<S>*>& inputs) {
+                                             const std::vector<KernelInput<S>>& inputs) {
   std::vector<InputInfo> infos;
-  for (const Tensor<S>* t : inputs) {
+  for (const KernelInput<S>& t : inputs) {
     InputInfo info;
-    info.present = t != nullptr;
+    info.present = static_cast<bool>(t);
     if (t) info.shape = t->shape;
     infos.push_back(info);
   }
@@ -109,9 +112,9 @@ absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& para
 }
 
 template absl::StatusOr<std::vector<Tensor<float>>> RunOp(const OpDef&, const Params&,
-                                                          const std::vector<const Tensor<float>*>&);
+                                                          const std::vector<KernelInput<float>>&);
 template absl::StatusOr<std::vector<Tensor<uint32_t>>> RunOp(const OpDef&, const Params&,
-                                                             const std::vector<const Tensor<uint32_t>*>&);
+                                                             const std::vector<KernelInput<uint32_t>>&);
 
 TensorMap RandomInputs(const Graph& graph, uint64_t seed, double scale) {
   Rng rng(seed);

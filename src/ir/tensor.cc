@@ -45,21 +45,11 @@ Shape RowMajorStrides(absl::Span<const int64_t> shape) {
   return strides;
 }
 
-TensorData::TensorData(const TensorData& other)
-    : dtype_(other.dtype_),
-      shape_(other.shape_),
-      f32_(other.mapped_ ? Tensor<float>() : other.f32_),
-      mapped_(other.mapped_),
-      mapped_offset_(other.mapped_offset_),
-      mapped_floats_(other.mapped_floats_),
-      i64_(other.i64_),
-      raw_(other.raw_) {}
-
 std::shared_ptr<const TensorData> TensorData::Float(Shape shape, std::vector<float> values) {
   auto t = std::make_shared<TensorData>();
   t->dtype_ = DataType::kFloat32;
-  t->shape_ = shape;
-  t->f32_ = Tensor<float>(std::move(shape), std::move(values));
+  t->shape_ = std::move(shape);
+  t->f32_ = std::move(values);
   return t;
 }
 
@@ -89,14 +79,6 @@ std::shared_ptr<const TensorData> TensorData::MappedFloat(Shape shape, std::shar
   t->mapped_ = std::move(file);
   t->mapped_offset_ = offset;
   return t;
-}
-
-const Tensor<float>& TensorData::float_tensor() const {
-  if (mapped_)
-    absl::call_once(f32_copied_, [this] {
-      f32_ = Tensor<float>(shape_, std::vector<float>(mapped_floats_.begin(), mapped_floats_.end()));
-    });
-  return f32_;
 }
 
 uint64_t TensorData::ContentHash() const {

@@ -144,10 +144,11 @@ class WeightFolder {
 
   // The value of a float constant or of a folded node's output, read in place (null for
   // another element type).
-  const Tensor<float>* ValueOf(ValueId read) const {
+  KernelInput<float> ValueOf(ValueId read) const {
     const ValueId v = same_as_[read];
     const TensorData* data = results_[v] ? results_[v].get() : g_.ConstantData(v);
-    return data && data->dtype() == DataType::kFloat32 ? &data->float_tensor() : nullptr;
+    if (data && data->dtype() == DataType::kFloat32) return data->float_view();
+    return nullptr;
   }
 
   const Graph& g_;
@@ -165,8 +166,8 @@ class WeightFolder {
 }  // namespace
 
 absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(
-    const Graph& graph, const Node& node, const std::function<const Tensor<float>*(ValueId)>& value_of) {
-  std::vector<const Tensor<float>*> inputs;
+    const Graph& graph, const Node& node, const std::function<KernelInput<float>(ValueId)>& value_of) {
+  std::vector<KernelInput<float>> inputs;
   std::vector<Tensor<float>> shaped;  // what an operator reading only shapes is given
   shaped.reserve(node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -175,8 +176,8 @@ absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(
       inputs.push_back(nullptr);
     } else if (node.op->reads_only_shape_of(static_cast<int>(i))) {
       inputs.push_back(&shaped.emplace_back(graph.value(v).shape));
-    } else if (const Tensor<float>* t = value_of(v)) {
-      inputs.push_back(t);
+    } else if (KernelInput<float> t = value_of(v)) {
+      inputs.push_back(std::move(t));
     } else {
       return absl::FailedPreconditionError("a folded operator reads a non-float constant");
     }

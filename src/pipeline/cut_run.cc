@@ -64,7 +64,8 @@ class CutRunner {
       for (ValueId v : graph_.outputs()) Record(OutputKey(graph_, v), v);
     for (ValueId v : part_.keep)
       if (ready_[v])
-        result_.kept[v] = values_[v].data.empty() ? ReferenceOperand(graph_, v, values_) : std::move(values_[v]);
+        result_.kept[v] =
+            values_[v].data.empty() ? CopyOf(ReferenceOperand(graph_, v, values_)) : std::move(values_[v]);
     return std::move(result_);
   }
 
@@ -127,7 +128,7 @@ class CutRunner {
       return;
     }
     if (ready_[v] && Computable(graph_.value(v)))
-      result_.tensors[key] = ReferenceOperand(graph_, v, values_);
+      result_.tensors[key] = CopyOf(ReferenceOperand(graph_, v, values_));
     else
       result_.sources[key] = SourceOf(graph_, v);
   }

@@ -21,17 +21,16 @@ std::vector<TensorDataPtr> Folded(const Graph& graph, const Node& node, const st
     elements += NumElements(out.shape);
   }
   if (elements > kMaxFoldedElements) return {};
-  // Every input known first: a weight read in place is copied into memory once a kernel
-  // reads it, and a node that also reads a fed value computes nothing here.
+  // Every input known first: a node that also reads a fed value computes nothing here.
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ValueId v = node.inputs[i];
     const bool needed = v != kNoValue && !node.op->reads_only_shape_of(static_cast<int>(i));
     if (needed && !(known[v] && known[v]->dtype() == DataType::kFloat32)) return {};
   }
-  absl::StatusOr<std::vector<Tensor<float>>> outs =
-      RunOnKnownInputs(graph, node, [&](ValueId v) -> const Tensor<float>* {
-        return known[v] && known[v]->dtype() == DataType::kFloat32 ? &known[v]->float_tensor() : nullptr;
-      });
+  absl::StatusOr<std::vector<Tensor<float>>> outs = RunOnKnownInputs(graph, node, [&](ValueId v) -> KernelInput<float> {
+    if (known[v] && known[v]->dtype() == DataType::kFloat32) return known[v]->float_view();
+    return nullptr;
+  });
   if (!outs.ok() || outs->size() != node.outputs.size()) return {};
   std::vector<TensorDataPtr> results;
   for (Tensor<float>& t : *outs) results.push_back(TensorData::Float(t.shape, std::move(t.data)));

@@ -20,10 +20,10 @@ absl::StatusOr<const Tensor<float>*> GivenInput(const Graph& graph, ValueId inpu
 // Fails with a clear error on a missing or mis-shaped input or an opaque node.
 absl::StatusOr<TensorMap> RunReference(const Graph& graph, const TensorMap& inputs);
 
-// The tensor a reference run reads for float value `v`: values[v] when computed or fed,
-// else (a weight nothing fed) the weight's own data, read in place: runs of a model with
-// 85M weights copy none of them.
-const Tensor<float>& ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values);
+// The values a reference run reads for float value `v`: values[v] when computed or fed,
+// else (a weight nothing fed) the weight's own data, read in place, mapped from its file or
+// in memory: runs of a model with 85M weights copy none of them.
+TensorView<float> ReferenceOperand(const Graph& graph, ValueId v, const std::vector<Tensor<float>>& values);
 
 // Runs one node's reference kernel on `values` (indexed by value id): its float inputs are
 // read there (ReferenceOperand) and its outputs written there, zeroed first (reference kernels may
@@ -35,7 +35,7 @@ absl::Status RunReferenceNode(const Graph& graph, const Node& node, std::vector<
 // the output types, then runs the reference kernel.
 template <typename S>
 absl::StatusOr<std::vector<Tensor<S>>> RunOp(const OpDef& op, const Params& params,
-                                             const std::vector<const Tensor<S>*>& inputs);
+                                             const std::vector<KernelInput<S>>& inputs);
 
 // Deterministic random inputs, uniform in [-scale, scale], for every float run-time input
 // of a graph, initializers that are also inputs included (their defaults are overridden).

@@ -3,7 +3,9 @@
 // through this part of OpDef (OpDef::semantics()).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -17,10 +19,31 @@
 
 namespace taso {
 
+// One input of a kernel: a view of its values (TensorView), or none (an absent or
+// non-numeric input), read as a pointer to the view is.
+template <typename S>
+class KernelInput {
+ public:
+  KernelInput(std::nullptr_t = nullptr) {}  // NOLINT: no input
+  KernelInput(const Tensor<S>* t) {         // NOLINT: a tensor's values, or none for null
+    if (t) view_.emplace(*t);
+  }
+  KernelInput(TensorView<S> view) : view_(std::move(view)) {}  // NOLINT: read in place
+
+  const TensorView<S>& operator*() const { return *view_; }
+  const TensorView<S>* operator->() const { return &*view_; }
+  const TensorView<S>* get() const { return view_ ? &*view_ : nullptr; }
+  explicit operator bool() const { return view_.has_value(); }
+  bool operator==(std::nullptr_t) const { return !view_; }
+
+ private:
+  std::optional<TensorView<S>> view_;
+};
+
 // Inputs and outputs of one kernel invocation in scalar domain S.
 template <typename S>
 struct KernelArgs {
-  std::vector<const Tensor<S>*> in;         // nullptr for absent or non-numeric inputs
+  std::vector<KernelInput<S>> in;           // none for absent or non-numeric inputs
   std::vector<const TensorData*> constant;  // per input: its constant data, or nullptr
   std::vector<Tensor<S>*> out;              // allocated with the inferred shapes
 };

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
 
@@ -50,14 +49,32 @@ struct Tensor {
   int rank() const { return static_cast<int>(shape.size()); }
 };
 
+// A tensor's shape and values read in place: a kernel's input, whether the values live in
+// a Tensor or in a weight's data (in memory or mapped from its file). Valid while they are.
+template <typename S>
+struct TensorView {
+  Shape shape;
+  absl::Span<const S> data;
+
+  TensorView() = default;
+  TensorView(Shape s, absl::Span<const S> d) : shape(std::move(s)), data(d) {}
+  TensorView(const Tensor<S>& t) : shape(t.shape), data(t.data) {}  // NOLINT: a tensor is a view of itself
+  int64_t numel() const { return static_cast<int64_t>(data.size()); }
+  int64_t dim(int i) const { return shape[i]; }
+  int rank() const { return static_cast<int>(shape.size()); }
+};
+
+// A tensor holding a copy of the values a view reads.
+template <typename S>
+Tensor<S> CopyOf(const TensorView<S>& view) {
+  return Tensor<S>(view.shape, std::vector<S>(view.data.begin(), view.data.end()));
+}
+
 // Constant tensor data (weights, initializers, shape arguments). Immutable once built and
 // shared between graphs, so copying a graph never copies weights.
 class TensorData {
  public:
   TensorData() = default;
-  // A copy shares mapped data, and copies it into memory only when asked to, as the original.
-  TensorData(const TensorData& other);
-  TensorData& operator=(const TensorData&) = delete;
 
   static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
   static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);
@@ -65,18 +82,17 @@ class TensorData {
   static std::shared_ptr<const TensorData> Raw(DataType dtype, Shape shape, std::string onnx_tensor_proto);
   // Float32 data read in place from `file`, NumElements(shape) values at `offset` (a
   // multiple of 4, within the file): a weight stored as external data, held by no memory
-  // of ours until float_tensor() is asked for.
+  // of ours.
   static std::shared_ptr<const TensorData> MappedFloat(Shape shape, std::shared_ptr<const MappedFile> file,
                                                        int64_t offset);
 
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t numel() const { return NumElements(shape_); }
-  absl::Span<const float> floats() const { return mapped_ ? mapped_floats_ : absl::Span<const float>(f32_.data); }
-  // The float32 data as a tensor (empty for other element types): reference runs read
-  // weights in place through it rather than copy them. Mapped data is copied into it the
-  // first time it is asked for (thread-safe), and that copy kept.
-  const Tensor<float>& float_tensor() const;
+  absl::Span<const float> floats() const { return mapped_ ? mapped_floats_ : absl::Span<const float>(f32_); }
+  // The float32 data with its shape (no values for other element types): kernels read
+  // weights in place through it, mapped or in memory, rather than copy them.
+  TensorView<float> float_view() const { return {shape_, floats()}; }
   // Where the data is read in place from (null where it is held in memory), and at what
   // offset of that file.
   const MappedFile* mapped_file() const { return mapped_.get(); }
@@ -90,8 +106,7 @@ class TensorData {
  private:
   DataType dtype_ = DataType::kUndefined;
   Shape shape_;
-  mutable Tensor<float> f32_;  // filled once from the mapping where mapped_ is set
-  mutable absl::once_flag f32_copied_;
+  std::vector<float> f32_;  // empty where mapped_ is set
   std::shared_ptr<const MappedFile> mapped_;
   int64_t mapped_offset_ = 0;
   absl::Span<const float> mapped_floats_;

@@ -12,10 +12,11 @@
 namespace taso {
 
 // `node`'s reference kernel run on inputs known ahead of time, as FoldWeights runs it:
-// `value_of(v)` gives a float input's values (null where they are not known, which
-// fails); an input the operator reads only the shape of is given a tensor of its shape.
-absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(
-    const Graph& graph, const Node& node, const std::function<const Tensor<float>*(ValueId)>& value_of);
+// `value_of(v)` gives a float input's values, read in place (none where they are not
+// known, which fails); an input the operator reads only the shape of is given a tensor of
+// its shape.
+absl::StatusOr<std::vector<Tensor<float>>> RunOnKnownInputs(const Graph& graph, const Node& node,
+                                                            const std::function<KernelInput<float>(ValueId)>& value_of);
 
 absl::StatusOr<Graph> FoldWeights(const Graph& graph);
 
