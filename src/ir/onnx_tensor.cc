@@ -85,6 +85,16 @@ absl::StatusOr<ExternalSpan> SpanOf(const onnx::TensorProto& proto, const std::s
   return ExternalSpan{path, where.offset, length};
 }
 
+// Whether `span` holds float tensor `proto`'s values where they can be read in place: at
+// an offset a float can be read at, and their bytes exactly.
+bool InPlaceSpan(const onnx::TensorProto& proto, const ExternalSpan& span) {
+  constexpr auto kBytes = static_cast<int64_t>(sizeof(float));
+  if (proto.data_type() != onnx::TensorProto::FLOAT || span.offset % static_cast<int64_t>(alignof(float)) != 0)
+    return false;
+  const std::optional<int64_t> n = CheckedNumElements(Shape(proto.dims().begin(), proto.dims().end()));
+  return n && *n > 0 && span.length % kBytes == 0 && span.length / kBytes == *n;
+}
+
 // The span's bytes read into `dest` (span.length bytes).
 absl::Status ReadSpan(const onnx::TensorProto& proto, const ExternalSpan& span, char* dest) {
   std::ifstream f(span.path, std::ios::binary);
@@ -115,6 +125,11 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
 absl::StatusOr<int64_t> ExternalDataBytes(const onnx::TensorProto& proto, const std::string& dir) {
   ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
   return span.length;
+}
+
+absl::StatusOr<bool> ReadsInPlace(const onnx::TensorProto& proto, const std::string& dir) {
+  ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
+  return InPlaceSpan(proto, span);
 }
 
 absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& dir, std::ostream& data, int64_t& offset,
@@ -201,16 +216,13 @@ absl::StatusOr<std::vector<T>> ReadExternalValues(const onnx::TensorProto& proto
 }
 
 // The float tensor's external values read in place from their file, mapped, where they
-// can be (at an offset float values can be read at); nullopt where not, or where the file
-// does not hold them, for ReadExternalValues to read or refuse.
-std::optional<TensorDataPtr> MappedValues(const onnx::TensorProto& proto, const std::string& dir, const Shape& shape) {
+// can be (InPlaceSpan); null where not, or where the file does not hold them, for
+// ReadExternalValues to read or refuse.
+TensorDataPtr MappedValues(const onnx::TensorProto& proto, const std::string& dir, const Shape& shape) {
   const absl::StatusOr<ExternalSpan> span = SpanOf(proto, dir);
-  const int64_t n = NumElements(shape);
-  if (!span.ok() || n == 0 || span->offset % static_cast<int64_t>(alignof(float)) != 0 ||
-      span->length != n * static_cast<int64_t>(sizeof(float)))
-    return std::nullopt;
+  if (!span.ok() || !InPlaceSpan(proto, *span)) return nullptr;
   const absl::StatusOr<std::shared_ptr<const MappedFile>> file = MappedFile::Open(span->path);
-  if (!file.ok() || static_cast<int64_t>((*file)->bytes().size()) < span->offset + span->length) return std::nullopt;
+  if (!file.ok() || static_cast<int64_t>((*file)->bytes().size()) < span->offset + span->length) return nullptr;
   return TensorData::MappedFloat(shape, *file, span->offset);
 }
 
@@ -233,7 +245,7 @@ absl::StatusOr<TensorDataPtr> TensorFromProto(const onnx::TensorProto& proto, co
   const int64_t n = *count;
   auto size_error = [&] { return WrongValueCount(proto); };
   if (external && proto.data_type() == onnx::TensorProto::FLOAT) {
-    if (std::optional<TensorDataPtr> mapped = MappedValues(proto, external_data_dir, shape)) return *std::move(mapped);
+    if (TensorDataPtr mapped = MappedValues(proto, external_data_dir, shape)) return mapped;
     ASSIGN_OR_RETURN(std::vector<float> v, ReadExternalValues<float>(proto, external_data_dir, n));
     return TensorData::Float(std::move(shape), std::move(v));
   }

@@ -92,13 +92,18 @@ absl::Status WriteStaged(onnx::ModelProto& model, const std::string& external_da
 
 }  // namespace
 
-absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir) {
-  int64_t bytes = static_cast<int64_t>(model.ByteSizeLong());
+int64_t StoredTensorBytes::total() const { return SaturatingAdd(read, mapped); }
+
+absl::StatusOr<StoredTensorBytes> StoredModelBytes(const onnx::ModelProto& model,
+                                                   const std::string& external_data_dir) {
+  StoredTensorBytes bytes{.read = static_cast<int64_t>(model.ByteSizeLong())};
   absl::flat_hash_set<SpanKey> counted;
   RETURN_IF_ERROR(ForEachTensorRead(model, [&](const onnx::TensorProto& t) -> absl::Status {
     if (!IsExternal(t) || !counted.insert(SpanKeyOf(t)).second) return absl::OkStatus();
     ASSIGN_OR_RETURN(const int64_t n, ExternalDataBytes(t, external_data_dir));
-    bytes = SaturatingAdd(bytes, n);
+    ASSIGN_OR_RETURN(const bool in_place, ReadsInPlace(t, external_data_dir));
+    int64_t& counted_as = in_place ? bytes.mapped : bytes.read;
+    counted_as = SaturatingAdd(counted_as, n);
     return absl::OkStatus();
   }));
   return bytes;

@@ -74,15 +74,18 @@ int64_t MachineMemoryLimit(std::optional<int64_t> available) {
   return std::max(kDefaultMaxMemoryBytes, available.value_or(0));
 }
 
-int64_t MemoryToOptimize(int64_t stored_bytes) {
+int64_t MemoryToOptimize(const StoredTensorBytes& stored, Target target) {
   constexpr int64_t kOwnBytes = int64_t{512} << 20;
-  return SaturatingAdd(SaturatingAdd(stored_bytes, stored_bytes / 8), kOwnBytes);
+  const int64_t own =
+      SaturatingAdd(SaturatingAdd(stored.read, stored.read / 8), SaturatingAdd(stored.mapped / 4, kOwnBytes));
+  return target == Target::kCuda ? own : SaturatingAdd(own, stored.total());
 }
 
-std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available) {
-  const int64_t needed = MemoryToOptimize(stored_bytes);
+std::optional<std::string> TooLittleMemoryToOptimize(const StoredTensorBytes& stored, Target target,
+                                                     std::optional<int64_t> available) {
+  const int64_t needed = MemoryToOptimize(stored, target);
   if (!available || *available >= needed) return std::nullopt;
-  return absl::StrCat("optimizing its ", MemorySize(stored_bytes), " of tensors needs about ", MemorySize(needed),
+  return absl::StrCat("optimizing its ", MemorySize(stored.total()), " of tensors needs about ", MemorySize(needed),
                       " of memory, and ", MemorySize(*available), " are available here");
 }
 

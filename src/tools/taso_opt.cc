@@ -301,18 +301,18 @@ void PrintWrote(const std::string& out, bool data_file) {
     std::printf("wrote %s\n", out.c_str());
 }
 
-// Why the model read from `path` cannot be optimized in the memory `available` before it
-// was read, where it cannot (TooLittleMemoryToOptimize); nullopt where it can, where
-// --max-memory-gb says how much it may take, or where its tensors cannot be sized (the
-// import then says why).
-std::optional<std::string> ShortOfMemory(const onnx::ModelProto& model, const std::string& path,
+// Why the model read from `path` cannot be optimized for `target` in the memory
+// `available` before it was read, where it cannot (TooLittleMemoryToOptimize); nullopt
+// where it can, where --max-memory-gb says how much it may take, or where its tensors
+// cannot be sized (the import then says why).
+std::optional<std::string> ShortOfMemory(const onnx::ModelProto& model, const std::string& path, taso::Target target,
                                          std::optional<int64_t> available) {
   if (absl::GetFlag(FLAGS_max_memory_gb) > 0) return std::nullopt;
-  const absl::StatusOr<int64_t> stored = taso::StoredModelBytes(model, taso::ModelDirectory(path));
+  const absl::StatusOr<taso::StoredTensorBytes> stored = taso::StoredModelBytes(model, taso::ModelDirectory(path));
   if (!stored.ok()) return std::nullopt;
-  std::optional<std::string> reason = taso::TooLittleMemoryToOptimize(*stored, available);
+  std::optional<std::string> reason = taso::TooLittleMemoryToOptimize(*stored, target, available);
   if (reason)
-    absl::StrAppend(&*reason, " (--max-memory-gb ", std::ceil(taso::MemoryToOptimize(*stored) * 1e-9),
+    absl::StrAppend(&*reason, " (--max-memory-gb ", std::ceil(taso::MemoryToOptimize(*stored, target) * 1e-9),
                     " tries anyway)");
   return reason;
 }
@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<onnx::ModelProto> read = taso::ReadModelFile(args[0]);
   if (!read.ok()) return fail(read.status());
   if (absl::Status spared = taso::CheckOutputSparesInputData(*read, args[0], out); !spared.ok()) return fail(spared);
-  if (const std::optional<std::string> short_of = ShortOfMemory(*read, args[0], available))
+  if (const std::optional<std::string> short_of = ShortOfMemory(*read, args[0], options->target, available))
     return WriteInputAsRead(*std::move(read), args[0], out, *short_of, progress);
   const auto model = taso::ImportModelRead(*std::move(read), args[0], import_options);
   if (!model.ok()) return fail(model.status());

@@ -11,10 +11,17 @@
 
 namespace taso {
 
-// The bytes the model's tensors take: the message itself (its tensors stored inline) and
-// every tensor it stores as external data, in `external_data_dir`. Fails where a tensor's
-// external data cannot be found there.
-absl::StatusOr<int64_t> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir);
+// The bytes a model's tensors take as stored, by how the import reads them.
+struct StoredTensorBytes {
+  int64_t read = 0;    // into memory: the message itself (tensors stored inline), other external data
+  int64_t mapped = 0;  // external data read in place from its files (ReadsInPlace)
+  int64_t total() const;
+};
+
+// The bytes the model's tensors take: the message itself and every tensor it stores as
+// external data, in `external_data_dir`, each span once. Fails where a tensor's external
+// data cannot be found there.
+absl::StatusOr<StoredTensorBytes> StoredModelBytes(const onnx::ModelProto& model, const std::string& external_data_dir);
 
 // Writes `model`, read from a file in `external_data_dir`, to `path` as it is, but for
 // the tensors it stores as external data: those are copied, a block at a time and each

@@ -18,6 +18,7 @@
 #include "taso/backends/runtime_timer.h"
 #include "taso/egraph/engine.h"
 #include "taso/onnx/onnx_io.h"
+#include "taso/onnx/write_as_read.h"
 #include "taso/rewrite/search.h"
 #include "taso/rules/rules.h"
 
@@ -120,16 +121,20 @@ struct PipelineOptions {
 // holds is not refused), else kDefaultMaxMemoryBytes.
 int64_t MachineMemoryLimit(std::optional<int64_t> available);
 
-// About the most memory taso-opt's own process holds optimizing a model whose tensors
-// take `stored_bytes` (its file and data files, StoredModelBytes): those tensors, an
-// eighth more for what the search and checks make of them (joined weights, folded
-// constants), and 512 MiB for the rest (the rules, ONNX Runtime's library, the search).
-// Measured: a 2.9 GB decoder peaked at 3.6 GB, a 0.35 GB ViT at 1.3 GB with its timer's
-// sessions (which check their own room, NoRoomForSession), a model of 8 MB at 0.33 GB.
-int64_t MemoryToOptimize(int64_t stored_bytes);
-// Where `available` is known and less than MemoryToOptimize(stored_bytes), the reason in
-// one clause ("optimizing its 2.9 GB of tensors needs about ..."); else nullopt.
-std::optional<std::string> TooLittleMemoryToOptimize(int64_t stored_bytes, std::optional<int64_t> available);
+// About the most memory optimizing a model for `target` takes, its tensors as `stored`
+// (StoredModelBytes): taso-opt's own process holds the tensors it reads into memory and an
+// eighth more (joined weights, folded constants), a quarter of those it reads in place
+// (mapped: the weights rewrites join or fold are computed into memory), and 512 MiB for
+// the rest (the rules, the search, ONNX Runtime's library); where the target times models
+// in this machine's memory (ort, cpu), a session holding every tensor beside it (the speed
+// check's sessions check their own room too, NoRoomForSession). Measured: a 2.9 GB decoder
+// read in place peaked at 0.72 GB beside its timer's sessions of 2.8 GB each, a 0.35 GB
+// ViT read into memory at 1.3 GB with its sessions, a model of 8 MB at 0.33 GB.
+int64_t MemoryToOptimize(const StoredTensorBytes& stored, Target target);
+// Where `available` is known and less than MemoryToOptimize, the reason in one clause
+// ("optimizing its 2.9 GB of tensors needs about ..."); else nullopt.
+std::optional<std::string> TooLittleMemoryToOptimize(const StoredTensorBytes& stored, Target target,
+                                                     std::optional<int64_t> available);
 
 // The options' own consistency (the command line checks its flags before): alpha at
 // least 1, budget and time limit not negative, a queue of at least one graph, layouts
