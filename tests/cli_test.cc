@@ -367,10 +367,16 @@ TEST_CASE("taso-opt ended by a signal leaves none of its files behind") {
   auto entries = [](const std::filesystem::path& p) {
     return std::distance(std::filesystem::directory_iterator(p), {});
   };
+  auto entries_named = [](const std::filesystem::path& p, const std::string& prefix) {
+    return std::count_if(std::filesystem::directory_iterator(p), {}, [&](const std::filesystem::directory_entry& e) {
+      return e.path().filename().string().rfind(prefix, 0) == 0;
+    });
+  };
   // Runs taso-opt on the ort target (the default) and sends it SIGTERM once `watched` has
-  // an entry: TMPDIR gets the costs' folder in the search, the output's folder gets its
-  // staging folder once the output is written and checked.
-  auto signalled_once_made = [&](const std::filesystem::path& watched) {
+  // an entry named `prefix`: TMPDIR gets the costs' folder in the search (taso_ort_: not
+  // the folder taso-opt makes and removes at once, to see that TMPDIR can be written), the
+  // output's folder gets its staging folder once the output is written and checked.
+  auto signalled_once_made = [&](const std::filesystem::path& watched, const std::string& prefix) {
     std::vector<char*> argv = {const_cast<char*>(binary.c_str()), const_cast<char*>(model.c_str()),
                                const_cast<char*>("-o"), const_cast<char*>(out.c_str()), nullptr};
     posix_spawn_file_actions_t quiet;
@@ -387,10 +393,10 @@ TEST_CASE("taso-opt ended by a signal leaves none of its files behind") {
     REQUIRE(posix_spawn(&child, binary.c_str(), &quiet, &defaults, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&quiet);
     posix_spawnattr_destroy(&defaults);
-    for (int wait = 0; wait < 12000 && entries(watched) == 0; ++wait)
+    for (int wait = 0; wait < 12000 && entries_named(watched, prefix) == 0; ++wait)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     INFO(watched.string());
-    CHECK(entries(watched) > 0);
+    CHECK(entries_named(watched, prefix) > 0);
     kill(child, SIGTERM);
     const int status = taso::testing::WaitForExit(child, 60);
     REQUIRE(status != -1);
@@ -399,8 +405,8 @@ TEST_CASE("taso-opt ended by a signal leaves none of its files behind") {
     CHECK(entries(temp) == 0);
     CHECK(entries(out_dir) == 0);
   };
-  signalled_once_made(temp);
-  signalled_once_made(out_dir);
+  signalled_once_made(temp, "taso_ort_");
+  signalled_once_made(out_dir, ".taso-opt-");
 }
 
 TEST_CASE("taso-opt reads several rule databases and refuses two rules of one name") {
