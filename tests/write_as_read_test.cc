@@ -75,6 +75,17 @@ TEST_CASE("A model written as read has its external tensors copied into one data
   CHECK(odd_stored->read == static_cast<int64_t>(odd.ByteSizeLong()) + 16);
   CHECK(odd_stored->mapped == 128);
   CHECK(odd_stored->total() == odd_stored->read + odd_stored->mapped);
+  // w's bytes read again as int64 values: read into memory too.
+  onnx::TensorProto& as_ints = *odd.mutable_graph()->add_initializer();
+  as_ints = odd.graph().initializer(0);
+  as_ints.set_name("w_as_ints");
+  as_ints.set_data_type(onnx::TensorProto::INT64);
+  as_ints.clear_dims();
+  as_ints.add_dims(16);
+  const auto twice = StoredModelBytes(odd, dir.string());
+  REQUIRE(twice.ok());
+  CHECK(twice->read == static_cast<int64_t>(odd.ByteSizeLong()) + 16 + 128);
+  CHECK(twice->mapped == 128);
 
   std::filesystem::create_directories(dir / "out");
   const std::string out = (dir / "out" / "copy.onnx").string();
@@ -139,7 +150,7 @@ TEST_CASE("A model is optimized only where the memory available holds its tensor
   CHECK(MemoryToOptimize(read, Target::kCuda) > 9 * kGB);
   CHECK(MemoryToOptimize(read, Target::kCuda) < 10 * kGB);
   CHECK(MemoryToOptimize(read, Target::kOrt) > 17 * kGB);
-  CHECK(MemoryToOptimize(read, Target::kCpu) == MemoryToOptimize(read, Target::kOrt));
+  CHECK(MemoryToOptimize(read, Target::kCpu) > 25 * kGB);  // two executors timed in turn
   // Read in place: a quarter of them held by taso-opt.
   CHECK(MemoryToOptimize(mapped, Target::kCuda) < 3 * kGB);
   CHECK(MemoryToOptimize(mapped, Target::kOrt) < 11 * kGB);

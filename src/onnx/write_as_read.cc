@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <functional>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -97,11 +98,12 @@ int64_t StoredTensorBytes::total() const { return SaturatingAdd(read, mapped); }
 absl::StatusOr<StoredTensorBytes> StoredModelBytes(const onnx::ModelProto& model,
                                                    const std::string& external_data_dir) {
   StoredTensorBytes bytes{.read = static_cast<int64_t>(model.ByteSizeLong())};
-  absl::flat_hash_set<SpanKey> counted;
+  absl::flat_hash_set<std::pair<SpanKey, bool>> counted;  // each span once as read, once as mapped
   RETURN_IF_ERROR(ForEachTensorRead(model, [&](const onnx::TensorProto& t) -> absl::Status {
-    if (!IsExternal(t) || !counted.insert(SpanKeyOf(t)).second) return absl::OkStatus();
-    ASSIGN_OR_RETURN(const int64_t n, ExternalDataBytes(t, external_data_dir));
+    if (!IsExternal(t)) return absl::OkStatus();
     ASSIGN_OR_RETURN(const bool in_place, ReadsInPlace(t, external_data_dir));
+    if (!counted.insert({SpanKeyOf(t), in_place}).second) return absl::OkStatus();
+    ASSIGN_OR_RETURN(const int64_t n, ExternalDataBytes(t, external_data_dir));
     int64_t& counted_as = in_place ? bytes.mapped : bytes.read;
     counted_as = SaturatingAdd(counted_as, n);
     return absl::OkStatus();

@@ -78,7 +78,11 @@ int64_t MemoryToOptimize(const StoredTensorBytes& stored, Target target) {
   constexpr int64_t kOwnBytes = int64_t{512} << 20;
   const int64_t own =
       SaturatingAdd(SaturatingAdd(stored.read, stored.read / 8), SaturatingAdd(stored.mapped / 4, kOwnBytes));
-  return target == Target::kCuda ? own : SaturatingAdd(own, stored.total());
+  // The cpu target times two executors at once, each with its own copy of the weights.
+  const int64_t copies = target == Target::kCuda ? 0 : target == Target::kCpu ? 2 : 1;
+  int64_t needed = own;
+  for (int64_t i = 0; i < copies; ++i) needed = SaturatingAdd(needed, stored.total());
+  return needed;
 }
 
 std::optional<std::string> TooLittleMemoryToOptimize(const StoredTensorBytes& stored, Target target,

@@ -23,9 +23,9 @@ absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& 
 // How many bytes of its data file a tensor stored as external data names (in
 // `external_data_dir`, checked as TensorFromProto checks it).
 absl::StatusOr<int64_t> ExternalDataBytes(const onnx::TensorProto& proto, const std::string& external_data_dir);
-// Whether TensorFromProto reads that tensor's values in place, from a mapping of its file
-// (where the file can be mapped), rather than into memory: float32 values, at an offset a
-// float can be read at. Fails as ExternalDataBytes does.
+// Whether TensorFromProto reads that tensor's values in place, from a mapping of its file,
+// rather than into memory: float32 values, at an offset a float can be read at (a file
+// the system then cannot map is read into memory after all). Fails as ExternalDataBytes.
 absl::StatusOr<bool> ReadsInPlace(const onnx::TensorProto& proto, const std::string& external_data_dir);
 // Copies the tensor's external bytes (in `external_data_dir`) to the end of the open file
 // `data` (written as `location`, relative to the model) a block at a time, never holding

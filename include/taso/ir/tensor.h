@@ -59,6 +59,7 @@ struct TensorView {
   TensorView() = default;
   TensorView(Shape s, absl::Span<const S> d) : shape(std::move(s)), data(d) {}
   TensorView(const Tensor<S>& t) : shape(t.shape), data(t.data) {}  // NOLINT: a tensor is a view of itself
+  TensorView(const Tensor<S>&&) = delete;                           // a temporary's view would dangle
   int64_t numel() const { return static_cast<int64_t>(data.size()); }
   int64_t dim(int i) const { return shape[i]; }
   int rank() const { return static_cast<int>(shape.size()); }
@@ -75,6 +76,8 @@ Tensor<S> CopyOf(const TensorView<S>& view) {
 class TensorData {
  public:
   TensorData() = default;
+  TensorData(const TensorData&) = default;  // a copy shares mapped data
+  TensorData& operator=(const TensorData&) = delete;
 
   static std::shared_ptr<const TensorData> Float(Shape shape, std::vector<float> values);
   static std::shared_ptr<const TensorData> Int64(Shape shape, std::vector<int64_t> values);

@@ -126,8 +126,9 @@ int64_t MachineMemoryLimit(std::optional<int64_t> available);
 // eighth more (joined weights, folded constants), a quarter of those it reads in place
 // (mapped: the weights rewrites join or fold are computed into memory), and 512 MiB for
 // the rest (the rules, the search, ONNX Runtime's library); where the target times models
-// in this machine's memory (ort, cpu), a session holding every tensor beside it (the speed
-// check's sessions check their own room too, NoRoomForSession). Measured: a 2.9 GB decoder
+// in this machine's memory, copies of every tensor beside it: one for ort (a session; the
+// speed check's sessions check their own room too, NoRoomForSession), two for cpu (the
+// two executors timed in turn), none for cuda (the GPU's memory). Measured: a 2.9 GB decoder
 // read in place peaked at 0.72 GB beside its timer's sessions of 2.8 GB each, a 0.35 GB
 // ViT read into memory at 1.3 GB with its sessions, a model of 8 MB at 0.33 GB.
 int64_t MemoryToOptimize(const StoredTensorBytes& stored, Target target);
