@@ -471,6 +471,38 @@ TEST_CASE("Tied weights are written to a model's data file once") {
     CHECK(again->graph.value(again->graph.FindValue(name)).data->floats() == w->floats());
 }
 
+TEST_CASE("Weights in a data file start where their values can be read in place") {
+  // y = x + b (b of 259 floats: 1036 bytes), z = x W (W of 2 MiB): W follows b in the file.
+  const TensorDataPtr b = TensorData::Float({259}, std::vector<float>(259, 1.5f));
+  std::vector<float> big(512 * 1024);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 977);
+  const TensorDataPtr w = TensorData::Float({512, 1024}, big);
+  Graph g;
+  const ValueId xb = *g.AddInput("xb", DataType::kFloat32, {259});
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kAdd, {xb, *g.AddWeight("b", b)}, "y")).ok());
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 512});
+  REQUIRE(g.AddOutput(AddOp(g, op_names::kMatMul, {x, *g.AddWeight("w", w)}, "z")).ok());
+  const auto dir = TempDir("aligned_data_file");
+  const auto out = (dir / "out.onnx").string();
+  REQUIRE(ExportOnnxFile(NewOnnxModel(std::move(g)), out, /*max_inline_bytes=*/0).ok());
+
+  auto written = ReadModelFile(out);
+  REQUIRE(written.ok());
+  int64_t w_offset = -1, b_offset = -1;
+  for (const onnx::TensorProto& t : written->graph().initializer())
+    for (const auto& entry : t.external_data())
+      if (entry.key() == "offset") (t.name() == "w" ? w_offset : b_offset) = std::stoll(entry.value());
+  CHECK(b_offset % 16 == 0);
+  CHECK(w_offset > 0);
+  CHECK(w_offset % 4096 == 0);  // a page, for runtimes that map their weights
+  auto again = ImportOnnxFile(out);
+  REQUIRE(again.ok());
+  const TensorData& read = *again->graph.value(again->graph.FindValue("w")).data;
+  CHECK(read.mapped_file() != nullptr);
+  CHECK(std::equal(big.begin(), big.end(), read.floats().begin(), read.floats().end()));
+  CHECK(again->graph.value(again->graph.FindValue("b")).data->floats() == b->floats());
+}
+
 TEST_CASE("A shared data file that a write failed to fails every later write") {
   if (!std::filesystem::exists("/dev/full")) {
     WARN("no /dev/full here");

@@ -109,6 +109,24 @@ absl::Status WrongValueCount(const onnx::TensorProto& proto) {
                                                  ShapeToString(Shape(proto.dims().begin(), proto.dims().end()))));
 }
 
+absl::Status DataFileWriteFailed(const std::string& location) {
+  return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+}
+
+// Zeros written to the data file up to where a tensor of `length` bytes starts: a multiple
+// of 4096 for one of 1 MiB or more (a page: ONNX Runtime's own writer aligns so, for
+// runtimes that map their weights), else of 16, so that every tensor's values lie where
+// their type can be read in place (ReadsInPlace), whatever the sizes before them.
+absl::Status PadToAlignment(std::ostream& data, int64_t& offset, int64_t length, const std::string& location) {
+  const int64_t alignment = length >= (int64_t{1} << 20) ? 4096 : 16;
+  const int64_t padding = (alignment - offset % alignment) % alignment;
+  if (padding == 0) return absl::OkStatus();
+  if (!data.write(std::string(static_cast<size_t>(padding), '\0').data(), static_cast<std::streamsize>(padding)))
+    return DataFileWriteFailed(location);
+  offset += padding;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<onnx::TensorProto> WithExternalDataRead(const onnx::TensorProto& proto, const std::string& dir) {
@@ -135,6 +153,7 @@ absl::StatusOr<bool> ReadsInPlace(const onnx::TensorProto& proto, const std::str
 absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& dir, std::ostream& data, int64_t& offset,
                               const std::string& location) {
   ASSIGN_OR_RETURN(const ExternalSpan span, SpanOf(proto, dir));
+  RETURN_IF_ERROR(PadToAlignment(data, offset, span.length, location));
   std::ifstream f(span.path, std::ios::binary);
   if (!f.seekg(span.offset))
     return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
@@ -143,8 +162,7 @@ absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& dir, 
     const auto n = static_cast<std::streamsize>(std::min<int64_t>(kCopyBlockBytes, span.length - done));
     if (!f.read(block.data(), n))
       return BadExternal(proto, absl::StrCat("cannot read data file '", span.path.string(), "'"));
-    if (!data.write(block.data(), n))
-      return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+    if (!data.write(block.data(), n)) return DataFileWriteFailed(location);
     done += n;
   }
   SetExternalData(proto, location, offset, span.length);
@@ -316,8 +334,8 @@ absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, in
                                 const std::string& location) {
   if (!proto.has_raw_data()) return absl::OkStatus();  // typed fields stay inline
   const int64_t length = static_cast<int64_t>(proto.raw_data().size());
-  if (!data.write(proto.raw_data().data(), static_cast<std::streamsize>(length)))
-    return absl::InternalError(absl::StrCat("failed writing the data file '", location, "' (disk full?)"));
+  RETURN_IF_ERROR(PadToAlignment(data, offset, length, location));
+  if (!data.write(proto.raw_data().data(), static_cast<std::streamsize>(length))) return DataFileWriteFailed(location);
   SetExternalData(proto, location, offset, length);
   offset += length;
   return absl::OkStatus();

@@ -35,9 +35,9 @@ absl::Status SharedWeightsFile::Place(const TensorDataPtr& data, onnx::TensorPro
   }
   onnx::TensorProto filled;
   TensorToProto(*data, init.name(), &filled);
-  const int64_t offset = size_;
-  RETURN_IF_ERROR(Append(filled));
-  if (filled.data_location() == onnx::TensorProto::EXTERNAL) placed_[data.get()] = Span{data, offset, size_ - offset};
+  const auto length = static_cast<int64_t>(filled.raw_data().size());
+  RETURN_IF_ERROR(Append(filled));  // at the file's end, after the zeros that align it
+  if (filled.data_location() == onnx::TensorProto::EXTERNAL) placed_[data.get()] = Span{data, size_ - length, length};
   init.Swap(&filled);
   return absl::OkStatus();
 }

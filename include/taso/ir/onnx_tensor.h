@@ -28,8 +28,9 @@ absl::StatusOr<int64_t> ExternalDataBytes(const onnx::TensorProto& proto, const 
 // the system then cannot map is read into memory after all). Fails as ExternalDataBytes.
 absl::StatusOr<bool> ReadsInPlace(const onnx::TensorProto& proto, const std::string& external_data_dir);
 // Copies the tensor's external bytes (in `external_data_dir`) to the end of the open file
-// `data` (written as `location`, relative to the model) a block at a time, never holding
-// them whole, and records where they are.
+// `data` (written as `location`, relative to the model; `offset` its size) a block at a
+// time, never holding them whole, and records where they are: at an aligned offset (16
+// bytes, a page for 1 MiB or more), zeros before it.
 absl::Status CopyExternalData(onnx::TensorProto& proto, const std::string& external_data_dir, std::ostream& data,
                               int64_t& offset, const std::string& location);
 
@@ -45,7 +46,8 @@ bool HoldsValuesOf(const TensorData& data, const onnx::TensorProto& proto, const
 void SetExternalData(onnx::TensorProto& proto, const std::string& location, int64_t offset, int64_t length);
 
 // Moves the tensor's raw data to the end of the open file `data` (written as `location`,
-// relative to the model) and records where it is.
+// relative to the model; `offset` its size) and records where it is, aligned as
+// CopyExternalData aligns.
 absl::Status MoveToExternalData(onnx::TensorProto& proto, std::ostream& data, int64_t& offset,
                                 const std::string& location);
 
