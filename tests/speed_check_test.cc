@@ -112,6 +112,9 @@ TEST_CASE("A rewrite the speed check keeps but whose own estimate is slower is n
   CHECK_THAT(summary, Catch::Contains("none kept: priced") &&
                           Catch::Contains("its estimate prices it above the input: the input is written as read"));
   CHECK_THAT(summary, !Catch::Contains("  verified ("));  // the model timed is not the one written
+  PipelineResult other_graph_chosen = *r;                 // as where the speed check chose another extraction
+  other_graph_chosen.speed_check->extraction = "analytic";
+  CHECK_THAT(SummaryText(options, other_graph_chosen, "m"), !Catch::Contains(" is written: measurably"));
   CHECK_THAT(JsonReport(options, *r), Catch::Contains("\"estimated_slower\": {\"rewritten_ms\": "));
 }
 

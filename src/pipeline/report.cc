@@ -293,8 +293,9 @@ std::string SpeedCheckLines(const PipelineResult& r) {
   std::string out = c.written_untimed
                         ? absl::StrCat("timed in ", c.runtime, ", the input against a rewritten model: ", figures, "\n")
                         : absl::StrCat("verified in ", c.runtime, ": ", figures, "\n");
-  // Where the check at larger sizes undid it, what the speed check chose is not written.
-  const bool undone = r.larger_sizes && r.larger_sizes->slower;
+  // Where the check at larger sizes or the output's own estimate undid it, what the speed
+  // check chose is not written, so no line names it as written.
+  const bool undone = (r.larger_sizes && r.larger_sizes->slower) || r.estimated_slower.has_value();
   if (!undone) out += ExtractionLine(c);
   if (c.other_extractions_untimed > 0)
     absl::StrAppendFormat(&out, "  %d other graph(s) not timed: %s\n", c.other_extractions_untimed, kTimeSpent);
