@@ -107,6 +107,30 @@ TEST_CASE("The cpu executor multiplies by a weight matrix (packed once), a merge
   }
 }
 
+TEST_CASE("The cpu executor reads weights where the graph holds them, on oneDNN and on reference kernels") {
+  // x [1, 8, 4096] times a batch of one weight matrix [1, 4096, 4096] (64 MiB), which oneDNN
+  // reads as it lies (not packed: three dimensions); then an Einsum, which has no oneDNN
+  // kernel, by a second weight.
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 8, 4096});
+  REQUIRE(x.ok());
+  const ValueId y = testing::AddOp(g, op_names::kMatMul, {*x, testing::AddWeight(g, "w", {1, 4096, 4096}, 1)}, "y");
+  const ValueId z = testing::AddOp(g, op_names::kEinsum, {y, testing::AddWeight(g, "v", {4096, 16}, 2)}, "z",
+                                   Params().Set("equation", std::string("bij,jk->bik")));
+  REQUIRE(g.AddOutput(z).ok());
+  const int64_t before = testing::PrivateMemoryBytes();
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK(testing::PrivateMemoryBytes() - before < (int64_t{32} << 20));  // not the weight's 64 MiB again
+  CHECK((*executor)->num_reference() == 1);
+  const TensorMap inputs = RandomInputs(g, 3);
+  auto got = (*executor)->Run(inputs);
+  auto expected = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(expected.ok());
+  ExpectClose(*expected, *got);
+}
+
 TEST_CASE("A dense convolution with relu, in plain layout, computes relu of the convolution") {
   // oneDNN runs plain dense convolutions as a gemm; their relu is then a separate eltwise
   // primitive in place (see src/backends/cpu/kernels/conv2d.cc), with and without a bias.

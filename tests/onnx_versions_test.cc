@@ -1,7 +1,6 @@
 // ONNX import and export across opsets 11 to 26, symbolic input dimensions, and weights
 // stored as external data.
 #include <catch2/catch.hpp>
-#include <fstream>
 
 #include "taso/ir/ops/names.h"
 #include "taso/onnx/shared_weights_file.h"
@@ -273,18 +272,6 @@ TEST_CASE("A weight stored as external data is shared with a graph holding its v
   CHECK(weight(*changed) != weight(*first));
   CHECK(weight(*changed)->floats()[0] == 0.5f);
 }
-
-namespace {
-
-// This process's private memory (RssAnon), in bytes.
-int64_t PrivateMemoryBytes() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("RssAnon:", 0) == 0) return std::stoll(line.substr(8)) * 1024;
-  return -1;
-}
-
-}  // namespace
 
 TEST_CASE("Weights stored as external data are read in place, where their offset allows") {
   const auto dir = TempDir("external_data_mapped");

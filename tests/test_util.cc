@@ -147,6 +147,13 @@ void WriteFile(const std::filesystem::path& p, const std::string& bytes) {
   f << bytes;
 }
 
+int64_t PrivateMemoryBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("RssAnon:", 0) == 0) return std::stoll(line.substr(8)) * 1024;
+  return -1;
+}
+
 const OpDef* Op(const std::string& name) { return OpRegistry::Global().Find(name); }
 
 Tensor<float> RandomTensor(Shape shape, uint64_t seed) {

@@ -50,6 +50,8 @@ onnx::ModelProto RuntimeLayerNormModel();
 // A fresh directory under the build tree for this test's files.
 std::filesystem::path TempDir(const std::string& name);
 void WriteFile(const std::filesystem::path& p, const std::string& bytes);
+// This process's private memory (RssAnon), in bytes; -1 where /proc does not say.
+int64_t PrivateMemoryBytes();
 
 // A graph built from library operators.
 const OpDef* Op(const std::string& name);

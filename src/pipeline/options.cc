@@ -78,7 +78,9 @@ int64_t MemoryToOptimize(const StoredTensorBytes& stored, Target target) {
   constexpr int64_t kOwnBytes = int64_t{512} << 20;
   const int64_t own =
       SaturatingAdd(SaturatingAdd(stored.read, stored.read / 8), SaturatingAdd(stored.mapped / 4, kOwnBytes));
-  // The cpu target times two executors at once, each with its own copy of the weights.
+  // The cpu target times two executors at once, each with its own copy of the weights its
+  // kernels rearrange (a convolution's, a weight matrix's: most of a model's); the others
+  // it reads where the graph holds them.
   const int64_t copies = target == Target::kCuda ? 0 : target == Target::kCpu ? 2 : 1;
   int64_t needed = own;
   for (int64_t i = 0; i < copies; ++i) needed = SaturatingAdd(needed, stored.total());

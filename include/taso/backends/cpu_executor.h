@@ -15,7 +15,8 @@ namespace taso {
 
 class CpuExecutor : public KernelExecutor {
  public:
-  // Folds weight-only subgraphs, allocates every tensor and prepares every kernel.
+  // Folds weight-only subgraphs, allocates every tensor computed or fed (weights are read
+  // where the graph holds them, mapped or in memory) and prepares every kernel.
   static absl::StatusOr<std::unique_ptr<CpuExecutor>> Create(const Graph& graph);
   ~CpuExecutor() override;
 

@@ -18,14 +18,29 @@ struct CpuExecutor::Impl {
   };
   Graph graph;
   std::vector<Tensor<float>> values;  // storage of the float tensors that are not views, at fixed addresses
-  std::vector<float*> data;           // where each float tensor's elements lie (a view: in its input)
+  // Where each float tensor's elements lie: a view's in its input, a constant weight's in
+  // the graph's own data (read in place, mapped or in memory; no kernel writes its inputs).
+  std::vector<float*> data;
   std::vector<Step> steps;
 
   void Allocate(ValueId v) {
     values[v] = Tensor<float>(graph.value(v).shape);
     data[v] = values[v].data.data();
   }
-  bool IsView(ValueId v) const { return data[v] != values[v].data.data(); }
+  // A constant weight is read where the graph holds it, rather than copied; one of no
+  // element has no address to read and is allocated.
+  void PlaceFloatInput(ValueId v) {
+    const Value& value = graph.value(v);
+    if (!value.is_constant() || value.data->floats().empty()) {
+      Allocate(v);
+      if (value.is_weight()) std::copy(value.data->floats().begin(), value.data->floats().end(), data[v]);
+      return;
+    }
+    data[v] = const_cast<float*>(value.data->floats().data());
+  }
+  // Whether a reference kernel must have the tensor copied into its storage to read it: a
+  // view, though not a constant weight, which the reference kernels read in place too.
+  bool NeedsCopyIn(ValueId v) const { return data[v] != values[v].data.data() && !graph.value(v).is_constant(); }
 };
 
 namespace {
@@ -100,9 +115,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
   impl->data.assign(g.num_values(), nullptr);
   for (ValueId v = 0; v < g.num_values(); ++v) {
     const Value& value = g.value(v);
-    if (value.producer != kNoNode || value.dtype != DataType::kFloat32) continue;
-    impl->Allocate(v);
-    if (value.is_weight()) std::copy(value.data->floats().begin(), value.data->floats().end(), impl->data[v]);
+    if (value.producer == kNoNode && value.dtype == DataType::kFloat32) impl->PlaceFloatInput(v);
   }
   for (NodeId n : order) {
     const Node& node = g.node(n);
@@ -116,7 +129,7 @@ absl::StatusOr<std::unique_ptr<CpuExecutor>> CpuExecutor::Create(const Graph& gr
     Impl::Step step{n, std::move(kernel), {}};
     if (!step.kernel)
       for (ValueId v : node.inputs)
-        if (v != kNoValue && impl->data[v] && impl->IsView(v)) {
+        if (v != kNoValue && impl->data[v] && impl->NeedsCopyIn(v)) {
           step.copy_in.push_back(v);
           impl->values[v] = Tensor<float>(g.value(v).shape);
         }
