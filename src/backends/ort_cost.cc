@@ -203,6 +203,13 @@ OrtCost::OrtCost(std::unique_ptr<CostCache> cache, std::shared_ptr<OrtWorker> wo
 
 OrtCost::~OrtCost() = default;
 
+bool OrtCost::IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+                     absl::Span<const OutputType> outputs) const {
+  if (op.is_opaque()) return false;
+  const OpMetrics metrics = op.semantics().Metrics(params, inputs, outputs);
+  return metrics.flops == 0 && metrics.bytes == 0;
+}
+
 double OrtCost::NodeCost(const Graph& graph, NodeId n) {
   const Node& node = graph.node(n);
   bool measured = false;

@@ -262,6 +262,9 @@ std::string ExtractionLine(const PipelineResult::SpeedCheck& c) {
         "  %s is written: measurably faster than the e-graph's extraction by the target's costs, "
         "which was faster than the input\n",
         pipeline::AlternativeName(c.extraction));
+  if (!c.extraction.empty() && !c.beat_other.empty())
+    return absl::StrFormat("  %s is written: measurably faster than %s, which was faster than the input\n",
+                           pipeline::AlternativeName(c.extraction), pipeline::AlternativeName(c.beat_other));
   if (!c.extraction.empty() && c.timed_before_search)
     return absl::StrFormat(
         "  %s is written: measurably faster than the input; timed before the search's result, which the search's "
@@ -343,6 +346,7 @@ std::string JsonSpeedCheck(const PipelineResult& r) {
                       ", \"written_untimed\": ", c.written_untimed ? "true" : "false",
                       ", \"extraction\": ", c.extraction.empty() ? "null" : absl::StrCat("\"", c.extraction, "\""),
                       ", \"beat_search\": ", c.beat_search ? "true" : "false",
+                      ", \"beat_other\": ", c.beat_other.empty() ? "null" : JsonQuote(c.beat_other),
                       ", \"timed_before_search\": ", c.timed_before_search ? "true" : "false",
                       ", \"larger_sizes\": ", JsonLargerSizes(r), "}");
 }

@@ -47,9 +47,13 @@ class OrtCost : public MeasuredCost {
  protected:
   std::optional<KernelRun> PrepareRun(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
                                       absl::Span<const OutputType> outputs) override;
-  bool IsView(const OpDef&, const Params&, absl::Span<const InputInfo>, absl::Span<const OutputType>) const override {
-    return false;
-  }
+  // An operator that moves no data (its metrics: a Reshape, Flatten, Dropout): ONNX
+  // Runtime gives its output its input's buffer, where its one-operator model copies it
+  // (four Reshapes of [1, 32, 4096] between Relus: 6 us of 195 in the model, 46 us each
+  // alone). It costs nothing but the reorders its neighbours' layouts need, as on the cpu
+  // target, and counts for no operator in OperatorsAtMeanPrice.
+  bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
+              absl::Span<const OutputType> outputs) const override;
 
  private:
   // Runs of a session of `graph`; nullopt where it cannot be built, written or loaded.

@@ -269,6 +269,8 @@ struct PipelineResult {
     // kEinsumsAsProducts for the input with its Einsums computed as matrix products.
     std::string extraction;
     bool beat_search = false;  // that graph ran measurably faster than the search's too
+    // Or than another such graph timed before it, faster than the input: its `pricing`.
+    std::string beat_other;
     // That graph was timed before the search's, which was not timed: the search's cost
     // model priced it measurably below the search's graph.
     bool timed_before_search = false;
