@@ -1,5 +1,6 @@
 // JoinNestedPieces: nested concatenations and splits become one, a concatenation of a
-// split's pieces its input, and the outputs stay what and where they were.
+// split's pieces its input, and the outputs stay what and where they were. And
+// SplitSizesAsParameters, which gives such joins the Splits exporters write.
 #include <catch2/catch.hpp>
 
 #include "taso/ir/executor.h"
@@ -99,6 +100,62 @@ TEST_CASE("A concatenation of all of a split's pieces in order is the split's in
     const std::vector<ValueId> q = SplitOf(k, z, testing::Pieces(1, {3, 3}));
     REQUIRE(k.AddOutput(AddOp(k, op_names::kConcat, {q[0], q[1]}, "out", testing::Axis(1))).ok());
     CHECK(Joined(k).num_nodes() == 2);
+  }
+}
+
+// A Split reading its sizes from a Constant node, as exporters write one from opset 13.
+std::vector<ValueId> SplitBySizesInput(Graph& g, ValueId x, int64_t axis, const std::vector<int64_t>& sizes,
+                                       ValueId* sizes_value = nullptr) {
+  auto constant = g.AddNode(testing::Op(op_names::kConstant),
+                            Params().Set("value", TensorData::Int64({static_cast<int64_t>(sizes.size())}, sizes)), {});
+  REQUIRE(constant.ok());
+  if (sizes_value != nullptr) *sizes_value = (*constant)[0];
+  auto outs = g.AddNode(testing::Op(op_names::kSplit), testing::Axis(axis), {x, (*constant)[0]});
+  REQUIRE(outs.ok());
+  return *outs;
+}
+
+TEST_CASE("A Split's constant sizes input becomes its parameter, so that nested ones join") {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {2, 9});
+  const std::vector<ValueId> outer = SplitBySizesInput(g, x, 1, {6, 3});
+  const std::vector<ValueId> inner = SplitBySizesInput(g, outer[0], -1, {2, 4});
+  for (ValueId v : {inner[0], inner[1], outer[1]})
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {v}, "r" + g.value(v).name)).ok());
+  CHECK(Joined(g).num_nodes() == g.num_nodes());  // as imported, the sizes are an input: left alone
+
+  auto converted = SplitSizesAsParameters(g);
+  REQUIRE(converted.ok());
+  CHECK(CountOps(*converted, op_names::kConstant) == 0);  // nothing reads the sizes any more
+  for (NodeId n = 0; n < converted->num_nodes(); ++n) {
+    const Node& node = converted->node(n);
+    if (node.op != testing::Op(op_names::kSplit)) continue;
+    CHECK(node.inputs.size() == 1);
+    CHECK((node.params.Ints("sizes") == std::vector<int64_t>{6, 3} ||
+           node.params.Ints("sizes") == std::vector<int64_t>{2, 4}));
+  }
+  const Graph joined = Joined(*converted);
+  REQUIRE(CountOps(joined, op_names::kSplit) == 1);
+  for (NodeId n = 0; n < joined.num_nodes(); ++n)
+    if (joined.node(n).op == testing::Op(op_names::kSplit))
+      CHECK(joined.node(n).params.Ints("sizes") == std::vector<int64_t>{2, 4, 3});
+  const TensorMap inputs = RandomInputs(g, 5);
+  auto before = RunReference(g, inputs), after = RunReference(joined, inputs);
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  CHECK(MaxAbsDifference(*before, *after) == 0);
+
+  SECTION("a constant read as data too stays") {
+    Graph h;
+    const ValueId y = *h.AddInput("y", DataType::kFloat32, {2, 2});
+    ValueId sizes = kNoValue;
+    const std::vector<ValueId> parts = SplitBySizesInput(h, y, 1, {1, 1}, &sizes);
+    for (ValueId v : parts) REQUIRE(h.AddOutput(v).ok());
+    REQUIRE(h.AddOutput(sizes).ok());
+    auto kept = SplitSizesAsParameters(h);
+    REQUIRE(kept.ok());
+    CHECK(CountOps(*kept, op_names::kConstant) == 1);
+    CHECK(CountOps(*kept, op_names::kSplit) == 1);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "taso/ir/join_pieces.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -148,7 +149,51 @@ absl::StatusOr<Graph> Apply(const Graph& g, const Rewrite& r) {
   return copy.Finish();
 }
 
+// The sizes of a Split node that reads them from a constant input; nothing for any other node.
+std::optional<std::vector<int64_t>> ConstantSplitSizes(const Graph& g, const Node& node) {
+  if (!ops::IsSplit(*node.op) || node.inputs.size() != 2 || node.inputs[1] == kNoValue) return std::nullopt;
+  const TensorData* sizes = g.ConstantData(node.inputs[1]);
+  if (sizes == nullptr || sizes->dtype() != DataType::kInt64) return std::nullopt;
+  return std::vector<int64_t>(sizes->ints().begin(), sizes->ints().end());
+}
+
+// Whether `node` is a Constant (no inputs) whose outputs only converted Splits read, as
+// their sizes: nothing reads it once they take the sizes as a parameter.
+bool OnlyConvertedRead(const Graph& g, const UseIndex& uses, const Node& node, const std::vector<bool>& converted) {
+  if (!node.inputs.empty()) return false;
+  for (ValueId v : node.outputs) {
+    if (uses.is_graph_output(v) || uses.readers(v).empty()) return false;
+    for (NodeId r : uses.readers(v))
+      if (!converted[r] || g.node(r).inputs[0] == v) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+absl::StatusOr<Graph> SplitSizesAsParameters(const Graph& graph) {
+  std::vector<bool> converted(graph.num_nodes(), false);
+  for (NodeId n = 0; n < graph.num_nodes(); ++n) converted[n] = ConstantSplitSizes(graph, graph.node(n)).has_value();
+  if (std::find(converted.begin(), converted.end(), true) == converted.end()) return graph;
+  const UseIndex uses(graph);
+  GraphCopy copy(graph);
+  RETURN_IF_ERROR(copy.CopyInputs());
+  ASSIGN_OR_RETURN(const std::vector<NodeId> order, graph.TopologicalOrder());
+  for (NodeId n : order) {
+    const Node& node = graph.node(n);
+    if (!converted[n]) {
+      if (!OnlyConvertedRead(graph, uses, node, converted)) RETURN_IF_ERROR(copy.CopyNode(n));
+      continue;
+    }
+    ASSIGN_OR_RETURN(ValueId data, copy.Use(node.inputs[0]));
+    std::vector<std::string> names;
+    for (ValueId v : node.outputs) names.push_back(graph.value(v).name);
+    const Params params = ops::SplitParams(ops::SplitAxis(node.params), *ConstantSplitSizes(graph, node));
+    ASSIGN_OR_RETURN(std::vector<ValueId> outs, copy.AddNodeLike(n, params, {data}, std::move(names)));
+    for (size_t k = 0; k < outs.size(); ++k) copy.Replace(node.outputs[k], outs[k]);
+  }
+  return copy.Finish();
+}
 
 absl::StatusOr<Graph> JoinNestedPieces(const Graph& graph) {
   Graph g = graph;

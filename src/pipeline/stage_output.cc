@@ -16,12 +16,14 @@ namespace taso::pipeline {
 
 namespace {
 
-// After spelled-out activations became one operator (FuseSpelledActivations): batch
+// After spelled-out activations became one operator (FuseSpelledActivations): Splits
+// take their constant sizes as a parameter (the form rules and joins of pieces read); batch
 // normalizations, biases and relus are folded into the convolutions, then each bias is
 // set apart again so that the rules (whose convolutions have none) match; products of
 // activations of rank above 2 by a matrix are computed on their rows, as the rules state
 // them. kAfterSearch undoes the last two after the search.
 constexpr GraphPass kBeforeSearch[] = {
+    {"split sizes as parameters", SplitSizesAsParameters},
     {"fuse into convolutions", FuseIntoConvolutions},
     {"separate convolution biases", SeparateConvolutionBias},
     {"flatten row regions", FlattenRowRegions},

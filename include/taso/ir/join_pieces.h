@@ -19,4 +19,11 @@ namespace taso {
 // Splits whose sizes are an input rather than a parameter are left as they are.
 absl::StatusOr<Graph> JoinNestedPieces(const Graph& graph);
 
+// `graph` with each Split whose sizes are a constant input (as exporters write one from
+// opset 13) cutting by the same sizes as its parameter, with its data input alone: the
+// form the rules, the e-graph's joins of pieces and JoinNestedPieces work on (a merge of
+// a product already split with another product of its input is then one product and one
+// Split). The constant nothing reads any more is not copied.
+absl::StatusOr<Graph> SplitSizesAsParameters(const Graph& graph);
+
 }  // namespace taso
