@@ -894,5 +894,54 @@ TEST_CASE("E-graph: a grouped convolution is regrouped where the measured prices
   ExpectSameOutputs(g, *folded);
 }
 
+// x [16, 64] through three linear layers, each with a low-rank adapter (x.W + (x.A).B,
+// r = 4), then a Relu: the adapters fold into the weights, then the three products merge
+// into one.
+Graph ThreeAdaptedLayers() {
+  Graph g;
+  const ValueId x = *g.AddInput("x", DataType::kFloat32, {16, 64});
+  for (int k = 0; k < 3; ++k) {
+    const ValueId w = AddWeight(g, absl::StrCat("W", k), {64, 64}, 10 * k + 1);
+    const ValueId a = AddWeight(g, absl::StrCat("A", k), {64, 4}, 10 * k + 2);
+    const ValueId b = AddWeight(g, absl::StrCat("B", k), {4, 64}, 10 * k + 3);
+    const ValueId base = AddOp(g, op_names::kMatMul, {x, w}, absl::StrCat("base", k));
+    const ValueId low = AddOp(g, op_names::kMatMul, {AddOp(g, op_names::kMatMul, {x, a}, absl::StrCat("xa", k)), b},
+                              absl::StrCat("xab", k));
+    const ValueId sum = AddOp(g, op_names::kAdd, {base, low}, absl::StrCat("sum", k));
+    REQUIRE(g.AddOutput(AddOp(g, op_names::kRelu, {sum}, absl::StrCat("y", k))).ok());
+  }
+  return g;
+}
+
+TEST_CASE("E-graph: a second round from the first round's graph merges what a full e-graph could not", "[egraph]") {
+  const Graph g = ThreeAdaptedLayers();
+  AnalyticCost cost;
+  egraph::EGraphOptions options;
+  options.limits.max_enodes = 2000;  // the e-graph fills up once the adapters are folded
+  options.max_rounds = 1;
+  const egraph::EGraphSearchResult one = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, options);
+  REQUIRE(one.stats.saturation.stop == egraph::SaturationStop::kNodes);
+  CHECK(one.stats.later_rounds.empty());
+  auto folded_one = FoldWeights(one.best);
+  REQUIRE(folded_one.ok());
+  CHECK(CountOps(*folded_one, op_names::kMatMul) == 3);  // each adapter folded, no merge
+
+  options.max_rounds = 2;
+  const egraph::EGraphSearchResult two = egraph::OptimizeWithEGraph(g, MatchersWithMerges(), cost, cost, options);
+  REQUIRE(two.stats.later_rounds.size() == 1);
+  CHECK(two.stats.later_rounds[0].extractor != "none");
+  auto folded_two = FoldWeights(two.best);
+  REQUIRE(folded_two.ok());
+  CHECK(CountOps(*folded_two, op_names::kMatMul) == 1);  // and the three products merged
+  CHECK(two.best_cost < one.best_cost);
+  CHECK(two.initial_cost == one.initial_cost);
+  // The rules counted over both rounds: the first round's folds and the second's merges.
+  int applications_one = 0, applications_two = 0;
+  for (const auto& [rule, n] : one.rules_applied) applications_one += n;
+  for (const auto& [rule, n] : two.rules_applied) applications_two += n;
+  CHECK(applications_two >= applications_one + 2);
+  ExpectSameOutputs(g, *folded_two);
+}
+
 }  // namespace
 }  // namespace taso

@@ -335,6 +335,46 @@ TEST_CASE("Graphs the search's costs price below its own are timed first; the fa
   CHECK(testing::OutputDifference(model.graph, r.model.graph) < 1e-4);
 }
 
+// Prices a node at 1 us, an Einsum at 0.1 us: the search's cost model of a runtime whose
+// Einsum is fast, which prices the lowered graphs above the search's own.
+class FastEinsumCost : public CostModel {
+ public:
+  std::string name() const override { return "fast-einsum"; }
+  double NodeCost(const Graph& g, NodeId n) override { return g.node(n).op->name() == op_names::kEinsum ? 1e-7 : 1e-6; }
+};
+
+TEST_CASE("Graphs priced above the search's are each timed after it; the fastest of them is written", "[speed_check]") {
+  // The runtime takes 5 ms for a graph with an Einsum (the search's is no faster than the
+  // input), 4 ms for the input lowered (three products), 3 ms for the search's graph
+  // lowered, which is timed after the input lowered and written where faster than it.
+  const OnnxModel model = NewOnnxModel(SumThenEinsum());
+  double search_lowered_ms = 3;
+  SECTION("the later one fastest") {}
+  SECTION("the first one fastest") { search_lowered_ms = 4.5; }
+  testing::PricedRuntime runtime([&](const Graph& g) {
+    if (CountOps(g, op_names::kEinsum) > 0) return 5.0;
+    return CountOps(g, op_names::kMatMul) == 3 ? 4.0 : search_lowered_ms;
+  });
+  FastEinsumCost prices;
+  PipelineOptions options = testing::SpeedCheckedBy(runtime);
+  options.cost_model = &prices;
+  const PipelineResult r = testing::OptimizedWithSpeedCheck(model, options);
+  const PipelineResult::SpeedCheck& check = *r.speed_check;
+  CHECK_FALSE(check.timed_before_search);
+  CHECK(CountOps(r.model.graph, op_names::kEinsum) == 0);
+  CHECK(check.timing.SecondFaster());
+  if (search_lowered_ms < 4) {
+    CHECK(check.extraction == kSearchWithEinsumsAsProducts);
+    CHECK(check.beat_other == kEinsumsAsProducts);
+    CHECK(CountOps(r.model.graph, op_names::kMatMul) == 2);
+  } else {
+    CHECK(check.extraction == kEinsumsAsProducts);
+    CHECK(check.beat_other.empty());
+    CHECK(CountOps(r.model.graph, op_names::kMatMul) == 3);
+  }
+  CHECK(testing::OutputDifference(model.graph, r.model.graph) < 1e-4);
+}
+
 TEST_CASE("PyTorch's einsum attention imports typed, and its products compute the same") {
   ImportOptions folding;  // the heads' Reshape targets are shape arithmetic
   folding.fold_shape_arithmetic = true;

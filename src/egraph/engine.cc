@@ -234,10 +234,9 @@ void Extract(const Graph& graph, const GraphEGraph& built, const std::vector<Rul
   stats.extraction_seconds = SecondsSince(start);
 }
 
-}  // namespace
-
-EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
-                                      CostModel& graph_cost, const EGraphOptions& options) {
+// One round: `graph`'s e-graph saturated, then extracted (Extract).
+EGraphSearchResult SearchRound(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
+                               CostModel& graph_cost, const EGraphOptions& options) {
   const SaturationLimits& limits = options.limits;
   const auto start = Clock::now();
   EGraphSearchResult result;
@@ -265,6 +264,57 @@ EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<Rule
     stats.approx_bytes = built->egraph.ApproxBytes();
     Extract(graph, *built, rules, node_cost, graph_cost, options.extraction, result);
   }
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+// Whether a round's graph is worth a round of its own: the e-graph filled up (by e-nodes
+// or memory) before saturating, so rewrites that need the round's rewrites made first
+// (a merge of products whose adapters the round folded) may never have been reached,
+// and the round changed the graph. Not where time stopped it: the e-graphs of large
+// models, whose second round would take as long again.
+bool WorthAnotherRound(const EGraphStats& round) {
+  const SaturationStop stop = round.saturation.stop;
+  return (stop == SaturationStop::kNodes || stop == SaturationStop::kMemory) && round.extractor != "none";
+}
+
+const EGraphStats& LastRound(const EGraphStats& stats) {
+  return stats.later_rounds.empty() ? stats : stats.later_rounds.back();
+}
+
+std::map<std::string, int> Sum(std::map<std::string, int> a, const std::map<std::string, int>& b) {
+  for (const auto& [rule, n] : b) a[rule] += n;
+  return a;
+}
+
+// `next`, a round from `result.best`, taken into `result`: its graph where cheaper, its
+// other extractions after `result`'s, each counting the rules that made `result.best`.
+// Whether its graph was taken.
+bool TakeRound(EGraphSearchResult next, EGraphSearchResult& result) {
+  for (Alternative& alternative : next.alternatives) {
+    alternative.rules_applied = Sum(std::move(alternative.rules_applied), result.rules_applied);
+    result.alternatives.push_back(std::move(alternative));
+  }
+  result.stats.later_rounds.push_back(next.stats);
+  if (next.stats.extractor == "none" || next.best_cost >= result.best_cost) return false;
+  result.best = std::move(next.best);
+  result.best_cost = next.best_cost;
+  result.rules_applied = Sum(std::move(result.rules_applied), next.rules_applied);
+  return true;
+}
+
+}  // namespace
+
+EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
+                                      CostModel& graph_cost, const EGraphOptions& options) {
+  const auto start = Clock::now();
+  EGraphSearchResult result = SearchRound(graph, rules, node_cost, graph_cost, options);
+  // A later round refines what the first found: it saturates for half the time.
+  EGraphOptions later = options;
+  later.limits.time_limit = options.limits.time_limit / 2;
+  bool taken = true;
+  for (int round = 1; taken && round < options.max_rounds && WorthAnotherRound(LastRound(result.stats)); ++round)
+    taken = TakeRound(SearchRound(result.best, rules, node_cost, graph_cost, later), result);
   result.seconds = SecondsSince(start);
   return result;
 }

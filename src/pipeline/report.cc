@@ -95,20 +95,42 @@ std::string EGraphLine(const egraph::EGraphStats& e) {
     absl::StrAppendFormat(&out, "  e-node prices: %d operators measured of %d (the rest analytic, scaled)\n",
                           e.measured_operators, e.priced_operators);
   if (!e.kept_input_because.empty()) absl::StrAppend(&out, "  input kept: ", e.kept_input_because, "\n");
+  for (size_t k = 0; k < e.later_rounds.size(); ++k) {
+    const egraph::EGraphStats& round = e.later_rounds[k];
+    absl::StrAppendFormat(
+        &out,
+        "  round %d, from the graph found before: %d iterations, %d e-nodes, stopped: %s (%.2f s); extraction: %s "
+        "(%.2f s)%s\n",
+        k + 2, round.saturation.iterations, round.enodes, egraph::SaturationStopName(round.saturation.stop),
+        round.saturation.seconds, round.extractor, round.extraction_seconds,
+        round.kept_input_because.empty() ? "" : absl::StrCat("; its input kept: ", round.kept_input_because));
+  }
   return out;
+}
+
+// The rounds after the first (EGraphStats::later_rounds), as a JSON array.
+std::string JsonLaterRounds(const egraph::EGraphStats& e) {
+  std::vector<std::string> rounds;
+  for (const egraph::EGraphStats& round : e.later_rounds)
+    rounds.push_back(absl::StrCat("{\"iterations\": ", round.saturation.iterations, ", \"enodes\": ", round.enodes,
+                                  ", \"stop\": \"", egraph::SaturationStopName(round.saturation.stop),
+                                  "\", \"saturation_seconds\": ", round.saturation.seconds, ", \"extractor\": \"",
+                                  round.extractor, "\", \"extraction_seconds\": ", round.extraction_seconds, "}"));
+  return absl::StrCat("[", absl::StrJoin(rounds, ", "), "]");
 }
 
 std::string JsonEGraph(const PipelineResult& r) {
   const auto* stats = std::get_if<egraph::EGraphStats>(&r.engine);
   if (stats == nullptr) return "null";
   const egraph::EGraphStats& e = *stats;
-  return absl::StrCat(
-      "{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes, ", \"eclasses\": ", e.eclasses,
-      ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"", egraph::SaturationStopName(e.saturation.stop),
-      "\", \"saturation_seconds\": ", e.saturation.seconds, ", \"extractor\": \"", e.extractor,
-      "\", \"extraction_seconds\": ", e.extraction_seconds, ", \"exact\": \"", e.exact,
-      "\", \"greedy_cost_ms\": ", e.greedy_cost * 1e3, ", \"exact_cost_ms\": ", e.exact_cost * 1e3,
-      ", \"measured_operators\": ", e.measured_operators, ", \"priced_operators\": ", e.priced_operators, "}");
+  return absl::StrCat("{\"iterations\": ", e.saturation.iterations, ", \"enodes\": ", e.enodes,
+                      ", \"eclasses\": ", e.eclasses, ", \"approx_bytes\": ", e.approx_bytes, ", \"stop\": \"",
+                      egraph::SaturationStopName(e.saturation.stop),
+                      "\", \"saturation_seconds\": ", e.saturation.seconds, ", \"extractor\": \"", e.extractor,
+                      "\", \"extraction_seconds\": ", e.extraction_seconds, ", \"exact\": \"", e.exact,
+                      "\", \"greedy_cost_ms\": ", e.greedy_cost * 1e3, ", \"exact_cost_ms\": ", e.exact_cost * 1e3,
+                      ", \"measured_operators\": ", e.measured_operators,
+                      ", \"priced_operators\": ", e.priced_operators, ", \"later_rounds\": ", JsonLaterRounds(e), "}");
 }
 
 // What the summary adds to the backtracking search's line when a limit stopped it.

@@ -214,11 +214,39 @@ absl::StatusOr<std::optional<StageOutput>> FastestOfCheaper(SpeedStage& stage,
   return fastest;
 }
 
+// The other alternatives, after the search's graph was timed (`searched`, as the speed
+// check kept it), each in turn against the fastest graph kept so far: the search's where
+// the check kept a rewrite of it, else the input alone; then the last alternative that
+// ran measurably faster than it. Nullopt where none was. A later alternative can build
+// on an earlier one (an e-graph round from the first round's graph: a LoRA attention's
+// three projections merged once their adapters were folded), so the first faster one is
+// not the end.
+absl::StatusOr<std::optional<StageOutput>> FastestOfOthers(SpeedStage& stage,
+                                                           const std::vector<PricedAlternative>& others,
+                                                           const StageOutput& searched, size_t& untimed,
+                                                           std::string& failure) {
+  const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
+  std::optional<StageOutput> fastest;
+  std::string fastest_pricing;
+  for (const PricedAlternative& alternative : others) {
+    if (stage.timer.OutOfTime()) {
+      ++untimed;
+      continue;
+    }
+    const Rival rival = fastest ? Rival{&*fastest, fastest_pricing} : Rival{search_kept ? &searched : nullptr, ""};
+    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
+                     TryTimedAlternative(stage, alternative, rival, /*report_input_timing=*/true, untimed, failure));
+    if (!faster) continue;
+    fastest = std::move(faster);
+    fastest_pricing = alternative.alternative->pricing;
+  }
+  return fastest;
+}
+
 // FastestOfCheaper, whose graph is written where there is one. Else VerifyRewrites, then
-// the other alternatives in turn: where no rewrite of the search's result pays, the first
-// measurably faster than the input is written; where the search's result is kept, one
-// measurably faster than it (and than the input). The cheaper ones go first because the
-// check's time may not last for all: a large model's comparisons take seconds each.
+// FastestOfOthers: the fastest of the search's graph (where a rewrite of it pays) and the
+// other alternatives is written. The cheaper ones go first because the check's time may
+// not last for all: a large model's comparisons take seconds each.
 absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
                                            const std::vector<RuleMatcher>& matchers,
                                            const std::vector<egraph::Alternative>& alternatives, StageOutput out,
@@ -237,18 +265,9 @@ absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageIn
     return SpeedChecked{std::move(*fastest), std::move(stage.check)};
   }
   ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
-  for (const PricedAlternative& alternative : others) {
-    if (timer->OutOfTime()) {
-      ++untimed;
-      continue;
-    }
-    const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
-    ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
-                     TryTimedAlternative(stage, alternative, Rival{search_kept ? &out : nullptr, ""},
-                                         /*report_input_timing=*/true, untimed, failure));
-    if (faster) return SpeedChecked{std::move(*faster), std::move(stage.check)};
-  }
+  ASSIGN_OR_RETURN(fastest, FastestOfOthers(stage, others, out, untimed, failure));
   if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
+  if (fastest) return SpeedChecked{std::move(*fastest), std::move(stage.check)};
   SpeedChecked checked{std::move(out), std::move(stage.check)};
   // Nothing timed, the search's graph being the input's: said where the timer failed.
   if (!checked.check) checked.timing_failed = failure;

@@ -35,6 +35,9 @@ struct EGraphStats {
   // Why the input graph was kept (extraction failed, or its graph costs no less); empty
   // when the extracted graph is the result.
   std::string kept_input_because;
+  // The figures above are the first round's; these the rounds after it, each from the
+  // graph the rounds before it found (EGraphOptions::max_rounds).
+  std::vector<EGraphStats> later_rounds;
 };
 
 // Another extraction of the same e-graph, by other prices, for a speed check to time when
@@ -93,12 +96,21 @@ struct EGraphOptions {
   SaturationLimits limits;
   RuleScheduler scheduler;
   ExtractionLimits extraction;
+  // Rounds at most: a round after the first starts from the graph the rounds before it
+  // found, with a new e-graph, where the last one filled up (by e-nodes or memory) before
+  // it saturated and changed the graph. Each round has the limits above. A LoRA attention's
+  // e-graph fills up once its adapters are folded and two of its three projections merged;
+  // the second round merges the third.
+  int max_rounds = 2;
 };
 
 // `node_cost` prices single e-nodes for extraction; `graph_cost` prices the input and
 // the extracted graph (at their layouts, say). The result is never costlier than the
 // input by `graph_cost`. Pricing the input and saturation take `options.limits.time_limit`
-// (the saturation at least half of it), extraction `options.extraction.seconds` more.
+// (the saturation at least half of it), extraction `options.extraction.seconds` more; a
+// later round (EGraphOptions::max_rounds) half the first's saturation time and as long
+// an extraction. Its graph is the result where it costs less; its other extractions follow
+// the first round's, with the first round's rules counted in theirs.
 EGraphSearchResult OptimizeWithEGraph(const Graph& graph, const std::vector<RuleMatcher>& rules, CostModel& node_cost,
                                       CostModel& graph_cost, const EGraphOptions& options = {});
 
