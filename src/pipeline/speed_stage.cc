@@ -186,56 +186,29 @@ absl::StatusOr<std::optional<StageOutput>> TryTimedAlternative(SpeedStage& stage
   return std::nullopt;
 }
 
-// The alternatives priced measurably below the search's graph, cheapest first: each
-// against the input until one runs measurably faster, then each later one against that
-// one too, which it replaces where measurably faster than both (prices one operator at a
-// time put the four experts at 32 tokens merged 1% above an extraction that joined only
-// their first layers, which the merge beat by 24% in ONNX Runtime). Nullopt where none
-// was measurably faster than the input.
-absl::StatusOr<std::optional<StageOutput>> FastestOfCheaper(SpeedStage& stage,
-                                                            const std::vector<PricedAlternative>& cheaper,
-                                                            bool search_to_time, size_t& untimed,
-                                                            std::string& failure) {
+// `alternatives` in turn, each against the fastest graph kept so far: `first` (the
+// search's graph where the check kept a rewrite of it; none: the input alone) until one
+// runs measurably faster than it (and than the input), then that one, which each later
+// one replaces where measurably faster than it too. The last one kept, or nullopt. A
+// later alternative can beat an earlier one that was faster than the input: prices one
+// operator at a time put the four experts at 32 tokens merged 1% above an extraction
+// that joined only their first layers, which the merge beat by 24% in ONNX Runtime, and
+// an e-graph round from the first round's graph builds on it (a LoRA attention's three
+// projections merged once the first round folded their adapters).
+absl::StatusOr<std::optional<StageOutput>> FastestOf(SpeedStage& stage,
+                                                     const std::vector<PricedAlternative>& alternatives,
+                                                     const Rival& first, bool report_input_timing, size_t& untimed,
+                                                     std::string& failure) {
   std::optional<StageOutput> fastest;
   std::string fastest_pricing;
-  for (const PricedAlternative& alternative : cheaper) {
+  for (const PricedAlternative& alternative : alternatives) {
     if (stage.timer.OutOfTime()) {
       ++untimed;
       continue;
     }
-    const Rival rival{fastest ? &*fastest : nullptr, fastest_pricing};
-    ASSIGN_OR_RETURN(
-        std::optional<StageOutput> faster,
-        TryTimedAlternative(stage, alternative, rival, /*report_input_timing=*/!search_to_time, untimed, failure));
-    if (!faster) continue;
-    fastest = std::move(faster);
-    fastest_pricing = alternative.alternative->pricing;
-  }
-  return fastest;
-}
-
-// The other alternatives, after the search's graph was timed (`searched`, as the speed
-// check kept it), each in turn against the fastest graph kept so far: the search's where
-// the check kept a rewrite of it, else the input alone; then the last alternative that
-// ran measurably faster than it. Nullopt where none was. A later alternative can build
-// on an earlier one (an e-graph round from the first round's graph: a LoRA attention's
-// three projections merged once their adapters were folded), so the first faster one is
-// not the end.
-absl::StatusOr<std::optional<StageOutput>> FastestOfOthers(SpeedStage& stage,
-                                                           const std::vector<PricedAlternative>& others,
-                                                           const StageOutput& searched, size_t& untimed,
-                                                           std::string& failure) {
-  const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
-  std::optional<StageOutput> fastest;
-  std::string fastest_pricing;
-  for (const PricedAlternative& alternative : others) {
-    if (stage.timer.OutOfTime()) {
-      ++untimed;
-      continue;
-    }
-    const Rival rival = fastest ? Rival{&*fastest, fastest_pricing} : Rival{search_kept ? &searched : nullptr, ""};
+    const Rival rival = fastest ? Rival{&*fastest, fastest_pricing} : first;
     ASSIGN_OR_RETURN(std::optional<StageOutput> faster,
-                     TryTimedAlternative(stage, alternative, rival, /*report_input_timing=*/true, untimed, failure));
+                     TryTimedAlternative(stage, alternative, rival, report_input_timing, untimed, failure));
     if (!faster) continue;
     fastest = std::move(faster);
     fastest_pricing = alternative.alternative->pricing;
@@ -243,10 +216,10 @@ absl::StatusOr<std::optional<StageOutput>> FastestOfOthers(SpeedStage& stage,
   return fastest;
 }
 
-// FastestOfCheaper, whose graph is written where there is one. Else VerifyRewrites, then
-// FastestOfOthers: the fastest of the search's graph (where a rewrite of it pays) and the
-// other alternatives is written. The cheaper ones go first because the check's time may
-// not last for all: a large model's comparisons take seconds each.
+// The fastest of the alternatives priced measurably below the search's graph (cheapest
+// first), whose graph is written where there is one. Else VerifyRewrites, then the fastest
+// of the search's graph (where a rewrite of it pays) and the other alternatives is written. The cheaper ones go first
+// because the check's time may not last for all: a large model's comparisons take seconds each.
 absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
                                            const std::vector<RuleMatcher>& matchers,
                                            const std::vector<egraph::Alternative>& alternatives, StageOutput out,
@@ -257,15 +230,18 @@ absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageIn
   const bool search_to_time = !out.rules_applied.empty();
   size_t untimed = 0;
   std::string failure;
+  // The cheaper ones against the input: the search's graph is not timed before them.
   ASSIGN_OR_RETURN(std::optional<StageOutput> fastest,
-                   FastestOfCheaper(stage, cheaper, search_to_time, untimed, failure));
+                   FastestOf(stage, cheaper, Rival{}, /*report_input_timing=*/!search_to_time, untimed, failure));
   if (fastest) {
     stage.check->timed_before_search = search_to_time;
     stage.check->other_extractions_untimed = static_cast<int>(untimed);
     return SpeedChecked{std::move(*fastest), std::move(stage.check)};
   }
   ASSIGN_OR_RETURN(out, VerifyRewrites(stage, std::move(out)));
-  ASSIGN_OR_RETURN(fastest, FastestOfOthers(stage, others, out, untimed, failure));
+  const bool search_kept = stage.check && stage.check->rewrites_kept > 0;
+  ASSIGN_OR_RETURN(fastest, FastestOf(stage, others, Rival{search_kept ? &out : nullptr, ""},
+                                      /*report_input_timing=*/true, untimed, failure));
   if (stage.check) stage.check->other_extractions_untimed = static_cast<int>(untimed);
   if (fastest) return SpeedChecked{std::move(*fastest), std::move(stage.check)};
   SpeedChecked checked{std::move(out), std::move(stage.check)};
