@@ -217,9 +217,10 @@ absl::StatusOr<std::optional<StageOutput>> FastestOf(SpeedStage& stage,
 }
 
 // The fastest of the alternatives priced measurably below the search's graph (cheapest
-// first), whose graph is written where there is one. Else VerifyRewrites, then the fastest
-// of the search's graph (where a rewrite of it pays) and the other alternatives is written. The cheaper ones go first
-// because the check's time may not last for all: a large model's comparisons take seconds each.
+// first), whose graph is written where there is one. Else VerifyRewrites, then the
+// fastest of the search's graph (where a rewrite of it pays) and the other alternatives
+// is written. The cheaper ones go first because the check's time may not last for all:
+// a large model's comparisons take seconds each.
 absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageInputs& in,
                                            const std::vector<RuleMatcher>& matchers,
                                            const std::vector<egraph::Alternative>& alternatives, StageOutput out,
