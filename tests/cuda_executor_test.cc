@@ -39,7 +39,42 @@ void ExpectSameAsReference(const Graph& g, uint64_t seed, bool all_on_gpu) {
   }
 }
 
+// A convolution (with its ReLU) and a max pooling after it.
+Graph ConvThenPool() {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 28, 28});
+  REQUIRE(x.ok());
+  const ValueId conv = testing::AddOp(g, op_names::kConv2D, {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
+                                      Params().Set("padding", "same").Set("activation", "relu"));
+  testing::AddOp(g, op_names::kMaxPool, {conv}, "pool",
+                 Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
+  return g;
+}
+
 }  // namespace
+
+TEST_CASE("The cuda executor times each operator of a run apart, and computes the same after") {
+  if (!GpuUsable()) return;
+  const Graph g = ConvThenPool();
+  auto executor = MakeCudaExecutor(g);
+  REQUIRE(executor.ok());
+  const TensorMap inputs = RandomInputs(g, 3);
+  REQUIRE((*executor)->Run(inputs).ok());
+  auto profile = (*executor)->ProfileByOperator(5);
+  REQUIRE(profile.ok());
+  REQUIRE(profile->size() == 2);
+  for (const KernelExecutor::OperatorTime& t : *profile) {
+    CHECK((t.op == op_names::kConv2D || t.op == op_names::kMaxPool));
+    CHECK(t.nodes == 1);
+    CHECK(t.reference == 0);
+    CHECK(t.seconds > 0);
+  }
+  auto expected = RunReference(g, inputs);
+  auto got = (*executor)->Run(inputs);
+  REQUIRE(expected.ok());
+  REQUIRE(got.ok());
+  CHECK(RelativeDifference(*expected, *got) <= 1e-4);
+}
 
 TEST_CASE("The cuda executor computes what the reference executor computes on every benchmark model") {
   if (!GpuUsable()) return;
@@ -167,13 +202,7 @@ TEST_CASE("The cuda backend measures kernel costs once and takes them from the c
   if (!GpuUsable()) return;
   auto dir = testing::TempDir("cuda_cost_cache");
   const std::string path = (dir / "costs.sqlite").string();
-  Graph g;
-  auto x = g.AddInput("x", DataType::kFloat32, {1, 16, 28, 28});
-  REQUIRE(x.ok());
-  const ValueId conv = testing::AddOp(g, op_names::kConv2D, {*x, testing::AddWeight(g, "w", {32, 16, 3, 3}, 1)}, "conv",
-                                      Params().Set("padding", "same").Set("activation", "relu"));
-  testing::AddOp(g, op_names::kMaxPool, {conv}, "pool",
-                 Params().Set("kernel", std::vector<int64_t>{2, 2}).Set("strides", std::vector<int64_t>{2, 2}));
+  const Graph g = ConvThenPool();
   for (int round = 0; round < 2; ++round) {
     auto cache = CostCache::Open(path);
     REQUIRE(cache.ok());

@@ -7,6 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
@@ -15,9 +19,11 @@
 #include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_cost.h"
 #include "taso/backends/cpu_preparation.h"
+#include "taso/backends/cuda_cost.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/ir/executor.h"
 #include "taso/ir/output_agreement.h"
+#include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
 #include "taso/rewrite/cost.h"
 
@@ -29,8 +35,8 @@ ABSL_FLAG(std::string, executor, "reference",
 ABSL_FLAG(int, time, 0,
           "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
 ABSL_FLAG(int, profile, 0,
-          "with --executor cpu: time this many runs, each operator apart, and print where a run's time goes "
-          "beside what taso-opt's cpu cost model prices each operator at");
+          "with --executor cpu or cuda: time this many runs, each operator apart, and print where a run's time "
+          "goes beside what taso-opt's cost model for that target prices each operator at");
 ABSL_FLAG(bool, as_read, false,
           "with --executor cpu: run the graph as read from the file, without what the cpu runtime does first "
           "(activations and batch norms folded into convolutions, layouts chosen)");
@@ -55,15 +61,24 @@ void PrintOutputs(const taso::TensorMap& outputs) {
   }
 }
 
-// What the cpu cost model (as taso-opt prices with it, measuring what the default cost
-// cache does not hold) gives each operator of the graph in all, by operator name.
-absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& graph) {
+// The cost model taso-opt prices a graph with for the executor `name` (cpu or cuda),
+// measuring what the default cost cache does not hold.
+absl::StatusOr<std::unique_ptr<taso::CostModel>> CostModelFor(std::string_view name) {
+  auto opened = taso::CostCache::Open(taso::DefaultCostCachePath());
+  std::unique_ptr<taso::CostCache> cache = opened.ok() ? *std::move(opened) : nullptr;
+  if (name != "cuda") return std::make_unique<taso::CpuCost>(std::move(cache));
+  ASSIGN_OR_RETURN(std::unique_ptr<taso::MeasuredCost> cuda, taso::MakeCudaCost(std::move(cache)));
+  return std::unique_ptr<taso::CostModel>(std::move(cuda));
+}
+
+// What the executor's cost model gives each operator of the graph in all, by operator name.
+absl::StatusOr<absl::flat_hash_map<std::string, double>> PricedByOperator(const taso::Graph& graph,
+                                                                          std::string_view name) {
+  ASSIGN_OR_RETURN(std::unique_ptr<taso::CostModel> model, CostModelFor(name));
   absl::flat_hash_map<std::string, double> priced;
-  auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
-  taso::CpuCost model(cache.ok() ? *std::move(cache) : nullptr);
   const std::vector<bool> weight_only = taso::FindWeightOnly(graph).nodes;
   for (taso::NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (!weight_only[n]) priced[graph.node(n).op->name()] += model.NodeCost(graph, n);
+    if (!weight_only[n]) priced[graph.node(n).op->name()] += model->NodeCost(graph, n);
   return priced;
 }
 
@@ -71,7 +86,9 @@ absl::flat_hash_map<std::string, double> PricedByOperator(const taso::Graph& gra
 int PrintProfile(taso::KernelExecutor& executor, const taso::Graph& graph, const char* name, int runs) {
   auto profile = executor.ProfileByOperator(runs);
   if (!profile.ok()) return taso::cli::Fail("taso-run", profile.status());
-  const absl::flat_hash_map<std::string, double> priced = PricedByOperator(graph);
+  auto prices = PricedByOperator(graph, name);
+  if (!prices.ok()) return taso::cli::Fail("taso-run", prices.status());
+  const absl::flat_hash_map<std::string, double>& priced = *prices;
   double total = 0, total_priced = 0;
   for (const auto& t : *profile) total += t.seconds;
   for (const auto& [op, seconds] : priced) total_priced += seconds;

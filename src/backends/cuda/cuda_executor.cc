@@ -1,5 +1,8 @@
 #include "taso/backends/cuda_executor.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "backends/cpu/cpu_kernel.h"
 #include "backends/cuda/cuda_kernel.h"
@@ -18,8 +21,14 @@ class CudaExecutor : public KernelExecutor {
 
  protected:
   absl::Status RunOnce() override;
+  std::vector<Step> Steps() const override;
+  // Each step's seconds as the stream ran it: an event before each step and one after the
+  // last, nothing waited for between them, so a step's time is from the end of the step
+  // before: its kernel's time, or the time the GPU waited for the host to queue it.
+  absl::Status RunOnceTimingSteps(std::vector<double>& seconds) override;
 
  private:
+  absl::Status RunStep(size_t i);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -34,6 +43,7 @@ struct CudaExecutor::Impl {
   std::vector<float*> data;                 // where each float tensor lies on the device
   std::vector<Tensor<float>> host;          // host copies for reference kernels
   std::vector<Step> steps;
+  std::vector<cuda::Event> step_events;  // for RunOnceTimingSteps, made on first use
 
   absl::Status Allocate(ValueId v) {
     ASSIGN_OR_RETURN(buffers[v], cuda::DeviceBuffer::Allocate(NumElements(graph.value(v).shape) * sizeof(float)));
@@ -99,19 +109,43 @@ CudaExecutor::CudaExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 }
 CudaExecutor::~CudaExecutor() = default;
 
+absl::Status CudaExecutor::RunStep(size_t i) {
+  Impl::Step& step = impl_->steps[i];
+  const Node& node = impl_->graph.node(step.node);
+  if (!step.kernel) return impl_->RunReference(node);
+  absl::Status s = step.kernel->Enqueue(*impl_->ctx);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
+}
+
 absl::Status CudaExecutor::RunOnce() {
-  for (Impl::Step& step : impl_->steps) {
-    if (step.kernel) {
-      absl::Status s = step.kernel->Enqueue(*impl_->ctx);
-      if (!s.ok()) {
-        const Node& node = impl_->graph.node(step.node);
-        return absl::Status(s.code(), absl::StrCat("node '", node.name, "' (", node.op->name(), "): ", s.message()));
-      }
-      continue;
-    }
-    RETURN_IF_ERROR(impl_->RunReference(impl_->graph.node(step.node)));
-  }
+  for (size_t i = 0; i < impl_->steps.size(); ++i) RETURN_IF_ERROR(RunStep(i));
   return cuda::Check(cudaStreamSynchronize(impl_->ctx->stream), "running the graph");
+}
+
+std::vector<KernelExecutor::Step> CudaExecutor::Steps() const {
+  std::vector<Step> steps;
+  for (const Impl::Step& step : impl_->steps)
+    steps.push_back({.op = std::string(impl_->graph.node(step.node).op->name()), .reference = step.kernel == nullptr});
+  return steps;
+}
+
+absl::Status CudaExecutor::RunOnceTimingSteps(std::vector<double>& seconds) {
+  const size_t n = impl_->steps.size();
+  std::vector<cuda::Event>& events = impl_->step_events;
+  if (events.size() != n + 1) events = std::vector<cuda::Event>(n + 1);
+  const cudaStream_t stream = impl_->ctx->stream;
+  for (size_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(cuda::Check(cudaEventRecord(events[i].e, stream), "recording an event"));
+    RETURN_IF_ERROR(RunStep(i));
+  }
+  RETURN_IF_ERROR(cuda::Check(cudaEventRecord(events[n].e, stream), "recording an event"));
+  RETURN_IF_ERROR(cuda::Check(cudaEventSynchronize(events[n].e), "running the graph"));
+  seconds.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(seconds[i], cuda::SecondsBetween(events[i], events[i + 1]));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TensorMap> CudaExecutor::Run(const TensorMap& inputs) {

@@ -47,6 +47,12 @@ absl::Status Check(cublasStatus_t s, absl::string_view what) {
   return absl::InternalError(absl::StrCat("cuBLAS error ", what, ": ", cublasGetStatusString(s)));
 }
 
+absl::StatusOr<double> SecondsBetween(const Event& start, const Event& stop) {
+  float ms = 0;
+  RETURN_IF_ERROR(Check(cudaEventElapsedTime(&ms, start.e, stop.e), "reading an event"));
+  return ms * 1e-3;
+}
+
 absl::StatusOr<Context*> GetContext() {
   static const absl::StatusOr<Context*> ctx = CreateContext();
   return ctx;

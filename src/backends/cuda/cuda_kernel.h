@@ -49,6 +49,19 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+// A CUDA event owned by the holder (null where it could not be made: recording it fails).
+struct Event {
+  cudaEvent_t e = nullptr;
+  Event() { cudaEventCreate(&e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() {
+    if (e) cudaEventDestroy(e);
+  }
+};
+// Seconds between two events recorded on a stream, once `stop` has been reached.
+absl::StatusOr<double> SecondsBetween(const Event& start, const Event& stop);
+
 // One prepared operator. Its ports are the operator's float inputs and outputs as device
 // pointers (absent and non-float inputs stay null).
 class Prepared {
