@@ -440,7 +440,7 @@ if [ "$TARGET" = cuda ] && [ "$GPU" = 0 ]; then
   step "optimize and time: skipped (no GPU: taso-opt --target cuda and taso-run --executor cuda need one)"
   for m in "${MODELS[@]}"; do [ -f "$WORK/logs/$m.status" ] || echo "no GPU" > "$WORK/logs/$m.status"; done
 else
-  [ "$TORCH" = 1 ] || EAGER_RESERVE=0
+  [ "$TORCH" = 1 ] && [ ${#TV[@]} -gt 0 ] || EAGER_RESERVE=0
   for m in "${MODELS[@]}"; do
     [ -f "$WORK/logs/$m.status" ] && { step "$m: $(cat "$WORK/logs/$m.status")"; continue; }
     if [ "$(left)" -lt $((MODEL_MIN + EAGER_RESERVE)) ]; then

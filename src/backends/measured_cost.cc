@@ -201,7 +201,7 @@ MeasuredCost::KernelRun* MeasuredCost::Reference() {
     reference_prepared_ = true;
     InputInfo a;
     a.dtype = DataType::kFloat32;
-    a.shape = {256, 256};
+    a.shape = {ReferenceSide(), ReferenceSide()};
     const OutputType out{DataType::kFloat32, a.shape};
     reference_ = PrepareRun(ops::MatMulOp(), Params(), std::vector<InputInfo>{a, a}, std::vector<OutputType>{out});
   }
@@ -234,13 +234,15 @@ absl::Status MeasuredCost::WarmUp(KernelRun& reference) {
   double spent = 0, previous = 0;
   while (spent < kMostSeconds) {
     std::vector<double> block;
-    for (double in_block = 0; in_block < kBlockSeconds || block.size() < 3;) {
+    double in_block = 0;  // wall time: a run may time one of several kernel runs
+    while (in_block < kBlockSeconds || block.size() < 3) {
+      const auto start = std::chrono::steady_clock::now();
       ASSIGN_OR_RETURN(const double t, reference());
       block.push_back(t);
-      in_block += t;
+      in_block += std::max(t, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     const double median = timing::Median(block);
-    spent += std::accumulate(block.begin(), block.end(), 0.0);
+    spent += in_block;
     if (spent >= kLeastSeconds && std::abs(median - previous) <= kAgreement * median) break;
     previous = median;
   }
@@ -249,7 +251,9 @@ absl::Status MeasuredCost::WarmUp(KernelRun& reference) {
 
 absl::StatusOr<double> MeasuredCost::TimeReference() {
   KernelRun* reference = Reference();
-  if (!reference) return absl::UnavailableError("the reference kernel (a 256x256 MatMul) cannot run");
+  if (!reference)
+    return absl::UnavailableError(
+        absl::StrCat("the reference kernel (a ", ReferenceSide(), "x", ReferenceSide(), " MatMul) cannot run"));
   const absl::Status warm = WarmUp(*reference);
   absl::StatusOr<std::vector<double>> median =
       warm.ok() ? timing::KernelMediansInTurn({*reference}) : absl::StatusOr<std::vector<double>>(warm);

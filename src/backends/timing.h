@@ -16,7 +16,8 @@ namespace taso::timing {
 using TimedRun = std::function<absl::StatusOr<double>()>;
 
 double Median(std::vector<double> v);
-// Two warm-up runs, then the median of `runs` timed runs.
+// Warm-up runs (two, and a fifth of a second at least), then the median of `runs` timed
+// runs.
 absl::StatusOr<double> MedianSeconds(const TimedRun& run, int runs);
 // Median seconds of one run of each kernel, for their measured costs, the kernels run in
 // turn (each round in a rotated order) so that a change in the machine's speed weighs on

@@ -33,7 +33,8 @@ ABSL_FLAG(bool, backends, false, "list the kernel backends of this build and exi
 ABSL_FLAG(std::string, executor, "reference",
           "reference (the operators' reference kernels), cpu (oneDNN) or cuda (cuDNN, cuBLAS and our CUDA kernels)");
 ABSL_FLAG(int, time, 0,
-          "with --executor cpu or cuda: time this many runs (after two warm-up runs) and print the median");
+          "with --executor cpu or cuda: time this many runs (after a fifth of a second of warm-up runs) and print the "
+          "median");
 ABSL_FLAG(int, profile, 0,
           "with --executor cpu or cuda: time this many runs, each operator apart, and print where a run's time "
           "goes beside what taso-opt's cost model for that target prices each operator at");

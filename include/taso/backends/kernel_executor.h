@@ -24,8 +24,8 @@ class KernelExecutor {
   int num_kernels() const { return kernels_; }      // operators run by a backend kernel
   int num_reference() const { return reference_; }  // operators run by their reference kernel
 
-  // Median seconds of one run on the inputs last given to Run: two warm-up runs, then
-  // `runs` timed runs.
+  // Median seconds of one run on the inputs last given to Run: warm-up runs (two, and a
+  // fifth of a second at least), then `runs` timed runs.
   absl::StatusOr<double> MedianSeconds(int runs);
   // Median seconds of one run of each of `a` and `b` (inputs as last given), run in turn
   // so that a change in the machine's speed weighs on both alike.

@@ -1,6 +1,6 @@
 // Costs measured on a backend: each operator's kernel is prepared for its parameters and
 // shapes and run (warm-up, then the median of repeated runs), in turn with a reference
-// kernel (a 256x256 matrix product), and kept as a multiple of the reference's time:
+// kernel (a square matrix product, 256 wide on a CPU), and kept as a multiple of the reference's time:
 // the machine's speed drifts on a shared machine, and a kernel timed in a slow minute
 // must not look dearer than one timed in a fast minute. Measurements are kept in an
 // on-disk cache (cost_cache.h) under their cost key (cost_key.h) and the backend's device
@@ -75,6 +75,9 @@ class MeasuredCost : public CostModel {
                                            absl::Span<const OutputType>) const {
     return {};
   }
+  // The side of the reference kernel, a square matrix product: one that takes the
+  // machine's time, not a kernel launch's (on a GPU, a 256x256 product is all launch).
+  virtual int64_t ReferenceSide() const { return 256; }
   // Whether the backend's executor runs the operator as a view of its input (it costs
   // nothing).
   virtual bool IsView(const OpDef& op, const Params& params, absl::Span<const InputInfo> inputs,
