@@ -214,3 +214,25 @@ TEST_CASE("The cuda backend measures kernel costs once and takes them from the c
     CHECK((*cost)->counts().cached == (round == 0 ? 0 : 2));
   }
 }
+
+TEST_CASE("The cuda backend measures a kernel whose node has a constant input of another type") {
+  onnx::ModelProto m = testing::NewModel(18);  // ReduceMean's axes are an input from opset 18
+  testing::AddInput(m, "x", {4, 64});
+  testing::AddInt64Init(m, "axes", {-1});
+  testing::SetIntAttr(testing::AddNode(m, "ReduceMean", {"x", "axes"}, {"y"}, "mean"), "keepdims", 1);
+  testing::AddOutput(m, "y");
+  const OnnxModel model = testing::ImportFolded(m);
+  std::vector<NodeId> means;
+  for (NodeId n = 0; n < model.graph.num_nodes(); ++n)
+    if (model.graph.node(n).op->name() == op_names::kReduceMean) means.push_back(n);
+  REQUIRE(means.size() == 1);
+  const std::vector<InputInfo> inputs = model.graph.InputInfos(model.graph.node(means[0]));
+  REQUIRE(inputs.size() == 2);
+  CHECK((inputs[1].present && inputs[1].dtype == DataType::kInt64));  // what the case is about
+  if (!GpuUsable()) return;
+  auto cost = MakeCudaCost(nullptr);
+  REQUIRE(cost.ok());
+  CHECK((*cost)->NodeCost(model.graph, means[0]) > 0);
+  CHECK((*cost)->counts().measured == 1);
+  CHECK((*cost)->counts().estimated == 0);
+}
