@@ -462,6 +462,30 @@ TEST_CASE("taso-run runs a model on the cpu executor, times it and checks it aga
   CHECK_THAT(unknown.output, Catch::Contains("--executor is reference, cpu or cuda"));
 }
 
+TEST_CASE("taso-run --against times two models in turn and fails where their outputs differ") {
+  auto dir = taso::testing::TempDir("cli_run_against");
+  const std::string model = (dir / "a.onnx").string(), other = (dir / "b.onnx").string();
+  REQUIRE(RunTool("taso-models nasrnn --layers 2 -o " + model).code == 0);
+  REQUIRE(RunTool("taso-models nasrnn --layers 2 --seed 9 -o " + other).code == 0);  // other weights
+  auto same = RunTool("taso-run " + model + " --executor cpu --time 10 --against " + model);
+  INFO(same.output);
+  CHECK(same.code == 0);
+  CHECK_THAT(same.output, Catch::Matches("(.|\\n)*in turn: this model [0-9.]+ ms, the other [0-9.]+ ms(.|\\n)*"));
+  CHECK_THAT(same.output, Catch::Contains("max |difference| 0 (same)"));
+  auto differ = RunTool("taso-run " + model + " --executor cpu --time 10 --against " + other);
+  CHECK(differ.code == 1);
+  CHECK_THAT(differ.output, Catch::Contains("DIFFERENT"));
+  auto untimed = RunTool("taso-run " + model + " --executor cpu --against " + other);
+  CHECK(untimed.code != 0);
+  CHECK_THAT(untimed.output, Catch::Contains("--against needs --time N"));
+  auto reference = RunTool("taso-run " + model + " --time 10 --against " + other);
+  CHECK(reference.code != 0);
+  CHECK_THAT(reference.output, Catch::Contains("need --executor cpu or cuda"));
+  auto absent = RunTool("taso-run " + model + " --executor cpu --time 10 --against " + (dir / "absent.onnx").string());
+  CHECK(absent.code != 0);
+  CHECK_THAT(absent.output, Catch::Contains("taso-run: error: "));
+}
+
 TEST_CASE("Where the cuda backend cannot run, taso-opt and taso-run say what is missing and write nothing") {
   const taso::BackendInfo cuda = taso::AvailableBackends()[1];
   if (cuda.usable) {

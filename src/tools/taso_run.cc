@@ -3,7 +3,8 @@
 // cuBLAS one) and prints its outputs' shapes and checksums. With --roundtrip it also
 // exports, re-imports and runs the round-tripped graph, and fails if anything differs.
 // With a kernel executor, --time N prints the median of N timed runs and --check compares
-// the outputs with the reference executor's, and --profile N prints the time per operator.
+// the outputs with the reference executor's, --profile N prints the time per operator, and
+// --against OTHER.onnx times the model and another in turn in one process.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +42,9 @@ ABSL_FLAG(int, profile, 0,
 ABSL_FLAG(bool, as_read, false,
           "with --executor cpu: run the graph as read from the file, without what the cpu runtime does first "
           "(activations and batch norms folded into convolutions, layouts chosen)");
+ABSL_FLAG(std::string, against, "",
+          "with --executor cpu or cuda and --time N: time this model against another ONNX file with the same "
+          "inputs in turn in one process (executors of each in pairs, in both orders) and compare their outputs");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -137,6 +141,40 @@ int RunOnKernels(const taso::Graph& graph, const taso::Graph& read, const taso::
   return agreement.Agrees() ? 0 : 1;
 }
 
+// The graph an executor runs: on cpu, prepared as its runtime prepares it (activations and
+// batch norms folded, layouts chosen) unless --as_read; on cuda, as read.
+absl::StatusOr<taso::Graph> GraphToRun(const taso::Graph& read, std::string_view executor) {
+  if (executor != "cpu" || absl::GetFlag(FLAGS_as_read)) return read;
+  auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
+  taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
+  ASSIGN_OR_RETURN(taso::CpuPreparation prepared, taso::PrepareForCpu(read, cost));
+  std::printf(
+      "cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "
+      "%d layout conversions; priced at %.3f ms\n",
+      prepared.fused_nodes, prepared.blocked_nodes, prepared.conversions, prepared.estimate_seconds * 1e3);
+  return std::move(prepared.graph);
+}
+
+// Times two graphs in turn in this process (--against): executors of each made in pairs,
+// in both orders, on the same inputs. Timed in separate processes, two executors of the
+// same graph can differ by more than a rewrite gains (cuDNN's algorithms, where memory
+// lands). Fails where their outputs differ.
+int CompareOnKernels(const taso::Graph& a, const taso::Graph& b, const taso::TensorMap& inputs, const char* name,
+                     int runs) {
+  constexpr int kPairs = 4;
+  auto compared = taso::CompareGraphs(name, a, b, inputs, runs, kPairs);
+  if (!compared.ok()) return taso::cli::Fail("taso-run", compared.status());
+  std::printf(
+      "%s executor, in turn: this model %.3f ms, the other %.3f ms (this / other %.3f); about %d runs each over %d "
+      "executor pairs made in both orders\n",
+      name, compared->a_seconds * 1e3, compared->b_seconds * 1e3, compared->a_seconds / compared->b_seconds, runs,
+      kPairs);
+  const taso::OutputAgreement agreement = taso::CompareOutputs(compared->a_outputs, compared->b_outputs);
+  std::printf("outputs against the other model's: max |difference| %g (%s)\n", agreement.max_abs,
+              agreement.Agrees() ? "same" : ("DIFFERENT: " + agreement.Describe()).c_str());
+  return agreement.Agrees() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,22 +200,23 @@ int main(int argc, char** argv) {
 
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
-  if (executor == "cpu") {
-    if (absl::GetFlag(FLAGS_as_read)) return RunOnKernels(model->graph, model->graph, inputs, "cpu", "oneDNN");
-    auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
-    taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
-    auto prepared = taso::PrepareForCpu(model->graph, cost);
-    if (!prepared.ok()) return taso::cli::Fail(kTool, prepared.status());
-    std::printf(
-        "cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "
-        "%d layout conversions; priced at %.3f ms\n",
-        prepared->fused_nodes, prepared->blocked_nodes, prepared->conversions, prepared->estimate_seconds * 1e3);
-    return RunOnKernels(prepared->graph, model->graph, inputs, "cpu", "oneDNN");
+  const std::string against = absl::GetFlag(FLAGS_against);
+  if (executor == "cpu" || executor == "cuda") {
+    const char* kernels = executor == "cpu" ? "oneDNN" : "GPU";
+    auto graph = GraphToRun(model->graph, executor);
+    if (!graph.ok()) return taso::cli::Fail(kTool, graph.status());
+    if (against.empty()) return RunOnKernels(*graph, model->graph, inputs, executor.c_str(), kernels);
+    if (absl::GetFlag(FLAGS_time) <= 0) return taso::cli::Usage(kTool, "--against needs --time N");
+    auto other = taso::ImportOnnxFile(against, import_options);
+    if (!other.ok()) return taso::cli::Fail(kTool, other.status());
+    auto other_graph = GraphToRun(other->graph, executor);
+    if (!other_graph.ok()) return taso::cli::Fail(kTool, other_graph.status());
+    return CompareOnKernels(*graph, *other_graph, inputs, executor.c_str(), absl::GetFlag(FLAGS_time));
   }
-  if (executor == "cuda") return RunOnKernels(model->graph, model->graph, inputs, "cuda", "GPU");
   if (executor != "reference") return taso::cli::Usage(kTool, "--executor is reference, cpu or cuda");
-  if (absl::GetFlag(FLAGS_time) > 0 || absl::GetFlag(FLAGS_profile) > 0 || absl::GetFlag(FLAGS_check))
-    return taso::cli::Usage(kTool, "--time, --profile and --check need --executor cpu or cuda");
+  if (absl::GetFlag(FLAGS_time) > 0 || absl::GetFlag(FLAGS_profile) > 0 || absl::GetFlag(FLAGS_check) ||
+      !against.empty())
+    return taso::cli::Usage(kTool, "--time, --profile, --check and --against need --executor cpu or cuda");
   start = std::chrono::steady_clock::now();
   auto outputs = taso::RunReference(model->graph, inputs);
   if (!outputs.ok()) return taso::cli::Fail(kTool, outputs.status());

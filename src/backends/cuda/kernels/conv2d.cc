@@ -1,8 +1,14 @@
-// Conv2D on cuDNN: the fastest FMA (not TF32) algorithm cuDNN finds by running them, and
-// relu fused with the bias (cudnnConvolutionBiasActivationForward). A bias without relu is
-// added by our broadcast kernel. Unequal pads (a "same" window at stride 2) that the
-// output would reach are made by copying the input into a zero-padded buffer first.
+// Conv2D on cuDNN: the fastest FMA (not TF32) algorithm cuDNN finds by running them (once
+// per process and shape), and relu fused with the bias
+// (cudnnConvolutionBiasActivationForward). A bias without relu is added by our broadcast
+// kernel. Unequal pads (a "same" window at stride 2) that the output would reach are made
+// by copying the input into a zero-padded buffer first.
 #include <algorithm>
+#include <array>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
@@ -35,6 +41,10 @@ absl::Status Set4d(TensorDesc& t, int64_t n, int64_t c, int64_t h, int64_t w) {
                                           static_cast<int>(c), static_cast<int>(h), static_cast<int>(w)),
                "describing a tensor");
 }
+
+// What cuDNN's choice of algorithm depends on: the input as read, the weights' shape,
+// pads, strides and dilations (the groups follow from the shapes).
+using ConvShape = std::array<int64_t, 14>;
 
 class CudnnConv : public cuda::Prepared {
  public:
@@ -79,7 +89,8 @@ class CudnnConv : public cuda::Prepared {
     RETURN_IF_ERROR(Check(cudnnGetConvolution2dForwardOutputDim(conv_.d, x_.d, w_.d, &n, &c, &h, &wd), "output size"));
     if (n != y[0] || c != y[1] || h != y[2] || wd != y[3])
       return Bad("cuDNN's output size differs from the operator's");
-    RETURN_IF_ERROR(ChooseAlgorithm(ctx));
+    RETURN_IF_ERROR(ChooseAlgorithm(ctx, {read[0], read[1], read[2], read[3], w[0], w[1], w[2], w[3], pad_h, pad_w,
+                                          win.sh, win.sw, win.dh, win.dw}));
     if (bias_ || relu_) {
       RETURN_IF_ERROR(Set4d(b_, 1, y[1], 1, 1));
       if (!bias_) {  // the fused call needs a bias: zeros
@@ -132,7 +143,26 @@ class CudnnConv : public cuda::Prepared {
   }
 
  private:
-  absl::Status ChooseAlgorithm(cuda::Context& ctx) {
+  // The algorithm cuDNN finds fastest for this convolution, found once per process: found
+  // per executor, it differed between two executors of the same ResNet-50 graph (an H200:
+  // its convolutions ran 3.68 and 3.11 ms in all, its other operators alike), so that the
+  // speed check timed a graph against itself 1.06x.
+  absl::Status ChooseAlgorithm(cuda::Context& ctx, const ConvShape& shape) {
+    static absl::Mutex mutex(absl::kConstInit);
+    static auto* chosen = new absl::flat_hash_map<ConvShape, std::pair<cudnnConvolutionFwdAlgo_t, size_t>>();
+    absl::MutexLock lock(&mutex);
+    auto it = chosen->find(shape);
+    if (it == chosen->end()) {
+      ASSIGN_OR_RETURN(auto found, FindAlgorithm(ctx));
+      it = chosen->emplace(shape, found).first;
+    }
+    algo_ = it->second.first;
+    ASSIGN_OR_RETURN(workspace_, cuda::DeviceBuffer::Allocate(it->second.second));
+    return absl::OkStatus();
+  }
+
+  // cuDNN's fastest float32 (not TF32) algorithm for the descriptors, and its workspace.
+  absl::StatusOr<std::pair<cudnnConvolutionFwdAlgo_t, size_t>> FindAlgorithm(cuda::Context& ctx) {
     int max = 0;
     RETURN_IF_ERROR(Check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max), "counting algorithms"));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> found(std::max(1, max));
@@ -145,9 +175,7 @@ class CudnnConv : public cuda::Prepared {
       if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH ||
           p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         continue;
-      algo_ = p.algo;
-      ASSIGN_OR_RETURN(workspace_, cuda::DeviceBuffer::Allocate(p.memory));
-      return absl::OkStatus();
+      return std::make_pair(p.algo, p.memory);
     }
     return Bad("cuDNN found no float32 algorithm for this convolution");
   }
