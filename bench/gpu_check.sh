@@ -11,24 +11,26 @@
 #   1. Here, with the package registry:   bash bench/gpu_prepare.sh
 #      (Debian 12 .deb files of the libraries into bench/gpu_debs/, ignored, 22.5 MiB)
 #   2. One call of the device tool `run`:
-#        command:   PYTHONUNBUFFERED=1 bash bench/gpu_check.sh
+#        command:   PYTHONUNBUFFERED=1 GPU_CHECK_BUDGET_S=440 GPU_CHECK_MODELS="bert resnet50
+#                   nasrnn inception_v3 resnext50 tv_resnet50 nasnet_a" bash bench/gpu_check.sh
+#                   (one line)
 #        carry:     ["bench/gpu_debs"]
-#        timeout_s: 420
-#      It starts no model after GPU_CHECK_BUDGET_S (270 s) and keeps 40 s for PyTorch eager,
-#      so the command ends in about 5 minutes (timeout_s is the hard stop, with room to
-#      spare); with the machine's start that leaves the 15 minutes of device time room for
-#      a second call. Give the machine back (give_back) unless you call again at once.
+#        timeout_s: 590
+#      It starts no model after GPU_CHECK_BUDGET_S and keeps 40 s for PyTorch eager where a
+#      tv_ model is listed (timeout_s is the hard stop). The machine starts in about 30 s,
+#      so one such call leaves about 7 minutes of the 15: enough for a second call on a
+#      fresh machine (it builds again) with GPU_CHECK_BUDGET_S=290, timeout_s 395, for the
+#      models not reached or to check a fix. Give the machine back (give_back) unless you
+#      call again at once: it goes back after 30 s idle anyway.
 #   3. $OUT comes back with gpu_check.md (the table), gpu_check.log (everything printed)
-#      and raw.tar.gz (each step's log, taso-opt's reports, taso-run's outputs). The
-#      figures go into bench/RESULTS.md ("GPU check: how to run it" there).
-#   Sizing, measured on an H200 (bench/RESULTS.md): the first build took 109 s, the cuda
-#   tests 25 s, each model 50-75 s (taso-opt 37-59 s, most of it the speed check, and 6
-#   taso-run processes); NasNet-A's taso-opt ran past 181 s, so it comes last. A first call
-#   reaches one or two models: the rows after say "skipped: time budget", and a second
-#   call at once on the warm machine (the build kept: 0 s) runs four or five more, e.g.
-#        command:   PYTHONUNBUFFERED=1 GPU_CHECK_BUDGET_S=420 GPU_CHECK_MODELS="nasrnn
-#                   inception_v3 resnext50 tv_resnet50" bash bench/gpu_check.sh   (one line)
-#        timeout_s: 510 (what 15 minutes of device time leave after the first call)
+#      and raw.tar.gz (each step's log, taso-opt's reports, taso-run's outputs and
+#      profiles). The figures go into bench/RESULTS.md.
+#   Sizing, measured on an H200 (bench/RESULTS.md, "A second GPU check"): unpacking and
+#   configuring 30 s, the build 52-54 s, the cuda tests 20-24 s, each model 26-77 s
+#   (taso-opt 7-56 s, most of it the speed check; the timing rounds and the profiles);
+#   the first call above reached six models in 423 s. NasNet-A's taso-opt ran past 181 s
+#   once, so it comes last. The timing rounds were one process per model and round then;
+#   they are one taso-run --against process per round now (not yet sized on a GPU).
 #
 # What the GPU machine was seen to have (issue 44): nvcc 13.0 at /usr/local/cuda; cuDNN and
 # cuBLAS only under Python's site-packages (nvidia/...; libcudnn.so.9 with no unversioned

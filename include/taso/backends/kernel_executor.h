@@ -53,6 +53,15 @@ class KernelExecutor {
     bool reference = false;
   };
   virtual std::vector<Step> Steps() const { return {}; }
+  // Steps() of an executor's steps, each with the `node` it runs and its `kernel` (null
+  // where the reference kernel runs the node).
+  template <typename ExecutorStep>
+  static std::vector<Step> StepsOf(const Graph& graph, const std::vector<ExecutorStep>& steps) {
+    std::vector<Step> out;
+    for (const ExecutorStep& step : steps)
+      out.push_back({.op = std::string(graph.node(step.node).op->name()), .reference = step.kernel == nullptr});
+    return out;
+  }
   virtual absl::Status RunOnceTimingSteps(std::vector<double>& seconds);
   void CountSteps(int kernels, int reference) {
     kernels_ = kernels;

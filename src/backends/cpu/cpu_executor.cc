@@ -158,12 +158,7 @@ absl::Status CpuExecutor::RunOnce() {
   return absl::OkStatus();
 }
 
-std::vector<KernelExecutor::Step> CpuExecutor::Steps() const {
-  std::vector<Step> steps;
-  for (const Impl::Step& step : impl_->steps)
-    steps.push_back({.op = std::string(impl_->graph.node(step.node).op->name()), .reference = step.kernel == nullptr});
-  return steps;
-}
+std::vector<KernelExecutor::Step> CpuExecutor::Steps() const { return StepsOf(impl_->graph, impl_->steps); }
 
 absl::Status CpuExecutor::RunOnceTimingSteps(std::vector<double>& seconds) {
   seconds.resize(impl_->steps.size());
