@@ -66,13 +66,18 @@ void PrintOutputs(const taso::TensorMap& outputs) {
   }
 }
 
+// taso-opt's default cost cache; null where it cannot be opened (costs are measured
+// afresh then).
+std::unique_ptr<taso::CostCache> DefaultCostCache() {
+  auto opened = taso::CostCache::Open(taso::DefaultCostCachePath());
+  return opened.ok() ? *std::move(opened) : nullptr;
+}
+
 // The cost model taso-opt prices a graph with for the executor `name` (cpu or cuda),
 // measuring what the default cost cache does not hold.
 absl::StatusOr<std::unique_ptr<taso::CostModel>> CostModelFor(std::string_view name) {
-  auto opened = taso::CostCache::Open(taso::DefaultCostCachePath());
-  std::unique_ptr<taso::CostCache> cache = opened.ok() ? *std::move(opened) : nullptr;
-  if (name != "cuda") return std::make_unique<taso::CpuCost>(std::move(cache));
-  ASSIGN_OR_RETURN(std::unique_ptr<taso::MeasuredCost> cuda, taso::MakeCudaCost(std::move(cache)));
+  if (name != "cuda") return std::make_unique<taso::CpuCost>(DefaultCostCache());
+  ASSIGN_OR_RETURN(std::unique_ptr<taso::MeasuredCost> cuda, taso::MakeCudaCost(DefaultCostCache()));
   return std::unique_ptr<taso::CostModel>(std::move(cuda));
 }
 
@@ -145,8 +150,7 @@ int RunOnKernels(const taso::Graph& graph, const taso::Graph& read, const taso::
 // batch norms folded, layouts chosen) unless --as_read; on cuda, as read.
 absl::StatusOr<taso::Graph> GraphToRun(const taso::Graph& read, std::string_view executor) {
   if (executor != "cpu" || absl::GetFlag(FLAGS_as_read)) return read;
-  auto cache = taso::CostCache::Open(taso::DefaultCostCachePath());
-  taso::CpuCost cost(cache.ok() ? *std::move(cache) : nullptr);
+  taso::CpuCost cost(DefaultCostCache());
   ASSIGN_OR_RETURN(taso::CpuPreparation prepared, taso::PrepareForCpu(read, cost));
   std::printf(
       "cpu runtime's preparation: %d nodes folded into convolutions, %d nodes in the blocked layout, "

@@ -1,8 +1,8 @@
 // Costs measured on a backend: each operator's kernel is prepared for its parameters and
 // shapes and run (warm-up, then the median of repeated runs), in turn with a reference
-// kernel (a square matrix product, 256 wide on a CPU), and kept as a multiple of the reference's time:
-// the machine's speed drifts on a shared machine, and a kernel timed in a slow minute
-// must not look dearer than one timed in a fast minute. Measurements are kept in an
+// kernel (a square matrix product, 256 wide on a CPU), and kept as a multiple of the
+// reference's time: the machine's speed drifts on a shared machine, and a kernel timed
+// in a slow minute must not look dearer than one timed in a fast minute. Measurements are kept in an
 // on-disk cache (cost_cache.h) under their cost key (cost_key.h) and the backend's device
 // string, so a second run on the same machine measures nothing new. Operators the backend
 // has no kernel for get the analytic estimate.
