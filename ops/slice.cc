@@ -6,18 +6,12 @@
 
 #include "op_util.h"
 #include "shape_fold.h"
+#include "slice_window.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops {
-namespace {
 
-// Per dimension of the input: the first index read and the step.
-struct Window {
-  std::vector<int64_t> start, step;
-  Shape out;
-};
-
-absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
+absl::StatusOr<SliceWindow> ReadSliceWindow(absl::Span<const InputInfo> in) {
   RETURN_IF_ERROR(ExpectInputs(in, 3, 5));
   RETURN_IF_ERROR(ExpectFloat(in[0], "data"));
   const Shape& shape = in[0].shape;
@@ -35,7 +29,7 @@ absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
   }
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return Bad("starts, ends, axes and steps differ in length");
-  Window w{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), shape};
+  SliceWindow w{std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1), shape};
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < starts.size(); ++i) {
     ASSIGN_OR_RETURN(int axis, NormalizeAxis(axes[i], rank));
@@ -65,12 +59,14 @@ absl::StatusOr<Window> ReadWindow(absl::Span<const InputInfo> in) {
   return w;
 }
 
+namespace {
+
 class Slice : public KernelOp<Slice> {
  public:
   absl::string_view name() const override { return op_names::kSlice; }
 
   absl::StatusOr<std::vector<OutputType>> InferTypes(const Params&, absl::Span<const InputInfo> in) const override {
-    ASSIGN_OR_RETURN(Window w, ReadWindow(in));
+    ASSIGN_OR_RETURN(SliceWindow w, ReadSliceWindow(in));
     return std::vector<OutputType>{{DataType::kFloat32, w.out}};
   }
 
@@ -85,7 +81,7 @@ class Slice : public KernelOp<Slice> {
       if (a.constant[i]) info.dtype = a.constant[i]->dtype();
       in.push_back(std::move(info));
     }
-    ASSIGN_OR_RETURN(Window w, ReadWindow(in));
+    ASSIGN_OR_RETURN(SliceWindow w, ReadSliceWindow(in));
     const TensorView<S>& x = *a.in[0];
     Tensor<S>& y = *a.out[0];
     const int rank = x.rank();

@@ -107,6 +107,72 @@ TEST_CASE("The cpu executor multiplies by a weight matrix (packed once), a merge
   }
 }
 
+// PyTorch's linear layers on rank-3 activations (every transformer): the weight shared by
+// the batch, and a batch of one matrix (ONNX broadcasting) as well.
+TEST_CASE("The cpu executor multiplies a batch of rows by one matrix on oneDNN") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {4, 3, 6});
+  REQUIRE(x.ok());
+  const ValueId linear = testing::AddOp(g, op_names::kMatMul, {*x, testing::AddWeight(g, "w", {6, 5}, 1)}, "linear");
+  const ValueId batch_of_one =
+      testing::AddOp(g, op_names::kMatMul, {linear, testing::AddWeight(g, "v", {1, 5, 2}, 2)}, "batch_of_one");
+  REQUIRE(g.AddOutput(batch_of_one).ok());
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_reference() == 0);
+  const TensorMap inputs = RandomInputs(g, 3);
+  auto got = (*executor)->Run(inputs);
+  auto expected = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(expected.ok());
+  CHECK(got->at("batch_of_one").shape == Shape{4, 3, 2});
+  ExpectClose(*expected, *got);
+}
+
+namespace {
+
+ValueId Ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  auto id = g.AddWeight(name, TensorData::Int64({n}, std::move(v)));
+  REQUIRE(id.ok());
+  return *id;
+}
+
+}  // namespace
+
+TEST_CASE("Slices run on oneDNN: along the last axis, over two axes, with steps; backwards on the reference") {
+  Graph g;
+  auto x = g.AddInput("x", DataType::kFloat32, {2, 5, 12});
+  REQUIRE(x.ok());
+  auto slice = [&](const std::string& name, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                   std::vector<int64_t> axes, std::vector<int64_t> steps) {
+    const ValueId v = testing::AddOp(g, op_names::kSlice,
+                                     {*x, Ints(g, name + "_s", starts), Ints(g, name + "_e", ends),
+                                      Ints(g, name + "_a", axes), Ints(g, name + "_k", steps)},
+                                     name);
+    REQUIRE(g.AddOutput(v).ok());
+  };
+  slice("key", {4}, {8}, {-1}, {1});                  // the packed projection's middle third
+  slice("corner", {1, 3}, {4, 100}, {1, 2}, {1, 1});  // an end past the dimension, clamped
+  slice("strided", {1, 1}, {5, 12}, {1, 2}, {1, 3});
+  slice("backwards", {-1}, {-100}, {2}, {-2});
+  auto executor = CpuExecutor::Create(g);
+  REQUIRE(executor.ok());
+  CHECK((*executor)->num_kernels() == 3);
+  CHECK((*executor)->num_reference() == 1);
+  const TensorMap inputs = RandomInputs(g, 4);
+  auto got = (*executor)->Run(inputs);
+  auto expected = RunReference(g, inputs);
+  REQUIRE(got.ok());
+  REQUIRE(expected.ok());
+  CHECK(got->at("corner").shape == Shape{2, 3, 9});
+  CHECK(got->at("strided").shape == Shape{2, 4, 4});
+  for (const auto& [name, t] : *expected) {
+    INFO(name);
+    CHECK(got->at(name).data == t.data);  // copies: exactly the same values
+  }
+}
+
 TEST_CASE("The cpu executor reads weights where the graph holds them, on oneDNN and on reference kernels") {
   // x [1, 8, 4096] times a batch of one weight matrix [1, 4096, 4096] (64 MiB), which oneDNN
   // reads as it lies (not packed: three dimensions); then an Einsum, which has no oneDNN

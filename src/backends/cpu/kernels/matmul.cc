@@ -1,4 +1,4 @@
-// MatMul on oneDNN (2-D, or batched with equal batch dimensions).
+// MatMul on oneDNN: 2-D, a batch against one matrix, or batched with equal ranks.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
 #include "taso/ir/ops/names.h"
@@ -21,13 +21,23 @@ class MatMulKernel : public cpu::Kernel {
   }
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
-    const Shape &a = in[0].shape, &b = in[1].shape, &c = out[0].shape;
-    if (a.size() < 2 || a.size() != b.size() || a.size() != c.size())
-      return Bad("oneDNN matmul here takes operands of one rank, at least 2");
+    Shape a = in[0].shape, b = in[1].shape, c = out[0].shape;
     // A constant matrix is rearranged once, at Setup, into the layout the primitive reads
-    // fastest, as ONNX Runtime pre-packs it, so that runs pay for the packing once;
-    // otherwise the primitive reads it as it lies.
+    // fastest, as ONNX Runtime pre-packs it, so that runs pay for the packing once; one
+    // stored with a batch dimension is read as it lies, weights not copied.
     const bool packed = in[1].constant && b.size() == 2;
+    if (a.size() < 2 || b.size() < 2 || c.size() < 2)
+      return Bad("oneDNN matmul here takes matrices or batches of them");
+    if (IsWeightMatrix(b)) {
+      // A layer's weight shared by a batch (a linear layer on a rank-3 activation, as
+      // PyTorch writes every transformer's): the batch is more rows of one product, the
+      // same bytes.
+      a = {NumElements(a) / a.back(), a.back()};
+      b = {b[b.size() - 2], b.back()};
+      c = {NumElements(c) / c.back(), c.back()};
+    } else if (a.size() != b.size() || a.size() != c.size()) {
+      return Bad("oneDNN matmul here takes batched operands of one rank");
+    }
     const dnnl::memory::desc weights =
         packed ? dnnl::memory::desc(cpu::Dims(b), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
                : cpu::Plain(b);

@@ -1,8 +1,10 @@
-// Split and Transpose on oneDNN, as reorders: a split copies sub-tensors (views of the
-// input at offsets along the axis) into dense outputs; a transpose reads the input
-// through permuted strides.
+// Split, Transpose and Slice on oneDNN, as reorders: a split copies sub-tensors (views of
+// the input at offsets along the axis) into dense outputs; a transpose reads the input
+// through permuted strides; a slice through strides scaled by its steps, from the first
+// element it reads.
 #include "backends/cpu/cpu_kernel.h"
 #include "op_util.h"
+#include "slice_window.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops {
@@ -63,6 +65,39 @@ class TransposeKernel : public cpu::Kernel {
   }
 };
 
+// PyTorch's attention cuts the packed query, key and value projection so: three slices
+// along the last axis.
+class SliceKernel : public cpu::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
+                                                         absl::Span<const OutputType> out) const override {
+    ASSIGN_OR_RETURN(SliceWindow w, ReadSliceWindow(in));
+    const Shape& x = in[0].shape;
+    const Shape in_strides = RowMajorStrides(x);
+    memory::dims strides;
+    int64_t first = 0;
+    for (size_t d = 0; d < x.size(); ++d) {
+      // oneDNN takes no negative strides, nor (it throws) rows that interleave, as a step
+      // along an outer axis makes: those slices run on the reference kernel.
+      if (w.step[d] < 0 && w.out[d] > 1) return Bad("slice: oneDNN reads no negative strides");
+      // A dimension of one element is read once: its step does not matter (and may be huge).
+      strides.push_back(w.out[d] > 1 ? in_strides[d] * w.step[d] : in_strides[d]);
+      first += w.start[d] * in_strides[d];
+    }
+    memory::desc src(cpu::Dims(w.out), memory::data_type::f32, strides);
+    src.data.offset0 = first;
+    const memory::desc dst = cpu::Plain(out[0].shape);
+    dnnl::reorder::primitive_desc pd(cpu::Engine(), src, cpu::Engine(), dst);
+    auto run = std::make_unique<cpu::PrimitiveRun>();
+    memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
+    run->AddInputPort(0, port);
+    memory window(src, cpu::Engine(), port.get_data_handle());
+    run->AddInputPort(0, window);
+    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, window}, {DNNL_ARG_TO, run->Output(0, out[0].shape, dst)}});
+    return run;
+  }
+};
+
 // LayoutConvert: a reorder from the other layout into the one the node names.
 class LayoutConvertKernel : public cpu::Kernel {
  public:
@@ -86,6 +121,7 @@ class LayoutConvertKernel : public cpu::Kernel {
 TASO_REGISTER_CPU_KERNEL(op_names::kSplit, SplitKernel);
 TASO_REGISTER_CPU_KERNEL(op_names::kLayoutConvert, LayoutConvertKernel);
 TASO_REGISTER_CPU_KERNEL(op_names::kTranspose, TransposeKernel);
+TASO_REGISTER_CPU_KERNEL(op_names::kSlice, SliceKernel);
 
 }  // namespace
 }  // namespace taso::ops
