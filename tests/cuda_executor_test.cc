@@ -163,6 +163,27 @@ Graph EveryKernelGraph() {
              AddOp(g, op_names::kRelu, {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
             "bn", Params().Set("epsilon", 1e-3));
   const ValueId soft = AddOp(g, op_names::kSoftmax, {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
+  // Clip with both bounds (ReLU6) and with the lower alone.
+  auto lower = g.AddWeight("clip_lo", TensorData::Float({}, {-0.25f}));
+  auto upper = g.AddWeight("clip_hi", TensorData::Float({}, {0.5f}));
+  REQUIRE((lower.ok() && upper.ok()));
+  const ValueId clip_low = AddOp(g, op_names::kClip, {mixed, *lower}, "clip_low");
+  const ValueId clip = AddOp(g, op_names::kClip, {hard, *lower, *upper}, "clip");
+  // Slices: the packed projection's middle third, and backwards with steps over two axes.
+  auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    const int64_t n = static_cast<int64_t>(v.size());
+    auto id = g.AddWeight(name, TensorData::Int64({n}, std::move(v)));
+    REQUIRE(id.ok());
+    return *id;
+  };
+  const ValueId third =
+      AddOp(g, op_names::kSlice, {*m, ints("t_s", {2}), ints("t_e", {4}), ints("t_a", {-1})}, "third");
+  const ValueId backwards =
+      AddOp(g, op_names::kSlice,
+            {*m, ints("b_s", {1, -1}), ints("b_e", {4, -100}), ints("b_a", {1, 2}), ints("b_k", {2, -2})}, "backwards");
+  // Layer normalization over the last axis with a bias, and over two axes without.
+  const ValueId norm_last = AddOp(g, op_names::kLayerNormalization,
+                                  {*m, AddWeight(g, "ln_s", {6}, 17), AddWeight(g, "ln_b", {6}, 18)}, "norm_last");
   const ValueId tr =
       AddOp(g, op_names::kTranspose, {soft}, "tr", Params().Set("perm", std::vector<int64_t>{0, 2, 3, 1}));
   // Matrix products: batched, a shared matrix, Gemm with transposes and a bias (on a
@@ -171,7 +192,10 @@ Graph EveryKernelGraph() {
   const ValueId shared = AddOp(g, op_names::kMatMul, {*m, AddWeight(g, "ms", {6, 2}, 13)}, "shared");
   const ValueId gemm = AddOp(g, op_names::kGemm, {*a, AddWeight(g, "gb", {7, 6}, 15), AddWeight(g, "gc", {7}, 16)},
                              "gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
-  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, hard})
+  const ValueId norm_rows = AddOp(g, op_names::kLayerNormalization, {batched, AddWeight(g, "ln_s2", {5, 4}, 19)},
+                                  "norm_rows", Params().Set("axis", int64_t{1}).Set("epsilon", 1e-3));
+  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, clip_low, clip, norm_last,
+                    norm_rows, third, backwards})
     REQUIRE(g.AddOutput(v).ok());
   return g;
 }

@@ -1,9 +1,11 @@
 // Operators that only move data, on the cuda backend: Concat and Split as strided copies
-// (cudaMemcpy2DAsync: one row per index before the axis), Transpose on our gather kernel.
+// (cudaMemcpy2DAsync: one row per index before the axis), Transpose and Slice on our
+// gather kernel.
 // Reshapes and contiguous splits cost nothing: the executor makes them views.
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
+#include "slice_window.h"
 #include "taso/ir/ops/names.h"
 
 namespace taso::ops::cuda_kernels {  // apart from the cpu kernels of the same names
@@ -83,15 +85,17 @@ struct SplitKernel : PiecesKernel {
   SplitKernel() : PiecesKernel(/*gather=*/false) {}
 };
 
-class TransposeRun : public cuda::Prepared {
+// The output read from the input through strides, from element `first` of the input.
+class StridedReadRun : public cuda::Prepared {
  public:
-  explicit TransposeRun(const cuda::device::Strided& s) : s_(s) {}
+  StridedReadRun(const cuda::device::Strided& s, int64_t first) : s_(s), first_(first) {}
   absl::Status Enqueue(cuda::Context& ctx) override {
-    return Check(cuda::device::StridedCopy(in(0), out(0), s_, ctx.stream), "transposing");
+    return Check(cuda::device::StridedCopy(in(0) + first_, out(0), s_, ctx.stream), "copying through strides");
   }
 
  private:
   cuda::device::Strided s_;
+  int64_t first_;
 };
 
 class TransposeKernel : public cuda::Kernel {
@@ -113,13 +117,37 @@ class TransposeKernel : public cuda::Kernel {
       s.shape[d] = out[0].shape[d];
       s.stride_a[d] = strides[perm[d]];
     }
-    return std::make_unique<TransposeRun>(s);
+    return std::make_unique<StridedReadRun>(s, 0);
+  }
+};
+
+// Steps scale the input's strides (backwards ones negative), from the first element read.
+class SliceKernel : public cuda::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params&, absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    ASSIGN_OR_RETURN(SliceWindow w, ReadSliceWindow(in));
+    const Shape& x = in[0].shape;
+    const int rank = static_cast<int>(x.size());
+    if (rank == 0 || rank > cuda::device::kMaxRank) return Bad("the cuda slice takes ranks 1 to 6");
+    const Shape strides = RowMajorStrides(x);
+    cuda::device::Strided s;
+    s.rank = rank;
+    int64_t first = 0;
+    for (int d = 0; d < rank; ++d) {
+      s.shape[d] = w.out[d];
+      // A dimension of one element is read once: its step does not matter (and may be huge).
+      s.stride_a[d] = w.out[d] > 1 ? strides[d] * w.step[d] : strides[d];
+      first += w.start[d] * strides[d];
+    }
+    return std::make_unique<StridedReadRun>(s, first);
   }
 };
 
 TASO_REGISTER_CUDA_KERNEL(op_names::kConcat, ConcatKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kSplit, SplitKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kTranspose, TransposeKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kSlice, SliceKernel);
 
 }  // namespace
 }  // namespace taso::ops::cuda_kernels

@@ -59,6 +59,15 @@ __global__ void UnaryKernel(Unary op, UnaryParams p, const float* x, float* y, i
     y[i] = ApplyUnary(op, p, x[i]);
 }
 
+// As ops/clip.cc: a bound left null does not limit.
+__global__ void ClipKernel(const float* x, const float* lo, const float* hi, float* y, int64_t n) {
+  const float low = lo ? *lo : -FLT_MAX, high = hi ? *hi : FLT_MAX;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    float v = fmaxf(x[i], low);
+    y[i] = v > high ? high : v;
+  }
+}
+
 __global__ void ScaleKernel(const float* x, const float* s, float* y, int64_t n) {
   const float scale = *s;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
@@ -184,6 +193,28 @@ __global__ void SoftmaxRowsKernel(const float* x, float* y, int64_t rows, int64_
   }
 }
 
+// LayerNormalization, one warp per row: as ops/layer_norm.cc, the mean first, then the
+// mean square of the deviations from it. `bias` may be null.
+__global__ void LayerNormKernel(const float* x, const float* scale, const float* bias, float epsilon, float* y,
+                                int64_t rows, int64_t width) {
+  const int lane = threadIdx.x % kWarp;
+  const float inverse_width = 1.0f / static_cast<float>(width);
+  for (int64_t r = FirstRow(); r < rows; r += RowStride()) {
+    const float* in = x + r * width;
+    float* out = y + r * width;
+    float sum = 0.0f;
+    for (int64_t k = lane; k < width; k += kWarp) sum += in[k];
+    const float mean = WarpSum(sum) * inverse_width;
+    float squares = 0.0f;
+    for (int64_t k = lane; k < width; k += kWarp) squares += (in[k] - mean) * (in[k] - mean);
+    const float std_dev = sqrtf(WarpSum(squares) * inverse_width + epsilon);
+    for (int64_t k = lane; k < width; k += kWarp) {
+      const float v = (in[k] - mean) / std_dev * scale[k];
+      out[k] = bias ? v + bias[k] : v;
+    }
+  }
+}
+
 // Softmax along another axis: a thread per line, neighbouring threads on neighbouring
 // elements.
 __global__ void SoftmaxKernel(const float* x, float* y, int64_t outer, int64_t len, int64_t inner) {
@@ -214,6 +245,11 @@ __global__ void BatchNormKernel(const float* x, const float* scale, const float*
 
 cudaError_t UnaryOp(Unary op, UnaryParams p, const float* x, float* y, int64_t n, cudaStream_t stream) {
   UnaryKernel<<<Blocks(n), kThreads, 0, stream>>>(op, p, x, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t Clip(const float* x, const float* lo, const float* hi, float* y, int64_t n, cudaStream_t stream) {
+  ClipKernel<<<Blocks(n), kThreads, 0, stream>>>(x, lo, hi, y, n);
   return cudaGetLastError();
 }
 
@@ -257,6 +293,12 @@ cudaError_t Softmax(const float* x, float* y, int64_t outer, int64_t len, int64_
     SoftmaxRowsKernel<<<WarpBlocks(outer), kThreads, 0, stream>>>(x, y, outer, len);
   else
     SoftmaxKernel<<<Blocks(outer * inner), kThreads, 0, stream>>>(x, y, outer, len, inner);
+  return cudaGetLastError();
+}
+
+cudaError_t LayerNorm(const float* x, const float* scale, const float* bias, float epsilon, float* y, int64_t rows,
+                      int64_t width, cudaStream_t stream) {
+  LayerNormKernel<<<WarpBlocks(rows), kThreads, 0, stream>>>(x, scale, bias, epsilon, y, rows, width);
   return cudaGetLastError();
 }
 

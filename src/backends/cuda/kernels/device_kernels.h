@@ -26,6 +26,8 @@ struct Strided {
 };
 
 cudaError_t UnaryOp(Unary op, UnaryParams p, const float* x, float* y, int64_t n, cudaStream_t stream);
+// y = x limited to [*lo, *hi], one-element bounds in device memory; a null bound does not limit.
+cudaError_t Clip(const float* x, const float* lo, const float* hi, float* y, int64_t n, cudaStream_t stream);
 // y = x * s for a one-element s in device memory.
 cudaError_t ScaleBy(const float* x, const float* s, float* y, int64_t n, cudaStream_t stream);
 // c = a op b with numpy broadcasting described by `s` (strides of a and b per output dim).
@@ -52,5 +54,10 @@ cudaError_t Softmax(const float* x, float* y, int64_t outer, int64_t len, int64_
 // Inference batch normalization over channels `c` of an [n, c, inner] tensor.
 cudaError_t BatchNorm(const float* x, const float* scale, const float* bias, const float* mean, const float* var,
                       float epsilon, float* y, int64_t n, int64_t c, int64_t inner, cudaStream_t stream);
+
+// LayerNormalization of each of `rows` rows of `width` elements, scaled and shifted by
+// `width`-element tensors; `bias` may be null.
+cudaError_t LayerNorm(const float* x, const float* scale, const float* bias, float epsilon, float* y, int64_t rows,
+                      int64_t width, cudaStream_t stream);
 
 }  // namespace taso::cuda::device

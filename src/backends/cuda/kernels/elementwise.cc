@@ -1,5 +1,6 @@
 // Element-wise operators on the cuda backend's own kernels: relu, tanh, sigmoid, sqrt,
-// erf, gelu, hard sigmoid and hard swish; add, sub, mul, div and pow with numpy broadcasting; scalar mul.
+// erf, gelu, hard sigmoid, hard swish and clip; add, sub, mul, div and pow with numpy
+// broadcasting; scalar mul.
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/strided.h"
 #include "op_util.h"
@@ -73,6 +74,26 @@ struct HardSigmoidKernel : UnaryKernel {
   }
 };
 
+// Clip's bounds are inputs (ReLU6 in MobileNet: constants); one left out is null.
+class ClipRun : public cuda::Prepared {
+ public:
+  explicit ClipRun(int64_t n) : n_(n) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(device::Clip(in(0), in(1), in(2), out(0), n_, ctx.stream), "running clip");
+  }
+
+ private:
+  int64_t n_;
+};
+
+class ClipKernel : public cuda::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params&, absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    return std::make_unique<ClipRun>(NumElements(in[0].shape));
+  }
+};
+
 class BinaryRun : public cuda::Prepared {
  public:
   BinaryRun(device::Binary op, const device::Strided& s) : op_(op), s_(s) {}
@@ -125,6 +146,7 @@ TASO_REGISTER_CUDA_KERNEL(op_names::kErf, ErfKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kGelu, GeluKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kHardSwish, HardSwishKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kHardSigmoid, HardSigmoidKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kClip, ClipKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kAdd, AddKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kSub, SubKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kMul, MulKernel);

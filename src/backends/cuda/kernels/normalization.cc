@@ -1,4 +1,5 @@
-// Softmax and inference BatchNormalization on the cuda backend's own kernels.
+// Softmax, inference BatchNormalization and LayerNormalization on the cuda backend's own
+// kernels.
 #include "backends/cuda/cuda_kernel.h"
 #include "backends/cuda/kernels/device_kernels.h"
 #include "op_util.h"
@@ -60,8 +61,34 @@ class BatchNormKernel : public cuda::Kernel {
   }
 };
 
+class LayerNormRun : public cuda::Prepared {
+ public:
+  LayerNormRun(float epsilon, int64_t rows, int64_t width) : epsilon_(epsilon), rows_(rows), width_(width) {}
+  absl::Status Enqueue(cuda::Context& ctx) override {
+    return Check(cuda::device::LayerNorm(in(0), in(1), in(2), epsilon_, out(0), rows_, width_, ctx.stream),
+                 "running layer normalization");
+  }
+
+ private:
+  float epsilon_;
+  int64_t rows_, width_;
+};
+
+// PyTorch writes every transformer's LayerNorm so from opset 17; without this kernel each
+// ran on the host, two copies across the bus apiece.
+class LayerNormKernel : public cuda::Kernel {
+ public:
+  absl::StatusOr<std::unique_ptr<cuda::Prepared>> Prepare(cuda::Context&, const Params& p,
+                                                          absl::Span<const InputInfo> in,
+                                                          absl::Span<const OutputType>) const override {
+    ASSIGN_OR_RETURN(Rows rows, RowsFrom(in[0].shape, p.Int("axis", -1)));
+    return std::make_unique<LayerNormRun>(static_cast<float>(p.Float("epsilon", 1e-5)), rows.count, rows.width);
+  }
+};
+
 TASO_REGISTER_CUDA_KERNEL(op_names::kSoftmax, SoftmaxKernel);
 TASO_REGISTER_CUDA_KERNEL(op_names::kBatchNormalization, BatchNormKernel);
+TASO_REGISTER_CUDA_KERNEL(op_names::kLayerNormalization, LayerNormKernel);
 
 }  // namespace
 }  // namespace taso::ops::cuda_kernels
