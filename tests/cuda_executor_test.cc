@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include "models/models.h"
 
 #include "taso/backends/backends.h"
+#include "taso/backends/cost_cache.h"
 #include "taso/backends/cpu_executor.h"
 #include "taso/backends/cuda_cost.h"
 #include "taso/backends/cuda_executor.h"
@@ -74,6 +76,19 @@ TEST_CASE("The cuda executor times each operator of a run apart, and computes th
   REQUIRE(expected.ok());
   REQUIRE(got.ok());
   CHECK(RelativeDifference(*expected, *got) <= 1e-4);
+}
+
+TEST_CASE("The cuda backend keeps the algorithm cuDNN found for a convolution in the cost cache file") {
+  if (!GpuUsable()) return;
+  REQUIRE(MakeCudaExecutor(ConvThenPool()).ok());
+  auto device = CudaChoicesDevice();
+  auto cache = CostCache::Open(DefaultCostCachePath());
+  REQUIRE(device.ok());
+  REQUIRE(cache.ok());
+  // The convolution as cuDNN reads it: input, weights, pads, strides, dilations.
+  const std::optional<double> kept = (*cache)->Lookup(*device, "conv 1,16,28,28,32,16,3,3,1,1,1,1,1,1");
+  REQUIRE(kept.has_value());
+  CHECK(*kept >= 0);
 }
 
 TEST_CASE("The cuda executor computes what the reference executor computes on every benchmark model") {

@@ -20,4 +20,6 @@ absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph&) {
   return absl::UnavailableError(kNotBuilt);
 }
 
+absl::StatusOr<std::string> CudaChoicesDevice() { return absl::UnavailableError(kNotBuilt); }
+
 }  // namespace taso

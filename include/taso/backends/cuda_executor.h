@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "taso/backends/kernel_executor.h"
@@ -14,5 +15,10 @@ namespace taso {
 
 // Fails with a clear error where this build has no cuda backend or no GPU can be used.
 absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph& graph);
+
+// The device key under which the cuda backend keeps the convolution algorithms cuDNN found
+// in the default cost cache file, so that every process on this GPU runs the same ones;
+// fails as MakeCudaExecutor does.
+absl::StatusOr<std::string> CudaChoicesDevice();
 
 }  // namespace taso

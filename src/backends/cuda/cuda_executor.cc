@@ -204,4 +204,9 @@ absl::StatusOr<std::unique_ptr<KernelExecutor>> MakeCudaExecutor(const Graph& gr
   return std::make_unique<CudaExecutor>(std::move(impl));
 }
 
+absl::StatusOr<std::string> CudaChoicesDevice() {
+  ASSIGN_OR_RETURN(cuda::Context * ctx, cuda::GetContext());
+  return ctx->choices_device;
+}
+
 }  // namespace taso

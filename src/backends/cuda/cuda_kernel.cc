@@ -27,6 +27,10 @@ absl::StatusOr<Context*> CreateContext() {
   RETURN_IF_ERROR(Check(cublasSetStream(ctx->cublas, ctx->stream), "binding cuBLAS to the stream"));
   // Plain float32 arithmetic, as the reference executor's (no TF32 tensor cores).
   RETURN_IF_ERROR(Check(cublasSetMathMode(ctx->cublas, CUBLAS_PEDANTIC_MATH), "setting cuBLAS's math mode"));
+  if (auto cache = CostCache::Open(DefaultCostCachePath()); cache.ok()) ctx->choices = *std::move(cache);
+  cudaDeviceProp prop{};
+  RETURN_IF_ERROR(Check(cudaGetDeviceProperties(&prop, 0), "reading the GPU's properties"));
+  ctx->choices_device = absl::StrCat("cudnn algorithms v1/", prop.name, "/cuDNN ", cudnnGetVersion());
   return ctx;
 }
 

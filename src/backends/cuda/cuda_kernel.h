@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "taso/backends/cost_cache.h"
 #include "taso/ir/op.h"
 
 namespace taso::cuda {
@@ -29,6 +30,11 @@ struct Context {
   cudaStream_t stream = nullptr;
   cudnnHandle_t cudnn = nullptr;
   cublasHandle_t cublas = nullptr;
+  // Where choices made by timing (cuDNN's convolution algorithms) are kept for later
+  // processes, under `choices_device`: the default cost cache file (whatever file a
+  // command's --cost-cache names); null where it cannot be opened.
+  std::unique_ptr<CostCache> choices;
+  std::string choices_device;
 };
 absl::StatusOr<Context*> GetContext();
 

@@ -1,13 +1,17 @@
 // Conv2D on cuDNN: the fastest FMA (not TF32) algorithm cuDNN finds by running them (once
-// per process and shape), and relu fused with the bias
+// per GPU and shape, kept in the cost cache file), and relu fused with the bias
 // (cudnnConvolutionBiasActivationForward). A bias without relu is added by our broadcast
 // kernel. Unequal pads (a "same" window at stride 2) that the output would reach are made
 // by copying the input into a zero-padded buffer first.
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 
 #include "backends/cuda/cuda_kernel.h"
@@ -143,26 +147,47 @@ class CudnnConv : public cuda::Prepared {
   }
 
  private:
-  // The algorithm cuDNN finds fastest for this convolution, found once per process: found
-  // per executor, it differed between two executors of the same ResNet-50 graph (an H200:
-  // its convolutions ran 3.68 and 3.11 ms in all, its other operators alike), so that the
-  // speed check timed a graph against itself 1.06x.
+  using Algorithm = std::pair<cudnnConvolutionFwdAlgo_t, size_t>;  // and its workspace bytes
+
+  // The algorithm cuDNN finds fastest for this convolution, found once per GPU: found per
+  // executor, it differed between two executors of the same ResNet-50 graph (an H200: its
+  // convolutions ran 3.68 and 3.11 ms in all, its other operators alike), so that the
+  // speed check timed a graph against itself 1.06x; and a cost measured in taso-opt's
+  // process is for the algorithm taso-run's process runs.
   absl::Status ChooseAlgorithm(cuda::Context& ctx, const ConvShape& shape) {
     static absl::Mutex mutex(absl::kConstInit);
-    static auto* chosen = new absl::flat_hash_map<ConvShape, std::pair<cudnnConvolutionFwdAlgo_t, size_t>>();
+    static auto* chosen = new absl::flat_hash_map<ConvShape, Algorithm>();
     absl::MutexLock lock(&mutex);
     auto it = chosen->find(shape);
     if (it == chosen->end()) {
-      ASSIGN_OR_RETURN(auto found, FindAlgorithm(ctx));
-      it = chosen->emplace(shape, found).first;
+      ASSIGN_OR_RETURN(Algorithm algorithm, KeptOrFound(ctx, shape));
+      it = chosen->emplace(shape, algorithm).first;
     }
     algo_ = it->second.first;
     ASSIGN_OR_RETURN(workspace_, cuda::DeviceBuffer::Allocate(it->second.second));
     return absl::OkStatus();
   }
 
+  // The algorithm an earlier process kept for this shape on this GPU and cuDNN, else the
+  // one found now, kept for later processes.
+  absl::StatusOr<Algorithm> KeptOrFound(cuda::Context& ctx, const ConvShape& shape) {
+    const std::string key = absl::StrCat("conv ", absl::StrJoin(shape, ","));
+    if (ctx.choices)
+      if (std::optional<double> kept = ctx.choices->Lookup(ctx.choices_device, key)) {
+        const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(static_cast<int>(*kept));
+        size_t bytes = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(ctx.cudnn, x_.d, w_.d, conv_.d, y_.d, algo, &bytes) ==
+            CUDNN_STATUS_SUCCESS)
+          return Algorithm{algo, bytes};
+      }
+    ASSIGN_OR_RETURN(Algorithm found, FindAlgorithm(ctx));
+    // Not kept, it is found again by the next process: nothing is lost but the sameness.
+    if (ctx.choices) ctx.choices->Store(ctx.choices_device, key, static_cast<int>(found.first)).IgnoreError();
+    return found;
+  }
+
   // cuDNN's fastest float32 (not TF32) algorithm for the descriptors, and its workspace.
-  absl::StatusOr<std::pair<cudnnConvolutionFwdAlgo_t, size_t>> FindAlgorithm(cuda::Context& ctx) {
+  absl::StatusOr<Algorithm> FindAlgorithm(cuda::Context& ctx) {
     int max = 0;
     RETURN_IF_ERROR(Check(cudnnGetConvolutionForwardAlgorithmMaxCount(ctx.cudnn, &max), "counting algorithms"));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> found(std::max(1, max));
@@ -175,7 +200,7 @@ class CudnnConv : public cuda::Prepared {
       if (p.status != CUDNN_STATUS_SUCCESS || p.mathType == CUDNN_TENSOR_OP_MATH ||
           p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         continue;
-      return std::make_pair(p.algo, p.memory);
+      return Algorithm{p.algo, p.memory};
     }
     return Bad("cuDNN found no float32 algorithm for this convolution");
   }
