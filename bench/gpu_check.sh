@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # The GPU check (issue 44, part 3): on one lent GPU machine, in about 5 minutes, build the
 # cuda backend, run the cuda tests, and for the six benchmark models and PyTorch's exports
-# of ResNeXt-50, ResNet-50 and Inception-v3: taso-opt --target cuda, the input (A) and the
-# output (B) timed in turn in one process per round (taso-run --executor cuda --against),
-# their outputs compared, each one's time per operator beside the cuda cost model's price
-# (taso-run --profile), and PyTorch eager timed where torch sees the GPU. One table at the
-# end.
+# of ResNeXt-50, ResNet-50, Inception-v3 and a transformer layer (opset 17: LayerNormalization,
+# the packed projection's slices, linear layers on rank-3 activations): taso-opt --target
+# cuda, the input (A) and the output (B) timed in turn in one process per round (taso-run
+# --executor cuda --against), their outputs compared, each one's time per operator beside
+# the cuda cost model's price (taso-run --profile), and PyTorch eager timed where torch
+# sees the GPU. One table at the end.
 #
 # HOW TO RUN IT (a session that is lent a GPU):
 #   1. Here, with the package registry:   bash bench/gpu_prepare.sh
 #      (Debian 12 .deb files of the libraries into bench/gpu_debs/, ignored, 22.5 MiB)
 #   2. One call of the device tool `run`:
 #        command:   PYTHONUNBUFFERED=1 GPU_CHECK_BUDGET_S=440 GPU_CHECK_MODELS="bert resnet50
-#                   nasrnn inception_v3 resnext50 tv_resnet50 nasnet_a" bash bench/gpu_check.sh
+#                   nasrnn inception_v3 resnext50 tv_resnet50 tv_transformer_layer_17 nasnet_a"
+#                   bash bench/gpu_check.sh
 #                   (one line)
 #        carry:     ["bench/gpu_debs"]
 #        timeout_s: 590
@@ -47,7 +49,8 @@
 #
 # Settings (environment):
 #   GPU_CHECK_MODELS     models in order (default: bert resnet50 nasrnn inception_v3
-#                        resnext50 tv_resnext50 tv_resnet50 tv_inception_v3 nasnet_a; tv_NAME:
+#                        resnext50 tv_resnext50 tv_resnet50 tv_inception_v3
+#                        tv_transformer_layer_17 nasnet_a; tv_NAME:
 #                        tests/python/export_torch_models.py's NAME exported by torch there)
 #   GPU_CHECK_BUDGET_S   seconds after which no further model is started (default 270)
 #   GPU_CHECK_ROUNDS     timing rounds, each one taso-run --against process, the input first
@@ -78,7 +81,7 @@ DEBS=${GPU_CHECK_DEBS:-bench/gpu_debs}
 PREFIX=${GPU_CHECK_PREFIX:-/tmp/taso-gpu-deps}
 PY=${GPU_CHECK_PYTHON:-python3}
 TARGET=${GPU_CHECK_TARGET:-cuda}
-read -r -a MODELS <<< "${GPU_CHECK_MODELS:-bert resnet50 nasrnn inception_v3 resnext50 tv_resnext50 tv_resnet50 tv_inception_v3 nasnet_a}"
+read -r -a MODELS <<< "${GPU_CHECK_MODELS:-bert resnet50 nasrnn inception_v3 resnext50 tv_resnext50 tv_resnet50 tv_inception_v3 tv_transformer_layer_17 nasnet_a}"
 read -r -a OPT_FLAGS <<< "${GPU_CHECK_OPT_FLAGS:-}"
 RESULTS=${OUT:-$ROOT/$BUILD/gpu_check_out}
 WORK=$(mktemp -d /tmp/taso-gpu-check.XXXXXX)
@@ -495,7 +498,7 @@ fi
 
 # ---------------------------------------------------------------------------------------
 EAGER=()
-for m in "${MODELS[@]}"; do case "$m" in tv_resnext50|tv_resnet50|tv_inception_v3) EAGER+=("$m") ;; esac; done
+for m in "${MODELS[@]}"; do case "$m" in tv_resnext50|tv_resnet50|tv_inception_v3|tv_transformer_layer_17) EAGER+=("$m") ;; esac; done
 if [ ${#EAGER[@]} -eq 0 ]; then
   :
 elif [ "$TORCH" = 0 ]; then
