@@ -349,6 +349,19 @@ TEST_CASE("A view whose target is computed from a symbolic batch leaves what fol
   CHECK(result->symbolic_dims[0].checked_at == std::vector<int64_t>{2, 3});
 }
 
+TEST_CASE("A model whose view follows a symbolic batch is timed on the cpu target", "[symbolic]") {
+  const OnnxModel model = testing::ImportFolded(SymbolicComputedView());
+  PipelineOptions options = AnalyticOptions();
+  options.target = Target::kCpu;
+  options.verify_speed = true;
+  options.verify_speed_seconds = 2;
+  auto result = OptimizeModel(model, testing::ShippedRules().rules, options);
+  REQUIRE(result.ok());
+  CHECK(result->speed_not_verified.empty());
+  REQUIRE(result->speed_check.has_value());
+  CHECK(result->speed_check->runtime == "taso's cpu executor");
+}
+
 // A token [1,1,4] expanded to x's batch as PyTorch writes `token.expand(n, -1, -1)` (the
 // target [n, -1, -1] flattened, compared with -1, ones put there by Where), then viewed
 // as [-1, 4 / 1] with the 4 read from the expanded tensor's shape and divided, then two

@@ -123,6 +123,22 @@ onnx::ModelProto SmallConvReluModel() {
   return m;
 }
 
+onnx::ModelProto ComputedViewModel() {
+  onnx::ModelProto m = NewModel();
+  AddInput(m, "x", {1, 8, 12});
+  InputDim(m, 0, 0)->set_dim_param("N");
+  AddInt64Init(m, "at0", {0});
+  AddInt64Init(m, "rest", {8, 3, 4});
+  AddFloatInit(m, "w", {4, 4}, 0.25f);
+  AddNode(m, "Shape", {"x"}, {"shape"});
+  SetIntAttr(AddNode(m, "Gather", {"shape", "at0"}, {"n"}), "axis", 0);
+  SetIntAttr(AddNode(m, op_names::kConcat, {"n", "rest"}, {"target"}), "axis", 0);
+  AddNode(m, op_names::kReshape, {"x", "target"}, {"view"});
+  AddNode(m, op_names::kMatMul, {"view", "w"}, {"y"});
+  AddOutput(m, "y");
+  return m;
+}
+
 onnx::ModelProto RuntimeLayerNormModel() {
   onnx::ModelProto m = NewModel(15);
   AddInput(m, "x", {2, 3, 8});

@@ -47,6 +47,11 @@ onnx::ModelProto SmallConvReluModel();
 // writes it before ONNX's opset 17 has one) -> MatMul -> y [2,3,4].
 onnx::ModelProto RuntimeLayerNormModel();
 
+// x [N,8,12] (N symbolic, built at 1) viewed as [N,8,3,4] with the target computed from
+// Shape(x), as PyTorch writes `x.view(b, t, h, d // h)` under dynamic axes, then y = the
+// view times a 4x4 matrix w (AddFloatInit's values from 0.25).
+onnx::ModelProto ComputedViewModel();
+
 // A fresh directory under the build tree for this test's files.
 std::filesystem::path TempDir(const std::string& name);
 void WriteFile(const std::filesystem::path& p, const std::string& bytes);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "taso/ir/ops/names.h"
 #include "taso/ir/output_agreement.h"
+#include "taso/onnx/onnx_static_copy.h"
 #include "taso/pipeline/written_model.h"
 #include "test_util.h"
 
@@ -105,11 +106,11 @@ struct InputRead {
   Files files;
   OnnxModel model;
 };
-InputRead ReadAsInputFile(const std::string& test, const onnx::ModelProto& proto) {
+InputRead ReadAsInputFile(const std::string& test, const onnx::ModelProto& proto, const ImportOptions& options = {}) {
   const fs::path dir = testing::TempDir(test);
   InputRead read{Files{dir, (dir / "input.onnx").string(), (dir / "out.onnx").string()}, {}};
   testing::WriteFile(read.files.input, proto.SerializeAsString());
-  absl::StatusOr<OnnxModel> model = ImportOnnxFile(read.files.input);
+  absl::StatusOr<OnnxModel> model = ImportOnnxFile(read.files.input, options);
   REQUIRE(model.ok());
   read.model = *std::move(model);
   return read;
@@ -328,6 +329,23 @@ TEST_CASE("Where the runtime cannot run the input file, the model is written and
     CHECK_THAT(written->end_to_end.not_run, Catch::Contains("cannot run the input file"));
     fs::remove(f.destination);
   }
+}
+
+TEST_CASE("A file whose view follows a symbolic batch is checked end to end on the cpu target") {
+  ImportOptions as_taso_opt;  // as taso-opt reads a file
+  as_taso_opt.fold_shape_arithmetic = true;
+  const InputRead read = ReadAsInputFile("e2e_computed_view", testing::ComputedViewModel(), as_taso_opt);
+  const Files& f = read.files;
+  REQUIRE_FALSE(FirstOpaqueNode(read.model.graph).empty());  // Shape, Gather, Concat, Reshape
+  const absl::StatusOr<WrittenModel> written = Write(f, read.model, Target::kCpu, nullptr);
+  INFO(written.status());
+  REQUIRE(written.ok());
+  CHECK(written->end_to_end.not_run.empty());
+  CHECK(written->end_to_end.outputs == 1);
+  fs::remove(f.destination);
+  // The files do run: a planted error in the weight is refused.
+  const Fault fault = [](onnx::ModelProto& proto) { SetFloats(proto, "w", std::vector<float>(16, 0.5f)); };
+  ExpectRefused(Write(f, read.model, Target::kCpu, WriterWith(fault)), f, "y");
 }
 
 TEST_CASE("Where a session would not fit in memory, the model is written and the report says why") {

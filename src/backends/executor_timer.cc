@@ -6,6 +6,7 @@
 #include "taso/backends/cpu_preparation.h"
 #include "taso/backends/kernel_executor.h"
 #include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_static_copy.h"
 
 namespace taso {
 
@@ -19,12 +20,15 @@ constexpr uint64_t kInputSeed = 3;
 ExecutorTimer::ExecutorTimer(std::string backend, PairLimits limits, CpuCost* cpu_cost)
     : backend_(std::move(backend)), limits_(limits), cpu_cost_(backend_ == "cpu" ? cpu_cost : nullptr) {}
 
-absl::StatusOr<const Graph*> ExecutorTimer::AsRun(const Graph& graph) {
-  if (cpu_cost_ == nullptr) return &graph;
-  std::unique_ptr<Graph>& made = prepared_[graph.StructuralHash()];
+absl::StatusOr<const Graph*> ExecutorTimer::AsRun(const OnnxModel& model) {
+  std::unique_ptr<Graph>& made = prepared_[model.graph.StructuralHash()];
   if (!made) {
-    ASSIGN_OR_RETURN(CpuPreparation p, PrepareForCpu(graph, *cpu_cost_));
-    made = std::make_unique<Graph>(std::move(p.graph));
+    ASSIGN_OR_RETURN(Graph runnable, RunnableAtItsSizes(model));
+    if (cpu_cost_ != nullptr) {
+      ASSIGN_OR_RETURN(CpuPreparation p, PrepareForCpu(runnable, *cpu_cost_));
+      runnable = std::move(p.graph);
+    }
+    made = std::make_unique<Graph>(std::move(runnable));
   }
   return made.get();
 }
@@ -35,8 +39,8 @@ absl::StatusOr<PairTiming> ExecutorTimer::Compare(const OnnxModel& a, const Onnx
   // One map for both: a region of a model reads tensors the whole model computes.
   TensorMap inputs = RandomInputs(a.graph, kInputSeed);
   inputs.merge(RandomInputs(b.graph, kInputSeed));
-  ASSIGN_OR_RETURN(const Graph* a_run, AsRun(a.graph));
-  ASSIGN_OR_RETURN(const Graph* b_run, AsRun(b.graph));
+  ASSIGN_OR_RETURN(const Graph* a_run, AsRun(a));
+  ASSIGN_OR_RETURN(const Graph* b_run, AsRun(b));
   return TimeInPairs(limits_, clock_, [&](int rounds) -> absl::StatusOr<PairMedians> {
     PairMedians two;
     for (bool a_first : {true, false}) {

@@ -314,7 +314,7 @@ absl::Status CheckAtLargerSizes(const OnnxModel& model, const StageInputs& in, C
                                 const PipelineOptions& options, PipelineResult& result) {
   if (result.symbolic_dims.empty() || !pipeline::SpeedCheckKeptRewrites(result)) return absl::OkStatus();
   std::unique_ptr<RuntimeTimer> owned;
-  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, in.cleaned, owned);
+  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, model, in.cleaned, owned);
   if (timer == nullptr) return absl::OkStatus();
   ASSIGN_OR_RETURN(result.larger_sizes, pipeline::TimeAtLargerSizes(model, result.model, result, *timer, options));
   if (!result.larger_sizes || !result.larger_sizes->slower) return absl::OkStatus();
@@ -358,7 +358,7 @@ absl::StatusOr<PipelineResult> OptimizeModel(const OnnxModel& model, const std::
   RETURN_IF_ERROR(costs.MeasuredStatus());  // the costs above are all the search asked for
   std::unique_ptr<RuntimeTimer> owned_timer;
   std::string unverifiable;
-  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, in.cleaned, owned_timer, &unverifiable);
+  RuntimeTimer* timer = pipeline::SpeedTimer(options, costs, model, in.cleaned, owned_timer, &unverifiable);
   const double searched_cost = checked.out.rules_applied.empty() ? search.found.initial_cost : search.found.best_cost;
   ASSIGN_OR_RETURN(pipeline::SpeedChecked speed,
                    pipeline::VerifySpeed(model, in, matchers, search.alternatives, std::move(checked.out),

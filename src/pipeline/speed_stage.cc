@@ -256,8 +256,8 @@ absl::StatusOr<SpeedChecked> TimeAndChoose(const OnnxModel& model, const StageIn
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
 // the ort target, our executor on cpu and cuda where it can run the input (every node in
 // the operator library); null where the speed is not verified. `owned` keeps one made here.
-RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
-                         std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable) {
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const OnnxModel& model,
+                         const Graph& input, std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable) {
   if (!options.verify_speed) return nullptr;
   if (options.timer != nullptr) return options.timer;
   if (options.target == Target::kOrt) {
@@ -270,14 +270,15 @@ RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs
     return owned.get();
   }
   const Backend executor = options.target == Target::kCuda ? Backend::kCuda : Backend::kCpu;
-  if (const absl::Status runnable = CheckExecutorCanRun(input); !runnable.ok()) {
+  auto timer = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
+                                               PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
+  if (const absl::StatusOr<const Graph*> runnable = timer->AsRun(InShellOf(model, input)); !runnable.ok()) {
     if (unverifiable != nullptr)
       *unverifiable =
-          absl::StrCat("our ", BackendName(executor), " executor cannot run the input: ", runnable.message());
+          absl::StrCat("our ", BackendName(executor), " executor cannot run the input: ", runnable.status().message());
     return nullptr;
   }
-  owned = std::make_unique<ExecutorTimer>(std::string(BackendName(executor)),
-                                          PairLimits{.seconds = options.verify_speed_seconds}, costs.cpu);
+  owned = std::move(timer);
   return owned.get();
 }
 

@@ -32,12 +32,13 @@ struct SpeedChecked {
 };
 
 // The timer of the speed check: the options', else the target's runtime: ONNX Runtime on
-// the ort target, our executor on cpu and cuda where it can run the input (every node in
-// the operator library); null where the speed is not verified. `owned` keeps one made here.
+// the ort target, our executor on cpu and cuda where it can run the input (`input` in
+// `model`'s shell: every node in the operator library once its shape arithmetic is
+// folded at its sizes); null where the speed is not verified. `owned` keeps one made here.
 // Where the speed is to be verified and no timer can be made, `unverifiable` (if given)
 // says why.
-RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const Graph& input,
-                         std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable = nullptr);
+RuntimeTimer* SpeedTimer(const PipelineOptions& options, const CostModels& costs, const OnnxModel& model,
+                         const Graph& input, std::unique_ptr<RuntimeTimer>& owned, std::string* unverifiable = nullptr);
 
 // The checked output `out` timed against the input in the target's runtime, with only the
 // search's rewrites that make it measurably faster (finished and checked again when that

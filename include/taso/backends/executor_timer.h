@@ -26,11 +26,13 @@ class ExecutorTimer : public RuntimeTimer {
   // Fails where the executor cannot run a model (a node outside the operator library).
   absl::StatusOr<PairTiming> Compare(const OnnxModel& a, const OnnxModel& b) override;
   bool OutOfTime() const override { return clock_.OutOfTime(limits_.seconds); }
+  // The graph the executor runs for a model's, made once per graph: its shape arithmetic
+  // folded at its sizes where it holds any (RunnableAtItsSizes), prepared as the cpu
+  // runtime prepares a graph where there is a cpu cost. Fails where the executor cannot
+  // run it.
+  absl::StatusOr<const Graph*> AsRun(const OnnxModel& model);
 
  private:
-  // The graph the executor runs for a model's: prepared once per graph.
-  absl::StatusOr<const Graph*> AsRun(const Graph& graph);
-
   std::string backend_;
   PairLimits limits_;
   CpuCost* cpu_cost_;
