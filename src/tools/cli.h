@@ -12,14 +12,20 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "taso/ir/temporary_folder.h"
+#include "taso/ir/tensor.h"
 
 namespace taso::cli {
 
@@ -86,6 +92,29 @@ inline std::vector<std::string> Init(int argc, char** argv, const char* usage) {
   std::vector<char*> joined = JoinRepeatedListFlags(argc, argv);
   std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(joined.size()), joined.data());
   return std::vector<std::string>(rest.begin() + 1, rest.end());
+}
+
+// --input-shape's values, each NAME=D0xD1x... (every dimension a positive whole number),
+// by input name.
+inline absl::StatusOr<absl::flat_hash_map<std::string, Shape>> ParseInputShapes(const std::vector<std::string>& specs) {
+  absl::flat_hash_map<std::string, Shape> shapes;
+  for (const std::string& spec : specs) {
+    const std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits('=', 1));
+    auto bad = [&spec] {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape '", spec, "' is not NAME=D0xD1x... with positive whole numbers"));
+    };
+    if (parts.size() != 2 || parts[0].empty()) return bad();
+    Shape shape;
+    for (absl::string_view d : absl::StrSplit(parts[1], 'x')) {
+      int64_t size = 0;
+      if (!absl::SimpleAtoi(d, &size) || size < 1) return bad();
+      shape.push_back(size);
+    }
+    if (!shapes.emplace(parts[0], std::move(shape)).second)
+      return absl::InvalidArgumentError(absl::StrCat("--input-shape gives input '", parts[0], "' twice"));
+  }
+  return shapes;
 }
 
 // Prints "<tool>: error: <message>" and returns the exit code for it.

@@ -157,28 +157,6 @@ absl::Status EngineFromFlags(taso::PipelineOptions& options) {
   return absl::OkStatus();
 }
 
-// --input-shape NAME=D0xD1x... (each dimension a positive whole number), by input name.
-absl::StatusOr<absl::flat_hash_map<std::string, taso::Shape>> InputShapesFromFlags() {
-  absl::flat_hash_map<std::string, taso::Shape> shapes;
-  for (const std::string& spec : absl::GetFlag(FLAGS_input_shape)) {
-    const std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits('=', 1));
-    auto bad = [&spec] {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape '", spec, "' is not NAME=D0xD1x... with positive whole numbers"));
-    };
-    if (parts.size() != 2 || parts[0].empty()) return bad();
-    taso::Shape shape;
-    for (absl::string_view d : absl::StrSplit(parts[1], 'x')) {
-      int64_t size = 0;
-      if (!absl::SimpleAtoi(d, &size) || size < 1) return bad();
-      shape.push_back(size);
-    }
-    if (!shapes.emplace(parts[0], std::move(shape)).second)
-      return absl::InvalidArgumentError(absl::StrCat("--input-shape gives input '", parts[0], "' twice"));
-  }
-  return shapes;
-}
-
 // The pipeline's options from the flags, or the usage error they make.
 absl::StatusOr<taso::PipelineOptions> OptionsFromFlags() {
   taso::PipelineOptions options;
@@ -360,7 +338,7 @@ int main(int argc, char** argv) {
   const auto rule_files = RuleFilesFromFlag();
   if (!rule_files.ok()) return taso::cli::Usage(kTool, std::string(rule_files.status().message()));
 
-  const auto input_shapes = InputShapesFromFlags();
+  const auto input_shapes = taso::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape));
   if (!input_shapes.ok()) return taso::cli::Usage(kTool, std::string(input_shapes.status().message()));
   const absl::Status model_size =
       taso::CheckFileSize(args[0], absl::GetFlag(FLAGS_max_model_bytes), "model", "--max-model-bytes");

@@ -4,7 +4,8 @@
 // exports, re-imports and runs the round-tripped graph, and fails if anything differs.
 // With a kernel executor, --time N prints the median of N timed runs and --check compares
 // the outputs with the reference executor's, --profile N prints the time per operator, and
-// --against OTHER.onnx times the model and another in turn in one process.
+// --against OTHER.onnx times the model and another in turn in one process. A model with
+// symbolic input dimensions runs at 1 for each, or at the sizes --input-shape gives.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "taso/ir/output_agreement.h"
 #include "taso/ir/status_macros.h"
 #include "taso/onnx/onnx_io.h"
+#include "taso/onnx/onnx_static_copy.h"
 #include "taso/rewrite/cost.h"
 
 ABSL_FLAG(uint64_t, seed, 7, "seed of the random inputs");
@@ -45,6 +47,9 @@ ABSL_FLAG(bool, as_read, false,
 ABSL_FLAG(std::string, against, "",
           "with --executor cpu or cuda and --time N: time this model against another ONNX file with the same "
           "inputs in turn in one process (executors of each in pairs, in both orders) and compare their outputs");
+ABSL_FLAG(std::vector<std::string>, input_shape, {},
+          "NAME=D0xD1x...: the size of an input with symbolic dimensions to run at (repeatable, or "
+          "comma-separated); symbolic dimensions not given take 1");
 ABSL_FLAG(bool, check, false,
           "with --executor cpu or cuda: also run the reference executor and fail if the outputs differ");
 
@@ -179,11 +184,25 @@ int CompareOnKernels(const taso::Graph& a, const taso::Graph& b, const taso::Ten
   return agreement.Agrees() ? 0 : 1;
 }
 
+// The model in `path` as the executors run it: a dynamic-axes export's shape arithmetic,
+// which import keeps as nodes outside the library so that a file written stays dynamic,
+// folded at the sizes built (RunnableAtItsSizes); where something is left that no
+// executor runs, the model as imported (the executor then names the node). Not with
+// --roundtrip, which checks the file as read.
+absl::StatusOr<taso::OnnxModel> ImportToRun(const std::string& path, const taso::ImportOptions& options) {
+  ASSIGN_OR_RETURN(taso::OnnxModel model, taso::ImportOnnxFile(path, options));
+  if (absl::GetFlag(FLAGS_roundtrip) || taso::FirstOpaqueNode(model.graph).empty()) return model;
+  absl::StatusOr<taso::Graph> runnable = taso::RunnableAtItsSizes(model);
+  if (runnable.ok()) model.graph = *std::move(runnable);
+  return model;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   constexpr const char* kTool = "taso-run";
-  auto args = taso::cli::Init(argc, argv, "taso-run MODEL.onnx [--roundtrip] [--seed N] | --backends");
+  auto args = taso::cli::Init(
+      argc, argv, "taso-run MODEL.onnx [--roundtrip] [--seed N] [--input-shape NAME=D0xD1x...] | --backends");
   if (absl::GetFlag(FLAGS_backends)) {
     for (const auto& b : taso::AvailableBackends())
       std::printf("%-9s %-13s %s\n", b.name.c_str(), b.usable ? "usable" : (b.compiled ? "compiled" : "not built"),
@@ -195,12 +214,19 @@ int main(int argc, char** argv) {
   // A round trip checks the file is written back as read: nothing folded then.
   taso::ImportOptions import_options;
   import_options.fold_shape_arithmetic = !absl::GetFlag(FLAGS_roundtrip);
-  auto model = taso::ImportOnnxFile(args[0], import_options);
+  const auto input_shapes = taso::cli::ParseInputShapes(absl::GetFlag(FLAGS_input_shape));
+  if (!input_shapes.ok()) return taso::cli::Usage(kTool, std::string(input_shapes.status().message()));
+  import_options.input_shapes = *input_shapes;
+  auto model = ImportToRun(args[0], import_options);
   if (!model.ok()) return taso::cli::Fail(kTool, model.status());
   int opaque = 0;
   for (taso::NodeId n = 0; n < model->graph.num_nodes(); ++n) opaque += model->graph.node(n).op->is_opaque();
   std::printf("%s: %d nodes (%d opaque), %zu weights, opset %d, imported in %.2f s\n", args[0].c_str(),
               model->graph.num_nodes(), opaque, model->graph.weights().size(), model->opset, Seconds(start));
+  for (taso::ValueId v : model->graph.inputs())
+    if (!model->graph.value(v).is_weight())
+      std::printf("  input %s %s\n", model->graph.value(v).name.c_str(),
+                  taso::ShapeToString(model->graph.value(v).shape).c_str());
 
   const taso::TensorMap inputs = taso::RandomInputs(model->graph, absl::GetFlag(FLAGS_seed));
   const std::string executor = absl::GetFlag(FLAGS_executor);
@@ -211,7 +237,7 @@ int main(int argc, char** argv) {
     if (!graph.ok()) return taso::cli::Fail(kTool, graph.status());
     if (against.empty()) return RunOnKernels(*graph, model->graph, inputs, executor.c_str(), kernels);
     if (absl::GetFlag(FLAGS_time) <= 0) return taso::cli::Usage(kTool, "--against needs --time N");
-    auto other = taso::ImportOnnxFile(against, import_options);
+    auto other = ImportToRun(against, import_options);
     if (!other.ok()) return taso::cli::Fail(kTool, other.status());
     auto other_graph = GraphToRun(other->graph, executor);
     if (!other_graph.ok()) return taso::cli::Fail(kTool, other_graph.status());
