@@ -36,6 +36,20 @@ class SplitKernel : public cpu::Kernel {
   }
 };
 
+// A reorder into a plain `out` tensor that reads the plain input `x` as `read` describes
+// it (strides, an offset): the input port is the plain input, both memories on its data.
+std::unique_ptr<cpu::Prepared> ReadThrough(const Shape& x, const memory::desc& read, const Shape& out) {
+  const memory::desc dst = cpu::Plain(out);
+  dnnl::reorder::primitive_desc pd(cpu::Engine(), read, cpu::Engine(), dst);
+  auto run = std::make_unique<cpu::PrimitiveRun>();
+  memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
+  run->AddInputPort(0, port);
+  memory through(read, cpu::Engine(), port.get_data_handle());
+  run->AddInputPort(0, through);
+  run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, through}, {DNNL_ARG_TO, run->Output(0, out, dst)}});
+  return run;
+}
+
 class TransposeKernel : public cpu::Kernel {
  public:
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params& p, absl::Span<const InputInfo> in,
@@ -52,16 +66,7 @@ class TransposeKernel : public cpu::Kernel {
       dims.push_back(x[d]);
       strides.push_back(in_strides[d]);
     }
-    const memory::desc src(dims, memory::data_type::f32, strides), dst = cpu::Plain(out[0].shape);
-    dnnl::reorder::primitive_desc pd(cpu::Engine(), src, cpu::Engine(), dst);
-    auto run = std::make_unique<cpu::PrimitiveRun>();
-    // The input port is the plain input; the reorder reads it through permuted strides.
-    memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
-    run->AddInputPort(0, port);
-    memory permuted(src, cpu::Engine(), port.get_data_handle());
-    run->AddInputPort(0, permuted);
-    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, permuted}, {DNNL_ARG_TO, run->Output(0, out[0].shape, dst)}});
-    return run;
+    return ReadThrough(x, memory::desc(dims, memory::data_type::f32, strides), out[0].shape);
   }
 };
 
@@ -86,15 +91,7 @@ class SliceKernel : public cpu::Kernel {
     }
     memory::desc src(cpu::Dims(w.out), memory::data_type::f32, strides);
     src.data.offset0 = first;
-    const memory::desc dst = cpu::Plain(out[0].shape);
-    dnnl::reorder::primitive_desc pd(cpu::Engine(), src, cpu::Engine(), dst);
-    auto run = std::make_unique<cpu::PrimitiveRun>();
-    memory port = cpu::PrimitiveRun::Buffer(cpu::Plain(x));
-    run->AddInputPort(0, port);
-    memory window(src, cpu::Engine(), port.get_data_handle());
-    run->AddInputPort(0, window);
-    run->Add(dnnl::reorder(pd), {{DNNL_ARG_FROM, window}, {DNNL_ARG_TO, run->Output(0, out[0].shape, dst)}});
-    return run;
+    return ReadThrough(x, src, out[0].shape);
   }
 };
 
