@@ -178,12 +178,13 @@ Graph EveryKernelGraph() {
              AddOp(g, op_names::kRelu, {AddWeight(g, "bn_v", {12}, 11)}, "bn_v+")},
             "bn", Params().Set("epsilon", 1e-3));
   const ValueId soft = AddOp(g, op_names::kSoftmax, {(*rows)[0]}, "soft", Params().Set("axis", int64_t{1}));
-  // Clip with both bounds (ReLU6) and with the lower alone.
+  // Clip with both bounds (ReLU6), with the lower alone and with the upper alone.
   auto lower = g.AddWeight("clip_lo", TensorData::Float({}, {-0.25f}));
   auto upper = g.AddWeight("clip_hi", TensorData::Float({}, {0.5f}));
   REQUIRE((lower.ok() && upper.ok()));
   const ValueId clip_low = AddOp(g, op_names::kClip, {mixed, *lower}, "clip_low");
   const ValueId clip = AddOp(g, op_names::kClip, {hard, *lower, *upper}, "clip");
+  const ValueId clip_high = AddOp(g, op_names::kClip, {mixed, kNoValue, *upper}, "clip_high");
   // Slices: the packed projection's middle third, and backwards with steps over two axes.
   auto ints = [&](const std::string& name, std::vector<int64_t> v) {
     const int64_t n = static_cast<int64_t>(v.size());
@@ -209,8 +210,8 @@ Graph EveryKernelGraph() {
                              "gemm", Params().Set("transA", int64_t{1}).Set("transB", int64_t{1}).Set("alpha", 0.5));
   const ValueId norm_rows = AddOp(g, op_names::kLayerNormalization, {batched, AddWeight(g, "ln_s2", {5, 4}, 19)},
                                   "norm_rows", Params().Set("axis", int64_t{1}).Set("epsilon", 1e-3));
-  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, clip_low, clip, norm_last,
-                    norm_rows, third, backwards})
+  for (ValueId v : {max, global, mean_hw, mean_last, bn, tr, batched, shared, gemm, strided, clip_low, clip, clip_high,
+                    norm_last, norm_rows, third, backwards})
     REQUIRE(g.AddOutput(v).ok());
   return g;
 }

@@ -199,7 +199,7 @@ TEST_CASE("OptimizeModel optimizes around an operator outside the library and ch
   CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK_THAT(std::string(refused.status().message()),
              Catch::StartsWith("--measure runs both graphs on the backend's executor, which cannot run node 'fancy' "
-                               "(FancyOp is outside the operator library)"));
+                               "(FancyOp), outside the operator library; time the written model against the input"));
 
   // Without the check, the output says plainly that nothing was checked.
   options.self_check = false;

@@ -17,6 +17,9 @@ absl::StatusOr<std::unique_ptr<CostCache>> CostCache::Open(const std::string& pa
   auto cache = std::unique_ptr<CostCache>(new CostCache());
   if (sqlite3_open(path.c_str(), &cache->db_) != SQLITE_OK)
     return absl::UnavailableError(absl::StrCat("cannot open the cost cache ", path, ": ", sqlite3_errmsg(cache->db_)));
+  // Processes share the file (taso-opt storing costs while taso-run stores a cuDNN
+  // algorithm): a write waits for another's lock rather than failing at once.
+  sqlite3_busy_timeout(cache->db_, 5000);
   char* error = nullptr;
   if (sqlite3_exec(cache->db_,
                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"

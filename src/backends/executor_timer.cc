@@ -20,8 +20,18 @@ constexpr uint64_t kInputSeed = 3;
 ExecutorTimer::ExecutorTimer(std::string backend, PairLimits limits, CpuCost* cpu_cost)
     : backend_(std::move(backend)), limits_(limits), cpu_cost_(backend_ == "cpu" ? cpu_cost : nullptr) {}
 
+// A graph's structure with the names of its inputs and outputs, which the structural
+// hash leaves out and the runs feed and read by: two regions alike but for their names
+// are not one graph to run.
+std::string ExecutorTimer::Key(const Graph& graph) {
+  std::string key = absl::StrCat(graph.StructuralHash());
+  for (const std::vector<ValueId>* ends : {&graph.inputs(), &graph.outputs()})
+    for (ValueId v : *ends) absl::StrAppend(&key, "/", graph.value(v).name);
+  return key;
+}
+
 absl::StatusOr<const Graph*> ExecutorTimer::AsRun(const OnnxModel& model) {
-  std::unique_ptr<Graph>& made = prepared_[model.graph.StructuralHash()];
+  std::unique_ptr<Graph>& made = prepared_[Key(model.graph)];
   if (!made) {
     ASSIGN_OR_RETURN(Graph runnable, RunnableAtItsSizes(model));
     if (cpu_cost_ != nullptr) {

@@ -15,10 +15,14 @@ std::string FirstOpaqueNode(const Graph& graph) {
   return "";
 }
 
-absl::StatusOr<Graph> RunnableAtItsSizes(const OnnxModel& model) {
+absl::StatusOr<Graph> RunnableAtItsSizes(const OnnxModel& model, const ImportOptions& base) {
   if (FirstOpaqueNode(model.graph).empty()) return model.graph;
   ASSIGN_OR_RETURN(const onnx::ModelProto written, ExportOnnxWithoutWeights(model));
-  ImportOptions options;
+  ImportOptions options = base;
+  // Dimensions the model would write symbolic are read at the graph's sizes.
+  options.input_shapes.clear();
+  for (ValueId id : model.graph.inputs())
+    if (const Value& v = model.graph.value(id); v.shape_known && !v.is_weight()) options.input_shapes[v.name] = v.shape;
   options.fold_shape_arithmetic = true;
   options.shared_weights = &model.graph;
   options.weights_left_out = true;

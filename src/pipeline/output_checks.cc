@@ -14,6 +14,7 @@
 #include "taso/ir/executor.h"
 #include "taso/ir/output_agreement.h"
 #include "taso/ir/status_macros.h"
+#include "taso/onnx/onnx_static_copy.h"
 
 namespace taso::pipeline {
 
@@ -170,21 +171,13 @@ absl::StatusOr<SelfCheckCoverage> SelfChecker::Compare(const Graph& after, const
   return coverage;
 }
 
-absl::Status CheckExecutorCanRun(const Graph& graph) {
-  for (NodeId n = 0; n < graph.num_nodes(); ++n)
-    if (const Node& node = graph.node(n); node.op->is_opaque())
-      return absl::FailedPreconditionError(absl::StrCat("node '", node.name, "' (",
-                                                        node.onnx_node ? node.onnx_node->op_type() : "?",
-                                                        " is outside the operator library)"));
-  return absl::OkStatus();
-}
-
 absl::Status CheckMeasurable(const Graph& graph) {
-  if (absl::Status s = CheckExecutorCanRun(graph); !s.ok())
+  if (const std::string opaque = FirstOpaqueNode(graph); !opaque.empty())
     return absl::FailedPreconditionError(
-        absl::StrCat("--measure runs both graphs on the backend's executor, which cannot run ", s.message(),
-                     "; time the written model in ONNX Runtime instead "
-                     "(tools/ort/ort_run.js MODEL --against OTHER --runs N)"));
+        absl::StrCat("--measure runs both graphs on the backend's executor, which cannot run ", opaque,
+                     ", outside the operator library; time the written model against the input with taso-run "
+                     "(OUT --executor E --time N --against IN: where only shape arithmetic is outside the library) "
+                     "or in ONNX Runtime (tools/ort/ort_run.js OUT --against IN --runs N)"));
   return absl::OkStatus();
 }
 

@@ -64,10 +64,8 @@ class SelfChecker {
   std::vector<InputRun> runs_;  // made by the first Check
 };
 
-// Fails when a node is outside the operator library, which no executor runs: "node 'n'
-// (T is outside the operator library)".
-absl::Status CheckExecutorCanRun(const Graph& graph);
-// CheckExecutorCanRun, said of --measure.
+// Fails when a node is outside the operator library (--measure compares graphs, which no
+// executor runs then), saying so of --measure.
 absl::Status CheckMeasurable(const Graph& graph);
 
 // Times both graphs on `executor` (runs in turn over kMeasurePairs executor pairs);

@@ -130,8 +130,9 @@ absl::StatusOr<Runs> RunInOrt(OrtWorker& worker, const std::string& path, const 
 // The model run by the target's executor at each input scale, its shape arithmetic
 // folded at its sizes (RunnableAtItsSizes); fails on a node outside the library left even
 // so, which no executor runs.
-absl::StatusOr<Runs> RunOnExecutor(Backend backend, const OnnxModel& model, uint64_t seed) {
-  ASSIGN_OR_RETURN(const Graph graph, RunnableAtItsSizes(model));
+absl::StatusOr<Runs> RunOnExecutor(Backend backend, const OnnxModel& model, const ImportOptions& options,
+                                   uint64_t seed) {
+  ASSIGN_OR_RETURN(const Graph graph, RunnableAtItsSizes(model, options));
   Runs runs;
   for (double scale : kInputScales) {
     ASSIGN_OR_RETURN(std::unique_ptr<KernelExecutor> executor, MakeKernelExecutor(BackendName(backend), graph));
@@ -190,10 +191,10 @@ absl::StatusOr<BothRuns> RunBoth(const WriteRequest& r, const std::string& writt
   ImportOptions options = r.import_options;
   for (const auto& [name, shape] : BuiltShapes(r.input->graph)) options.input_shapes[name] = shape;
   options.shared_weights = &r.input->graph;
-  BothRuns both{absl::StrCat("our ", BackendName(backend), " executor"), RunOnExecutor(backend, *r.input, r.seed),
-                absl::InternalError("")};
+  BothRuns both{absl::StrCat("our ", BackendName(backend), " executor"),
+                RunOnExecutor(backend, *r.input, r.import_options, r.seed), absl::InternalError("")};
   const absl::StatusOr<OnnxModel> read_back = ImportOnnxFile(written, options);
-  both.got = read_back.ok() ? RunOnExecutor(backend, *read_back, r.seed) : read_back.status();
+  both.got = read_back.ok() ? RunOnExecutor(backend, *read_back, r.import_options, r.seed) : read_back.status();
   return both;
 }
 

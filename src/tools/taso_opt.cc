@@ -60,7 +60,9 @@ ABSL_FLAG(double, verify_speed_seconds, taso::PipelineOptions().verify_speed_sec
           "time for the speed check's comparisons in the target runtime (ort target); once spent, the choices left "
           "are made towards the input without timing");
 ABSL_FLAG(std::string, cost_cache, "",
-          "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache)");
+          "the measured-cost cache file (default: ~/.cache/taso/costs.sqlite; none: no cache). The cuda backend "
+          "keeps the convolution algorithms cuDNN finds in the default file whatever this names, so that every "
+          "process on a GPU runs the same ones");
 ABSL_FLAG(double, alpha, taso::SearchOptions().alpha, "keep graphs costing less than alpha times the best");
 ABSL_FLAG(int64_t, budget, taso::SearchOptions().budget, "graphs expanded at most");
 ABSL_FLAG(double, time_limit, taso::SearchOptions().time_limit,

@@ -192,7 +192,7 @@ int CompareOnKernels(const taso::Graph& a, const taso::Graph& b, const taso::Ten
 absl::StatusOr<taso::OnnxModel> ImportToRun(const std::string& path, const taso::ImportOptions& options) {
   ASSIGN_OR_RETURN(taso::OnnxModel model, taso::ImportOnnxFile(path, options));
   if (absl::GetFlag(FLAGS_roundtrip) || taso::FirstOpaqueNode(model.graph).empty()) return model;
-  absl::StatusOr<taso::Graph> runnable = taso::RunnableAtItsSizes(model);
+  absl::StatusOr<taso::Graph> runnable = taso::RunnableAtItsSizes(model, options);
   if (runnable.ok()) model.graph = *std::move(runnable);
   return model;
 }

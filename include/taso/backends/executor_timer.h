@@ -33,10 +33,13 @@ class ExecutorTimer : public RuntimeTimer {
   absl::StatusOr<const Graph*> AsRun(const OnnxModel& model);
 
  private:
+  // What AsRun's graphs are kept by.
+  static std::string Key(const Graph& graph);
+
   std::string backend_;
   PairLimits limits_;
   CpuCost* cpu_cost_;
-  absl::flat_hash_map<uint64_t, std::unique_ptr<Graph>> prepared_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Graph>> prepared_;
   TimerClock clock_;
 };
 

@@ -12,9 +12,9 @@ namespace taso {
 
 // The model's graph where it holds no node outside the operator library; else the model
 // written at its graph's sizes (without copying its weights) and imported again with its
-// shape arithmetic folded. Fails where a node outside the library is left even so, naming
-// it, or where the model cannot be written or read back.
-absl::StatusOr<Graph> RunnableAtItsSizes(const OnnxModel& model);
+// shape arithmetic folded, with `base`'s memory limit. Fails where a node outside the
+// library is left even so, naming it, or where the model cannot be written or read back.
+absl::StatusOr<Graph> RunnableAtItsSizes(const OnnxModel& model, const ImportOptions& base = {});
 
 // The first node of `graph` outside the operator library, as "node 'NAME' (OP_TYPE)";
 // empty where there is none.

@@ -18,7 +18,7 @@ namespace {
 // packed constants, the reference's scale), so that old measurements are not reused.
 std::string CpuDevice() {
   const dnnl_version_t* v = dnnl_version();
-  return absl::StrCat("cpu kernels v11/oneDNN ", v->major, ".", v->minor, "/isa ",
+  return absl::StrCat("cpu kernels v12/oneDNN ", v->major, ".", v->minor, "/isa ",
                       static_cast<int>(dnnl::get_effective_cpu_isa()), "/", std::thread::hardware_concurrency(),
                       " threads");
 }

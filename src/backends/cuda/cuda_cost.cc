@@ -120,7 +120,7 @@ absl::StatusOr<std::unique_ptr<MeasuredCost>> MakeCudaCost(std::unique_ptr<CostC
   RETURN_IF_ERROR(cuda::Check(cudaGetDeviceProperties(&prop, 0), "reading the GPU's properties"));
   // Bump the kernel version whenever what a kernel's run includes or how its time is kept
   // changes, so that old measurements are not reused.
-  const std::string device = absl::StrCat("cuda kernels v3/", prop.name, "/cuDNN ", cudnnGetVersion());
+  const std::string device = absl::StrCat("cuda kernels v4/", prop.name, "/cuDNN ", cudnnGetVersion());
   return std::unique_ptr<MeasuredCost>(new CudaCost(std::move(cache), *ctx, device));
 }
 

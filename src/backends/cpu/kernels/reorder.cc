@@ -82,8 +82,10 @@ class SliceKernel : public cpu::Kernel {
     memory::dims strides;
     int64_t first = 0;
     for (size_t d = 0; d < x.size(); ++d) {
-      // oneDNN takes no negative strides, nor (it throws) rows that interleave, as a step
-      // along an outer axis makes: those slices run on the reference kernel.
+      // oneDNN takes no negative strides, nor (it throws) strides it cannot order without
+      // overlap: a step along an outer axis, or an inner step whose span passes the
+      // dimension. Those slices run on the reference kernel (the executor and the cost
+      // catch the throw).
       if (w.step[d] < 0 && w.out[d] > 1) return Bad("slice: oneDNN reads no negative strides");
       // A dimension of one element is read once: its step does not matter (and may be huge).
       strides.push_back(w.out[d] > 1 ? in_strides[d] * w.step[d] : in_strides[d]);

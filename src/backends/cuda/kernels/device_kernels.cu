@@ -59,12 +59,14 @@ __global__ void UnaryKernel(Unary op, UnaryParams p, const float* x, float* y, i
     y[i] = ApplyUnary(op, p, x[i]);
 }
 
-// As ops/clip.cc: a bound left null does not limit.
+// As ops/clip.cc computes it, NaN and infinities included: a bound left null does not
+// limit (no stand-in value that would clip an infinity or replace a NaN).
 __global__ void ClipKernel(const float* x, const float* lo, const float* hi, float* y, int64_t n) {
-  const float low = lo ? *lo : -FLT_MAX, high = hi ? *hi : FLT_MAX;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    float v = fmaxf(x[i], low);
-    y[i] = v > high ? high : v;
+    float v = x[i];
+    if (lo) v = v > *lo ? v : *lo;
+    if (hi && v > *hi) v = *hi;
+    y[i] = v;
   }
 }
 
