@@ -59,6 +59,17 @@ absl::StatusOr<SliceWindow> ReadSliceWindow(absl::Span<const InputInfo> in) {
   return w;
 }
 
+SliceStrides StridesOf(const SliceWindow& w, const Shape& input) {
+  const Shape plain = RowMajorStrides(input);
+  SliceStrides read;
+  for (size_t d = 0; d < input.size(); ++d) {
+    // A dimension of one element is read once: its step does not matter (and may be huge).
+    read.strides.push_back(w.out[d] > 1 ? plain[d] * w.step[d] : plain[d]);
+    read.first += w.start[d] * plain[d];
+  }
+  return read;
+}
+
 namespace {
 
 class Slice : public KernelOp<Slice> {

@@ -23,4 +23,12 @@ struct SliceWindow {
 // clamped to the dimension. Fails on bounds that are not constants or do not agree.
 absl::StatusOr<SliceWindow> ReadSliceWindow(absl::Span<const InputInfo> in);
 
+// How a kernel reads the window out of the row-major input of shape `input`: per output
+// dimension the input stride times its step (negative backwards), from element `first`.
+struct SliceStrides {
+  std::vector<int64_t> strides;
+  int64_t first = 0;
+};
+SliceStrides StridesOf(const SliceWindow& w, const Shape& input);
+
 }  // namespace taso::ops

@@ -77,23 +77,17 @@ class SliceKernel : public cpu::Kernel {
   absl::StatusOr<std::unique_ptr<cpu::Prepared>> Prepare(const Params&, absl::Span<const InputInfo> in,
                                                          absl::Span<const OutputType> out) const override {
     ASSIGN_OR_RETURN(SliceWindow w, ReadSliceWindow(in));
-    const Shape& x = in[0].shape;
-    const Shape in_strides = RowMajorStrides(x);
-    memory::dims strides;
-    int64_t first = 0;
-    for (size_t d = 0; d < x.size(); ++d) {
-      // oneDNN takes no negative strides, nor (it throws) strides it cannot order without
-      // overlap: a step along an outer axis, or an inner step whose span passes the
-      // dimension. Those slices run on the reference kernel (the executor and the cost
-      // catch the throw).
-      if (w.step[d] < 0 && w.out[d] > 1) return Bad("slice: oneDNN reads no negative strides");
-      // A dimension of one element is read once: its step does not matter (and may be huge).
-      strides.push_back(w.out[d] > 1 ? in_strides[d] * w.step[d] : in_strides[d]);
-      first += w.start[d] * in_strides[d];
-    }
+    // oneDNN takes no negative strides, nor (it throws) strides it cannot order without
+    // overlap: a step along an outer axis, or an inner step whose span passes the
+    // dimension. Those slices run on the reference kernel (the executor and the cost
+    // catch the throw).
+    const SliceStrides read = StridesOf(w, in[0].shape);
+    for (int64_t stride : read.strides)
+      if (stride < 0) return Bad("slice: oneDNN reads no negative strides");
+    const memory::dims strides(read.strides.begin(), read.strides.end());
     memory::desc src(cpu::Dims(w.out), memory::data_type::f32, strides);
-    src.data.offset0 = first;
-    return ReadThrough(x, src, out[0].shape);
+    src.data.offset0 = read.first;
+    return ReadThrough(in[0].shape, src, out[0].shape);
   }
 };
 

@@ -130,17 +130,14 @@ class SliceKernel : public cuda::Kernel {
     const Shape& x = in[0].shape;
     const int rank = static_cast<int>(x.size());
     if (rank == 0 || rank > cuda::device::kMaxRank) return Bad("the cuda slice takes ranks 1 to 6");
-    const Shape strides = RowMajorStrides(x);
+    const SliceStrides read = StridesOf(w, x);
     cuda::device::Strided s;
     s.rank = rank;
-    int64_t first = 0;
     for (int d = 0; d < rank; ++d) {
       s.shape[d] = w.out[d];
-      // A dimension of one element is read once: its step does not matter (and may be huge).
-      s.stride_a[d] = w.out[d] > 1 ? strides[d] * w.step[d] : strides[d];
-      first += w.start[d] * strides[d];
+      s.stride_a[d] = read.strides[d];
     }
-    return std::make_unique<StridedReadRun>(s, first);
+    return std::make_unique<StridedReadRun>(s, read.first);
   }
 };
 
